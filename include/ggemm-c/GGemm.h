@@ -1,0 +1,54 @@
+/*===- ggemm-c/GGemm.h - C API of the ggemm compiler ---------------*- C -*-===*
+ *
+ * A small C API for embedding the compiler (and the base of the Python
+ * package): create a context with the ggemm dialect and passes registered,
+ * parse a module, run a named pipeline, print the result, export kernel
+ * bundles. Strings returned by the API are owned by the caller and released
+ * with ggemmFreeString.
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef GGEMM_C_GGEMM_H
+#define GGEMM_C_GGEMM_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct GGemmCompiler GGemmCompiler;
+typedef struct GGemmModule GGemmModule;
+
+/** Creates a compiler context with ggemm and the upstream dialects, passes
+ *  and pipelines it needs registered. Never returns NULL. */
+GGemmCompiler *ggemmCompilerCreate(void);
+void ggemmCompilerDestroy(GGemmCompiler *compiler);
+
+/** Diagnostics of the last failed call on this compiler ("" if none). The
+ *  pointer stays valid until the next call. */
+const char *ggemmCompilerLastError(GGemmCompiler *compiler);
+
+/** Parses (and verifies) MLIR text. Returns NULL on error. */
+GGemmModule *ggemmModuleParse(GGemmCompiler *compiler, const char *source,
+                              size_t length);
+void ggemmModuleDestroy(GGemmModule *module);
+
+/** Runs a textual pass pipeline on the module, e.g.
+ *  "ggemm-to-ptx{chip=sm_90a}" or "ggemm-select-config,ggemm-tile".
+ *  Returns 0 on success, nonzero on failure (see LastError). */
+int ggemmModuleRunPipeline(GGemmModule *module, const char *pipeline);
+
+/** Prints the module; generic != 0 prints the generic op form. */
+char *ggemmModulePrint(GGemmModule *module, int generic);
+
+/** Writes <dir>/<kernel>.{ptx,cubin,json} for each kernel of a module
+ *  compiled with ggemm-to-ptx. Returns 0 on success. */
+int ggemmModuleExportBundles(GGemmModule *module, const char *dir);
+
+void ggemmFreeString(char *string);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GGEMM_C_GGEMM_H */

@@ -1,0 +1,178 @@
+//===- GGemmAttrs.td - ggemm attributes and enums ---------*- tablegen -*-===//
+#ifndef GGEMM_ATTRS_TD
+#define GGEMM_ATTRS_TD
+
+include "ggemm/Dialect/GGemm/IR/GGemmDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def GGemm_WeightLayoutNK : I32EnumAttrCase<"nk", 0>;
+def GGemm_WeightLayoutKN : I32EnumAttrCase<"kn", 1>;
+def GGemm_WeightLayout : I32EnumAttr<"WeightLayout",
+    "storage order of a per-group weight matrix",
+    [GGemm_WeightLayoutNK, GGemm_WeightLayoutKN]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::ggemm";
+}
+def GGemm_WeightLayoutAttr : EnumAttr<GGemm_Dialect, GGemm_WeightLayout,
+                                      "weight_layout"> {
+  let summary = "`nk`: weights are [G, N, K] (K contiguous); `kn`: [G, K, N]";
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def GGemm_ActNone : I32EnumAttrCase<"none", 0>;
+def GGemm_ActRelu : I32EnumAttrCase<"relu", 1>;
+def GGemm_ActGelu : I32EnumAttrCase<"gelu", 2>;
+def GGemm_ActSilu : I32EnumAttrCase<"silu", 3>;
+def GGemm_Activation : I32EnumAttr<"Activation", "epilogue activation",
+    [GGemm_ActNone, GGemm_ActRelu, GGemm_ActGelu, GGemm_ActSilu]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::ggemm";
+}
+
+def GGemm_RasterAlongN : I32EnumAttrCase<"along_n", 0>;
+def GGemm_RasterAlongM : I32EnumAttrCase<"along_m", 1>;
+def GGemm_RasterOrder : I32EnumAttr<"RasterOrder",
+    "order in which tile ids walk the (m, n) tile grid of a group",
+    [GGemm_RasterAlongN, GGemm_RasterAlongM]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::ggemm";
+}
+
+def GGemm_RowMappingSegment : I32EnumAttrCase<"segment", 0>;
+def GGemm_RowMappingMasked : I32EnumAttrCase<"masked", 1>;
+def GGemm_RowMappingUniform : I32EnumAttrCase<"uniform", 2>;
+def GGemm_RowMapping : I32EnumAttr<"RowMapping",
+    "how the rows of the flattened activation matrix split into groups",
+    [GGemm_RowMappingSegment, GGemm_RowMappingMasked,
+     GGemm_RowMappingUniform]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::ggemm";
+}
+def GGemm_RowMappingAttr : EnumAttr<GGemm_Dialect, GGemm_RowMapping,
+                                    "row_mapping"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+class GGemm_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<GGemm_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def GGemm_EpilogueAttr : GGemm_Attr<"Epilogue", "epilogue"> {
+  let summary = "what happens to an accumulator tile before it is stored";
+  let description = [{
+    The epilogue computes, per output element,
+    `y = act(acc + bias[w, n]) * row_scale[m] (+ y_old if accumulate)`,
+    where `bias` and `row_scale` are optional operands of the op, `act` is the
+    activation and `accumulate` adds the value already in the output. The
+    result is converted to the output element type (bf16, f16 or f32).
+
+    ```mlir
+    #ggemm.epilogue<activation = silu, accumulate = true>
+    ```
+  }];
+  let parameters = (ins
+    DefaultValuedParameter<"::mlir::ggemm::Activation",
+                           "::mlir::ggemm::Activation::none">:$activation,
+    DefaultValuedParameter<"bool", "false">:$accumulate);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def GGemm_ScaleBlockAttr : GGemm_Attr<"ScaleBlock", "scale_block"> {
+  let summary = "granularity of an FP8 operand's dequantisation scales";
+  let description = [{
+    How many elements of an FP8 operand share one f32 scale. Written
+    `tensor` (one scale per tensor, or per group for weights), `per_row`
+    (one scale per row: per token for activations, per output channel for
+    weights), or `RxC` for blocks of R rows by C elements along K:
+    `1x128` (per token and 128-wide K block, DeepSeek-V3 activations) and
+    `128x128` (weights). Rows and columns are given in the logical
+    `[rows, K]` view of the operand, whatever its storage layout.
+
+    ```mlir
+    #ggemm.scale_block<1x128>
+    #ggemm.scale_block<128x128>
+    #ggemm.scale_block<per_row>
+    ```
+  }];
+  // A value of 0 for `rows` or `cols` means "the whole extent".
+  let parameters = (ins "int64_t":$rows, "int64_t":$cols);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    bool isTensorWise() const { return getRows() == 0 && getCols() == 0; }
+    bool isPerRow() const { return getRows() == 1 && getCols() == 0; }
+    bool isBlock() const { return getRows() > 0 && getCols() > 0; }
+  }];
+}
+
+def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
+  let summary = "how one CTA tiles the problem";
+  let description = [{
+    Block sizes of one CTA tile, the depth of the shared-memory pipeline, the
+    number of consumer warpgroups, whether the operands are swapped for small
+    M (swap-AB), the thread-block cluster shape and the raster order of tile
+    ids within a group.
+
+    ```mlir
+    #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, stages = 4,
+                       consumer_warpgroups = 2, swap_ab = false,
+                       cluster_m = 1, cluster_n = 1, raster = along_n>
+    ```
+
+    The attribute checks what does not depend on the element type (wgmma
+    tile shapes, stage and warpgroup ranges, cluster sizes); the ops that
+    carry it also check block_k against the element type and the shared
+    memory of all stages against the 227 KB budget of an sm_90 CTA.
+  }];
+  let parameters = (ins
+    "int64_t":$block_m, "int64_t":$block_n, "int64_t":$block_k,
+    DefaultValuedParameter<"int64_t", "4">:$stages,
+    DefaultValuedParameter<"int64_t", "2">:$consumer_warpgroups,
+    DefaultValuedParameter<"bool", "false">:$swap_ab,
+    DefaultValuedParameter<"int64_t", "1">:$cluster_m,
+    DefaultValuedParameter<"int64_t", "1">:$cluster_n,
+    DefaultValuedParameter<"::mlir::ggemm::RasterOrder",
+                           "::mlir::ggemm::RasterOrder::along_n">:$raster);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of shared memory the operand ring needs for the given operand
+    /// element width in bytes.
+    int64_t getPipelineSmemBytes(int64_t elementBytes) const;
+  }];
+}
+
+def GGemm_PipelineAttr : GGemm_Attr<"Pipeline", "pipeline"> {
+  let summary = "shared-memory plan of a tile's operand ring";
+  let description = [{
+    Set by `ggemm-pipeline` on `ggemm.tile_mma`: the number of ring stages,
+    the byte size of one stage's A and B tiles, and the byte offsets of the
+    A ring, the B ring and the full/empty mbarrier array inside the CTA's
+    dynamic shared memory (1024-byte aligned for 128-byte swizzle). `smem_bytes`
+    is the dynamic shared memory the kernel is launched with.
+
+    ```mlir
+    #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384,
+                    a_offset = 0, b_offset = 65536, barrier_offset = 131072,
+                    smem_bytes = 132096>
+    ```
+  }];
+  let parameters = (ins "int64_t":$stages, "int64_t":$a_stage_bytes,
+                    "int64_t":$b_stage_bytes, "int64_t":$a_offset,
+                    "int64_t":$b_offset, "int64_t":$barrier_offset,
+                    "int64_t":$smem_bytes);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+#endif // GGEMM_ATTRS_TD

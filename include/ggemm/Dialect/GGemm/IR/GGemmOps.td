@@ -1,0 +1,400 @@
+//===- GGemmOps.td - ggemm operations ---------------------*- tablegen -*-===//
+#ifndef GGEMM_OPS_TD
+#define GGEMM_OPS_TD
+
+include "ggemm/Dialect/GGemm/IR/GGemmDialect.td"
+include "ggemm/Dialect/GGemm/IR/GGemmAttrs.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+def GGemm_AccumulatorType : TypeDef<GGemm_Dialect, "Accumulator"> {
+  let mnemonic = "accumulator";
+  let summary = "a CTA's accumulator tile";
+  let description = [{
+    The `block_m x block_n` accumulator a CTA holds for one output tile. On
+    the GPU it lives in the consumer warpgroups' registers in wgmma's
+    fragment layout; the CPU reference back end keeps it in a buffer.
+
+    ```mlir
+    !ggemm.accumulator<128x128xf32>
+    ```
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
+                    "::mlir::Type":$elementType);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Operand constraints
+//===----------------------------------------------------------------------===//
+
+def GGemm_OperandElement : AnyTypeOf<[BF16, F16, F8E4M3FN, F8E5M2]>;
+def GGemm_OutputElement : AnyTypeOf<[BF16, F16, F32]>;
+def GGemm_IndexElement : AnyTypeOf<[I32, I64]>;
+
+def GGemm_Matrix : MemRefRankOf<[GGemm_OperandElement], [2]>;
+def GGemm_Batch : MemRefRankOf<[GGemm_OperandElement], [3]>;
+def GGemm_OutMatrix : MemRefRankOf<[GGemm_OutputElement], [2]>;
+def GGemm_OutBatch : MemRefRankOf<[GGemm_OutputElement], [3]>;
+def GGemm_IndexVector : MemRefRankOf<[GGemm_IndexElement], [1]>;
+def GGemm_ScaleTensor : MemRefOf<[F32]>;
+def GGemm_F32Memref : MemRefOf<[F32]>;
+
+// Attributes and optional operands shared by the problem-level ops.
+class GGemm_ProblemOp<string mnemonic, list<Trait> traits = []>
+    : GGemm_Op<mnemonic, !listconcat(traits, [AttrSizedOperandSegments])> {
+  code problemDecls = [{
+    /// Element type of the activation operand.
+    ::mlir::Type getAElementType();
+    /// Element type of the weight operand.
+    ::mlir::Type getBElementType();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Problem level
+//===----------------------------------------------------------------------===//
+
+def GGemm_SegmentMatmulOp : GGemm_ProblemOp<"segment_matmul"> {
+  let summary = "ragged grouped matmul over row segments";
+  let description = [{
+    `y[s_i:s_(i+1)] = epilogue(x[s_i:s_(i+1)] · W[idx_i]ᵀ)` for each group
+    `i < G`, where `s = seg_indptr` (a device-side `[G+1]` i32 or i64 array,
+    non-decreasing, `s_0 = 0`, `s_G <= M`) and `idx = weight_indices` (an
+    optional device-side `[G]` i32 array; without it `idx_i = i`).
+    Weights are `[Gw, N, K]` (`weight_layout = nk`, default) or `[Gw, K, N]`
+    (`kn`). Rows of `y` outside every segment are never written. Segments
+    may be empty.
+
+    Covers FlashInfer's segment GEMM, megablox `gmm`, `torch._grouped_mm`
+    (2D x 3D) and DeepGEMM's contiguous layout, without padding groups to
+    the tile size.
+
+    FP8 operands (`f8E4M3FN`, `f8E5M2`) need `scales`: `x_scale` with
+    `x_scale_block` and `w_scale` with `w_scale_block` (see
+    `#ggemm.scale_block`), applied before the epilogue.
+
+    Lowers (through `ggemm-tile`) to a `ggemm.foreach_tile` with
+    `row_mapping = segment`, then to one persistent WGMMA + TMA kernel.
+
+    ```mlir
+    ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+        segments(%indptr : memref<9xi32>)
+        outs(%y : memref<?x4096xbf16>)
+    ggemm.segment_matmul ins(%x, %w : memref<?x512xf8E4M3FN>, memref<4x256x512xf8E4M3FN>)
+        segments(%indptr : memref<5xi64>)
+        weight_indices(%idx : memref<4xi32>)
+        scales(%xs, %ws : memref<?x4xf32>, memref<4x2x4xf32>)
+        bias(%b : memref<4x256xf32>)
+        outs(%y : memref<?x256xbf16>)
+        {epilogue = #ggemm.epilogue<activation = silu>,
+         x_scale_block = #ggemm.scale_block<1x128>,
+         w_scale_block = #ggemm.scale_block<128x128>}
+    ```
+  }];
+  let arguments = (ins GGemm_Matrix:$x, GGemm_Batch:$w,
+                   GGemm_IndexVector:$seg_indptr,
+                   Optional<MemRefRankOf<[I32], [1]>>:$weight_indices,
+                   Optional<GGemm_ScaleTensor>:$x_scale,
+                   Optional<GGemm_ScaleTensor>:$w_scale,
+                   Optional<MemRefRankOf<[F32], [2]>>:$bias,
+                   Optional<MemRefRankOf<[F32], [1]>>:$row_scale,
+                   GGemm_OutMatrix:$y,
+                   DefaultValuedAttr<GGemm_WeightLayoutAttr,
+                       "::mlir::ggemm::WeightLayout::nk">:$weight_layout,
+                   OptionalAttr<GGemm_EpilogueAttr>:$epilogue,
+                   OptionalAttr<GGemm_ScaleBlockAttr>:$x_scale_block,
+                   OptionalAttr<GGemm_ScaleBlockAttr>:$w_scale_block,
+                   OptionalAttr<GGemm_TileConfigAttr>:$config);
+  let assemblyFormat = [{
+    `ins` `(` $x `,` $w `:` type($x) `,` type($w) `)`
+    `segments` `(` $seg_indptr `:` type($seg_indptr) `)`
+    (`weight_indices` `(` $weight_indices^ `:` type($weight_indices) `)`)?
+    (`scales` `(` $x_scale^ `,` $w_scale `:` type($x_scale) `,` type($w_scale) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
+    `outs` `(` $y `:` type($y) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = problemDecls;
+}
+
+def GGemm_MaskedMatmulOp : GGemm_ProblemOp<"masked_matmul"> {
+  let summary = "grouped matmul with a device-side count of valid rows per group";
+  let description = [{
+    `y[g, :m_g] = epilogue(x[g, :m_g] · W[g]ᵀ)` with `m_g = masked_m[g]`
+    (a device-side `[G]` i32 or i64 array, clamped to `Mmax`); rows
+    `y[g, m_g:]` are not written. This is DeepGEMM's "masked" layout used
+    for decoding with CUDA graphs.
+
+    ```mlir
+    ggemm.masked_matmul ins(%x, %w : memref<8x256x7168xbf16>, memref<8x4096x7168xbf16>)
+        masked_m(%counts : memref<8xi32>)
+        outs(%y : memref<8x256x4096xbf16>)
+    ```
+  }];
+  let arguments = (ins GGemm_Batch:$x, GGemm_Batch:$w,
+                   GGemm_IndexVector:$masked_m,
+                   Optional<GGemm_ScaleTensor>:$x_scale,
+                   Optional<GGemm_ScaleTensor>:$w_scale,
+                   Optional<MemRefRankOf<[F32], [2]>>:$bias,
+                   Optional<MemRefRankOf<[F32], [2]>>:$row_scale,
+                   GGemm_OutBatch:$y,
+                   DefaultValuedAttr<GGemm_WeightLayoutAttr,
+                       "::mlir::ggemm::WeightLayout::nk">:$weight_layout,
+                   OptionalAttr<GGemm_EpilogueAttr>:$epilogue,
+                   OptionalAttr<GGemm_ScaleBlockAttr>:$x_scale_block,
+                   OptionalAttr<GGemm_ScaleBlockAttr>:$w_scale_block,
+                   OptionalAttr<GGemm_TileConfigAttr>:$config);
+  let assemblyFormat = [{
+    `ins` `(` $x `,` $w `:` type($x) `,` type($w) `)`
+    `masked_m` `(` $masked_m `:` type($masked_m) `)`
+    (`scales` `(` $x_scale^ `,` $w_scale `:` type($x_scale) `,` type($w_scale) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
+    `outs` `(` $y `:` type($y) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = problemDecls;
+}
+
+def GGemm_BatchedMatmulOp : GGemm_ProblemOp<"batched_matmul"> {
+  let summary = "batched matmul with one weight per batch";
+  let description = [{
+    `y[b] = epilogue(x[b] · W[b]ᵀ)` for `b < B`; `x` is `[B, M, K]`, `W` is
+    `[B, N, K]` (`nk`) or `[B, K, N]` (`kn`), `y` is `[B, M, N]`
+    (FlagGems `bmm`, aiter `batched_gemm`).
+
+    ```mlir
+    ggemm.batched_matmul ins(%x, %w : memref<4x100x256xbf16>, memref<4x256x256xbf16>)
+        outs(%y : memref<4x100x256xf32>)
+    ```
+  }];
+  let arguments = (ins GGemm_Batch:$x, GGemm_Batch:$w,
+                   Optional<GGemm_ScaleTensor>:$x_scale,
+                   Optional<GGemm_ScaleTensor>:$w_scale,
+                   Optional<MemRefRankOf<[F32], [2]>>:$bias,
+                   Optional<MemRefRankOf<[F32], [2]>>:$row_scale,
+                   GGemm_OutBatch:$y,
+                   DefaultValuedAttr<GGemm_WeightLayoutAttr,
+                       "::mlir::ggemm::WeightLayout::nk">:$weight_layout,
+                   OptionalAttr<GGemm_EpilogueAttr>:$epilogue,
+                   OptionalAttr<GGemm_ScaleBlockAttr>:$x_scale_block,
+                   OptionalAttr<GGemm_ScaleBlockAttr>:$w_scale_block,
+                   OptionalAttr<GGemm_TileConfigAttr>:$config);
+  let assemblyFormat = [{
+    `ins` `(` $x `,` $w `:` type($x) `,` type($w) `)`
+    (`scales` `(` $x_scale^ `,` $w_scale `:` type($x_scale) `,` type($w_scale) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
+    `outs` `(` $y `:` type($y) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = problemDecls;
+}
+
+def GGemm_SegmentMatmulKOp : GGemm_Op<"segment_matmul_k"> {
+  let summary = "K-ragged grouped matmul for weight gradients";
+  let description = [{
+    `dw[g] = dy[s_g:s_(g+1)]ᵀ · x[s_g:s_(g+1)]` for each group `g < G`: the
+    reduction runs over each group's rows (megablox `tgmm`,
+    `torch._grouped_mm` 2D x 2D). `dy` is `[M, N]`, `x` is `[M, K]`, `dw` is
+    `[G, N, K]` (`nk`) or `[G, K, N]` (`kn`). An empty segment yields a zero
+    gradient (or leaves `dw[g]` unchanged with `accumulate`).
+
+    ```mlir
+    ggemm.segment_matmul_k ins(%dy, %x : memref<?x4096xbf16>, memref<?x7168xbf16>)
+        segments(%indptr : memref<9xi32>)
+        outs(%dw : memref<8x4096x7168xf32>)
+    ```
+  }];
+  let arguments = (ins GGemm_Matrix:$dy, GGemm_Matrix:$x,
+                   GGemm_IndexVector:$seg_indptr,
+                   MemRefRankOf<[GGemm_OutputElement], [3]>:$dw,
+                   DefaultValuedAttr<GGemm_WeightLayoutAttr,
+                       "::mlir::ggemm::WeightLayout::nk">:$weight_layout,
+                   UnitAttr:$accumulate,
+                   OptionalAttr<GGemm_TileConfigAttr>:$config);
+  let assemblyFormat = [{
+    `ins` `(` $dy `,` $x `:` type($dy) `,` type($x) `)`
+    `segments` `(` $seg_indptr `:` type($seg_indptr) `)`
+    `outs` `(` $dw `:` type($dw) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def GGemm_QuantizeOp : GGemm_Op<"quantize"> {
+  let summary = "bf16/f16 to FP8 with per-token 1x128 scales";
+  let description = [{
+    For each row `m` and each K block `j` of `block` elements:
+    `s[m, j] = max(|x[m, jB:(j+1)B]|) / fp8_max` (with a floor so an all-zero
+    block gets scale 1) and `q[m, k] = x[m, k] / s[m, k / B]` rounded to the
+    FP8 type of `q`. This is the activation quantisation of DeepSeek-V3.
+
+    ```mlir
+    ggemm.quantize ins(%x : memref<?x7168xbf16>)
+        outs(%q, %s : memref<?x7168xf8E4M3FN>, memref<?x56xf32>) {block = 128}
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[BF16, F16, F32], [2]>:$x,
+                   MemRefRankOf<[F8E4M3FN, F8E5M2], [2]>:$q,
+                   MemRefRankOf<[F32], [2]>:$scale,
+                   DefaultValuedAttr<I64Attr, "128">:$block);
+  let assemblyFormat = [{
+    `ins` `(` $x `:` type($x) `)`
+    `outs` `(` $q `,` $scale `:` type($q) `,` type($scale) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tile level
+//===----------------------------------------------------------------------===//
+
+def GGemm_YieldOp : GGemm_Op<"yield", [Pure, Terminator,
+                                       HasParent<"ForeachTileOp">]> {
+  let summary = "terminates a ggemm.foreach_tile body";
+  let assemblyFormat = "attr-dict";
+}
+
+def GGemm_ForeachTileOp : GGemm_Op<"foreach_tile", [
+    SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "the tile loop of a grouped matmul kernel";
+  let description = [{
+    Runs its body once per output tile `(group, m-tile, n-tile)`. Rows of the
+    flattened `[num_rows, *]` activation matrix split into `num_groups`
+    groups by `row_mapping`:
+
+    - `segment`: group `g` owns rows `[r[g], r[g+1])` with `r = group_rows`
+      (`seg_indptr`);
+    - `masked`: group `g` owns rows `[g * rows_per_group, g * rows_per_group
+      + min(r[g], rows_per_group))` with `r = group_rows` (the counts);
+    - `uniform`: group `g` owns rows `[g * rows_per_group, (g+1) *
+      rows_per_group)`; there is no `group_rows` operand.
+
+    Each group's rows are cut into `block_m` tiles and the `num_cols` output
+    columns into `block_n` tiles. Tile ids enumerate groups in order; inside
+    a group they walk the `(m, n)` grid along `n` (`raster = along_n`) or
+    along `m`. The mapping from a tile id to its group is computed on the
+    device from `group_rows` (no host read), so the launch is CUDA-graph safe.
+    With `persistent`, one CTA per SM strides over the tile ids; otherwise
+    each CTA runs one tile id.
+
+    The body receives the group, the first row of the tile, the end of the
+    group's rows (`row_end`, exclusive: rows at or past it belong to another
+    group and must not be written) and the first column.
+
+    ```mlir
+    ggemm.foreach_tile segment rows(%indptr : memref<9xi32>)
+        groups(%c8) rows_per_group(%c0) num_rows(%m) num_cols(%c4096)
+        config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+    ^bb0(%group: index, %row: index, %row_end: index, %col: index):
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins GGemm_RowMappingAttr:$row_mapping,
+                   Optional<GGemm_IndexVector>:$group_rows,
+                   Index:$num_groups, Index:$rows_per_group, Index:$num_rows,
+                   Index:$num_cols, GGemm_TileConfigAttr:$config,
+                   UnitAttr:$persistent);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $row_mapping (`rows` `(` $group_rows^ `:` type($group_rows) `)`)?
+    `groups` `(` $num_groups `)` `rows_per_group` `(` $rows_per_group `)`
+    `num_rows` `(` $num_rows `)` `num_cols` `(` $num_cols `)`
+    `config` `(` $config `)` (`persistent` $persistent^)? attr-dict-with-keyword
+    $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Value getGroupArg() { return getBody().getArgument(0); }
+    ::mlir::Value getRowBeginArg() { return getBody().getArgument(1); }
+    ::mlir::Value getRowEndArg() { return getBody().getArgument(2); }
+    ::mlir::Value getColBeginArg() { return getBody().getArgument(3); }
+  }];
+}
+
+def GGemm_TileMmaOp : GGemm_Op<"tile_mma", [MemoryEffects<[MemRead]>]> {
+  let summary = "accumulator tile of one output tile over the whole K";
+  let description = [{
+    `acc[i, j] = sum_k x[row + i, k] * w[widx, col + j, k]` for the tile at
+    `(row, col)` with `widx = weight_indices[group]` (or `group` without
+    weight indices). Rows of `x` at or past `num_rows` and columns at or past
+    `N` read as zero (TMA's out-of-bounds fill), so does the K tail. The
+    shape of the result is the tile config's `block_m x block_n`.
+
+    On the GPU this becomes the TMA loads of A and B into a shared-memory
+    ring (`ggemm-pipeline` plans it and sets `pipeline`) and a chain of
+    `wgmma.mma_async`; on the CPU, plain loops.
+
+    ```mlir
+    %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+        group(%g) row(%row) col(%col)
+        {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
+         weight_layout = #ggemm.weight_layout<nk>}
+        -> !ggemm.accumulator<128x128xf32>
+    ```
+  }];
+  let arguments = (ins GGemm_Matrix:$x, GGemm_Batch:$w,
+                   Optional<MemRefRankOf<[I32], [1]>>:$weight_indices,
+                   Index:$group, Index:$row, Index:$col,
+                   GGemm_TileConfigAttr:$config,
+                   GGemm_WeightLayoutAttr:$weight_layout,
+                   OptionalAttr<GGemm_PipelineAttr>:$pipeline);
+  let results = (outs GGemm_AccumulatorType:$acc);
+  let assemblyFormat = [{
+    `ins` `(` $x `,` $w `:` type($x) `,` type($w) `)`
+    (`weight_indices` `(` $weight_indices^ `:` type($weight_indices) `)`)?
+    `group` `(` $group `)` `row` `(` $row `)` `col` `(` $col `)`
+    attr-dict `->` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def GGemm_TileStoreOp : GGemm_Op<"tile_store", [AttrSizedOperandSegments]> {
+  let summary = "epilogue and masked store of an accumulator tile";
+  let description = [{
+    Applies the epilogue to `acc` and writes the rows `[row, min(row +
+    block_m, row_end))` and columns `[col, min(col + block_n, N))` of `y`;
+    nothing else is written. `bias` is indexed by the tile's weight
+    (`weight_indices[group]` or `group`), `row_scale` by the output row.
+
+    On the GPU the consumer warpgroups write their wgmma fragments with
+    row-masked global stores; on the CPU, plain loops.
+
+    ```mlir
+    ggemm.tile_store %acc to %y group(%g) row(%row) row_end(%end) col(%col)
+        : !ggemm.accumulator<128x128xf32>, memref<?x256xbf16>
+    ```
+  }];
+  let arguments = (ins GGemm_AccumulatorType:$acc, GGemm_OutMatrix:$y,
+                   Optional<MemRefRankOf<[I32], [1]>>:$weight_indices,
+                   Optional<MemRefRankOf<[F32], [2]>>:$bias,
+                   Optional<MemRefRankOf<[F32], [1]>>:$row_scale,
+                   Index:$group, Index:$row, Index:$row_end, Index:$col,
+                   OptionalAttr<GGemm_EpilogueAttr>:$epilogue);
+  let assemblyFormat = [{
+    $acc `to` $y
+    (`weight_indices` `(` $weight_indices^ `:` type($weight_indices) `)`)?
+    (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
+    `group` `(` $group `)` `row` `(` $row `)` `row_end` `(` $row_end `)`
+    `col` `(` $col `)` attr-dict `:` type($acc) `,` type($y)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // GGEMM_OPS_TD

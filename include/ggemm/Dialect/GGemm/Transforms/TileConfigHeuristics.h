@@ -1,0 +1,40 @@
+//===- TileConfigHeuristics.h - tile config choice ------------*- C++ -*-===//
+//
+// Tile-shape, stage and warpgroup heuristics, kept apart from the pass that
+// applies them (ggemm-select-config) so they can be tested and reused.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GGEMM_DIALECT_GGEMM_TRANSFORMS_TILECONFIGHEURISTICS_H
+#define GGEMM_DIALECT_GGEMM_TRANSFORMS_TILECONFIGHEURISTICS_H
+
+#include <cstdint>
+
+namespace mlir::ggemm {
+
+/// What the heuristics know about a problem. Unknown sizes are <= 0.
+struct ProblemSummary {
+  int64_t n = 0;              // output columns
+  int64_t k = 0;              // reduction extent
+  int64_t rowsPerGroup = 0;   // expected rows per group (0: unknown)
+  int64_t numGroups = 0;      // groups (0: unknown)
+  int64_t elementBytes = 2;   // operand element width
+  bool weightsNMajor = false; // weight_layout = kn
+};
+
+/// The chosen tile shape.
+struct TileChoice {
+  int64_t blockM, blockN, blockK, stages, consumerWarpgroups;
+};
+
+/// Picks block sizes (wave-quantisation aware over `numSMs`), then the
+/// deepest ring that fits the 227 KB shared-memory budget (at most 6
+/// stages, and no more stages than K blocks when K is known).
+TileChoice chooseTileConfig(const ProblemSummary &problem, int64_t numSMs);
+
+/// Number of stages of `stageBytes` each (plus 16 bytes of mbarriers per
+/// stage) that fit `budgetBytes`.
+int64_t maxStagesThatFit(int64_t stageBytes, int64_t budgetBytes);
+
+} // namespace mlir::ggemm
+
+#endif // GGEMM_DIALECT_GGEMM_TRANSFORMS_TILECONFIGHEURISTICS_H

@@ -1,0 +1,173 @@
+//===- GGemmAttrs.cpp - ggemm attributes ----------------------------------===//
+
+#include "ggemm/Dialect/GGemm/IR/GGemm.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::ggemm;
+
+#include "ggemm/Dialect/GGemm/IR/GGemmEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "ggemm/Dialect/GGemm/IR/GGemmAttrs.cpp.inc"
+
+void GGemmDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "ggemm/Dialect/GGemm/IR/GGemmAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// ScaleBlockAttr
+//===----------------------------------------------------------------------===//
+
+Attribute ScaleBlockAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  int64_t rows = 0, cols = 0;
+  if (succeeded(parser.parseOptionalKeyword("tensor"))) {
+    rows = cols = 0;
+  } else if (succeeded(parser.parseOptionalKeyword("per_row"))) {
+    rows = 1;
+    cols = 0;
+  } else {
+    SmallVector<int64_t> dims;
+    SMLoc loc = parser.getCurrentLocation();
+    if (parser.parseDimensionList(dims, /*allowDynamic=*/false,
+                                  /*withTrailingX=*/false))
+      return {};
+    if (dims.size() != 2) {
+      parser.emitError(loc) << "expected `tensor`, `per_row` or `RxC`, got "
+                            << dims.size() << " dimensions";
+      return {};
+    }
+    rows = dims[0];
+    cols = dims[1];
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<ScaleBlockAttr>(parser.getContext(), rows, cols);
+}
+
+void ScaleBlockAttr::print(AsmPrinter &printer) const {
+  printer << "<";
+  if (isTensorWise())
+    printer << "tensor";
+  else if (isPerRow())
+    printer << "per_row";
+  else
+    printer << getRows() << "x" << getCols();
+  printer << ">";
+}
+
+LogicalResult
+ScaleBlockAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t rows, int64_t cols) {
+  bool tensorWise = rows == 0 && cols == 0;
+  bool perRow = rows == 1 && cols == 0;
+  bool block = rows > 0 && cols > 0;
+  if (!tensorWise && !perRow && !block)
+    return emitError() << "expects `tensor`, `per_row` or a positive RxC "
+                          "block, got rows = "
+                       << rows << ", cols = " << cols;
+  if (block && cols % 32 != 0)
+    return emitError() << "expects the K extent of a scale block (" << cols
+                       << ") to be a multiple of 32 (one FP8 wgmma k-step)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TileConfigAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t blockM, int64_t blockN, int64_t blockK,
+                       int64_t stages, int64_t consumerWarpgroups, bool swapAB,
+                       int64_t clusterM, int64_t clusterN, RasterOrder) {
+  if (consumerWarpgroups < 1 || consumerWarpgroups > 2)
+    return emitError() << "expects 1 or 2 consumer warpgroups, got "
+                       << consumerWarpgroups;
+  if (!swapAB) {
+    // Each consumer warpgroup owns whole m64 wgmma row blocks.
+    if (blockM <= 0 || blockM % (64 * consumerWarpgroups) != 0 || blockM > 256)
+      return emitError() << "expects block_m to be a multiple of "
+                         << 64 * consumerWarpgroups
+                         << " (64 rows per consumer warpgroup) and at most "
+                            "256, got "
+                         << blockM;
+    if (blockN < 8 || blockN > 256 || blockN % 8 != 0)
+      return emitError() << "expects block_n in [8, 256] and a multiple of 8 "
+                            "(a wgmma N), got "
+                         << blockN;
+  } else {
+    // With swap-AB the weight tile fills wgmma's M and tokens its N.
+    if (blockN <= 0 || blockN % (64 * consumerWarpgroups) != 0 || blockN > 256)
+      return emitError() << "expects block_n to be a multiple of "
+                         << 64 * consumerWarpgroups
+                         << " with swap_ab (weights fill wgmma's M), got "
+                         << blockN;
+    if (blockM < 8 || blockM > 256 || blockM % 8 != 0)
+      return emitError() << "expects block_m in [8, 256] and a multiple of 8 "
+                            "with swap_ab (tokens fill wgmma's N), got "
+                         << blockM;
+  }
+  if (blockK <= 0 || blockK % 16 != 0 || blockK > 256)
+    return emitError() << "expects block_k to be a positive multiple of 16 "
+                          "and at most 256, got "
+                       << blockK;
+  if (stages < 1 || stages > 8)
+    return emitError() << "expects 1 to 8 pipeline stages, got " << stages;
+  auto isClusterDim = [](int64_t d) { return d == 1 || d == 2 || d == 4; };
+  if (!isClusterDim(clusterM) || !isClusterDim(clusterN) ||
+      clusterM * clusterN > 8)
+    return emitError() << "expects cluster dimensions in {1, 2, 4} with at "
+                          "most 8 CTAs, got "
+                       << clusterM << "x" << clusterN;
+  return success();
+}
+
+int64_t TileConfigAttr::getPipelineSmemBytes(int64_t elementBytes) const {
+  int64_t stageBytes = (getBlockM() + getBlockN()) * getBlockK() * elementBytes;
+  // Two 8-byte mbarriers (full, empty) per stage.
+  return getStages() * stageBytes + getStages() * 16;
+}
+
+//===----------------------------------------------------------------------===//
+// PipelineAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult PipelineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   int64_t stages, int64_t aStageBytes,
+                                   int64_t bStageBytes, int64_t aOffset,
+                                   int64_t bOffset, int64_t barrierOffset,
+                                   int64_t smemBytes) {
+  if (stages < 1 || stages > 8)
+    return emitError() << "expects 1 to 8 stages, got " << stages;
+  if (aStageBytes <= 0 || bStageBytes <= 0)
+    return emitError() << "expects positive stage sizes";
+  for (int64_t v : {aStageBytes, bStageBytes, aOffset, bOffset})
+    if (v % 1024 != 0)
+      return emitError() << "expects 1024-byte aligned stage sizes and "
+                            "offsets (128-byte swizzle), got "
+                         << v;
+  if (aOffset + stages * aStageBytes > bOffset && bOffset >= aOffset)
+    return emitError() << "expects the A ring [" << aOffset << ", "
+                       << aOffset + stages * aStageBytes
+                       << ") not to overlap the B ring at " << bOffset;
+  if (barrierOffset % 8 != 0 || barrierOffset < bOffset + stages * bStageBytes)
+    return emitError() << "expects the mbarriers after the B ring, 8-byte "
+                          "aligned, got offset "
+                       << barrierOffset;
+  if (smemBytes < barrierOffset + 16 * stages)
+    return emitError() << "expects smem_bytes >= "
+                       << barrierOffset + 16 * stages << ", got " << smemBytes;
+  if (smemBytes > kMaxSmemBytesPerCta)
+    return emitError() << "expects at most " << kMaxSmemBytesPerCta
+                       << " bytes of shared memory per CTA, got " << smemBytes;
+  return success();
+}

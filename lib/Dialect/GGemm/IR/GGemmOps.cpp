@@ -1,0 +1,440 @@
+//===- GGemmOps.cpp - ggemm operations and verifiers ----------------------===//
+
+#include "ggemm/Dialect/GGemm/IR/GGemm.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::ggemm;
+
+//===----------------------------------------------------------------------===//
+// Shared verification helpers
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Prints a dimension for diagnostics: `?` for dynamic sizes.
+std::string dimStr(int64_t d) {
+  return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
+}
+
+/// True when two dimensions can be equal at run time.
+bool compatible(int64_t a, int64_t b) {
+  return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
+}
+
+/// Checks `actual` against `expected` dimension by dimension.
+LogicalResult verifyShape(Operation *op, StringRef name, MemRefType type,
+                          ArrayRef<int64_t> expected) {
+  ArrayRef<int64_t> actual = type.getShape();
+  auto fmt = [](ArrayRef<int64_t> dims) {
+    std::string s = "[";
+    for (auto [i, d] : llvm::enumerate(dims))
+      s += (i ? ", " : "") + dimStr(d);
+    return s + "]";
+  };
+  if (actual.size() != expected.size())
+    return op->emitOpError()
+           << "expects " << name << " to have rank " << expected.size() << " "
+           << fmt(expected) << ", got rank " << actual.size();
+  for (auto [a, e] : llvm::zip(actual, expected))
+    if (!compatible(a, e))
+      return op->emitOpError() << "expects " << name << " of shape "
+                               << fmt(expected) << ", got " << fmt(actual);
+  return success();
+}
+
+/// Statically known TMA rules: the innermost dimension is contiguous, every
+/// other stride is a multiple of 16 bytes, and a static base offset keeps the
+/// 16-byte alignment of the allocation.
+LogicalResult verifyTmaOperand(Operation *op, StringRef name, MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return op->emitOpError()
+           << "expects " << name << " to have a strided layout, got " << type;
+  int64_t bytes = getElementBytes(type.getElementType());
+  if (!strides.empty() && strides.back() != 1)
+    return op->emitOpError() << "expects the innermost dimension of " << name
+                             << " to be contiguous (stride 1), got stride "
+                             << dimStr(strides.back());
+  for (size_t i = 0; i + 1 < strides.size(); ++i) {
+    if (ShapedType::isDynamic(strides[i]))
+      continue;
+    if ((strides[i] * bytes) % 16 != 0)
+      return op->emitOpError()
+             << "expects dimension " << i << " of " << name
+             << " to have a stride that is a multiple of 16 bytes (TMA), got "
+             << strides[i] * bytes << " bytes";
+  }
+  if (!ShapedType::isDynamic(offset) && (offset * bytes) % 16 != 0)
+    return op->emitOpError() << "expects " << name
+                             << " to start 16-byte aligned (TMA), got a "
+                                "static offset of "
+                             << offset * bytes << " bytes";
+  return success();
+}
+
+/// Checks the operand element types against what wgmma can multiply.
+LogicalResult verifyOperandTypes(Operation *op, Type a, Type b) {
+  if (isFp8(a) && isFp8(b))
+    return success();
+  if ((a.isBF16() && b.isBF16()) || (a.isF16() && b.isF16()))
+    return success();
+  return op->emitOpError()
+         << "expects x and w to be both bf16, both f16, or both FP8 "
+            "(f8E4M3FN/f8E5M2), got "
+         << a << " and " << b;
+}
+
+/// Checks a tile config against the operand element type.
+LogicalResult verifyConfigForType(Operation *op, TileConfigAttr config,
+                                  Type elementType) {
+  if (!config)
+    return success();
+  int64_t bytes = getElementBytes(elementType);
+  if (config.getBlockK() * bytes != 128)
+    return op->emitOpError()
+           << "expects block_k * element bytes to be 128 (one 128-byte "
+              "swizzle row) for "
+           << elementType << ", i.e. block_k = " << 128 / bytes << ", got "
+           << config.getBlockK();
+  int64_t smem = config.getPipelineSmemBytes(bytes);
+  if (smem > kMaxSmemBytesPerCta)
+    return op->emitOpError()
+           << "expects the tile config's shared memory (" << smem
+           << " bytes for " << config.getStages() << " stages) to fit in "
+           << kMaxSmemBytesPerCta << " bytes";
+  return success();
+}
+
+/// The logical dimensions of a grouped matmul.
+struct ProblemDims {
+  int64_t rows;    // rows of x seen as a matrix (M)
+  int64_t n;       // output columns
+  int64_t k;       // reduction extent
+  int64_t weights; // number of weight matrices (Gw)
+};
+
+/// Shape of the scales expected for one operand with logical extent
+/// `[lead..., rows, k]` under `block`.
+SmallVector<int64_t> expectedScaleShape(ArrayRef<int64_t> lead, int64_t rows,
+                                        int64_t k, ScaleBlockAttr block) {
+  SmallVector<int64_t> shape(lead);
+  auto ceilDiv = [](int64_t a, int64_t b) {
+    return ShapedType::isDynamic(a) ? ShapedType::kDynamic
+                                    : llvm::divideCeil(a, b);
+  };
+  if (block.isTensorWise()) {
+    if (shape.empty())
+      shape.push_back(1);
+    return shape;
+  }
+  if (block.isPerRow()) {
+    shape.push_back(rows);
+    return shape;
+  }
+  shape.push_back(ceilDiv(rows, block.getRows()));
+  shape.push_back(ceilDiv(k, block.getCols()));
+  return shape;
+}
+
+/// Verifies the FP8 scale operands and attributes of a problem op.
+LogicalResult verifyScales(Operation *op, Type aType, Value xScale,
+                           Value wScale, ScaleBlockAttr xBlock,
+                           ScaleBlockAttr wBlock, ArrayRef<int64_t> xLead,
+                           int64_t rows, const ProblemDims &dims) {
+  bool fp8 = isFp8(aType);
+  if (!fp8) {
+    if (xScale || wScale)
+      return op->emitOpError() << "expects no scales for " << aType
+                               << " operands; scales apply to FP8 only";
+    if (xBlock || wBlock)
+      return op->emitOpError() << "expects no scale_block attributes for "
+                               << aType << " operands";
+    return success();
+  }
+  if (!xScale || !wScale)
+    return op->emitOpError() << "expects `scales(x_scale, w_scale)` for FP8 "
+                                "operands";
+  if (!xBlock || !wBlock)
+    return op->emitOpError() << "expects `x_scale_block` and `w_scale_block` "
+                                "attributes for FP8 operands";
+  for (ScaleBlockAttr block : {xBlock, wBlock}) {
+    if (!block.isBlock() || ShapedType::isDynamic(dims.k))
+      continue;
+    if (dims.k % block.getCols() != 0)
+      return op->emitOpError() << "expects K (" << dims.k
+                               << ") to be a multiple of the scale block ("
+                               << block.getCols() << ")";
+  }
+  if (failed(verifyShape(op, "x_scale", cast<MemRefType>(xScale.getType()),
+                         expectedScaleShape(xLead, rows, dims.k, xBlock))))
+    return failure();
+  // Weight scales are per weight matrix: tensor-wise means one per group.
+  SmallVector<int64_t> wShape =
+      wBlock.isTensorWise()
+          ? SmallVector<int64_t>{dims.weights}
+          : expectedScaleShape({dims.weights}, dims.n, dims.k, wBlock);
+  return verifyShape(op, "w_scale", cast<MemRefType>(wScale.getType()), wShape);
+}
+
+/// Verifies what segment, masked and batched matmul share: x is
+/// `[lead..., rows, K]`, w is `[Gw, N, K]` or `[Gw, K, N]`, y is
+/// `[lead..., rows, N]`.
+template <typename OpTy>
+LogicalResult verifyGroupedMatmul(OpTy op, ArrayRef<int64_t> lead,
+                                  ProblemDims &dims) {
+  Operation *operation = op.getOperation();
+  auto xType = cast<MemRefType>(op.getX().getType());
+  auto wType = cast<MemRefType>(op.getW().getType());
+  auto yType = cast<MemRefType>(op.getY().getType());
+  Type aElem = xType.getElementType();
+  if (failed(verifyOperandTypes(operation, aElem, wType.getElementType())))
+    return failure();
+
+  bool kn = op.getWeightLayout() == WeightLayout::kn;
+  dims.rows = xType.getShape()[lead.size()];
+  dims.k = xType.getShape().back();
+  dims.weights = wType.getDimSize(0);
+  dims.n = kn ? wType.getDimSize(2) : wType.getDimSize(1);
+  int64_t wK = kn ? wType.getDimSize(1) : wType.getDimSize(2);
+  if (!compatible(wK, dims.k))
+    return op.emitOpError()
+           << "expects w's K (" << dimStr(wK) << ") to match x's K ("
+           << dimStr(dims.k) << ") for weight_layout "
+           << stringifyWeightLayout(op.getWeightLayout());
+  if (!ShapedType::isDynamic(dims.k) && dims.k == 0)
+    return op.emitOpError() << "expects a non-empty reduction (K > 0)";
+
+  SmallVector<int64_t> yShape(lead);
+  yShape.push_back(dims.rows);
+  yShape.push_back(dims.n);
+  if (failed(verifyShape(operation, "y", yType, yShape)))
+    return failure();
+
+  if (failed(verifyTmaOperand(operation, "x", xType)) ||
+      failed(verifyTmaOperand(operation, "w", wType)))
+    return failure();
+
+  if (failed(verifyScales(operation, aElem, op.getXScale(), op.getWScale(),
+                          op.getXScaleBlockAttr(), op.getWScaleBlockAttr(),
+                          lead, dims.rows, dims)))
+    return failure();
+
+  if (Value bias = op.getBias())
+    if (failed(verifyShape(operation, "bias", cast<MemRefType>(bias.getType()),
+                           {dims.weights, dims.n})))
+      return failure();
+  if (Value rowScale = op.getRowScale()) {
+    SmallVector<int64_t> rsShape(lead);
+    rsShape.push_back(dims.rows);
+    if (failed(verifyShape(operation, "row_scale",
+                           cast<MemRefType>(rowScale.getType()), rsShape)))
+      return failure();
+  }
+  return verifyConfigForType(operation, op.getConfigAttr(), aElem);
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Problem-level ops
+//===----------------------------------------------------------------------===//
+
+#define GGEMM_PROBLEM_ACCESSORS(OP)                                            \
+  Type OP::getAElementType() { return getX().getType().getElementType(); }     \
+  Type OP::getBElementType() { return getW().getType().getElementType(); }
+
+GGEMM_PROBLEM_ACCESSORS(SegmentMatmulOp)
+GGEMM_PROBLEM_ACCESSORS(MaskedMatmulOp)
+GGEMM_PROBLEM_ACCESSORS(BatchedMatmulOp)
+#undef GGEMM_PROBLEM_ACCESSORS
+
+LogicalResult SegmentMatmulOp::verify() {
+  ProblemDims dims;
+  if (failed(verifyGroupedMatmul(*this, {}, dims)))
+    return failure();
+  int64_t indptrSize = getSegIndptr().getType().getDimSize(0);
+  if (!ShapedType::isDynamic(indptrSize) && indptrSize < 1)
+    return emitOpError() << "expects seg_indptr to hold G + 1 >= 1 entries, "
+                            "got "
+                         << indptrSize;
+  int64_t groups =
+      ShapedType::isDynamic(indptrSize) ? ShapedType::kDynamic : indptrSize - 1;
+  if (Value indices = getWeightIndices()) {
+    int64_t n = cast<MemRefType>(indices.getType()).getDimSize(0);
+    if (!compatible(n, groups))
+      return emitOpError() << "expects weight_indices to hold one entry per "
+                              "segment ("
+                           << dimStr(groups) << "), got " << dimStr(n);
+  } else if (!compatible(groups, dims.weights)) {
+    return emitOpError() << "expects one weight per segment without "
+                            "weight_indices: w has "
+                         << dimStr(dims.weights) << " weights, seg_indptr "
+                         << dimStr(groups) << " segments";
+  }
+  return success();
+}
+
+LogicalResult MaskedMatmulOp::verify() {
+  int64_t groups = getX().getType().getDimSize(0);
+  ProblemDims dims;
+  if (failed(verifyGroupedMatmul(*this, {groups}, dims)))
+    return failure();
+  if (!compatible(dims.weights, groups))
+    return emitOpError() << "expects one weight per group: x has "
+                         << dimStr(groups) << " groups, w has "
+                         << dimStr(dims.weights);
+  return verifyShape(*this, "masked_m", getMaskedM().getType(), {groups});
+}
+
+LogicalResult BatchedMatmulOp::verify() {
+  int64_t batch = getX().getType().getDimSize(0);
+  ProblemDims dims;
+  if (failed(verifyGroupedMatmul(*this, {batch}, dims)))
+    return failure();
+  if (!compatible(dims.weights, batch))
+    return emitOpError() << "expects one weight per batch: x has "
+                         << dimStr(batch) << " batches, w has "
+                         << dimStr(dims.weights);
+  return success();
+}
+
+LogicalResult SegmentMatmulKOp::verify() {
+  MemRefType dyType = getDy().getType(), xType = getX().getType(),
+             dwType = getDw().getType();
+  if (failed(verifyOperandTypes(*this, dyType.getElementType(),
+                                xType.getElementType())))
+    return failure();
+  if (!compatible(dyType.getDimSize(0), xType.getDimSize(0)))
+    return emitOpError() << "expects dy and x to have the same rows, got "
+                         << dimStr(dyType.getDimSize(0)) << " and "
+                         << dimStr(xType.getDimSize(0));
+  int64_t indptrSize = getSegIndptr().getType().getDimSize(0);
+  if (!ShapedType::isDynamic(indptrSize) && indptrSize < 1)
+    return emitOpError() << "expects seg_indptr to hold G + 1 >= 1 entries, "
+                            "got "
+                         << indptrSize;
+  int64_t groups =
+      ShapedType::isDynamic(indptrSize) ? ShapedType::kDynamic : indptrSize - 1;
+  int64_t n = dyType.getDimSize(1), k = xType.getDimSize(1);
+  SmallVector<int64_t> expected = getWeightLayout() == WeightLayout::kn
+                                      ? SmallVector<int64_t>{groups, k, n}
+                                      : SmallVector<int64_t>{groups, n, k};
+  if (failed(verifyShape(*this, "dw", dwType, expected)))
+    return failure();
+  if (failed(verifyTmaOperand(*this, "dy", dyType)) ||
+      failed(verifyTmaOperand(*this, "x", xType)))
+    return failure();
+  if (TileConfigAttr config = getConfigAttr())
+    if (config.getBlockK() * getElementBytes(xType.getElementType()) != 128)
+      return emitOpError() << "expects block_k * element bytes to be 128, "
+                              "got block_k = "
+                           << config.getBlockK();
+  return success();
+}
+
+LogicalResult QuantizeOp::verify() {
+  MemRefType xType = getX().getType(), qType = getQ().getType(),
+             sType = getScale().getType();
+  int64_t block = getBlock();
+  if (block <= 0 || block % 16 != 0)
+    return emitOpError() << "expects a positive block that is a multiple of "
+                            "16, got "
+                         << block;
+  if (failed(verifyShape(*this, "q", qType, xType.getShape())))
+    return failure();
+  int64_t k = xType.getDimSize(1);
+  if (!ShapedType::isDynamic(k) && k % block != 0)
+    return emitOpError() << "expects K (" << k
+                         << ") to be a multiple of the scale block (" << block
+                         << ")";
+  int64_t blocks = ShapedType::isDynamic(k) ? ShapedType::kDynamic : k / block;
+  return verifyShape(*this, "scale", sType, {xType.getDimSize(0), blocks});
+}
+
+//===----------------------------------------------------------------------===//
+// Tile-level ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult ForeachTileOp::verify() {
+  bool needsRows = getRowMapping() != RowMapping::uniform;
+  if (needsRows && !getGroupRows())
+    return emitOpError() << "expects a `rows` operand for row_mapping "
+                         << stringifyRowMapping(getRowMapping());
+  if (!needsRows && getGroupRows())
+    return emitOpError() << "expects no `rows` operand for row_mapping "
+                            "uniform";
+  if (getConfig().getSwapAb())
+    return emitOpError() << "expects swap_ab tiles to be rewritten by "
+                            "ggemm-swap-ab before tiling";
+  return success();
+}
+
+LogicalResult ForeachTileOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 4 ||
+      !llvm::all_of(body.getArgumentTypes(),
+                    [](Type t) { return t.isIndex(); }))
+    return emitOpError() << "expects the body to take 4 index arguments "
+                            "(group, row, row_end, col), got "
+                         << body.getNumArguments();
+  return success();
+}
+
+LogicalResult TileMmaOp::verify() {
+  MemRefType xType = getX().getType(), wType = getW().getType();
+  if (failed(verifyOperandTypes(*this, xType.getElementType(),
+                                wType.getElementType())))
+    return failure();
+  TileConfigAttr config = getConfig();
+  AccumulatorType acc = getAcc().getType();
+  if (acc.getShape()[0] != config.getBlockM() ||
+      acc.getShape()[1] != config.getBlockN())
+    return emitOpError() << "expects a " << config.getBlockM() << "x"
+                         << config.getBlockN()
+                         << " accumulator (the tile config's block), got "
+                         << acc.getShape()[0] << "x" << acc.getShape()[1];
+  bool kn = getWeightLayout() == WeightLayout::kn;
+  int64_t wK = kn ? wType.getDimSize(1) : wType.getDimSize(2);
+  if (!compatible(wK, xType.getDimSize(1)))
+    return emitOpError() << "expects w's K (" << dimStr(wK)
+                         << ") to match x's K (" << dimStr(xType.getDimSize(1))
+                         << ")";
+  if (PipelineAttr pipeline = getPipelineAttr()) {
+    int64_t bytes = getElementBytes(xType.getElementType());
+    int64_t aBytes = config.getBlockM() * config.getBlockK() * bytes;
+    int64_t bBytes = config.getBlockN() * config.getBlockK() * bytes;
+    if (pipeline.getAStageBytes() != aBytes ||
+        pipeline.getBStageBytes() != bBytes)
+      return emitOpError() << "expects pipeline stage sizes " << aBytes
+                           << " (A) and " << bBytes
+                           << " (B) for the tile config, got "
+                           << pipeline.getAStageBytes() << " and "
+                           << pipeline.getBStageBytes();
+  }
+  return verifyConfigForType(*this, config, xType.getElementType());
+}
+
+LogicalResult TileStoreOp::verify() {
+  auto yType = getY().getType();
+  int64_t n = yType.getDimSize(1);
+  if (Value bias = getBias()) {
+    int64_t biasN = cast<MemRefType>(bias.getType()).getDimSize(1);
+    if (!compatible(biasN, n))
+      return emitOpError() << "expects bias rows of " << dimStr(n)
+                           << " columns, got " << dimStr(biasN);
+  }
+  if (Value rowScale = getRowScale()) {
+    int64_t rows = cast<MemRefType>(rowScale.getType()).getDimSize(0);
+    if (!compatible(rows, yType.getDimSize(0)))
+      return emitOpError() << "expects one row_scale entry per row of y ("
+                           << dimStr(yType.getDimSize(0)) << "), got "
+                           << dimStr(rows);
+  }
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "ggemm/Dialect/GGemm/IR/GGemmOps.cpp.inc"

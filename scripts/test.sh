@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Runs every CPU test: the lit suite (check-ggemm), the runtime's and the
+# C++ unit tests (ctest), the Python tests (pytest) and the out-of-tree
+# consumer build. Prints one closing line `tests: N passed, M failed`.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+log=$(mktemp -d)
+passed=0
+failed=0
+
+echo "== lit (check-ggemm)"
+cmake --build "$BUILD_DIR" --target check-ggemm 2>&1 | tee "$log/lit.txt"
+lit_rc=${PIPESTATUS[0]}
+p=$(grep -Eo 'Passed *: *[0-9]+' "$log/lit.txt" | grep -Eo '[0-9]+$' | tail -1)
+f=$(grep -Eo '(Failed|Unresolved|Timed Out|Unexpectedly Passed) *: *[0-9]+' \
+      "$log/lit.txt" | grep -Eo '[0-9]+$' | awk '{s+=$1} END {print s+0}')
+passed=$((passed + ${p:-0}))
+failed=$((failed + ${f:-0}))
+if [ "$lit_rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then failed=$((failed + 1)); fi
+
+echo "== ctest"
+ctest --test-dir "$BUILD_DIR" --output-on-failure 2>&1 | tee "$log/ctest.txt"
+ctest_rc=${PIPESTATUS[0]}
+p=$(grep -Eo '[0-9]+ tests passed' "$log/ctest.txt" | grep -Eo '^[0-9]+' | tail -1)
+f=$(grep -Eo 'tests failed out of [0-9]+' "$log/ctest.txt" >/dev/null &&
+    grep -Eo '[0-9]+ tests failed' "$log/ctest.txt" | grep -Eo '^[0-9]+' | tail -1)
+if grep -q 'No tests were found' "$log/ctest.txt"; then p=0; fi
+total=$(grep -Eo 'out of [0-9]+' "$log/ctest.txt" | grep -Eo '[0-9]+$' | tail -1)
+if [ -n "${total:-}" ]; then
+  fails=$(( total - ${p:-0} ))
+  [ "$fails" -lt 0 ] && fails=0
+  passed=$((passed + ${p:-0}))
+  failed=$((failed + fails))
+fi
+if [ "$ctest_rc" -ne 0 ] && [ -z "${total:-}" ]; then failed=$((failed + 1)); fi
+
+echo "== pytest"
+GGEMM_BUILD_DIR="$PWD/$BUILD_DIR" python3 -m pytest -q test/python 2>&1 | tee "$log/pytest.txt"
+py_rc=${PIPESTATUS[0]}
+p=$(grep -Eo '[0-9]+ passed' "$log/pytest.txt" | grep -Eo '^[0-9]+' | tail -1)
+f=$(grep -Eo '[0-9]+ (failed|error)' "$log/pytest.txt" | grep -Eo '^[0-9]+' | awk '{s+=$1} END {print s+0}')
+passed=$((passed + ${p:-0}))
+failed=$((failed + ${f:-0}))
+# pytest exits 5 when it collected nothing; anything else nonzero is a failure.
+if [ "$py_rc" -ne 0 ] && [ "$py_rc" -ne 5 ] && [ -z "${f:-}" ]; then failed=$((failed + 1)); fi
+
+echo "== out-of-tree consumer (find_package(GGEMM))"
+if bash examples/consumer/build.sh "$BUILD_DIR" > "$log/consumer.txt" 2>&1; then
+  tail -3 "$log/consumer.txt"
+  passed=$((passed + 1))
+else
+  cat "$log/consumer.txt"
+  failed=$((failed + 1))
+fi
+
+echo "tests: ${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
