@@ -36,7 +36,7 @@ fi
 if [ "$ctest_rc" -ne 0 ] && [ -z "${total:-}" ]; then failed=$((failed + 1)); fi
 
 echo "== pytest"
-GGEMM_BUILD_DIR="$PWD/$BUILD_DIR" python3 -m pytest -q test/python 2>&1 | tee "$log/pytest.txt"
+GGEMM_BUILD_DIR="$PWD/$BUILD_DIR" /usr/bin/python3 -m pytest -q -p no:cacheprovider test/python 2>&1 | tee "$log/pytest.txt"
 py_rc=${PIPESTATUS[0]}
 p=$(grep -Eo '[0-9]+ passed' "$log/pytest.txt" | grep -Eo '^[0-9]+' | tail -1)
 f=$(grep -Eo '[0-9]+ (failed|error)' "$log/pytest.txt" | grep -Eo '^[0-9]+' | awk '{s+=$1} END {print s+0}')

@@ -1,0 +1,499 @@
+"""ctypes bindings for ``libggemm_runtime.so``, the kernel-bundle runtime.
+
+A kernel bundle is what the GGEMM compiler writes: ``NAME.json`` (the
+manifest, see ``docs/Runtime.md``) next to ``NAME.cubin`` and/or
+``NAME.ptx``. :class:`Kernel` loads one and launches it on PyTorch tensors,
+or on any object that looks like one (``data_ptr()``, ``shape``, ``stride()``
+and ``dtype``), on the current CUDA stream. Launches never synchronise.
+
+Example::
+
+    import torch
+    from ggemm.runtime import Kernel
+
+    kernel = Kernel("bundles/segment_bf16.json")
+    x = torch.randn(1000, 7168, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(8, 4096, 7168, device="cuda", dtype=torch.bfloat16)
+    y = torch.empty(1000, 4096, device="cuda", dtype=torch.bfloat16)
+    seg_indptr = torch.tensor([0, 100, 300, 300, 500, 650, 800, 900, 1000],
+                              device="cuda", dtype=torch.int32)
+    kernel(x=x, w=w, y=y, seg_indptr=seg_indptr)
+
+The library is found through ``GGEMM_RUNTIME_LIB`` (a path to the ``.so``),
+else next to this package, else in ``build/runtime/`` or ``build-rt/`` of the
+source tree.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+import os
+import struct
+import threading
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+
+__all__ = [
+    "ABI_VERSION",
+    "DType",
+    "GGemmError",
+    "Kernel",
+    "RuntimeLibraryNotFound",
+    "Status",
+    "library_candidates",
+    "load_library",
+]
+
+#: The C API version these bindings were written for
+#: (``GGEMM_RUNTIME_ABI_VERSION`` in ``ggemm_runtime.h``).
+ABI_VERSION = 1
+
+_MAX_RANK = 4
+_LIBRARY_NAME = "libggemm_runtime.so"
+
+
+class Status(enum.IntEnum):
+    """``ggemm_status`` of the C API."""
+
+    OK = 0
+    INVALID_ARGUMENT = 1
+    BAD_MANIFEST = 2
+    NO_DRIVER = 3
+    CUDA = 4
+    UNSUPPORTED = 5
+    IO = 6
+    NO_CONTEXT = 7
+    INTERNAL = 8
+
+
+class DType(enum.IntEnum):
+    """``ggemm_dtype`` of the C API."""
+
+    BF16 = 0
+    F16 = 1
+    F32 = 2
+    F8E4M3 = 3
+    F8E5M2 = 4
+    I32 = 5
+    I64 = 6
+
+
+class GGemmError(RuntimeError):
+    """A failure reported by the runtime (or found before calling it).
+
+    ``status`` is the :class:`Status` of the failed call, or ``None`` when the
+    bindings rejected the request before reaching the library.
+
+    Example::
+
+        try:
+            kernel(x=x, w=w.half(), y=y, seg_indptr=seg_indptr)
+        except GGemmError as error:
+            print(error.status, error)   # tensor 'w': expected dtype bf16 ...
+    """
+
+    def __init__(self, message: str, status: Optional[Status] = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class RuntimeLibraryNotFound(GGemmError):
+    """``libggemm_runtime.so`` was not found or does not match the bindings."""
+
+
+# Names a tensor's dtype may print as (``str(torch.bfloat16)`` is
+# "torch.bfloat16"); the "torch." prefix is dropped before the lookup.
+_DTYPES: Dict[str, DType] = {
+    "bfloat16": DType.BF16,
+    "bf16": DType.BF16,
+    "float16": DType.F16,
+    "half": DType.F16,
+    "f16": DType.F16,
+    "float32": DType.F32,
+    "float": DType.F32,
+    "f32": DType.F32,
+    "float8_e4m3fn": DType.F8E4M3,
+    "f8e4m3": DType.F8E4M3,
+    "float8_e5m2": DType.F8E5M2,
+    "f8e5m2": DType.F8E5M2,
+    "int32": DType.I32,
+    "i32": DType.I32,
+    "int64": DType.I64,
+    "long": DType.I64,
+    "i64": DType.I64,
+}
+
+#: Tensor names a kernel may take (which ones depends on its manifest).
+TENSOR_NAMES = ("x", "w", "y", "seg_indptr", "masked_m", "weight_indices",
+                "bias", "row_scale")
+
+
+class _CTensor(ctypes.Structure):
+    """``ggemm_tensor``."""
+
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("data", ctypes.c_void_p),
+        ("dtype", ctypes.c_int),
+        ("rank", ctypes.c_int),
+        ("shape", ctypes.c_int64 * _MAX_RANK),
+        ("strides", ctypes.c_int64 * _MAX_RANK),
+    ]
+
+
+_library: Optional[ctypes.CDLL] = None
+_library_lock = threading.Lock()
+
+
+def library_candidates() -> List[Path]:
+    """Paths searched for ``libggemm_runtime.so``, in order.
+
+    Example::
+
+        >>> [p.name for p in library_candidates()][:1]
+        ['libggemm_runtime.so']
+    """
+    override = os.environ.get("GGEMM_RUNTIME_LIB")
+    if override:
+        return [Path(override)]
+    package_dir = Path(__file__).resolve().parent
+    source_root = package_dir.parent.parent
+    return [
+        package_dir / _LIBRARY_NAME,
+        source_root / "build" / "runtime" / _LIBRARY_NAME,
+        source_root / "build-rt" / _LIBRARY_NAME,
+    ]
+
+
+def _declare(library: ctypes.CDLL) -> None:
+    status = ctypes.c_int
+    kernel_p = ctypes.c_void_p
+    tensors_p = ctypes.POINTER(_CTensor)
+    signatures = {
+        "ggemm_runtime_abi_version": (ctypes.c_int, []),
+        "ggemm_status_name": (ctypes.c_char_p, [ctypes.c_int]),
+        "ggemm_last_error": (ctypes.c_char_p, []),
+        "ggemm_kernel_load": (
+            status, [ctypes.c_char_p, ctypes.POINTER(kernel_p)]),
+        "ggemm_kernel_prepare": (status, [kernel_p]),
+        "ggemm_kernel_launch": (
+            status, [kernel_p, tensors_p, ctypes.c_int, ctypes.c_void_p]),
+        "ggemm_kernel_grid": (
+            status,
+            [kernel_p, tensors_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]),
+        "ggemm_kernel_grid_for_sm_count": (
+            status, [kernel_p, tensors_p, ctypes.c_int, ctypes.c_int,
+                     ctypes.POINTER(ctypes.c_int)]),
+        "ggemm_kernel_destroy": (None, [kernel_p]),
+    }
+    for name, (restype, argtypes) in signatures.items():
+        function = getattr(library, name)
+        function.restype = restype
+        function.argtypes = argtypes
+
+
+def load_library(path: Optional[Union[str, os.PathLike]] = None
+                 ) -> ctypes.CDLL:
+    """Loads (once) and returns the runtime library.
+
+    ``path`` overrides the search of :func:`library_candidates`. Raises
+    :class:`RuntimeLibraryNotFound` when no library is found or its ABI
+    version differs from :data:`ABI_VERSION`.
+
+    Example::
+
+        lib = load_library()
+        lib = load_library("build-rt/libggemm_runtime.so")
+    """
+    global _library
+    with _library_lock:
+        if _library is not None and path is None:
+            return _library
+        candidates = [Path(path)] if path is not None else library_candidates()
+        found = next((p for p in candidates if p.is_file()), None)
+        if found is None:
+            raise RuntimeLibraryNotFound(
+                f"{_LIBRARY_NAME} not found (looked for "
+                + ", ".join(str(p) for p in candidates)
+                + "); build it with 'cmake -S runtime -B build-rt -G Ninja && "
+                "ninja -C build-rt' or set GGEMM_RUNTIME_LIB")
+        try:
+            library = ctypes.CDLL(str(found))
+            _declare(library)
+        except (OSError, AttributeError) as error:
+            raise RuntimeLibraryNotFound(
+                f"cannot load {found}: {error}") from error
+        version = library.ggemm_runtime_abi_version()
+        if version != ABI_VERSION:
+            raise RuntimeLibraryNotFound(
+                f"{found} has C API version {version}, these bindings need "
+                f"{ABI_VERSION}")
+        if path is None:
+            _library = library
+        return library
+
+
+def _check(library: ctypes.CDLL, status: int) -> None:
+    if status == Status.OK:
+        return
+    message = library.ggemm_last_error().decode("utf-8", "replace")
+    try:
+        code: Optional[Status] = Status(status)
+    except ValueError:
+        code = None
+    raise GGemmError(message, code)
+
+
+def _dtype_of(name: str, tensor: Any) -> DType:
+    dtype = getattr(tensor, "dtype", None)
+    try:
+        return _DTYPE_CACHE[dtype]
+    except (KeyError, TypeError):
+        pass
+    text = str(dtype)
+    key = text[len("torch."):] if text.startswith("torch.") else text
+    if key not in _DTYPES:
+        raise GGemmError(f"tensor '{name}': unsupported dtype {text}")
+    try:
+        _DTYPE_CACHE[dtype] = _DTYPES[key]
+    except TypeError:  # unhashable stand-in
+        pass
+    return _DTYPES[key]
+
+
+_DTYPE_CACHE: Dict[Any, DType] = {}
+
+# ggemm_tensor packed in one call: name and data pointers, dtype, rank,
+# shape[4], strides[4]; the same layout as _CTensor.
+_TENSOR_LAYOUT = struct.Struct("=QQii4q4q")
+assert _TENSOR_LAYOUT.size == ctypes.sizeof(_CTensor)
+
+# NUL-terminated names that outlive every call.
+_NAMES: Dict[str, Any] = {}
+
+
+def _name_address(name: str) -> int:
+    buffer = _NAMES.get(name)
+    if buffer is None:
+        buffer = ctypes.create_string_buffer(name.encode("ascii"))
+        _NAMES[name] = buffer
+    return ctypes.addressof(buffer)
+
+
+def _is_torch_tensor(tensor: Any) -> bool:
+    return type(tensor).__module__.split(".")[0] == "torch"
+
+
+def _pack_tensor(array: "ctypes.Array[_CTensor]", index: int, name: str,
+                 tensor: Any) -> None:
+    """Writes a tensor-like object (PyTorch's protocol) into array[index]."""
+    is_cuda = getattr(tensor, "is_cuda", None)  # cheaper than .device
+    if is_cuda is None:
+        is_cuda = getattr(getattr(tensor, "device", None), "type",
+                          "cuda") == "cuda"
+    if not is_cuda:
+        raise GGemmError(f"tensor '{name}' must be a CUDA tensor, got device "
+                         f"{getattr(tensor, 'device', 'cpu')}")
+    try:
+        data = int(tensor.data_ptr())
+        shape = tuple(tensor.shape)
+        strides = tuple(tensor.stride())
+    except (AttributeError, TypeError) as error:
+        raise GGemmError(
+            f"tensor '{name}' must provide data_ptr(), shape and stride() "
+            f"like a torch.Tensor ({error})") from error
+    rank = len(shape)
+    if rank > _MAX_RANK or len(strides) != rank:
+        raise GGemmError(
+            f"tensor '{name}': rank {rank} with {len(strides)} strides is "
+            f"not supported (at most {_MAX_RANK} dimensions)")
+    padding = (0,) * (_MAX_RANK - rank)
+    _TENSOR_LAYOUT.pack_into(
+        array, index * _TENSOR_LAYOUT.size, _name_address(name), data,
+        int(_dtype_of(name, tensor)), rank, *shape, *padding, *strides,
+        *padding)
+
+
+def _stream_handle(stream: Any) -> Optional[int]:
+    if stream is None:
+        return None
+    handle = getattr(stream, "cuda_stream", stream)
+    return int(handle) or None
+
+
+def _current_raw_stream(torch: Any, device_index: int) -> Optional[int]:
+    """The current PyTorch stream of a device as a CUstream handle."""
+    # The private accessor avoids building a torch.cuda.Stream per launch
+    # (Triton uses it for the same reason); fall back to the public API.
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return int(raw(device_index)) or None
+    return int(torch.cuda.current_stream(device_index).cuda_stream) or None
+
+
+class Kernel:
+    """A loaded kernel bundle.
+
+    ``Kernel(path)`` reads the manifest and the cubin/PTX it names; the module
+    is loaded into a CUDA context by the first launch there. Call the kernel
+    with its tensors by keyword; which ones it takes depends on the manifest's
+    ``problem`` (``x``, ``w``, ``y`` always; ``seg_indptr`` for
+    segment_matmul, ``masked_m`` for masked_matmul; ``weight_indices``,
+    ``bias`` and ``row_scale`` when the kernel was compiled with them).
+
+    Example::
+
+        kernel = Kernel("bundles/segment_bf16.json")
+        kernel(x=x, w=w, y=y, seg_indptr=seg_indptr)  # current stream
+        kernel(x=x, w=w, y=y, seg_indptr=seg_indptr, stream=stream)
+        print(kernel.grid(x=x, w=w, y=y, seg_indptr=seg_indptr))
+    """
+
+    def __init__(self, manifest_path: Union[str, os.PathLike],
+                 library: Optional[ctypes.CDLL] = None) -> None:
+        self._library = library if library is not None else load_library()
+        self._handle: Optional[int] = None
+        self.manifest_path = os.fspath(manifest_path)
+        handle = ctypes.c_void_p()
+        status = self._library.ggemm_kernel_load(
+            os.fsencode(self.manifest_path), ctypes.byref(handle))
+        _check(self._library, status)
+        self._handle = handle.value
+
+    def close(self) -> None:
+        """Unloads the kernel's modules; the kernel cannot be used after."""
+        if self._handle is not None:
+            self._library.ggemm_kernel_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self) -> "Kernel":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        # At interpreter exit the library may already be gone.
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - nothing useful to do at exit
+            pass
+
+    def _require_handle(self) -> int:
+        if self._handle is None:
+            raise GGemmError("the kernel is closed")
+        return self._handle
+
+    @staticmethod
+    def _marshal(tensors: Mapping[str, Any]
+                 ) -> Tuple["ctypes.Array[_CTensor]", int, Any]:
+        """C tensors for the non-None entries, and a torch tensor if any."""
+        present = [(name, tensor) for name, tensor in tensors.items()
+                   if tensor is not None]
+        array = (_CTensor * max(len(present), 1))()
+        torch_tensor = None
+        for index, (name, tensor) in enumerate(present):
+            _pack_tensor(array, index, name, tensor)
+            if torch_tensor is None and _is_torch_tensor(tensor):
+                torch_tensor = tensor
+        return array, len(present), torch_tensor
+
+    def launch(self, tensors: Mapping[str, Any], stream: Any = None) -> None:
+        """Launches with ``tensors`` given by name (``None`` means absent).
+
+        ``stream`` is a ``torch.cuda.Stream``, a raw ``CUstream`` handle (an
+        int) or ``None``: the current PyTorch stream of the tensors' device
+        for torch tensors, the legacy default stream otherwise.
+
+        Example::
+
+            kernel.launch({"x": x, "w": w, "y": y, "seg_indptr": indptr})
+        """
+        handle = self._require_handle()
+        array, count, torch_tensor = self._marshal(tensors)
+        if torch_tensor is None:
+            status = self._library.ggemm_kernel_launch(
+                handle, array, count, _stream_handle(stream))
+            _check(self._library, status)
+            return
+
+        import torch  # Only needed for torch tensors.
+
+        index = torch_tensor.get_device()
+        previous = torch.cuda.current_device()
+        switch = index != previous
+        if switch:
+            torch.cuda.set_device(index)
+        try:
+            if stream is None:
+                raw_stream = _current_raw_stream(torch, index)
+            else:
+                raw_stream = _stream_handle(stream)
+            status = self._library.ggemm_kernel_launch(handle, array, count,
+                                                       raw_stream)
+            if status == Status.NO_CONTEXT:
+                # A thread that has not used CUDA yet has no current context.
+                # Any CUDA runtime call binds the device's primary context
+                # (the one PyTorch uses) to the thread; a stream query neither
+                # blocks nor enqueues work.
+                torch.cuda.current_stream(index).query()
+                status = self._library.ggemm_kernel_launch(
+                    handle, array, count, raw_stream)
+        finally:
+            if switch:
+                torch.cuda.set_device(previous)
+        _check(self._library, status)
+
+    def __call__(self, *, x: Any, w: Any, y: Any, seg_indptr: Any = None,
+                 masked_m: Any = None, weight_indices: Any = None,
+                 bias: Any = None, row_scale: Any = None,
+                 stream: Any = None) -> None:
+        """Launches the kernel; see :meth:`launch` for ``stream``.
+
+        Example::
+
+            kernel(x=x, w=w, y=y, seg_indptr=seg_indptr, bias=bias)
+        """
+        self.launch({"x": x, "w": w, "y": y, "seg_indptr": seg_indptr,
+                     "masked_m": masked_m, "weight_indices": weight_indices,
+                     "bias": bias, "row_scale": row_scale}, stream)
+
+    def prepare(self) -> None:
+        """Loads the module into the current CUDA context now.
+
+        Do this before capturing launches into a CUDA graph, so that the
+        capture loads nothing.
+
+        Example::
+
+            kernel.prepare()
+        """
+        _check(self._library,
+               self._library.ggemm_kernel_prepare(self._require_handle()))
+
+    def grid(self, *, sm_count: Optional[int] = None, **tensors: Any) -> int:
+        """The grid size a launch with ``tensors`` would use (0: no launch).
+
+        With ``sm_count`` the "persistent" policy assumes a device of that
+        many multiprocessors and the driver is not needed; without it the
+        current context's device is asked.
+
+        Example::
+
+            kernel.grid(sm_count=132, x=x, w=w, y=y, seg_indptr=seg_indptr)
+        """
+        handle = self._require_handle()
+        unknown = sorted(set(tensors) - set(TENSOR_NAMES))
+        if unknown:
+            raise GGemmError(f"unknown tensor names: {', '.join(unknown)}")
+        array, count, _ = self._marshal(tensors)
+        grid_x = ctypes.c_int(0)
+        if sm_count is None:
+            status = self._library.ggemm_kernel_grid(handle, array, count,
+                                                     ctypes.byref(grid_x))
+        else:
+            status = self._library.ggemm_kernel_grid_for_sm_count(
+                handle, array, count, int(sm_count), ctypes.byref(grid_x))
+        _check(self._library, status)
+        return grid_x.value

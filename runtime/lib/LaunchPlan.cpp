@@ -1,0 +1,763 @@
+//===- LaunchPlan.cpp - Driver-free launch preparation --------------------===//
+
+#include "LaunchPlan.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+namespace ggemm::runtime {
+
+namespace {
+
+// Larger extents or strides cannot be described by TMA (dims <= 2^32, byte
+// strides < 2^40) and would overflow the products below.
+constexpr int64_t kMaxExtent = int64_t(1) << 40;
+
+std::string pointerText(const void *pointer) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "0x%" PRIxPTR,
+                reinterpret_cast<uintptr_t>(pointer));
+  return buffer;
+}
+
+std::string shapeText(const int64_t *shape, int rank) {
+  std::string text = "[";
+  for (int i = 0; i < rank; ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+std::string tensorPrefix(const TensorArg &tensor) {
+  return std::string("tensor '") + tensor.name + "': ";
+}
+
+/// Tensors `op` takes, in the order the messages list them.
+std::vector<TensorRole> rolesForOp(Op op) {
+  std::vector<TensorRole> roles;
+  for (int i = 0; i < kNumTensorRoles; ++i)
+    if (tensorExistsForOp(static_cast<TensorRole>(i), op))
+      roles.push_back(static_cast<TensorRole>(i));
+  return roles;
+}
+
+std::string roleList(const std::vector<TensorRole> &roles) {
+  std::string text;
+  for (size_t i = 0; i < roles.size(); ++i)
+    text += (i ? ", " : "") + std::string(tensorRoleName(roles[i]));
+  return text;
+}
+
+/// Replaces the strides of extent-1 dimensions, which never step, by the
+/// contiguous value so that layout checks only see strides that matter.
+void canonicalizeStrides(TensorArg &tensor) {
+  for (int d = tensor.rank - 1; d >= 0; --d)
+    if (tensor.shape[d] == 1)
+      tensor.strides[d] = d == tensor.rank - 1
+                              ? 1
+                              : tensor.shape[d + 1] * tensor.strides[d + 1];
+}
+
+Status checkDtype(const TensorArg &tensor, ggemm_dtype expected) {
+  if (tensor.dtype != expected)
+    return invalidArgument(tensorPrefix(tensor) + "expected dtype " +
+                           dtypeName(expected) + ", got " +
+                           dtypeName(tensor.dtype));
+  return Status::success();
+}
+
+Status checkRank(const TensorArg &tensor, int expected, const char *layout) {
+  if (tensor.rank != expected)
+    return invalidArgument(
+        tensorPrefix(tensor) + "expected rank " + std::to_string(expected) +
+        " (" + layout + "), got rank " + std::to_string(tensor.rank) +
+        " with shape " + shapeText(tensor.shape.data(), tensor.rank));
+  return Status::success();
+}
+
+/// Checks one extent against a value derived from another tensor.
+Status checkExtent(const TensorArg &tensor, int dim, int64_t expected,
+                   const char *what, const std::string &from) {
+  if (tensor.shape[dim] != expected)
+    return invalidArgument(
+        tensorPrefix(tensor) + "dimension " + std::to_string(dim) + " (" +
+        what + ") is " + std::to_string(tensor.shape[dim]) + ", expected " +
+        std::to_string(expected) + " (" + from + "); shape is " +
+        shapeText(tensor.shape.data(), tensor.rank));
+  return Status::success();
+}
+
+/// Checks a size derived from the tensors against the manifest's static one.
+Status checkStatic(const char *what, int64_t actual, int64_t compiled,
+                   const std::string &from) {
+  if (compiled != -1 && actual != compiled)
+    return invalidArgument(std::string(what) + " is " + std::to_string(actual) +
+                           " (" + from + "), but the kernel was compiled for " +
+                           what + " = " + std::to_string(compiled));
+  return Status::success();
+}
+
+Status checkAlignment(const TensorArg &tensor, int64_t alignment,
+                      const char *why) {
+  if (!tensor.empty &&
+      reinterpret_cast<uintptr_t>(tensor.data) % alignment != 0)
+    return invalidArgument(
+        tensorPrefix(tensor) + "data pointer " + pointerText(tensor.data) +
+        " is not " + std::to_string(alignment) + "-byte aligned (" + why + ")");
+  return Status::success();
+}
+
+Status checkInnerContiguous(const TensorArg &tensor) {
+  if (!tensor.empty && tensor.rank > 0 && tensor.strides[tensor.rank - 1] != 1)
+    return invalidArgument(
+        tensorPrefix(tensor) + "innermost stride is " +
+        std::to_string(tensor.strides[tensor.rank - 1]) +
+        ", expected 1 (the last dimension must be contiguous); strides are " +
+        shapeText(tensor.strides.data(), tensor.rank));
+  return Status::success();
+}
+
+/// The stride of `dim` (whose extent is > 1) must step by a multiple of 16
+/// bytes: TMA requires it, and the epilogue's vector stores rely on it.
+Status checkStride16(const TensorArg &tensor, int dim) {
+  if (tensor.empty || tensor.shape[dim] <= 1)
+    return Status::success();
+  int64_t bytes = tensor.strides[dim] * dtypeSize(tensor.dtype);
+  if (bytes % 16 != 0)
+    return invalidArgument(
+        tensorPrefix(tensor) + "stride of dimension " + std::to_string(dim) +
+        " is " + std::to_string(tensor.strides[dim]) + " elements (" +
+        std::to_string(bytes) +
+        " bytes), expected a multiple of 16 bytes (pad the rows)");
+  return Status::success();
+}
+
+/// A row-major tensor: every stride equals the contiguous one.
+Status checkContiguous(const TensorArg &tensor) {
+  if (tensor.empty)
+    return Status::success();
+  int64_t expected = 1;
+  for (int d = tensor.rank - 1; d >= 0; --d) {
+    if (tensor.shape[d] > 1 && tensor.strides[d] != expected)
+      return invalidArgument(
+          tensorPrefix(tensor) + "expected a contiguous tensor, got strides " +
+          shapeText(tensor.strides.data(), tensor.rank) + " for shape " +
+          shapeText(tensor.shape.data(), tensor.rank));
+    expected *= tensor.shape[d];
+  }
+  return Status::success();
+}
+
+/// Checks that a row-major matrix view of `tensor` exists: the last dimension
+/// is contiguous, rows do not overlap, and (rank 3) groups are packed so that
+/// [G, R, C] can be read as [G * R, C]. Rows read by TMA (`tma`) must also
+/// start 16 bytes apart.
+Status checkRowView(const TensorArg &tensor, bool tma) {
+  if (tensor.empty)
+    return Status::success();
+  if (Status status = checkInnerContiguous(tensor); !status.ok())
+    return status;
+  int rowDim = tensor.rank - 2;
+  int64_t columns = tensor.shape[tensor.rank - 1];
+  if (tensor.shape[rowDim] > 1 && tensor.strides[rowDim] < columns)
+    return invalidArgument(tensorPrefix(tensor) + "row stride " +
+                           std::to_string(tensor.strides[rowDim]) +
+                           " is smaller than the row length " +
+                           std::to_string(columns));
+  if (tma)
+    if (Status status = checkStride16(tensor, rowDim); !status.ok())
+      return status;
+  if (tensor.rank == 3 && tensor.shape[0] > 1 &&
+      tensor.strides[0] != tensor.shape[1] * tensor.strides[1])
+    return invalidArgument(
+        tensorPrefix(tensor) + "stride of dimension 0 is " +
+        std::to_string(tensor.strides[0]) + ", expected " +
+        std::to_string(tensor.shape[1] * tensor.strides[1]) +
+        " (shape[1] * stride[1]): groups must be packed so that the tensor "
+        "reads as one matrix of " +
+        std::to_string(tensor.shape[0] * tensor.shape[1]) + " rows");
+  return Status::success();
+}
+
+Status bindTensor(const Manifest &manifest, const ggemm_tensor &input,
+                  int index, BoundArgs &args) {
+  const Op op = manifest.problem.op;
+  if (!input.name)
+    return invalidArgument("tensors[" + std::to_string(index) +
+                           "] has a null name");
+  const std::string name = input.name;
+  int roleIndex = -1;
+  for (int i = 0; i < kNumTensorRoles; ++i)
+    if (name == tensorRoleName(static_cast<TensorRole>(i)))
+      roleIndex = i;
+  if (roleIndex < 0 ||
+      !tensorExistsForOp(static_cast<TensorRole>(roleIndex), op))
+    return invalidArgument("unknown tensor '" + name + "' (" + opName(op) +
+                           " takes " + roleList(rolesForOp(op)) + ")");
+  TensorArg &tensor = args.tensors[roleIndex];
+  if (tensor.present)
+    return invalidArgument("tensor '" + name + "' is given twice");
+
+  tensor.present = true;
+  tensor.name = tensorRoleName(static_cast<TensorRole>(roleIndex));
+  if (input.rank < 0 || input.rank > GGEMM_MAX_RANK)
+    return invalidArgument(tensorPrefix(tensor) + "rank " +
+                           std::to_string(input.rank) + " is outside [0, " +
+                           std::to_string(GGEMM_MAX_RANK) + "]");
+  // A C caller may store any int in the enum field; reading it as the enum
+  // type would be undefined for values outside the enumerators.
+  static_assert(sizeof(ggemm_dtype) == sizeof(int), "ggemm_dtype is an int");
+  int rawDtype;
+  std::memcpy(&rawDtype, &input.dtype, sizeof(rawDtype));
+  if (!isValidDtype(rawDtype))
+    return invalidArgument(tensorPrefix(tensor) + "invalid dtype value " +
+                           std::to_string(rawDtype));
+  tensor.data = input.data;
+  tensor.dtype = static_cast<ggemm_dtype>(rawDtype);
+  tensor.rank = input.rank;
+  bool empty = false;
+  for (int d = 0; d < input.rank; ++d) {
+    tensor.shape[d] = input.shape[d];
+    tensor.strides[d] = input.strides[d];
+    if (input.shape[d] < 0 || input.shape[d] > kMaxExtent)
+      return invalidArgument(tensorPrefix(tensor) + "extent " +
+                             std::to_string(input.shape[d]) + " of dimension " +
+                             std::to_string(d) + " is outside [0, 2^40]");
+    if (input.strides[d] < 0 || input.strides[d] > kMaxExtent)
+      return invalidArgument(tensorPrefix(tensor) + "stride " +
+                             std::to_string(input.strides[d]) +
+                             " of dimension " + std::to_string(d) +
+                             " is outside [0, 2^40] (negative strides are "
+                             "not supported)");
+    empty |= input.shape[d] == 0;
+  }
+  tensor.empty = empty;
+  canonicalizeStrides(tensor);
+  for (int d = 0; d < tensor.rank && !empty; ++d)
+    if (tensor.shape[d] > 1 && tensor.strides[d] == 0)
+      return invalidArgument(tensorPrefix(tensor) + "stride of dimension " +
+                             std::to_string(d) +
+                             " is 0 (broadcast tensors are not supported)");
+  if (!tensor.data && !empty)
+    return invalidArgument(tensorPrefix(tensor) + "data pointer is null");
+  return Status::success();
+}
+
+/// Presence rules: the op's tensors and the problem's options decide which
+/// tensors must, may and must not be given.
+Status checkPresence(const Manifest &manifest, const BoundArgs &args) {
+  const ProblemSpec &problem = manifest.problem;
+  std::vector<TensorRole> required = {TensorRole::X, TensorRole::W,
+                                      TensorRole::Y};
+  if (problem.op == Op::SegmentMatmul)
+    required.push_back(TensorRole::SegIndptr);
+  if (problem.op == Op::MaskedMatmul)
+    required.push_back(TensorRole::MaskedM);
+  for (TensorRole role : required)
+    if (!args.get(role).present)
+      return invalidArgument(std::string("missing tensor '") +
+                             tensorRoleName(role) + "' (" + opName(problem.op) +
+                             " needs " + roleList(required) + ")");
+
+  struct Option {
+    TensorRole role;
+    bool enabled;
+    const char *flag;
+  };
+  const Option options[] = {
+      {TensorRole::WeightIndices, problem.hasWeightIndices,
+       "has_weight_indices"},
+      {TensorRole::Bias, problem.hasBias, "has_bias"},
+      {TensorRole::RowScale, problem.hasRowScale, "has_row_scale"},
+  };
+  for (const Option &option : options) {
+    bool present = args.get(option.role).present;
+    if (option.enabled && !present)
+      return invalidArgument(
+          std::string("missing tensor '") + tensorRoleName(option.role) +
+          "' (the kernel was compiled with " + option.flag + ")");
+    if (!option.enabled && present)
+      return invalidArgument(std::string("tensor '") +
+                             tensorRoleName(option.role) +
+                             "' was given, but the kernel was compiled "
+                             "without it (problem." +
+                             option.flag + " is false)");
+  }
+  // A required pointer parameter may name an optional tensor only when the
+  // problem enables it, which parseManifest has checked.
+  return Status::success();
+}
+
+Status checkTensors(const Manifest &manifest, BoundArgs &args) {
+  const ProblemSpec &problem = manifest.problem;
+  const bool segment = problem.op == Op::SegmentMatmul;
+  const TensorArg &x = args.get(TensorRole::X);
+  const TensorArg &w = args.get(TensorRole::W);
+  const TensorArg &y = args.get(TensorRole::Y);
+  ProblemShape &shape = args.shape;
+
+  // Dtypes first: they are the likeliest mistake and make the clearest error.
+  for (int i = 0; i < kNumTensorRoles; ++i) {
+    const TensorArg &tensor = args.tensors[i];
+    if (tensor.present)
+      if (Status status = checkDtype(
+              tensor, expectedTensorDtype(problem, static_cast<TensorRole>(i)));
+          !status.ok())
+        return status;
+  }
+
+  // x gives the rows and k; w gives n and the number of weights.
+  if (Status status =
+          checkRank(x, segment ? 2 : 3, segment ? "[m, k]" : "[groups, m, k]");
+      !status.ok())
+    return status;
+  if (Status status =
+          checkRank(w, 3,
+                    problem.weightLayout == WeightLayout::NK
+                        ? "[num_weights, n, k] for weight_layout \"nk\""
+                        : "[num_weights, k, n] for weight_layout \"kn\"");
+      !status.ok())
+    return status;
+  const bool nk = problem.weightLayout == WeightLayout::NK;
+  shape.k = x.shape[x.rank - 1];
+  shape.n = nk ? w.shape[1] : w.shape[2];
+  shape.numWeights = w.shape[0];
+  if (Status status = checkExtent(w, nk ? 2 : 1, shape.k, "k",
+                                  "x dimension " + std::to_string(x.rank - 1));
+      !status.ok())
+    return status;
+
+  if (segment) {
+    shape.m = x.shape[0];
+    shape.numRows = shape.m;
+    shape.rowsPerGroup = 0;
+    const TensorArg &indptr = args.get(TensorRole::SegIndptr);
+    if (Status status = checkRank(indptr, 1, "[num_groups + 1]"); !status.ok())
+      return status;
+    if (indptr.shape[0] < 1)
+      return invalidArgument(tensorPrefix(indptr) +
+                             "expected at least 1 element (num_groups + 1), "
+                             "got 0");
+    shape.numGroups = indptr.shape[0] - 1;
+  } else {
+    shape.numGroups = x.shape[0];
+    shape.m = x.shape[1];
+    shape.rowsPerGroup = shape.m;
+    shape.numRows = shape.numGroups * shape.m; // both <= 2^40: no overflow
+    if (shape.numRows > kMaxExtent)
+      return invalidArgument(
+          tensorPrefix(x) + "groups * rows = " + std::to_string(shape.numRows) +
+          " is larger than 2^40");
+    if (problem.op == Op::MaskedMatmul) {
+      const TensorArg &counts = args.get(TensorRole::MaskedM);
+      if (Status status = checkRank(counts, 1, "[num_groups]"); !status.ok())
+        return status;
+      if (Status status = checkExtent(counts, 0, shape.numGroups, "num_groups",
+                                      "x dimension 0");
+          !status.ok())
+        return status;
+    }
+  }
+
+  if (!problem.hasWeightIndices && shape.numWeights != shape.numGroups) {
+    std::string from = segment ? "num_groups from seg_indptr"
+                               : "num_groups from x dimension 0";
+    return checkExtent(w, 0, shape.numGroups, "num_weights",
+                       from + "; the kernel has no weight_indices");
+  }
+
+  if (segment) {
+    if (Status status = checkRank(y, 2, "[m, n]"); !status.ok())
+      return status;
+    if (Status status = checkExtent(y, 0, shape.m, "m", "x dimension 0");
+        !status.ok())
+      return status;
+    if (Status status = checkExtent(y, 1, shape.n, "n", "from w"); !status.ok())
+      return status;
+  } else {
+    if (Status status = checkRank(y, 3, "[groups, m, n]"); !status.ok())
+      return status;
+    if (Status status =
+            checkExtent(y, 0, shape.numGroups, "groups", "x dimension 0");
+        !status.ok())
+      return status;
+    if (Status status = checkExtent(y, 1, shape.m, "m", "x dimension 1");
+        !status.ok())
+      return status;
+    if (Status status = checkExtent(y, 2, shape.n, "n", "from w"); !status.ok())
+      return status;
+  }
+
+  if (const TensorArg &indices = args.get(TensorRole::WeightIndices);
+      indices.present) {
+    if (Status status = checkRank(indices, 1, "[num_groups]"); !status.ok())
+      return status;
+    if (Status status = checkExtent(indices, 0, shape.numGroups, "num_groups",
+                                    "number of groups");
+        !status.ok())
+      return status;
+  }
+  if (const TensorArg &bias = args.get(TensorRole::Bias); bias.present) {
+    if (Status status = checkRank(bias, 2, "[num_weights, n]"); !status.ok())
+      return status;
+    if (Status status = checkExtent(bias, 0, shape.numWeights, "num_weights",
+                                    "w dimension 0");
+        !status.ok())
+      return status;
+    if (Status status = checkExtent(bias, 1, shape.n, "n", "from w");
+        !status.ok())
+      return status;
+  }
+  if (const TensorArg &scale = args.get(TensorRole::RowScale); scale.present) {
+    if (scale.rank == 2 && !segment) {
+      if (Status status =
+              checkExtent(scale, 0, shape.numGroups, "groups", "x dimension 0");
+          !status.ok())
+        return status;
+      if (Status status = checkExtent(scale, 1, shape.m, "m", "x dimension 1");
+          !status.ok())
+        return status;
+    } else {
+      if (Status status = checkRank(
+              scale, 1, segment ? "[m]" : "[groups * m] or [groups, m]");
+          !status.ok())
+        return status;
+      if (Status status =
+              checkExtent(scale, 0, shape.numRows, "rows", "rows of x");
+          !status.ok())
+        return status;
+    }
+  }
+
+  // Static sizes the kernel was specialised for.
+  if (Status status = checkStatic("k", shape.k, problem.k,
+                                  "x dimension " + std::to_string(x.rank - 1));
+      !status.ok())
+    return status;
+  if (Status status = checkStatic("n", shape.n, problem.n,
+                                  nk ? "w dimension 1" : "w dimension 2");
+      !status.ok())
+    return status;
+  if (Status status = checkStatic("m", shape.m, problem.m,
+                                  segment ? "x dimension 0" : "x dimension 1");
+      !status.ok())
+    return status;
+  if (Status status =
+          checkStatic("num_groups", shape.numGroups, problem.numGroups,
+                      segment ? "seg_indptr has num_groups + 1 "
+                                "elements"
+                              : "x dimension 0");
+      !status.ok())
+    return status;
+  if (Status status = checkStatic("num_weights", shape.numWeights,
+                                  problem.numWeights, "w dimension 0");
+      !status.ok())
+    return status;
+
+  // Layouts and alignment.
+  const char *tmaWhy = "TMA needs 16-byte aligned global addresses";
+  if (Status status = checkRowView(x, /*tma=*/true); !status.ok())
+    return status;
+  if (Status status = checkAlignment(x, 16, tmaWhy); !status.ok())
+    return status;
+  if (Status status = checkInnerContiguous(w); !status.ok())
+    return status;
+  for (int d = 0; d < 2; ++d)
+    if (Status status = checkStride16(w, d); !status.ok())
+      return status;
+  if (Status status = checkAlignment(w, 16, tmaWhy); !status.ok())
+    return status;
+  // The epilogue writes y element by element: any row stride works.
+  if (Status status = checkRowView(y, /*tma=*/false); !status.ok())
+    return status;
+  if (Status status = checkAlignment(y, dtypeSize(y.dtype),
+                                     "natural alignment of its dtype");
+      !status.ok())
+    return status;
+  for (TensorRole role :
+       {TensorRole::SegIndptr, TensorRole::MaskedM, TensorRole::WeightIndices,
+        TensorRole::RowScale, TensorRole::Bias}) {
+    const TensorArg &tensor = args.get(role);
+    if (!tensor.present)
+      continue;
+    if (Status status = checkContiguous(tensor); !status.ok())
+      return status;
+    if (Status status = checkAlignment(tensor, dtypeSize(tensor.dtype),
+                                       "natural alignment of its dtype");
+        !status.ok())
+      return status;
+  }
+
+  shape.lda = x.strides[x.rank - 2];
+  shape.ldy = y.strides[y.rank - 2];
+  shape.numTiles = computeTileBound(problem.op, shape.numRows,
+                                    shape.rowsPerGroup, shape.numGroups,
+                                    shape.n, manifest.blockM, manifest.blockN);
+  if (shape.numTiles > 0 && shape.k == 0)
+    return unsupported("k = 0 is not supported (x has no columns)");
+  if (shape.numTiles > 0 && shape.numWeights == 0)
+    return invalidArgument(tensorPrefix(w) +
+                           "dimension 0 (num_weights) is 0, but there are "
+                           "groups to multiply");
+  return Status::success();
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+uint64_t roundUp16(uint64_t value) { return (value + 15) / 16 * 16; }
+
+} // namespace
+
+Status bindArguments(const Manifest &manifest, const ggemm_tensor *tensors,
+                     int numTensors, BoundArgs &args) {
+  args = BoundArgs();
+  if (numTensors < 0)
+    return invalidArgument("num_tensors is negative (" +
+                           std::to_string(numTensors) + ")");
+  if (numTensors > 0 && !tensors)
+    return invalidArgument("tensors is null but num_tensors is " +
+                           std::to_string(numTensors));
+  for (int i = 0; i < numTensors; ++i)
+    if (Status status = bindTensor(manifest, tensors[i], i, args); !status.ok())
+      return status;
+  if (Status status = checkPresence(manifest, args); !status.ok())
+    return status;
+  return checkTensors(manifest, args);
+}
+
+int64_t computeTileBound(Op op, int64_t numRows, int64_t rowsPerGroup,
+                         int64_t numGroups, int64_t n, int blockM, int blockN) {
+  if (numRows <= 0 || numGroups <= 0 || n <= 0)
+    return 0;
+  __int128 columnTiles = ceilDiv(n, blockN);
+  __int128 rowTiles = op == Op::SegmentMatmul
+                          ? __int128(ceilDiv(numRows, blockM)) + numGroups
+                          : __int128(numGroups) * ceilDiv(rowsPerGroup, blockM);
+  __int128 tiles = columnTiles * rowTiles;
+  if (tiles > std::numeric_limits<int64_t>::max())
+    return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(tiles);
+}
+
+Status computeGrid(const Manifest &manifest, int64_t tileBound, int smCount,
+                   unsigned &gridX) {
+  gridX = 0;
+  if (tileBound <= 0)
+    return Status::success();
+  const int64_t clusterX = manifest.cluster[0];
+  const int64_t maxGrid = std::numeric_limits<int32_t>::max();
+  int64_t tiles = std::min(tileBound, maxGrid + clusterX);
+  int64_t grid = ceilDiv(tiles, clusterX) * clusterX;
+  if (manifest.gridPolicy == GridPolicy::Persistent) {
+    if (smCount <= 0)
+      return invalidArgument("multiprocessor count must be positive, got " +
+                             std::to_string(smCount));
+    // As many CTAs as can be resident, whole clusters only.
+    int64_t resident = int64_t(smCount) * manifest.ctasPerSm;
+    resident = std::max(clusterX, resident / clusterX * clusterX);
+    grid = std::min(grid, resident);
+  }
+  if (grid > maxGrid)
+    return unsupported("the problem needs " + std::to_string(tileBound) +
+                       " CTAs, more than the grid limit " +
+                       std::to_string(maxGrid) +
+                       " (use the \"persistent\" grid policy)");
+  gridX = static_cast<unsigned>(grid);
+  return Status::success();
+}
+
+int64_t scalarValue(const ParamSpec &param, const ProblemShape &shape) {
+  switch (param.source) {
+  case ScalarSource::Literal:
+    return param.literal;
+  case ScalarSource::NumRows:
+    return shape.numRows;
+  case ScalarSource::RowsPerGroup:
+    return shape.rowsPerGroup;
+  case ScalarSource::NumGroups:
+    return shape.numGroups;
+  case ScalarSource::NumWeights:
+    return shape.numWeights;
+  case ScalarSource::M:
+    return shape.m;
+  case ScalarSource::N:
+    return shape.n;
+  case ScalarSource::K:
+    return shape.k;
+  case ScalarSource::Lda:
+    return shape.lda;
+  case ScalarSource::Ldy:
+    return shape.ldy;
+  case ScalarSource::NumTiles:
+    return shape.numTiles;
+  }
+  return 0;
+}
+
+Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
+                            const BoundArgs &args, TensorMapArgs &result) {
+  result = TensorMapArgs();
+  const TensorArg &tensor = args.get(param.tensor);
+  const ProblemShape &shape = args.shape;
+  const std::string context = "parameter '" + param.name +
+                              "' (TMA descriptor of " +
+                              tensorRoleName(param.tensor) + ")";
+  const int64_t elementSize = dtypeSize(tensor.dtype);
+
+  switch (tensor.dtype) {
+  case GGEMM_DTYPE_BF16:
+    result.dataType = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    break;
+  case GGEMM_DTYPE_F16:
+    result.dataType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    break;
+  case GGEMM_DTYPE_F32:
+    result.dataType = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    break;
+  case GGEMM_DTYPE_F8E4M3:
+  case GGEMM_DTYPE_F8E5M2:
+    result.dataType = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    break;
+  default:
+    return invalidArgument(context + ": dtype " + dtypeName(tensor.dtype) +
+                           " cannot be described by TMA");
+  }
+
+  // (extent, element stride) pairs, innermost first.
+  int64_t dims[kMaxTensorMapRank] = {};
+  int64_t strides[kMaxTensorMapRank] = {};
+  int rank = param.rank;
+  if (param.tensor == TensorRole::W) {
+    bool nk = manifest.problem.weightLayout == WeightLayout::NK;
+    dims[0] = nk ? shape.k : shape.n;
+    dims[1] = nk ? shape.n : shape.k;
+    dims[2] = shape.numWeights;
+    strides[1] = tensor.strides[1];
+    strides[2] = tensor.strides[0];
+  } else {
+    int64_t columns = param.tensor == TensorRole::X ? shape.k : shape.n;
+    int64_t rowStride = tensor.strides[tensor.rank - 2];
+    dims[0] = columns;
+    strides[1] = rowStride;
+    if (rank == 2) {
+      dims[1] = shape.numRows;
+    } else {
+      dims[1] = shape.rowsPerGroup;
+      dims[2] = shape.numGroups;
+      strides[2] = tensor.strides[0];
+    }
+  }
+
+  result.rank = static_cast<uint32_t>(rank);
+  result.globalAddress = tensor.data;
+  if (reinterpret_cast<uintptr_t>(tensor.data) % 16 != 0)
+    return invalidArgument(context + ": global address " +
+                           pointerText(tensor.data) +
+                           " is not 16-byte aligned");
+  for (int d = 0; d < rank; ++d) {
+    if (dims[d] < 1 || dims[d] > (int64_t(1) << 32))
+      return invalidArgument(context + ": dimension " + std::to_string(d) +
+                             " (innermost first) has extent " +
+                             std::to_string(dims[d]) + ", TMA needs [1, 2^32]");
+    result.globalDim[d] = static_cast<uint64_t>(dims[d]);
+    result.boxDim[d] = param.box[d];
+    result.elementStrides[d] = 1;
+  }
+  for (int d = 1; d < rank; ++d) {
+    uint64_t bytes = static_cast<uint64_t>(strides[d] * elementSize);
+    // The stride of an extent-1 dimension is never stepped; TMA still
+    // requires it to be a positive multiple of 16.
+    if (dims[d] == 1)
+      bytes = std::max<uint64_t>(16, roundUp16(bytes));
+    if (bytes % 16 != 0 || bytes >= (uint64_t(1) << 40))
+      return invalidArgument(context + ": byte stride of dimension " +
+                             std::to_string(d) + " (innermost first) is " +
+                             std::to_string(bytes) +
+                             ", TMA needs a multiple of 16 below 2^40");
+    result.globalStrides[d - 1] = bytes;
+  }
+
+  switch (param.swizzle) {
+  case Swizzle::None:
+    result.swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+    break;
+  case Swizzle::Bytes32:
+    result.swizzle = CU_TENSOR_MAP_SWIZZLE_32B;
+    break;
+  case Swizzle::Bytes64:
+    result.swizzle = CU_TENSOR_MAP_SWIZZLE_64B;
+    break;
+  case Swizzle::Bytes128:
+    result.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    break;
+  }
+  result.interleave = CU_TENSOR_MAP_INTERLEAVE_NONE;
+  result.l2Promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  // FILL_NONE fills out-of-bounds elements with zeros.
+  result.oobFill = param.oobFill == OobFill::Nan
+                       ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
+                       : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  return Status::success();
+}
+
+size_t paramSize(const ParamSpec &param) {
+  switch (param.kind) {
+  case ParamKind::TmaDescriptor:
+    return sizeof(CUtensorMap);
+  case ParamKind::Pointer:
+    return sizeof(void *);
+  case ParamKind::Scalar:
+    return param.dtype == GGEMM_DTYPE_I32 ? 4 : 8;
+  }
+  return 0;
+}
+
+Status planLaunch(const Manifest &manifest, const ggemm_tensor *tensors,
+                  int numTensors, LaunchPlan &plan) {
+  plan.params.clear();
+  if (Status status = bindArguments(manifest, tensors, numTensors, plan.args);
+      !status.ok())
+    return status;
+  if (plan.args.shape.numTiles == 0)
+    return Status::success();
+  plan.params.resize(manifest.params.size());
+  for (size_t i = 0; i < manifest.params.size(); ++i) {
+    const ParamSpec &param = manifest.params[i];
+    ParamValue &value = plan.params[i];
+    switch (param.kind) {
+    case ParamKind::TmaDescriptor:
+      if (Status status =
+              computeTensorMapArgs(manifest, param, plan.args, value.tensorMap);
+          !status.ok())
+        return status;
+      break;
+    case ParamKind::Pointer: {
+      const TensorArg &tensor = plan.args.get(param.tensor);
+      if (!tensor.present && !param.optional)
+        return invalidArgument(
+            "missing tensor '" + std::string(tensorRoleName(param.tensor)) +
+            "' (parameter '" + param.name + "' is not optional)");
+      value.pointer =
+          tensor.present
+              ? static_cast<uint64_t>(reinterpret_cast<uintptr_t>(tensor.data))
+              : 0;
+      break;
+    }
+    case ParamKind::Scalar:
+      value.scalar = scalarValue(param, plan.args.shape);
+      if (param.dtype == GGEMM_DTYPE_I32 &&
+          (value.scalar < std::numeric_limits<int32_t>::min() ||
+           value.scalar > std::numeric_limits<int32_t>::max()))
+        return unsupported("scalar parameter '" + param.name + "' is " +
+                           std::to_string(value.scalar) +
+                           ", which does not fit its dtype i32");
+      break;
+    }
+  }
+  return Status::success();
+}
+
+} // namespace ggemm::runtime

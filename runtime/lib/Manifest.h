@@ -1,0 +1,157 @@
+//===- Manifest.h - Kernel-bundle manifest (format version 1) ---*- C++ -*-===//
+//
+// The manifest is the contract between the compiler, which writes it next to
+// the PTX/cubin, and this runtime. docs/Runtime.md documents every field;
+// parseManifest checks all of them so that a launch never has to.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef GGEMM_RUNTIME_MANIFEST_H
+#define GGEMM_RUNTIME_MANIFEST_H
+
+#include "Status.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ggemm::runtime {
+
+constexpr int kManifestVersion = 1;
+constexpr int kMaxKernelParams = 64;
+constexpr int kMaxTensorMapParams = 8;
+constexpr int kMaxTensorMapRank = 5;
+
+enum class Op { SegmentMatmul, MaskedMatmul, BatchedMatmul };
+
+/// Tensors a caller passes by name.
+enum class TensorRole {
+  X,
+  W,
+  Y,
+  SegIndptr,
+  MaskedM,
+  WeightIndices,
+  Bias,
+  RowScale,
+};
+constexpr int kNumTensorRoles = 8;
+
+enum class WeightLayout { NK, KN };
+enum class GridPolicy { Persistent, Tiles };
+enum class ParamKind { TmaDescriptor, Pointer, Scalar };
+enum class Swizzle { None, Bytes32, Bytes64, Bytes128 };
+enum class OobFill { Zero, Nan };
+
+/// Launch-time quantities a scalar parameter can carry.
+enum class ScalarSource {
+  Literal,
+  NumRows,
+  RowsPerGroup,
+  NumGroups,
+  NumWeights,
+  M,
+  N,
+  K,
+  Lda,
+  Ldy,
+  NumTiles,
+};
+
+struct ParamSpec {
+  std::string name;
+  ParamKind kind = ParamKind::Pointer;
+  // TmaDescriptor and Pointer.
+  TensorRole tensor = TensorRole::X;
+  // Pointer: the tensor may be absent (null is passed).
+  bool optional = false;
+  // TmaDescriptor: element type; Scalar: I32 or I64.
+  ggemm_dtype dtype = GGEMM_DTYPE_I64;
+  // TmaDescriptor.
+  int rank = 0;
+  std::array<uint32_t, kMaxTensorMapRank> box{};
+  Swizzle swizzle = Swizzle::None;
+  OobFill oobFill = OobFill::Zero;
+  // Scalar.
+  ScalarSource source = ScalarSource::Literal;
+  int64_t literal = 0;
+};
+
+/// Static problem description; -1 marks a size taken from the tensors.
+struct ProblemSpec {
+  Op op = Op::SegmentMatmul;
+  ggemm_dtype aDtype = GGEMM_DTYPE_BF16;
+  ggemm_dtype bDtype = GGEMM_DTYPE_BF16;
+  ggemm_dtype outDtype = GGEMM_DTYPE_BF16;
+  ggemm_dtype indexDtype = GGEMM_DTYPE_I32;
+  WeightLayout weightLayout = WeightLayout::NK;
+  int64_t m = -1;
+  int64_t n = -1;
+  int64_t k = -1;
+  int64_t numGroups = -1;
+  int64_t numWeights = -1;
+  bool hasWeightIndices = false;
+  bool hasBias = false;
+  bool hasRowScale = false;
+  bool accumulate = false;
+};
+
+struct Manifest {
+  /// Where the manifest was read from ("<memory>" for parseManifest) and the
+  /// directory bundle paths are relative to.
+  std::string sourceName;
+  std::string directory;
+
+  std::string entry;
+  /// Resolved paths; empty when the manifest does not name the file.
+  std::string ptxPath;
+  std::string cubinPath;
+  std::string arch;
+  int archMajor = 0;
+  int archMinor = 0;
+  /// "sm_90a": the binary runs only on exactly this compute capability.
+  bool archSpecific = false;
+
+  std::array<unsigned, 3> block{1, 1, 1};
+  std::array<unsigned, 3> cluster{1, 1, 1};
+  unsigned dynamicSmem = 0;
+
+  ProblemSpec problem;
+  int blockM = 0;
+  int blockN = 0;
+  int blockK = 0;
+  int stages = 0;
+  GridPolicy gridPolicy = GridPolicy::Persistent;
+  int ctasPerSm = 1;
+
+  std::vector<ParamSpec> params;
+
+  /// Whether any parameter passes `role` (as descriptor or pointer).
+  bool usesTensor(TensorRole role) const;
+};
+
+/// Parses and checks manifest JSON. `sourceName` prefixes error messages and
+/// `directory` resolves the relative "ptx"/"cubin" paths.
+Status parseManifest(std::string_view text, const std::string &sourceName,
+                     const std::string &directory, Manifest &manifest);
+
+/// Reads `path` and parses it with its directory as the bundle directory.
+Status loadManifestFile(const std::string &path, Manifest &manifest);
+
+const char *dtypeName(ggemm_dtype dtype);
+/// Size in bytes of one element; 0 for values outside the enum.
+int64_t dtypeSize(ggemm_dtype dtype);
+bool isValidDtype(int dtype);
+const char *tensorRoleName(TensorRole role);
+/// The dtype a tensor has in `problem` (x: a_dtype, index tensors:
+/// index_dtype, weight_indices: i32, bias and row_scale: f32).
+ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role);
+/// Whether `op` takes `role` at all (seg_indptr and masked_m are op-specific).
+bool tensorExistsForOp(TensorRole role, Op op);
+const char *opName(Op op);
+
+} // namespace ggemm::runtime
+
+#endif // GGEMM_RUNTIME_MANIFEST_H

@@ -1,0 +1,152 @@
+//===- ApiTest.cpp - Tests of the C API that need no driver ---------------===//
+//
+// These tests never reach the driver: loading, argument validation and the
+// grid for a given multiprocessor count all happen before it is needed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ggemm-runtime/ggemm_runtime.h"
+
+#include "TestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+
+namespace ggemm::runtime {
+namespace {
+
+using test::makeTensor;
+using test::SegmentTensors;
+using test::TempDir;
+
+/// Loads a manifest that must load.
+ggemm_kernel *loadOk(const std::string &path) {
+  ggemm_kernel *kernel = nullptr;
+  ggemm_status status = ggemm_kernel_load(path.c_str(), &kernel);
+  EXPECT_EQ(status, GGEMM_OK) << ggemm_last_error();
+  EXPECT_STREQ(ggemm_last_error(), "");
+  return kernel;
+}
+
+TEST(Api, VersionAndStatusNames) {
+  EXPECT_EQ(ggemm_runtime_abi_version(), GGEMM_RUNTIME_ABI_VERSION);
+  EXPECT_STREQ(ggemm_status_name(GGEMM_OK), "GGEMM_OK");
+  EXPECT_STREQ(ggemm_status_name(GGEMM_ERROR_NO_DRIVER),
+               "GGEMM_ERROR_NO_DRIVER");
+  EXPECT_STREQ(ggemm_status_name(static_cast<ggemm_status>(15)),
+               "GGEMM_ERROR_UNKNOWN");
+}
+
+TEST(Api, LoadErrors) {
+  ggemm_kernel *kernel = reinterpret_cast<ggemm_kernel *>(0x1);
+  EXPECT_EQ(ggemm_kernel_load(nullptr, &kernel), GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(kernel, nullptr);
+  EXPECT_STREQ(ggemm_last_error(), "manifest_path is null");
+  EXPECT_EQ(ggemm_kernel_load("k.json", nullptr), GGEMM_ERROR_INVALID_ARGUMENT);
+
+  kernel = reinterpret_cast<ggemm_kernel *>(0x1);
+  EXPECT_EQ(ggemm_kernel_load("/nonexistent/k.json", &kernel), GGEMM_ERROR_IO);
+  EXPECT_EQ(kernel, nullptr);
+  EXPECT_CONTAINS(ggemm_last_error(),
+                  "cannot open manifest '/nonexistent/k.json': No such file");
+
+  TempDir dir;
+  std::string path = dir.write("bad.json", "{\"format\": \"ggemm-bundle\"");
+  EXPECT_EQ(ggemm_kernel_load(path.c_str(), &kernel), GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_CONTAINS(ggemm_last_error(), path + ":1:26: expected ',' or '}'");
+
+  path = dir.write("v2.json",
+                   test::withManifest("\"version\": 1", "\"version\": 2"));
+  EXPECT_EQ(ggemm_kernel_load(path.c_str(), &kernel), GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_CONTAINS(ggemm_last_error(), "unsupported manifest version 2");
+}
+
+TEST(Api, LoadNeedsTheNamedBinaries) {
+  TempDir dir;
+  ggemm_kernel *kernel = nullptr;
+  // The manifest names k.cubin, which does not exist.
+  std::string path = dir.writeBundle(test::kSegmentManifest, "", "fake ptx");
+  EXPECT_EQ(ggemm_kernel_load(path.c_str(), &kernel), GGEMM_ERROR_IO);
+  EXPECT_CONTAINS(ggemm_last_error(), "cannot open cubin '" +
+                                          dir.file("k.cubin") +
+                                          "' named by manifest");
+  dir.write("k.cubin", "");
+  EXPECT_EQ(ggemm_kernel_load(path.c_str(), &kernel), GGEMM_ERROR_IO);
+  EXPECT_CONTAINS(ggemm_last_error(), "' is empty");
+
+  dir.write("k.cubin", "fake cubin");
+  kernel = loadOk(path);
+  ggemm_kernel_destroy(kernel);
+  ggemm_kernel_destroy(nullptr);
+}
+
+TEST(Api, LaunchValidatesBeforeTheDriver) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+
+  EXPECT_EQ(ggemm_kernel_launch(nullptr, nullptr, 0, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(ggemm_last_error(), "kernel is null");
+
+  SegmentTensors t;
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 3, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(ggemm_last_error(), "missing tensor 'seg_indptr'");
+
+  t.w.dtype = GGEMM_DTYPE_F16;
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(ggemm_last_error(), "tensor 'w': expected dtype bf16, got f16");
+
+  SegmentTensors u;
+  u.x.data = reinterpret_cast<void *>(test::kX + 8);
+  EXPECT_EQ(ggemm_kernel_launch(kernel, u.get(), 4, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(ggemm_last_error(), "is not 16-byte aligned");
+
+  ggemm_kernel_destroy(kernel);
+}
+
+TEST(Api, GridForSmCount) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+  SegmentTensors t;
+  int grid = -1;
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 4, 132, &grid),
+            GGEMM_OK);
+  EXPECT_EQ(grid, 132);
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 4, 1000, &grid),
+            GGEMM_OK);
+  EXPECT_EQ(grid, 512); // the tile bound
+  t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {0, 7168});
+  t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {0, 4096});
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 4, 132, &grid),
+            GGEMM_OK);
+  EXPECT_EQ(grid, 0);
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 4, 132, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(nullptr, t.get(), 4, 132, &grid),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  ggemm_kernel_destroy(kernel);
+}
+
+TEST(Api, LastErrorIsPerThreadAndClearedBySuccess) {
+  ggemm_kernel *kernel = nullptr;
+  EXPECT_EQ(ggemm_kernel_load(nullptr, &kernel), GGEMM_ERROR_INVALID_ARGUMENT);
+  std::string otherThreadError = "unset";
+  std::thread([&] { otherThreadError = ggemm_last_error(); }).join();
+  EXPECT_EQ(otherThreadError, "");
+  EXPECT_STREQ(ggemm_last_error(), "manifest_path is null");
+
+  TempDir dir;
+  kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  EXPECT_STREQ(ggemm_last_error(), "");
+  ggemm_kernel_destroy(kernel);
+}
+
+} // namespace
+} // namespace ggemm::runtime

@@ -1,0 +1,488 @@
+//===- DriverTest.cpp - Tests of the driver half of a launch --------------===//
+//
+// The driver is loaded once per process, so each suite runs in its own CTest
+// process with GGEMM_CUDA_DRIVER set by runtime/test/CMakeLists.txt:
+//   NoDriver.*      GGEMM_CUDA_DRIVER names a missing file (or the toolkit's
+//                   stub libcuda): every driver-backed call reports
+//                   GGEMM_ERROR_NO_DRIVER.
+//   SystemDriver.*  no override: libcuda.so.1 as installed, if any.
+//   FakeDriver.*    GGEMM_CUDA_DRIVER names the fake of FakeCudaDriver.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ggemm-runtime/ggemm_runtime.h"
+
+#include "FakeCudaDriver.h"
+#include "TestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ggemm::runtime {
+namespace {
+
+using test::makeTensor;
+using test::SegmentTensors;
+using test::TempDir;
+
+ggemm_kernel *loadOk(const std::string &path) {
+  ggemm_kernel *kernel = nullptr;
+  EXPECT_EQ(ggemm_kernel_load(path.c_str(), &kernel), GGEMM_OK)
+      << ggemm_last_error();
+  return kernel;
+}
+
+//===----------------------------------------------------------------------===//
+// No driver
+//===----------------------------------------------------------------------===//
+
+TEST(NoDriver, DriverCallsReportNoDriver) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+  SegmentTensors t;
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr),
+            GGEMM_ERROR_NO_DRIVER);
+  EXPECT_CONTAINS(ggemm_last_error(), "no CUDA driver: ");
+  EXPECT_EQ(ggemm_kernel_prepare(kernel), GGEMM_ERROR_NO_DRIVER);
+  int grid = -1;
+  EXPECT_EQ(ggemm_kernel_grid(kernel, t.get(), 4, &grid),
+            GGEMM_ERROR_NO_DRIVER);
+  // The outcome is cached and stays the same.
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr),
+            GGEMM_ERROR_NO_DRIVER);
+  ggemm_kernel_destroy(kernel);
+}
+
+TEST(NoDriver, ValidationStillComesFirst) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+  SegmentTensors t;
+  t.x.strides[0] = 7172;
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(ggemm_last_error(), "tensor 'x': stride of dimension 0");
+  ggemm_kernel_destroy(kernel);
+}
+
+TEST(NoDriver, EmptyProblemsLaunchNothing) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+  SegmentTensors t;
+  t.x = makeTensor("x", 0, GGEMM_DTYPE_BF16, {0, 7168});
+  t.y = makeTensor("y", 0, GGEMM_DTYPE_BF16, {0, 4096});
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  int grid = -1;
+  EXPECT_EQ(ggemm_kernel_grid(kernel, t.get(), 4, &grid), GGEMM_OK);
+  EXPECT_EQ(grid, 0);
+  ggemm_kernel_destroy(kernel);
+}
+
+//===----------------------------------------------------------------------===//
+// The installed driver, if any
+//===----------------------------------------------------------------------===//
+
+TEST(SystemDriver, LaunchFailsCleanlyWithoutAContext) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+  SegmentTensors t;
+  ggemm_status status = ggemm_kernel_launch(kernel, t.get(), 4, nullptr);
+  // Without a GPU: no driver. With one: this thread has no current context.
+  if (status == GGEMM_ERROR_NO_DRIVER)
+    EXPECT_CONTAINS(ggemm_last_error(), "no CUDA driver: ");
+  else
+    EXPECT_EQ(status, GGEMM_ERROR_NO_CONTEXT) << ggemm_last_error();
+  ggemm_kernel_destroy(kernel);
+}
+
+//===----------------------------------------------------------------------===//
+// The fake driver
+//===----------------------------------------------------------------------===//
+
+class FakeDriver : public ::testing::Test {
+protected:
+  void SetUp() override {
+    const char *path = std::getenv("GGEMM_CUDA_DRIVER");
+    ASSERT_TRUE(path && *path) << "GGEMM_CUDA_DRIVER is not set";
+    // The same file as the runtime's dlopen: the same instance.
+    handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(handle, nullptr) << dlerror();
+    bind(config, "ggemmFakeConfig");
+    bind(reset, "ggemmFakeReset");
+    bind(launchCount, "ggemmFakeLaunchCount");
+    bind(lastLaunch, "ggemmFakeLastLaunch");
+    bind(encodeCount, "ggemmFakeEncodeCount");
+    bind(encode, "ggemmFakeEncode");
+    bind(moduleLoadCount, "ggemmFakeModuleLoadCount");
+    bind(moduleUnloadCount, "ggemmFakeModuleUnloadCount");
+    bind(lastModuleImage, "ggemmFakeLastModuleImage");
+    bind(smemAttributeCount, "ggemmFakeSmemAttributeCount");
+    bind(lastSmemAttribute, "ggemmFakeLastSmemAttribute");
+    reset();
+    // Record every parameter of the segment kernel.
+    FakeDriverConfig &fake = *config();
+    fake.numKernelParams = 13;
+    for (int i = 0; i < 13; ++i)
+      fake.kernelParamSizes[i] = test::kSegmentParamSizes[i];
+  }
+
+  void TearDown() override {
+    if (handle)
+      dlclose(handle);
+  }
+
+  template <typename F> void bind(F &function, const char *name) {
+    function = reinterpret_cast<F>(dlsym(handle, name));
+    ASSERT_NE(function, nullptr) << name;
+  }
+
+  /// Loads `manifest` with fake binaries and launches the segment tensors.
+  ggemm_status launch(const std::string &manifest, const ggemm_tensor *tensors,
+                      int count, void *stream = nullptr) {
+    ggemm_kernel *kernel = loadOk(dir.writeBundle(manifest));
+    if (!kernel)
+      return GGEMM_ERROR_INTERNAL;
+    ggemm_status status = ggemm_kernel_launch(kernel, tensors, count, stream);
+    lastError = ggemm_last_error();
+    ggemm_kernel_destroy(kernel);
+    return status;
+  }
+
+  template <typename T> T paramValue(int index) {
+    T value;
+    std::memcpy(&value, lastLaunch()->paramBytes[index], sizeof(T));
+    return value;
+  }
+
+  void *handle = nullptr;
+  TempDir dir;
+  std::string lastError;
+  FakeDriverConfig *(*config)() = nullptr;
+  void (*reset)() = nullptr;
+  int (*launchCount)() = nullptr;
+  const FakeLaunchRecord *(*lastLaunch)() = nullptr;
+  int (*encodeCount)() = nullptr;
+  const FakeEncodeRecord *(*encode)(int) = nullptr;
+  int (*moduleLoadCount)() = nullptr;
+  int (*moduleUnloadCount)() = nullptr;
+  const char *(*lastModuleImage)() = nullptr;
+  int (*smemAttributeCount)() = nullptr;
+  int (*lastSmemAttribute)() = nullptr;
+};
+
+TEST_F(FakeDriver, LaunchesSegmentKernel) {
+  SegmentTensors t;
+  t.y.strides[0] = 4096 + 64;
+  void *stream = reinterpret_cast<void *>(0x5eed);
+  ASSERT_EQ(launch(test::kSegmentManifest, t.get(), 4, stream), GGEMM_OK)
+      << lastError;
+  ASSERT_EQ(launchCount(), 1);
+  const FakeLaunchRecord &record = *lastLaunch();
+  EXPECT_EQ(record.grid[0], 132u); // min(132 SMs, 512 tiles)
+  EXPECT_EQ(record.grid[1], 1u);
+  EXPECT_EQ(record.grid[2], 1u);
+  EXPECT_EQ(record.block[0], 384u);
+  EXPECT_EQ(record.block[1], 1u);
+  EXPECT_EQ(record.cluster[0], 1u);
+  EXPECT_EQ(record.sharedMemBytes, 132096u);
+  EXPECT_EQ(record.stream, static_cast<CUstream>(stream));
+  EXPECT_EQ(lastSmemAttribute(), 132096);
+  EXPECT_STREQ(lastModuleImage(), "fake cubin");
+
+  // Descriptors: passed by value, 64-byte aligned, in parameter order.
+  ASSERT_EQ(encodeCount(), 2);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(paramValue<uint64_t>(i), kFakeTensorMapMagic);
+    EXPECT_EQ(record.paramAddresses[i] % 64, 0u);
+  }
+  const uint64_t *aWords =
+      reinterpret_cast<const uint64_t *>(record.paramBytes[0]);
+  const uint64_t *bWords =
+      reinterpret_cast<const uint64_t *>(record.paramBytes[1]);
+  const FakeEncodeRecord &a = *encode(static_cast<int>(aWords[1]));
+  const FakeEncodeRecord &b = *encode(static_cast<int>(bWords[1]));
+  EXPECT_EQ(a.globalAddress, reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(a.dataType, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  EXPECT_EQ(a.rank, 2u);
+  EXPECT_EQ(a.globalDim[0], 7168u);
+  EXPECT_EQ(a.globalDim[1], 1000u);
+  EXPECT_EQ(a.globalStrides[0], 7168u * 2);
+  EXPECT_EQ(a.boxDim[0], 64u);
+  EXPECT_EQ(a.boxDim[1], 128u);
+  EXPECT_EQ(a.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  EXPECT_EQ(a.l2Promotion, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+  EXPECT_EQ(a.oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  EXPECT_EQ(b.globalAddress, reinterpret_cast<void *>(test::kW));
+  EXPECT_EQ(b.rank, 3u);
+  EXPECT_EQ(b.globalDim[2], 8u);
+  EXPECT_EQ(b.globalStrides[1], 4096u * 7168u * 2);
+
+  // Pointers, absent optional tensors as null, then the scalars.
+  EXPECT_EQ(paramValue<uint64_t>(2), test::kY);
+  EXPECT_EQ(paramValue<uint64_t>(3), test::kIndptr);
+  EXPECT_EQ(paramValue<uint64_t>(4), 0u);
+  EXPECT_EQ(paramValue<uint64_t>(5), 0u);
+  EXPECT_EQ(paramValue<uint64_t>(6), 0u);
+  EXPECT_EQ(paramValue<int64_t>(7), 1000);
+  EXPECT_EQ(paramValue<int64_t>(8), 0);
+  EXPECT_EQ(paramValue<int32_t>(9), 8);
+  EXPECT_EQ(paramValue<int32_t>(10), 4096);
+  EXPECT_EQ(paramValue<int32_t>(11), 7168);
+  EXPECT_EQ(paramValue<int64_t>(12), 4160);
+}
+
+TEST_F(FakeDriver, ModuleIsLoadedOncePerContext) {
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+  SegmentTensors t;
+  EXPECT_EQ(ggemm_kernel_prepare(kernel), GGEMM_OK) << ggemm_last_error();
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK);
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK);
+  EXPECT_EQ(moduleLoadCount(), 1);
+  EXPECT_EQ(smemAttributeCount(), 1);
+  EXPECT_EQ(launchCount(), 2);
+  // Another context (new id): a second module.
+  config()->contextId = 2;
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK);
+  EXPECT_EQ(moduleLoadCount(), 2);
+  ggemm_kernel_destroy(kernel);
+  EXPECT_EQ(moduleUnloadCount(), 2);
+}
+
+TEST_F(FakeDriver, ConcurrentLaunchesShareOneModule) {
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&] {
+      SegmentTensors t;
+      for (int j = 0; j < 25; ++j)
+        if (ggemm_kernel_launch(kernel, t.get(), 4, nullptr) != GGEMM_OK &&
+            failures++ == 0)
+          ADD_FAILURE() << ggemm_last_error();
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(launchCount(), 100);
+  EXPECT_EQ(moduleLoadCount(), 1);
+  ggemm_kernel_destroy(kernel);
+}
+
+TEST_F(FakeDriver, GridUsesTheDeviceMultiprocessorCount) {
+  config()->smCount = 100;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+  SegmentTensors t;
+  int grid = -1;
+  EXPECT_EQ(ggemm_kernel_grid(kernel, t.get(), 4, &grid), GGEMM_OK);
+  EXPECT_EQ(grid, 100);
+  EXPECT_EQ(moduleLoadCount(), 0); // the grid query loads nothing
+  ggemm_kernel_destroy(kernel);
+}
+
+TEST_F(FakeDriver, ClusterLaunch) {
+  std::string manifest =
+      test::withManifest("\"cluster\": [1, 1, 1]", "\"cluster\": [2, 1, 1]");
+  manifest = test::replaced(manifest, "\"persistent\"", "\"tiles\"");
+  SegmentTensors t;
+  t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {100, 7168});
+  t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {100, 4096});
+  ASSERT_EQ(launch(manifest, t.get(), 4), GGEMM_OK) << lastError;
+  const FakeLaunchRecord &record = *lastLaunch();
+  EXPECT_EQ(record.cluster[0], 2u);
+  EXPECT_EQ(record.cluster[1], 1u);
+  EXPECT_EQ(record.cluster[2], 1u);
+  EXPECT_EQ(record.grid[0], 32u * (1 + 8)); // tiles policy, already even
+}
+
+TEST_F(FakeDriver, OptionalPointersArePassed) {
+  std::string manifest =
+      test::withManifest("\"has_bias\": false", "\"has_bias\": true");
+  SegmentTensors t;
+  ggemm_tensor bias =
+      makeTensor("bias", test::kExtra, GGEMM_DTYPE_F32, {8, 4096});
+  ASSERT_EQ(launch(manifest, t.get({bias}), 5), GGEMM_OK) << lastError;
+  EXPECT_EQ(paramValue<uint64_t>(5), test::kExtra);
+}
+
+TEST_F(FakeDriver, EmptyProblemLaunchesNothing) {
+  SegmentTensors t;
+  t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {1});
+  t.w = makeTensor("w", 0, GGEMM_DTYPE_BF16, {0, 4096, 7168});
+  std::string manifest =
+      test::withManifest("\"num_groups\": 8, \"num_weights\": 8",
+                         "\"num_groups\": -1, \"num_weights\": -1");
+  EXPECT_EQ(launch(manifest, t.get(), 4), GGEMM_OK) << lastError;
+  EXPECT_EQ(launchCount(), 0);
+  EXPECT_EQ(moduleLoadCount(), 0);
+}
+
+TEST_F(FakeDriver, NoCurrentContext) {
+  config()->hasContext = false;
+  SegmentTensors t;
+  EXPECT_EQ(launch(test::kSegmentManifest, t.get(), 4), GGEMM_ERROR_NO_CONTEXT);
+  EXPECT_CONTAINS(lastError, "no current CUDA context on this thread");
+}
+
+TEST_F(FakeDriver, TensorsMustBeMemoryOfTheContextDevice) {
+  {
+    SegmentTensors t;
+    t.x.data = reinterpret_cast<void *>(test::kX | kFakeHostBit);
+    EXPECT_EQ(launch(test::kSegmentManifest, t.get(), 4),
+              GGEMM_ERROR_INVALID_ARGUMENT);
+    EXPECT_CONTAINS(lastError, "tensor 'x' is not device memory of device 0 "
+                               "(it is host memory)");
+  }
+  {
+    SegmentTensors t;
+    t.w.data = reinterpret_cast<void *>(test::kW | kFakeDevice1Bit);
+    EXPECT_EQ(launch(test::kSegmentManifest, t.get(), 4),
+              GGEMM_ERROR_INVALID_ARGUMENT);
+    EXPECT_CONTAINS(lastError, "tensor 'w' is not device memory of device 0 "
+                               "(it belongs to device 1)");
+  }
+  {
+    SegmentTensors t;
+    t.indptr.data = reinterpret_cast<void *>(0x800);
+    EXPECT_EQ(launch(test::kSegmentManifest, t.get(), 4),
+              GGEMM_ERROR_INVALID_ARGUMENT);
+    EXPECT_CONTAINS(lastError,
+                    "tensor 'seg_indptr' is not device memory of device 0 "
+                    "(cuPointerGetAttribute: CUDA_ERROR_INVALID_VALUE "
+                    "(invalid argument))");
+  }
+  EXPECT_EQ(launchCount(), 0);
+}
+
+TEST_F(FakeDriver, DeviceMustMatchTheArchitecture) {
+  config()->ccMajor = 8;
+  config()->ccMinor = 0;
+  SegmentTensors t;
+  EXPECT_EQ(launch(test::kSegmentManifest, t.get(), 4),
+            GGEMM_ERROR_UNSUPPORTED);
+  EXPECT_CONTAINS(lastError, "the kernel was built for sm_90a, which runs "
+                             "only on compute capability 9.0; device 0 has "
+                             "compute capability 8.0");
+  config()->ccMajor = 10;
+  EXPECT_EQ(launch(test::kSegmentManifest, t.get(), 4),
+            GGEMM_ERROR_UNSUPPORTED);
+  // A plain sm_90 kernel runs on newer devices (through its PTX).
+  EXPECT_EQ(launch(test::withManifest("\"sm_90a\"", "\"sm_90\""), t.get(), 4),
+            GGEMM_OK)
+      << lastError;
+}
+
+TEST_F(FakeDriver, SharedMemoryLimit) {
+  config()->maxSmemOptin = 100000;
+  SegmentTensors t;
+  EXPECT_EQ(launch(test::kSegmentManifest, t.get(), 4),
+            GGEMM_ERROR_UNSUPPORTED);
+  EXPECT_CONTAINS(lastError, "the kernel needs 132096 bytes of dynamic shared "
+                             "memory, device 0 allows 100000");
+}
+
+TEST_F(FakeDriver, ModuleLoadingFallsBackToPtx) {
+  SegmentTensors t;
+  ggemm_kernel *kernel =
+      loadOk(dir.writeBundle(test::kSegmentManifest, "BADCUBIN", "good ptx"));
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_STREQ(lastModuleImage(), "good ptx");
+  ggemm_kernel_destroy(kernel);
+
+  kernel =
+      loadOk(dir.writeBundle(test::kSegmentManifest, "BADCUBIN", "BADPTX"));
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_ERROR_CUDA);
+  EXPECT_CONTAINS(ggemm_last_error(),
+                  "loading cubin '" + dir.file("k.cubin") +
+                      "' failed with CUDA_ERROR_INVALID_IMAGE");
+  EXPECT_CONTAINS(ggemm_last_error(),
+                  "loading PTX '" + dir.file("k.ptx") +
+                      "' failed with CUDA_ERROR_INVALID_PTX (a PTX JIT "
+                      "compilation failed): ptxas fatal: fake syntax error");
+  ggemm_kernel_destroy(kernel);
+
+  // A PTX-only bundle.
+  std::string ptxOnly = test::withManifest("\"cubin\": \"k.cubin\",", "");
+  kernel = loadOk(dir.writeBundle(ptxOnly, "", "only ptx"));
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_STREQ(lastModuleImage(), "only ptx");
+  ggemm_kernel_destroy(kernel);
+}
+
+TEST_F(FakeDriver, MissingEntryPoint) {
+  SegmentTensors t;
+  EXPECT_EQ(launch(test::withManifest("\"ggemm_segment_matmul_kernel\"",
+                                      "\"missing_kernel\""),
+                   t.get(), 4),
+            GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_CONTAINS(lastError, "kernel 'missing_kernel' (the manifest's entry) "
+                             "is not in the module");
+  EXPECT_EQ(moduleUnloadCount(), 1);
+}
+
+TEST_F(FakeDriver, ParametersAreCheckedAgainstTheKernel) {
+  FakeDriverConfig &fake = *config();
+  fake.supportsParamInfo = true;
+  SegmentTensors t;
+  EXPECT_EQ(launch(test::kSegmentManifest, t.get(), 4), GGEMM_OK) << lastError;
+
+  fake.kernelParamSizes[2] = 4;
+  EXPECT_EQ(launch(test::kSegmentManifest, t.get(), 4),
+            GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_CONTAINS(lastError, "parameter 2 'y' is passed as 8 bytes, but "
+                             "kernel 'ggemm_segment_matmul_kernel' declares 4 "
+                             "bytes");
+  fake.kernelParamSizes[2] = 8;
+
+  fake.numKernelParams = 12;
+  EXPECT_EQ(launch(test::kSegmentManifest, t.get(), 4),
+            GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_CONTAINS(lastError, "lists 13 parameters, but kernel "
+                             "'ggemm_segment_matmul_kernel' takes 12");
+  fake.numKernelParams = 14;
+  fake.kernelParamSizes[13] = 4;
+  EXPECT_EQ(launch(test::kSegmentManifest, t.get(), 4),
+            GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_CONTAINS(lastError, "takes more");
+}
+
+TEST_F(FakeDriver, DriverFailuresNameTheCall) {
+  SegmentTensors t;
+  config()->encodeResult = CUDA_ERROR_INVALID_VALUE;
+  EXPECT_EQ(launch(test::kSegmentManifest, t.get(), 4), GGEMM_ERROR_CUDA);
+  EXPECT_CONTAINS(lastError,
+                  "cuTensorMapEncodeTiled for parameter 'a_desc' (tensor x, "
+                  "dims [7168, 1000], byte strides [14336], box [64, 128]) "
+                  "failed with CUDA_ERROR_INVALID_VALUE (invalid argument)");
+  config()->encodeResult = CUDA_SUCCESS;
+
+  config()->launchResult = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  EXPECT_EQ(launch(test::kSegmentManifest, t.get(), 4), GGEMM_ERROR_CUDA);
+  EXPECT_CONTAINS(lastError,
+                  "cuLaunchKernelEx of 'ggemm_segment_matmul_kernel' (grid "
+                  "132, block [384, 1, 1], cluster 1, dynamic shared memory "
+                  "132096 bytes) failed with "
+                  "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (too many resources "
+                  "requested for launch)");
+}
+
+} // namespace
+} // namespace ggemm::runtime

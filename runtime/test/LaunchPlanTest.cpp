@@ -1,0 +1,765 @@
+//===- LaunchPlanTest.cpp - Tests of driver-free launch preparation -------===//
+
+#include "LaunchPlan.h"
+#include "TestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace ggemm::runtime {
+namespace {
+
+using test::makeTensor;
+using test::SegmentTensors;
+using test::withManifest;
+
+Manifest manifestFrom(const std::string &text) {
+  Manifest manifest;
+  Status status = parseManifest(text, "k.json", "", manifest);
+  EXPECT_TRUE(status.ok()) << status.getMessage();
+  return manifest;
+}
+
+Manifest segmentManifest() { return manifestFrom(test::kSegmentManifest); }
+
+/// A segment manifest with no static sizes, so tests can pick any shape.
+Manifest dynamicSegmentManifest() {
+  std::string text = withManifest("\"n\": 4096, \"k\": 7168, \"num_groups\": "
+                                  "8, \"num_weights\": 8",
+                                  "\"n\": -1, \"k\": -1, \"num_groups\": -1, "
+                                  "\"num_weights\": -1");
+  return manifestFrom(text);
+}
+
+/// A masked_matmul manifest: x [G, Mmax, K], masked_m [G].
+Manifest maskedManifest(bool rowScale = false) {
+  std::string text = withManifest("\"segment_matmul\"", "\"masked_matmul\"");
+  text = test::replaced(text, "\"seg_indptr\"", "\"masked_m\"");
+  text = test::replaced(text,
+                        "\"m\": -1, \"n\": 4096, \"k\": 7168, "
+                        "\"num_groups\": 8, \"num_weights\": 8",
+                        "\"m\": -1, \"n\": -1, \"k\": -1, \"num_groups\": "
+                        "-1, \"num_weights\": -1");
+  if (rowScale)
+    text = test::replaced(text, "\"has_row_scale\": false",
+                          "\"has_row_scale\": true");
+  return manifestFrom(text);
+}
+
+Status bind(const Manifest &manifest, const ggemm_tensor *tensors, int count,
+            BoundArgs &args) {
+  return bindArguments(manifest, tensors, count, args);
+}
+
+/// The error of binding `tensors`, which must be INVALID_ARGUMENT.
+std::string bindError(const Manifest &manifest, const ggemm_tensor *tensors,
+                      int count,
+                      ggemm_status expected = GGEMM_ERROR_INVALID_ARGUMENT) {
+  BoundArgs args;
+  Status status = bind(manifest, tensors, count, args);
+  EXPECT_EQ(status.getCode(), expected) << status.getMessage();
+  return status.getMessage();
+}
+
+TEST(Bind, SegmentShapes) {
+  Manifest manifest = segmentManifest();
+  SegmentTensors t;
+  BoundArgs args;
+  Status status = bind(manifest, t.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  const ProblemShape &shape = args.shape;
+  EXPECT_EQ(shape.numRows, 1000);
+  EXPECT_EQ(shape.rowsPerGroup, 0);
+  EXPECT_EQ(shape.numGroups, 8);
+  EXPECT_EQ(shape.numWeights, 8);
+  EXPECT_EQ(shape.m, 1000);
+  EXPECT_EQ(shape.n, 4096);
+  EXPECT_EQ(shape.k, 7168);
+  EXPECT_EQ(shape.lda, 7168);
+  EXPECT_EQ(shape.ldy, 4096);
+  // ceil(4096 / 128) * (ceil(1000 / 128) + 8) = 32 * 16.
+  EXPECT_EQ(shape.numTiles, 512);
+  EXPECT_TRUE(args.get(TensorRole::X).present);
+  EXPECT_FALSE(args.get(TensorRole::Bias).present);
+}
+
+TEST(Bind, PaddedRowStrides) {
+  Manifest manifest = segmentManifest();
+  SegmentTensors t;
+  t.x.strides[0] = 7168 + 64;
+  t.y.strides[0] = 4096 + 8;
+  BoundArgs args;
+  Status status = bind(manifest, t.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.lda, 7232);
+  EXPECT_EQ(args.shape.ldy, 4104);
+}
+
+TEST(Bind, MissingAndUnknownTensors) {
+  Manifest manifest = segmentManifest();
+  SegmentTensors t;
+  EXPECT_CONTAINS(bindError(manifest, t.get(), 3),
+                  "missing tensor 'seg_indptr' (segment_matmul needs x, w, y, "
+                  "seg_indptr)");
+  ggemm_tensor unknown = makeTensor("z", test::kExtra, GGEMM_DTYPE_F32, {1});
+  EXPECT_CONTAINS(bindError(manifest, t.get({unknown}), 5),
+                  "unknown tensor 'z' (segment_matmul takes x, w, y, "
+                  "seg_indptr, weight_indices, bias, row_scale)");
+  ggemm_tensor masked =
+      makeTensor("masked_m", test::kExtra, GGEMM_DTYPE_I32, {8});
+  EXPECT_CONTAINS(bindError(manifest, t.get({masked}), 5),
+                  "unknown tensor 'masked_m'");
+  EXPECT_CONTAINS(bindError(manifest, t.get({t.x}), 5),
+                  "tensor 'x' is given twice");
+  ggemm_tensor nameless = t.x;
+  nameless.name = nullptr;
+  EXPECT_CONTAINS(bindError(manifest, &nameless, 1),
+                  "tensors[0] has a null name");
+  EXPECT_CONTAINS(bindError(manifest, nullptr, 2),
+                  "tensors is null but num_tensors is 2");
+  EXPECT_CONTAINS(bindError(manifest, nullptr, -1), "num_tensors is negative");
+}
+
+TEST(Bind, OptionalTensorsFollowTheProblem) {
+  Manifest manifest = segmentManifest();
+  SegmentTensors t;
+  ggemm_tensor bias =
+      makeTensor("bias", test::kExtra, GGEMM_DTYPE_F32, {8, 4096});
+  EXPECT_CONTAINS(bindError(manifest, t.get({bias}), 5),
+                  "tensor 'bias' was given, but the kernel was compiled "
+                  "without it (problem.has_bias is false)");
+
+  Manifest withBias =
+      manifestFrom(withManifest("\"has_bias\": false", "\"has_bias\": true"));
+  EXPECT_CONTAINS(bindError(withBias, t.get(), 4),
+                  "missing tensor 'bias' (the kernel was compiled with "
+                  "has_bias)");
+  BoundArgs args;
+  Status status = bind(withBias, t.get({bias}), 5, args);
+  EXPECT_TRUE(status.ok()) << status.getMessage();
+  ggemm_tensor f16Bias = bias;
+  f16Bias.dtype = GGEMM_DTYPE_BF16;
+  EXPECT_CONTAINS(bindError(withBias, t.get({f16Bias}), 5),
+                  "tensor 'bias': expected dtype f32, got bf16");
+  ggemm_tensor shortBias =
+      makeTensor("bias", test::kExtra, GGEMM_DTYPE_F32, {8, 4000});
+  EXPECT_CONTAINS(bindError(withBias, t.get({shortBias}), 5),
+                  "tensor 'bias': dimension 1 (n) is 4000, expected 4096");
+  ggemm_tensor stridedBias = bias;
+  stridedBias.strides[0] = 4100;
+  EXPECT_CONTAINS(bindError(withBias, t.get({stridedBias}), 5),
+                  "tensor 'bias': expected a contiguous tensor, got strides "
+                  "[4100, 1] for shape [8, 4096]");
+}
+
+TEST(Bind, WrongDtype) {
+  Manifest manifest = segmentManifest();
+  SegmentTensors t;
+  t.w.dtype = GGEMM_DTYPE_F16;
+  EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                  "tensor 'w': expected dtype bf16, got f16");
+  SegmentTensors u;
+  u.indptr.dtype = GGEMM_DTYPE_I64;
+  EXPECT_CONTAINS(bindError(manifest, u.get(), 4),
+                  "tensor 'seg_indptr': expected dtype i32, got i64");
+  SegmentTensors v;
+  int badDtype = 42; // as a C caller could store it
+  std::memcpy(&v.y.dtype, &badDtype, sizeof(badDtype));
+  EXPECT_CONTAINS(bindError(manifest, v.get(), 4),
+                  "tensor 'y': invalid dtype value 42");
+}
+
+TEST(Bind, WrongRank) {
+  Manifest manifest = segmentManifest();
+  SegmentTensors t;
+  t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {1, 1000, 7168});
+  EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                  "tensor 'x': expected rank 2 ([m, k]), got rank 3 with "
+                  "shape [1, 1000, 7168]");
+  SegmentTensors u;
+  u.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {4096, 7168});
+  EXPECT_CONTAINS(bindError(manifest, u.get(), 4),
+                  "tensor 'w': expected rank 3 ([num_weights, n, k] for "
+                  "weight_layout \"nk\"), got rank 2");
+  SegmentTensors v;
+  v.y.rank = 5;
+  EXPECT_CONTAINS(bindError(manifest, v.get(), 4),
+                  "tensor 'y': rank 5 is outside [0, 4]");
+}
+
+TEST(Bind, ShapeMismatches) {
+  Manifest manifest = dynamicSegmentManifest();
+  {
+    SegmentTensors t;
+    t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 4096, 7000});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'w': dimension 2 (k) is 7000, expected 7168 (x "
+                    "dimension 1); shape is [8, 4096, 7000]");
+  }
+  {
+    SegmentTensors t;
+    t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {1000, 2048});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'y': dimension 1 (n) is 2048, expected 4096");
+  }
+  {
+    SegmentTensors t;
+    t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {999, 4096});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'y': dimension 0 (m) is 999, expected 1000");
+  }
+  {
+    SegmentTensors t;
+    t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {5});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'w': dimension 0 (num_weights) is 8, expected 4 "
+                    "(num_groups from seg_indptr; the kernel has no "
+                    "weight_indices)");
+  }
+  {
+    SegmentTensors t;
+    t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {0});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'seg_indptr': expected at least 1 element");
+  }
+}
+
+TEST(Bind, StaticSizes) {
+  Manifest manifest = segmentManifest(); // n = 4096, k = 7168, groups = 8
+  {
+    SegmentTensors t;
+    t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {1000, 4096});
+    t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 4096, 4096});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "k is 4096 (x dimension 1), but the kernel was compiled "
+                    "for k = 7168");
+  }
+  {
+    SegmentTensors t;
+    t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 2048, 7168});
+    t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {1000, 2048});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "n is 2048 (w dimension 1), but the kernel was compiled "
+                    "for n = 4096");
+  }
+  {
+    SegmentTensors t;
+    t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {4, 4096, 7168});
+    t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {5});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "num_groups is 4 (seg_indptr has num_groups + 1 "
+                    "elements), but the kernel was compiled for num_groups = "
+                    "8");
+  }
+}
+
+TEST(Bind, Alignment) {
+  Manifest manifest = segmentManifest();
+  {
+    SegmentTensors t;
+    t.x.data = reinterpret_cast<void *>(test::kX + 2);
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'x': data pointer 0x100100002 is not 16-byte "
+                    "aligned (TMA needs 16-byte aligned global addresses)");
+  }
+  {
+    SegmentTensors t;
+    t.w.data = reinterpret_cast<void *>(test::kW + 8);
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'w': data pointer 0x100200008 is not 16-byte "
+                    "aligned");
+  }
+  {
+    // y is written element by element: its natural alignment is enough.
+    SegmentTensors t;
+    t.y.data = reinterpret_cast<void *>(test::kY + 4);
+    BoundArgs args;
+    Status status = bind(manifest, t.get(), 4, args);
+    EXPECT_TRUE(status.ok()) << status.getMessage();
+    t.y.data = reinterpret_cast<void *>(test::kY + 1);
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'y': data pointer 0x100300001 is not 2-byte "
+                    "aligned (natural alignment of its dtype)");
+  }
+  {
+    // Index tensors only need their natural alignment.
+    SegmentTensors t;
+    t.indptr.data = reinterpret_cast<void *>(test::kIndptr + 4);
+    BoundArgs args;
+    Status status = bind(manifest, t.get(), 4, args);
+    EXPECT_TRUE(status.ok()) << status.getMessage();
+    t.indptr.data = reinterpret_cast<void *>(test::kIndptr + 2);
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'seg_indptr': data pointer 0x100400002 is not "
+                    "4-byte aligned (natural alignment of its dtype)");
+  }
+  {
+    SegmentTensors t;
+    t.x.data = nullptr;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'x': data pointer is null");
+  }
+}
+
+TEST(Bind, Strides) {
+  Manifest manifest = segmentManifest();
+  {
+    SegmentTensors t;
+    t.x.strides[1] = 2;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'x': innermost stride is 2, expected 1 (the last "
+                    "dimension must be contiguous); strides are [7168, 2]");
+  }
+  {
+    // A transposed w: K is not the contiguous dimension.
+    SegmentTensors t;
+    t.w.strides[1] = 1;
+    t.w.strides[2] = 4096;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'w': innermost stride is 4096, expected 1");
+  }
+  {
+    SegmentTensors t;
+    t.x.strides[0] = 7172; // 14344 bytes
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'x': stride of dimension 0 is 7172 elements "
+                    "(14344 bytes), expected a multiple of 16 bytes");
+  }
+  {
+    // y is not read by TMA: a padded row stride of any length works.
+    SegmentTensors t;
+    t.y.strides[0] = 4099;
+    BoundArgs args;
+    Status status = bind(manifest, t.get(), 4, args);
+    EXPECT_TRUE(status.ok()) << status.getMessage();
+  }
+  {
+    SegmentTensors t;
+    t.w.strides[0] = 4096 * 7168 + 4;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'w': stride of dimension 0 is 29360132 elements");
+  }
+  {
+    SegmentTensors t;
+    t.y.strides[0] = 2048;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'y': row stride 2048 is smaller than the row "
+                    "length 4096");
+  }
+  {
+    SegmentTensors t;
+    t.x.strides[0] = 0;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'x': stride of dimension 0 is 0 (broadcast "
+                    "tensors are not supported)");
+  }
+  {
+    SegmentTensors t;
+    t.x.strides[0] = -7168;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "negative strides are not supported");
+  }
+}
+
+TEST(Bind, ExtentOneStridesAreIgnored) {
+  // PyTorch gives extent-1 dimensions arbitrary strides; they never step.
+  Manifest manifest = dynamicSegmentManifest();
+  SegmentTensors t;
+  t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {1, 7168});
+  t.x.strides[0] = 3; // meaningless for a single row
+  t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {1, 4096});
+  t.y.strides[0] = 1;
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {1, 4096, 7168});
+  t.w.strides[0] = 5;
+  t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {2});
+  BoundArgs args;
+  Status status = bind(manifest, t.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.lda, 7168);
+  EXPECT_EQ(args.shape.ldy, 4096);
+}
+
+TEST(Bind, EmptyProblemsHaveNoTiles) {
+  Manifest manifest = dynamicSegmentManifest();
+  SegmentTensors t;
+  t.x = makeTensor("x", 0, GGEMM_DTYPE_BF16, {0, 7168});
+  t.y = makeTensor("y", 0, GGEMM_DTYPE_BF16, {0, 4096});
+  BoundArgs args;
+  Status status = bind(manifest, t.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.numTiles, 0);
+
+  SegmentTensors u;
+  u.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {1});
+  u.w = makeTensor("w", 0, GGEMM_DTYPE_BF16, {0, 4096, 7168});
+  status = bind(manifest, u.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.numGroups, 0);
+  EXPECT_EQ(args.shape.numTiles, 0);
+}
+
+TEST(Bind, ZeroKIsUnsupported) {
+  Manifest manifest = dynamicSegmentManifest();
+  SegmentTensors t;
+  t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {1000, 0});
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 4096, 0});
+  EXPECT_CONTAINS(bindError(manifest, t.get(), 4, GGEMM_ERROR_UNSUPPORTED),
+                  "k = 0 is not supported");
+}
+
+TEST(Bind, WeightIndices) {
+  std::string text = withManifest("\"num_groups\": 8, \"num_weights\": 8",
+                                  "\"num_groups\": -1, \"num_weights\": -1");
+  text = test::replaced(text, "\"has_weight_indices\": false",
+                        "\"has_weight_indices\": true");
+  Manifest manifest = manifestFrom(text);
+  SegmentTensors t;
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {3, 4096, 7168});
+  ggemm_tensor indices =
+      makeTensor("weight_indices", test::kExtra, GGEMM_DTYPE_I32, {8});
+  BoundArgs args;
+  Status status = bind(manifest, t.get({indices}), 5, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.numGroups, 8);
+  EXPECT_EQ(args.shape.numWeights, 3);
+  indices.shape[0] = 7;
+  EXPECT_CONTAINS(bindError(manifest, t.get({indices}), 5),
+                  "tensor 'weight_indices': dimension 0 (num_groups) is 7, "
+                  "expected 8");
+  EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                  "missing tensor 'weight_indices'");
+}
+
+TEST(Bind, KnWeightLayout) {
+  Manifest manifest = manifestFrom(
+      withManifest("\"weight_layout\": \"nk\"", "\"weight_layout\": \"kn\""));
+  SegmentTensors t;
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 7168, 4096});
+  BoundArgs args;
+  Status status = bind(manifest, t.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.n, 4096);
+  EXPECT_EQ(args.shape.k, 7168);
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 4096, 7168});
+  EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                  "tensor 'w': dimension 1 (k) is 4096, expected 7168");
+}
+
+TEST(Bind, MaskedShapes) {
+  Manifest manifest = maskedManifest();
+  ggemm_tensor tensors[] = {
+      makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {4, 256, 512}),
+      makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {4, 1024, 512}),
+      makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {4, 256, 1024}),
+      makeTensor("masked_m", test::kIndptr, GGEMM_DTYPE_I32, {4}),
+  };
+  BoundArgs args;
+  Status status = bind(manifest, tensors, 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.numRows, 1024);
+  EXPECT_EQ(args.shape.rowsPerGroup, 256);
+  EXPECT_EQ(args.shape.numGroups, 4);
+  EXPECT_EQ(args.shape.m, 256);
+  // ceil(1024 / 128) * 4 * ceil(256 / 128) = 8 * 4 * 2.
+  EXPECT_EQ(args.shape.numTiles, 64);
+
+  tensors[3].shape[0] = 3;
+  EXPECT_CONTAINS(bindError(manifest, tensors, 4),
+                  "tensor 'masked_m': dimension 0 (num_groups) is 3, expected "
+                  "4 (x dimension 0)");
+  tensors[3].shape[0] = 4;
+  // Groups of x must be packed so that x reads as [G * Mmax, K].
+  tensors[0].strides[0] = 256 * 512 + 64;
+  EXPECT_CONTAINS(bindError(manifest, tensors, 4),
+                  "tensor 'x': stride of dimension 0 is 131136, expected "
+                  "131072 (shape[1] * stride[1])");
+  tensors[0].strides[0] = 256 * 512;
+  tensors[2] = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {4, 128, 1024});
+  EXPECT_CONTAINS(bindError(manifest, tensors, 4),
+                  "tensor 'y': dimension 1 (m) is 128, expected 256");
+  tensors[2] = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {256, 1024});
+  EXPECT_CONTAINS(bindError(manifest, tensors, 4),
+                  "tensor 'y': expected rank 3 ([groups, m, n]), got rank 2");
+}
+
+TEST(Bind, RowScaleShapes) {
+  Manifest manifest = maskedManifest(/*rowScale=*/true);
+  ggemm_tensor tensors[] = {
+      makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {4, 256, 512}),
+      makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {4, 1024, 512}),
+      makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {4, 256, 1024}),
+      makeTensor("masked_m", test::kIndptr, GGEMM_DTYPE_I32, {4}),
+      makeTensor("row_scale", test::kExtra, GGEMM_DTYPE_F32, {1024}),
+  };
+  BoundArgs args;
+  Status status = bind(manifest, tensors, 5, args);
+  EXPECT_TRUE(status.ok()) << status.getMessage();
+  tensors[4] = makeTensor("row_scale", test::kExtra, GGEMM_DTYPE_F32, {4, 256});
+  status = bind(manifest, tensors, 5, args);
+  EXPECT_TRUE(status.ok()) << status.getMessage();
+  tensors[4] = makeTensor("row_scale", test::kExtra, GGEMM_DTYPE_F32, {1000});
+  EXPECT_CONTAINS(bindError(manifest, tensors, 5),
+                  "tensor 'row_scale': dimension 0 (rows) is 1000, expected "
+                  "1024 (rows of x)");
+}
+
+TEST(Grid, TileBound) {
+  // segment: ceil(N / bn) * (ceil(M / bm) + G).
+  EXPECT_EQ(computeTileBound(Op::SegmentMatmul, 1000, 0, 8, 4096, 128, 128),
+            32 * (8 + 8));
+  EXPECT_EQ(computeTileBound(Op::SegmentMatmul, 1, 0, 1, 1, 128, 128), 2);
+  // masked / batched: ceil(N / bn) * G * ceil(rows_per_group / bm).
+  EXPECT_EQ(computeTileBound(Op::MaskedMatmul, 4 * 300, 300, 4, 1000, 128, 64),
+            16 * 4 * 3);
+  EXPECT_EQ(computeTileBound(Op::BatchedMatmul, 2 * 128, 128, 2, 128, 128, 128),
+            2);
+  // Nothing to do.
+  EXPECT_EQ(computeTileBound(Op::SegmentMatmul, 0, 0, 8, 4096, 128, 128), 0);
+  EXPECT_EQ(computeTileBound(Op::SegmentMatmul, 100, 0, 0, 4096, 128, 128), 0);
+  EXPECT_EQ(computeTileBound(Op::MaskedMatmul, 0, 0, 4, 4096, 128, 128), 0);
+  EXPECT_EQ(computeTileBound(Op::SegmentMatmul, 100, 0, 1, 0, 128, 128), 0);
+  // Saturates instead of overflowing.
+  int64_t huge = int64_t(1) << 40;
+  EXPECT_EQ(computeTileBound(Op::SegmentMatmul, huge, 0, huge, huge, 1, 1),
+            INT64_MAX);
+}
+
+TEST(Grid, PersistentPolicy) {
+  Manifest manifest = segmentManifest();
+  unsigned grid = 0;
+  ASSERT_TRUE(computeGrid(manifest, 512, 132, grid).ok());
+  EXPECT_EQ(grid, 132u);
+  ASSERT_TRUE(computeGrid(manifest, 7, 132, grid).ok());
+  EXPECT_EQ(grid, 7u);
+  ASSERT_TRUE(computeGrid(manifest, 0, 132, grid).ok());
+  EXPECT_EQ(grid, 0u);
+  manifest.ctasPerSm = 2;
+  ASSERT_TRUE(computeGrid(manifest, 512, 132, grid).ok());
+  EXPECT_EQ(grid, 264u);
+  ASSERT_TRUE(computeGrid(manifest, INT64_MAX, 132, grid).ok());
+  EXPECT_EQ(grid, 264u);
+  Status status = computeGrid(manifest, 10, 0, grid);
+  EXPECT_EQ(status.getCode(), GGEMM_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(Grid, PersistentPolicyWithClusters) {
+  Manifest manifest = segmentManifest();
+  manifest.cluster = {2, 1, 1};
+  unsigned grid = 0;
+  // Few tiles: rounded up to whole clusters.
+  ASSERT_TRUE(computeGrid(manifest, 7, 132, grid).ok());
+  EXPECT_EQ(grid, 8u);
+  // Many tiles: as many whole clusters as fit on the device.
+  manifest.cluster = {8, 1, 1};
+  ASSERT_TRUE(computeGrid(manifest, 1000, 132, grid).ok());
+  EXPECT_EQ(grid, 128u);
+  // Fewer SMs than a cluster: one cluster.
+  ASSERT_TRUE(computeGrid(manifest, 1000, 4, grid).ok());
+  EXPECT_EQ(grid, 8u);
+}
+
+TEST(Grid, TilesPolicy) {
+  Manifest manifest = segmentManifest();
+  manifest.gridPolicy = GridPolicy::Tiles;
+  unsigned grid = 0;
+  ASSERT_TRUE(computeGrid(manifest, 512, 132, grid).ok());
+  EXPECT_EQ(grid, 512u);
+  manifest.cluster = {2, 1, 1};
+  ASSERT_TRUE(computeGrid(manifest, 511, 0, grid).ok());
+  EXPECT_EQ(grid, 512u);
+  Status status = computeGrid(manifest, int64_t(1) << 33, 132, grid);
+  EXPECT_EQ(status.getCode(), GGEMM_ERROR_UNSUPPORTED);
+  EXPECT_CONTAINS(status.getMessage(), "more than the grid limit 2147483647");
+}
+
+TEST(TensorMap, SegmentDescriptors) {
+  Manifest manifest = segmentManifest();
+  SegmentTensors t;
+  t.x.strides[0] = 7168 + 64; // padded rows
+  BoundArgs args;
+  ASSERT_TRUE(bind(manifest, t.get(), 4, args).ok());
+
+  TensorMapArgs a;
+  Status status = computeTensorMapArgs(manifest, manifest.params[0], args, a);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(a.dataType, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  EXPECT_EQ(a.rank, 2u);
+  EXPECT_EQ(a.globalAddress, reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(a.globalDim[0], 7168u); // K innermost
+  EXPECT_EQ(a.globalDim[1], 1000u); // rows
+  EXPECT_EQ(a.globalStrides[0], (7168u + 64u) * 2u);
+  EXPECT_EQ(a.boxDim[0], 64u);
+  EXPECT_EQ(a.boxDim[1], 128u);
+  EXPECT_EQ(a.elementStrides[0], 1u);
+  EXPECT_EQ(a.elementStrides[1], 1u);
+  EXPECT_EQ(a.interleave, CU_TENSOR_MAP_INTERLEAVE_NONE);
+  EXPECT_EQ(a.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  EXPECT_EQ(a.l2Promotion, CU_TENSOR_MAP_L2_PROMOTION_L2_256B);
+  EXPECT_EQ(a.oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+
+  TensorMapArgs b;
+  status = computeTensorMapArgs(manifest, manifest.params[1], args, b);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(b.rank, 3u);
+  EXPECT_EQ(b.globalAddress, reinterpret_cast<void *>(test::kW));
+  EXPECT_EQ(b.globalDim[0], 7168u); // K
+  EXPECT_EQ(b.globalDim[1], 4096u); // N
+  EXPECT_EQ(b.globalDim[2], 8u);    // weights
+  EXPECT_EQ(b.globalStrides[0], 7168u * 2u);
+  EXPECT_EQ(b.globalStrides[1], 4096u * 7168u * 2u);
+  EXPECT_EQ(b.boxDim[2], 1u);
+}
+
+TEST(TensorMap, KnWeightsAndDtypes) {
+  std::string text =
+      withManifest("\"weight_layout\": \"nk\"", "\"weight_layout\": \"kn\"");
+  text = test::replaced(text, "bf16", "f8e4m3");
+  // 128 fp8 elements fill the 128-byte swizzle.
+  text = test::replaced(text, "\"box\": [64, 128, 1]", "\"box\": [128, 64, 1]");
+  text = test::replaced(text, "\"box\": [64, 128]", "\"box\": [128, 128]");
+  Manifest manifest = manifestFrom(text);
+  SegmentTensors t;
+  t.x.dtype = GGEMM_DTYPE_F8E4M3;
+  t.y.dtype = GGEMM_DTYPE_F8E4M3;
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_F8E4M3, {8, 7168, 4096});
+  BoundArgs args;
+  Status status = bind(manifest, t.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  TensorMapArgs b;
+  status = computeTensorMapArgs(manifest, manifest.params[1], args, b);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(b.dataType, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  EXPECT_EQ(b.globalDim[0], 4096u); // N innermost for "kn"
+  EXPECT_EQ(b.globalDim[1], 7168u); // K
+  EXPECT_EQ(b.globalDim[2], 8u);
+  EXPECT_EQ(b.globalStrides[0], 4096u);
+  EXPECT_EQ(b.globalStrides[1], 4096u * 7168u);
+}
+
+TEST(TensorMap, MaskedRank3AndNanFill) {
+  std::string text = withManifest("\"segment_matmul\"", "\"masked_matmul\"");
+  text = test::replaced(text, "\"seg_indptr\"", "\"masked_m\"");
+  text = test::replaced(
+      text, "\"m\": -1, \"n\": 4096, \"k\": 7168, \"num_groups\": 8",
+      "\"m\": -1, \"n\": -1, \"k\": -1, \"num_groups\": -1");
+  text = test::replaced(text, "\"num_weights\": 8", "\"num_weights\": -1");
+  text = test::replaced(text,
+                        "\"rank\": 2, \"box\": [64, 128], \"swizzle\": "
+                        "\"128B\", \"oob_fill\": \"zero\"",
+                        "\"rank\": 3, \"box\": [64, 128, 1], \"swizzle\": "
+                        "\"128B\", \"oob_fill\": \"nan\"");
+  Manifest manifest = manifestFrom(text);
+  ggemm_tensor tensors[] = {
+      makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {4, 256, 512}),
+      makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {4, 1024, 512}),
+      makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {4, 256, 1024}),
+      makeTensor("masked_m", test::kIndptr, GGEMM_DTYPE_I64, {4}),
+  };
+  manifest.problem.indexDtype = GGEMM_DTYPE_I64;
+  BoundArgs args;
+  Status status = bind(manifest, tensors, 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  TensorMapArgs a;
+  status = computeTensorMapArgs(manifest, manifest.params[0], args, a);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(a.rank, 3u);
+  EXPECT_EQ(a.globalDim[0], 512u);
+  EXPECT_EQ(a.globalDim[1], 256u);
+  EXPECT_EQ(a.globalDim[2], 4u);
+  EXPECT_EQ(a.globalStrides[0], 512u * 2u);
+  EXPECT_EQ(a.globalStrides[1], 256u * 512u * 2u);
+  EXPECT_EQ(a.oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA);
+}
+
+TEST(TensorMap, ExtentOneDimensionsGetValidStrides) {
+  Manifest manifest = dynamicSegmentManifest();
+  SegmentTensors t;
+  // One row of 8 bf16: the row stride (16 bytes) is never stepped.
+  t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {1, 8});
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {1, 24, 8});
+  t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {1, 24});
+  t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {2});
+  BoundArgs args;
+  Status status = bind(manifest, t.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  TensorMapArgs b;
+  status = computeTensorMapArgs(manifest, manifest.params[1], args, b);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(b.globalStrides[0], 16u);
+  EXPECT_EQ(b.globalStrides[1], 24u * 16u); // extent 1: rounded, >= 16
+}
+
+TEST(TensorMap, RejectsDimsBeyondTmaLimits) {
+  Manifest manifest = dynamicSegmentManifest();
+  SegmentTensors t;
+  int64_t rows = (int64_t(1) << 32) + 1;
+  t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {rows, 64});
+  t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {rows, 64});
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 64, 64});
+  BoundArgs args;
+  Status status = bind(manifest, t.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  TensorMapArgs a;
+  status = computeTensorMapArgs(manifest, manifest.params[0], args, a);
+  EXPECT_EQ(status.getCode(), GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(status.getMessage(),
+                  "parameter 'a_desc' (TMA descriptor of x): dimension 1 "
+                  "(innermost first) has extent 4294967297, TMA needs [1, "
+                  "2^32]");
+}
+
+TEST(Plan, ScalarsAndPointers) {
+  Manifest manifest = segmentManifest();
+  SegmentTensors t;
+  t.y.strides[0] = 4096 + 64;
+  LaunchPlan plan;
+  Status status = planLaunch(manifest, t.get(), 4, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  ASSERT_EQ(plan.params.size(), 13u);
+  EXPECT_EQ(plan.params[2].pointer, test::kY);
+  EXPECT_EQ(plan.params[3].pointer, test::kIndptr);
+  EXPECT_EQ(plan.params[4].pointer, 0u); // absent optional weight_indices
+  EXPECT_EQ(plan.params[5].pointer, 0u);
+  EXPECT_EQ(plan.params[6].pointer, 0u);
+  EXPECT_EQ(plan.params[7].scalar, 1000);  // num_rows
+  EXPECT_EQ(plan.params[8].scalar, 0);     // rows_per_group
+  EXPECT_EQ(plan.params[9].scalar, 8);     // num_groups
+  EXPECT_EQ(plan.params[10].scalar, 4096); // n
+  EXPECT_EQ(plan.params[11].scalar, 7168); // k
+  EXPECT_EQ(plan.params[12].scalar, 4160); // ldy
+  for (size_t i = 0; i < manifest.params.size(); ++i)
+    EXPECT_EQ(paramSize(manifest.params[i]), test::kSegmentParamSizes[i])
+        << manifest.params[i].name;
+}
+
+TEST(Plan, EmptyProblemPlansNothing) {
+  Manifest manifest = segmentManifest();
+  SegmentTensors t;
+  t.x = makeTensor("x", 0, GGEMM_DTYPE_BF16, {0, 7168});
+  t.y = makeTensor("y", 0, GGEMM_DTYPE_BF16, {0, 4096});
+  LaunchPlan plan;
+  Status status = planLaunch(manifest, t.get(), 4, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(plan.args.shape.numTiles, 0);
+  EXPECT_TRUE(plan.params.empty());
+}
+
+TEST(Plan, I32ScalarOverflow) {
+  std::string text =
+      withManifest("{\"name\": \"ldy\", \"kind\": \"scalar\", \"dtype\": "
+                   "\"i64\", \"value\": \"ldy\"}",
+                   "{\"name\": \"ldy\", \"kind\": \"scalar\", \"dtype\": "
+                   "\"i32\", \"value\": \"ldy\"}");
+  Manifest manifest = manifestFrom(text);
+  SegmentTensors t;
+  t.y.strides[0] = int64_t(1) << 31;
+  LaunchPlan plan;
+  Status status = planLaunch(manifest, t.get(), 4, plan);
+  EXPECT_EQ(status.getCode(), GGEMM_ERROR_UNSUPPORTED);
+  EXPECT_CONTAINS(status.getMessage(), "scalar parameter 'ldy' is 2147483648, "
+                                       "which does not fit its dtype i32");
+}
+
+} // namespace
+} // namespace ggemm::runtime

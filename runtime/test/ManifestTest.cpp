@@ -1,0 +1,331 @@
+//===- ManifestTest.cpp - Tests of manifest parsing and checking ----------===//
+
+#include "Manifest.h"
+#include "TestSupport.h"
+
+#include <gtest/gtest.h>
+
+namespace ggemm::runtime {
+namespace {
+
+using test::withManifest;
+
+Manifest parseOk(const std::string &text) {
+  Manifest manifest;
+  Status status = parseManifest(text, "k.json", "/bundles", manifest);
+  EXPECT_TRUE(status.ok()) << status.getMessage();
+  return manifest;
+}
+
+/// The error message of a manifest that must be rejected.
+std::string parseError(const std::string &text) {
+  Manifest manifest;
+  Status status = parseManifest(text, "k.json", "/bundles", manifest);
+  EXPECT_EQ(status.getCode(), GGEMM_ERROR_BAD_MANIFEST) << status.getMessage();
+  return status.getMessage();
+}
+
+TEST(Manifest, ParsesTheDocumentedExample) {
+  Manifest manifest = parseOk(test::kSegmentManifest);
+  EXPECT_EQ(manifest.entry, "ggemm_segment_matmul_kernel");
+  EXPECT_EQ(manifest.ptxPath, "/bundles/k.ptx");
+  EXPECT_EQ(manifest.cubinPath, "/bundles/k.cubin");
+  EXPECT_EQ(manifest.arch, "sm_90a");
+  EXPECT_EQ(manifest.archMajor, 9);
+  EXPECT_EQ(manifest.archMinor, 0);
+  EXPECT_TRUE(manifest.archSpecific);
+  EXPECT_EQ(manifest.block[0], 384u);
+  EXPECT_EQ(manifest.cluster[0], 1u);
+  EXPECT_EQ(manifest.dynamicSmem, 132096u);
+
+  const ProblemSpec &problem = manifest.problem;
+  EXPECT_EQ(problem.op, Op::SegmentMatmul);
+  EXPECT_EQ(problem.aDtype, GGEMM_DTYPE_BF16);
+  EXPECT_EQ(problem.outDtype, GGEMM_DTYPE_BF16);
+  EXPECT_EQ(problem.indexDtype, GGEMM_DTYPE_I32);
+  EXPECT_EQ(problem.weightLayout, WeightLayout::NK);
+  EXPECT_EQ(problem.m, -1);
+  EXPECT_EQ(problem.n, 4096);
+  EXPECT_EQ(problem.k, 7168);
+  EXPECT_EQ(problem.numGroups, 8);
+  EXPECT_EQ(problem.numWeights, 8);
+  EXPECT_FALSE(problem.hasBias);
+
+  EXPECT_EQ(manifest.blockM, 128);
+  EXPECT_EQ(manifest.blockN, 128);
+  EXPECT_EQ(manifest.blockK, 64);
+  EXPECT_EQ(manifest.stages, 4);
+  EXPECT_EQ(manifest.gridPolicy, GridPolicy::Persistent);
+  EXPECT_EQ(manifest.ctasPerSm, 1);
+
+  ASSERT_EQ(manifest.params.size(), 13u);
+  const ParamSpec &a = manifest.params[0];
+  EXPECT_EQ(a.name, "a_desc");
+  EXPECT_EQ(a.kind, ParamKind::TmaDescriptor);
+  EXPECT_EQ(a.tensor, TensorRole::X);
+  EXPECT_EQ(a.rank, 2);
+  EXPECT_EQ(a.box[0], 64u);
+  EXPECT_EQ(a.box[1], 128u);
+  EXPECT_EQ(a.swizzle, Swizzle::Bytes128);
+  EXPECT_EQ(a.oobFill, OobFill::Zero);
+  EXPECT_EQ(manifest.params[3].tensor, TensorRole::SegIndptr);
+  EXPECT_FALSE(manifest.params[3].optional);
+  EXPECT_TRUE(manifest.params[4].optional);
+  const ParamSpec &numGroups = manifest.params[9];
+  EXPECT_EQ(numGroups.kind, ParamKind::Scalar);
+  EXPECT_EQ(numGroups.dtype, GGEMM_DTYPE_I32);
+  EXPECT_EQ(numGroups.source, ScalarSource::NumGroups);
+  EXPECT_EQ(manifest.params[12].source, ScalarSource::Ldy);
+}
+
+TEST(Manifest, Defaults) {
+  // No cubin, no cluster, no grid, no dynamic_smem, minimal problem.
+  std::string text = R"({
+    "format": "ggemm-bundle", "version": 1, "entry": "e", "ptx": "k.ptx",
+    "arch": "sm_90", "block": [128, 1, 1],
+    "problem": {"op": "batched_matmul", "a_dtype": "f16", "b_dtype": "f16",
+                "out_dtype": "f32", "m": -1, "n": -1, "k": -1,
+                "num_groups": -1},
+    "tile": {"block_m": 64, "block_n": 64},
+    "params": [
+      {"name": "x", "kind": "pointer", "tensor": "x"},
+      {"name": "w", "kind": "pointer", "tensor": "w"},
+      {"name": "y", "kind": "pointer", "tensor": "y"},
+      {"name": "seven", "kind": "scalar", "dtype": "i32", "value": 7}
+    ],
+    "generator": {"note": "unknown top-level keys are metadata"}
+  })";
+  Manifest manifest;
+  Status status = parseManifest(text, "k.json", "", manifest);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(manifest.ptxPath, "k.ptx");
+  EXPECT_TRUE(manifest.cubinPath.empty());
+  EXPECT_FALSE(manifest.archSpecific);
+  EXPECT_EQ(manifest.cluster[0], 1u);
+  EXPECT_EQ(manifest.dynamicSmem, 0u);
+  EXPECT_EQ(manifest.gridPolicy, GridPolicy::Persistent);
+  EXPECT_EQ(manifest.ctasPerSm, 1);
+  EXPECT_EQ(manifest.problem.indexDtype, GGEMM_DTYPE_I32);
+  EXPECT_EQ(manifest.problem.weightLayout, WeightLayout::NK);
+  EXPECT_EQ(manifest.problem.numWeights, -1);
+  EXPECT_EQ(manifest.params[3].source, ScalarSource::Literal);
+  EXPECT_EQ(manifest.params[3].literal, 7);
+}
+
+TEST(Manifest, AbsolutePathsAreKept) {
+  Manifest manifest = parseOk(withManifest("\"k.ptx\"", "\"/abs/k.ptx\""));
+  EXPECT_EQ(manifest.ptxPath, "/abs/k.ptx");
+}
+
+TEST(Manifest, RejectsInvalidJson) {
+  EXPECT_CONTAINS(parseError(withManifest("\"version\": 1,", "\"version\": 1")),
+                  "k.json:3:3: expected ',' or '}' after an object member, "
+                  "got '\"'");
+  EXPECT_CONTAINS(parseError("{\"format\": \"ggemm-bundle\",}"),
+                  "k.json:1:27: trailing comma before '}'");
+  EXPECT_CONTAINS(parseError("[]"),
+                  "k.json:1:1: manifest: expected an object, got array");
+}
+
+TEST(Manifest, RejectsWrongFormatAndVersion) {
+  EXPECT_CONTAINS(parseError(withManifest("\"ggemm-bundle\"", "\"other\"")),
+                  "format: expected \"ggemm-bundle\", got \"other\"");
+  EXPECT_CONTAINS(parseError(withManifest("\"version\": 1", "\"version\": 2")),
+                  "k.json:2:40: version: unsupported manifest version 2 (this "
+                  "runtime reads version 1)");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"version\": 1", "\"version\": \"1\"")),
+      "version: expected an integer, got string \"1\"");
+}
+
+TEST(Manifest, RejectsMissingKeys) {
+  EXPECT_CONTAINS(parseError(withManifest(
+                      "\"entry\": \"ggemm_segment_matmul_kernel\",", "")),
+                  "k.json:1:1: missing required key \"entry\"");
+  EXPECT_CONTAINS(parseError(withManifest(
+                      "\"ptx\": \"k.ptx\", \"cubin\": \"k.cubin\",", "")),
+                  "expected \"ptx\" or \"cubin\" (or both)");
+  EXPECT_CONTAINS(parseError(withManifest("\"a_dtype\": \"bf16\", ", "")),
+                  "problem: missing required key \"a_dtype\"");
+  EXPECT_CONTAINS(parseError(withManifest("\"block_m\": 128, ", "")),
+                  "tile: missing required key \"block_m\"");
+}
+
+TEST(Manifest, RejectsBadEnums) {
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"a_dtype\": \"bf16\"", "\"a_dtype\": \"bf8\"")),
+      "problem.a_dtype: expected one of bf16, f16, f32, f8e4m3 or f8e5m2, got "
+      "string \"bf8\"");
+  EXPECT_CONTAINS(parseError(withManifest("\"segment_matmul\"", "\"gemm\"")),
+                  "problem.op: expected one of segment_matmul, masked_matmul "
+                  "or batched_matmul, got string \"gemm\"");
+  EXPECT_CONTAINS(parseError(withManifest("\"index_dtype\": \"i32\"",
+                                          "\"index_dtype\": \"i16\"")),
+                  "problem.index_dtype: expected one of i32 or i64");
+  EXPECT_CONTAINS(parseError(withManifest("\"weight_layout\": \"nk\"",
+                                          "\"weight_layout\": \"kn2\"")),
+                  "problem.weight_layout: expected one of nk or kn");
+  EXPECT_CONTAINS(parseError(withManifest("\"persistent\"", "\"dynamic\"")),
+                  "grid.policy: expected one of persistent or tiles");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"swizzle\": \"128B\", \"oob_fill\": \"zero\"}"
+                              ",\n    {\"name\": \"b_desc\"",
+                              "\"swizzle\": \"96B\", \"oob_fill\": \"zero\"},"
+                              "\n    {\"name\": \"b_desc\"")),
+      "params[0].swizzle: expected one of none, 32B, 64B or 128B, got string "
+      "\"96B\"");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"kind\": \"pointer\", \"tensor\": \"y\"",
+                              "\"kind\": \"ptr\", \"tensor\": \"y\"")),
+      "params[2].kind: expected one of tma_descriptor, pointer or scalar");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"value\": \"ldy\"", "\"value\": \"lda_y\"")),
+      "params[12].value: expected one of num_rows, rows_per_group,"
+      " num_groups, num_weights, m, n, k, lda, ldy or num_tiles, "
+      "got string \"lda_y\"");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"arch\": \"sm_90a\"", "\"arch\": \"hopper\"")),
+      "arch: expected sm_<major><minor>[a|f] such as \"sm_90a\", "
+      "got \"hopper\"");
+}
+
+TEST(Manifest, RejectsUnknownKeysInSemanticSections) {
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"has_bias\": false", "\"has_bais\": false")),
+      "problem.has_bais: unknown key (expected one of op, a_dtype");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"stages\": 4", "\"stages\": 4, \"warps\": 4")),
+      "tile.warps: unknown key");
+  EXPECT_CONTAINS(parseError(withManifest("\"optional\": false",
+                                          "\"optional\": false, \"ro\": 1")),
+                  "params[3].ro: unknown key (expected one of name, kind, "
+                  "tensor, dtype, optional)");
+}
+
+TEST(Manifest, RejectsBadNumbers) {
+  EXPECT_CONTAINS(
+      parseError(withManifest("[384, 1, 1]", "[384, 1]")),
+      "block: expected an array of 3 integers, got an array of 2 elements");
+  EXPECT_CONTAINS(parseError(withManifest("[384, 1, 1]", "[384, 0, 1]")),
+                  "block[1]: expected an integer in [1, 1024], got 0");
+  EXPECT_CONTAINS(parseError(withManifest("[384, 1, 1]", "[512, 4, 1]")),
+                  "block: a block has at most 1024 threads, got 2048");
+  EXPECT_CONTAINS(parseError(withManifest("\"cluster\": [1, 1, 1]",
+                                          "\"cluster\": [2, 2, 1]")),
+                  "cluster: the grid is one-dimensional, so cluster[1] and "
+                  "cluster[2] must be 1, got [2, 2, 1]");
+  EXPECT_CONTAINS(parseError(withManifest("\"dynamic_smem\": 132096",
+                                          "\"dynamic_smem\": -1")),
+                  "dynamic_smem: expected an integer in [0, 1073741824], got "
+                  "-1");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"n\": 4096", "\"n\": 0")),
+      "problem.n: expected a positive integer or -1 (dynamic), got 0");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"k\": 7168", "\"k\": 71.5")),
+      "problem.k: expected a positive integer or -1 (dynamic), got 71.5");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"block_m\": 128", "\"block_m\": true")),
+      "tile.block_m: expected an integer, got true");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"num_weights\": 8", "\"num_weights\": 4")),
+      "problem: num_weights (4) must equal num_groups (8) when "
+      "has_weight_indices is false");
+}
+
+TEST(Manifest, RejectsInconsistentDescriptors) {
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"tensor\": \"x\", \"dtype\": \"bf16\"",
+                              "\"tensor\": \"x\", \"dtype\": \"f16\"")),
+      "params[0].dtype: tensor \"x\" has dtype bf16 in this problem, got f16");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"rank\": 2, \"box\": [64, 128]",
+                              "\"rank\": 3, \"box\": [64, 128, 1]")),
+      "params[0].rank: a descriptor of \"x\" for segment_matmul has rank 2, "
+      "got 3");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"box\": [64, 128]", "\"box\": [64, 128, 1]")),
+      "params[0].box: expected an array of 2 integers, got an "
+      "array of 3 elements");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"box\": [64, 128]", "\"box\": [64, 512]")),
+      "params[0].box[1]: expected an integer in [1, 256], got 512");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"box\": [64, 128]", "\"box\": [32, 128]")),
+      "params[0].box: innermost box extent is 64 bytes, expected "
+      "the swizzle width 128 bytes");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"box\": [64, 128], \"swizzle\": \"128B\"",
+                              "\"box\": [4, 128], \"swizzle\": \"none\"")),
+      "params[0].box: innermost box extent is 8 bytes; TMA needs a multiple "
+      "of 16 bytes");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"kind\": \"tma_descriptor\", \"tensor\": \"x\"",
+                              "\"kind\": \"tma_descriptor\", \"tensor\": "
+                              "\"bias\"")),
+      "params[0].tensor: a tma_descriptor can describe x, w or y, got "
+      "\"bias\"");
+}
+
+TEST(Manifest, RejectsInconsistentParams) {
+  EXPECT_CONTAINS(parseError(withManifest("\"tensor\": \"seg_indptr\"",
+                                          "\"tensor\": \"masked_m\"")),
+                  "params[3].tensor: tensor \"masked_m\" does not exist for "
+                  "segment_matmul");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"name\": \"ldy\"", "\"name\": \"k\"")),
+      "params[12]: duplicate parameter name \"k\"");
+  EXPECT_CONTAINS(parseError(withManifest(
+                      "{\"name\": \"y\", \"kind\": \"pointer\", \"tensor\": "
+                      "\"y\"},",
+                      "")),
+                  "params: no parameter passes tensor \"y\" (every problem "
+                  "writes y)");
+}
+
+TEST(Manifest, OptionalTensorsFollowTheProblem) {
+  // has_bias: true with the bias pointer present is accepted.
+  parseOk(withManifest("\"has_bias\": false", "\"has_bias\": true"));
+  // A required bias pointer in a problem without bias is contradictory.
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"tensor\": \"bias\", \"optional\": true",
+                              "\"tensor\": \"bias\", \"optional\": false")),
+      "params[5]: tensor \"bias\" is marked required (optional: false) but "
+      "the problem is compiled without it");
+  // has_row_scale: true but no parameter passes row_scale.
+  std::string text =
+      withManifest("\"has_row_scale\": false", "\"has_row_scale\": true");
+  text = test::replaced(text,
+                        "{\"name\": \"row_scale\", \"kind\": \"pointer\", "
+                        "\"tensor\": \"row_scale\", \"optional\": true},",
+                        "");
+  EXPECT_CONTAINS(parseError(text),
+                  "params: no parameter passes tensor \"row_scale\" "
+                  "(problem.has_row_scale is true)");
+}
+
+TEST(Manifest, ScalarLiteralsMustFitTheirDtype) {
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"dtype\": \"i32\", \"value\": \"k\"",
+                              "\"dtype\": \"i32\", \"value\": 4294967296")),
+      "params[11].value: literal 4294967296 does not fit the "
+      "scalar's dtype i32");
+}
+
+TEST(Manifest, FileErrors) {
+  Manifest manifest;
+  Status status = loadManifestFile("/nonexistent/k.json", manifest);
+  EXPECT_EQ(status.getCode(), GGEMM_ERROR_IO);
+  EXPECT_CONTAINS(status.getMessage(),
+                  "cannot open manifest '/nonexistent/k.json'");
+
+  test::TempDir dir;
+  std::string path = dir.write("k.json", test::kSegmentManifest);
+  status = loadManifestFile(path, manifest);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(manifest.cubinPath, dir.file("k.cubin"));
+  EXPECT_EQ(manifest.sourceName, path);
+}
+
+} // namespace
+} // namespace ggemm::runtime

@@ -1,0 +1,188 @@
+//===- TestSupport.h - Helpers shared by the runtime tests ------*- C++ -*-===//
+
+#ifndef GGEMM_RUNTIME_TEST_TESTSUPPORT_H
+#define GGEMM_RUNTIME_TEST_TESTSUPPORT_H
+
+#include "ggemm-runtime/ggemm_runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <string>
+#include <unistd.h>
+
+namespace ggemm::runtime::test {
+
+inline ::testing::AssertionResult containsFormat(const char *haystackExpr,
+                                                 const char *needleExpr,
+                                                 const std::string &haystack,
+                                                 const std::string &needle) {
+  if (haystack.find(needle) != std::string::npos)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << haystackExpr << " does not contain " << needleExpr
+         << "\n  text:   \"" << haystack << "\"\n  wanted: \"" << needle
+         << "\"";
+}
+
+#define EXPECT_CONTAINS(haystack, needle)                                      \
+  EXPECT_PRED_FORMAT2(::ggemm::runtime::test::containsFormat, haystack, needle)
+
+/// The manifest of docs/Runtime.md: a bf16 segment_matmul with TMA
+/// descriptors for x and w and every optional pointer.
+inline const char *const kSegmentManifest = R"json({
+  "format": "ggemm-bundle", "version": 1,
+  "entry": "ggemm_segment_matmul_kernel",
+  "ptx": "k.ptx", "cubin": "k.cubin",
+  "arch": "sm_90a",
+  "block": [384, 1, 1],
+  "cluster": [1, 1, 1],
+  "dynamic_smem": 132096,
+  "problem": {
+    "op": "segment_matmul",
+    "a_dtype": "bf16", "b_dtype": "bf16", "out_dtype": "bf16",
+    "index_dtype": "i32",
+    "weight_layout": "nk",
+    "m": -1, "n": 4096, "k": 7168, "num_groups": 8, "num_weights": 8,
+    "has_weight_indices": false, "has_bias": false, "has_row_scale": false,
+    "accumulate": false
+  },
+  "tile": {"block_m": 128, "block_n": 128, "block_k": 64, "stages": 4},
+  "grid": {"policy": "persistent", "ctas_per_sm": 1},
+  "params": [
+    {"name": "a_desc", "kind": "tma_descriptor", "tensor": "x", "dtype": "bf16", "rank": 2, "box": [64, 128], "swizzle": "128B", "oob_fill": "zero"},
+    {"name": "b_desc", "kind": "tma_descriptor", "tensor": "w", "dtype": "bf16", "rank": 3, "box": [64, 128, 1], "swizzle": "128B", "oob_fill": "zero"},
+    {"name": "y", "kind": "pointer", "tensor": "y"},
+    {"name": "group_rows", "kind": "pointer", "tensor": "seg_indptr", "optional": false},
+    {"name": "weight_indices", "kind": "pointer", "tensor": "weight_indices", "optional": true},
+    {"name": "bias", "kind": "pointer", "tensor": "bias", "optional": true},
+    {"name": "row_scale", "kind": "pointer", "tensor": "row_scale", "optional": true},
+    {"name": "num_rows", "kind": "scalar", "dtype": "i64", "value": "num_rows"},
+    {"name": "rows_per_group", "kind": "scalar", "dtype": "i64", "value": "rows_per_group"},
+    {"name": "num_groups", "kind": "scalar", "dtype": "i32", "value": "num_groups"},
+    {"name": "n", "kind": "scalar", "dtype": "i32", "value": "n"},
+    {"name": "k", "kind": "scalar", "dtype": "i32", "value": "k"},
+    {"name": "ldy", "kind": "scalar", "dtype": "i64", "value": "ldy"}
+  ]
+})json";
+
+/// Kernel parameter sizes of kSegmentManifest, in order.
+inline constexpr size_t kSegmentParamSizes[] = {128, 128, 8, 8, 8, 8, 8,
+                                                8,   8,   4, 4, 4, 8};
+
+/// kSegmentManifest with every occurrence of `from` replaced by `to`;
+/// `from` must occur.
+inline std::string replaced(std::string text, const std::string &from,
+                            const std::string &to) {
+  size_t position = text.find(from);
+  EXPECT_NE(position, std::string::npos) << "'" << from << "' not in text";
+  while (position != std::string::npos) {
+    text.replace(position, from.size(), to);
+    position = text.find(from, position + to.size());
+  }
+  return text;
+}
+
+inline std::string withManifest(const std::string &from,
+                                const std::string &to) {
+  return replaced(kSegmentManifest, from, to);
+}
+
+/// A fresh directory under $TMPDIR, removed with its files at destruction.
+class TempDir {
+public:
+  TempDir() {
+    const char *base = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(base && *base ? base : "/tmp") + "/ggemm-rt-XXXXXX";
+    path = pattern;
+    if (!mkdtemp(path.data()))
+      ADD_FAILURE() << "mkdtemp failed for " << pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+
+  std::string file(const std::string &name) const { return path + "/" + name; }
+
+  std::string write(const std::string &name,
+                    const std::string &contents) const {
+    std::string full = file(name);
+    std::ofstream(full, std::ios::binary) << contents;
+    return full;
+  }
+
+  /// Writes k.json plus a k.cubin and k.ptx with harmless contents; returns
+  /// the manifest path.
+  std::string writeBundle(const std::string &manifest,
+                          const std::string &cubin = "fake cubin",
+                          const std::string &ptx = "fake ptx") const {
+    if (!cubin.empty())
+      write("k.cubin", cubin);
+    if (!ptx.empty())
+      write("k.ptx", ptx);
+    return write("k.json", manifest);
+  }
+
+private:
+  std::string path;
+};
+
+/// A row-major tensor at `address`.
+inline ggemm_tensor makeTensor(const char *name, uintptr_t address,
+                               ggemm_dtype dtype,
+                               std::initializer_list<int64_t> shape) {
+  ggemm_tensor tensor = {};
+  tensor.name = name;
+  tensor.data = reinterpret_cast<void *>(address);
+  tensor.dtype = dtype;
+  tensor.rank = static_cast<int>(shape.size());
+  int d = 0;
+  for (int64_t extent : shape)
+    tensor.shape[d++] = extent;
+  int64_t stride = 1;
+  for (int i = tensor.rank - 1; i >= 0; --i) {
+    tensor.strides[i] = stride;
+    stride *= tensor.shape[i];
+  }
+  return tensor;
+}
+
+/// Valid fake device addresses for the segment problem's tensors.
+constexpr uintptr_t kX = 0x100000000 + 0x100000;
+constexpr uintptr_t kW = 0x100000000 + 0x200000;
+constexpr uintptr_t kY = 0x100000000 + 0x300000;
+constexpr uintptr_t kIndptr = 0x100000000 + 0x400000;
+constexpr uintptr_t kExtra = 0x100000000 + 0x500000;
+
+/// The tensors of kSegmentManifest: M = 1000 rows, 8 groups.
+struct SegmentTensors {
+  ggemm_tensor x = makeTensor("x", kX, GGEMM_DTYPE_BF16, {1000, 7168});
+  ggemm_tensor w = makeTensor("w", kW, GGEMM_DTYPE_BF16, {8, 4096, 7168});
+  ggemm_tensor y = makeTensor("y", kY, GGEMM_DTYPE_BF16, {1000, 4096});
+  ggemm_tensor indptr = makeTensor("seg_indptr", kIndptr, GGEMM_DTYPE_I32, {9});
+
+  ggemm_tensor list[8];
+  int count = 0;
+
+  /// The four required tensors followed by `extra`.
+  const ggemm_tensor *get(std::initializer_list<ggemm_tensor> extra = {}) {
+    count = 0;
+    for (const ggemm_tensor &tensor : {x, w, y, indptr})
+      list[count++] = tensor;
+    for (const ggemm_tensor &tensor : extra)
+      list[count++] = tensor;
+    return list;
+  }
+};
+
+} // namespace ggemm::runtime::test
+
+#endif // GGEMM_RUNTIME_TEST_TESTSUPPORT_H

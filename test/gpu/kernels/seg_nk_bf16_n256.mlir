@@ -1,0 +1,9 @@
+// segment_matmul with 128x256 tiles.
+func.func @seg_nk_bf16_n256(%x: memref<?x?xbf16>, %w: memref<?x?x?xbf16>,
+                            %indptr: memref<?xi32>, %y: memref<?x?xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x?xbf16>, memref<?x?x?xbf16>)
+      segments(%indptr : memref<?xi32>) outs(%y : memref<?x?xbf16>)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64,
+                                   stages = 4>}
+  return
+}

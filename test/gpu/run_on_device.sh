@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine (through the device tool): builds the CUDA runtime
+# with CMake (no LLVM there), then runs the end-to-end check and the
+# benchmark on the bundles carried in .device/bundles. Results go to $OUT.
+#   bash test/gpu/run_on_device.sh [check|bench|all]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+what=${1:-all}
+OUT=${OUT:-/tmp/ggemm-out}
+mkdir -p "$OUT"
+commit=$(cat .device/bundles/COMMIT 2>/dev/null || echo unknown)
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
+cmake -S runtime -B /tmp/build-rt -G Ninja -DCMAKE_BUILD_TYPE=Release > "$OUT/rt-build.log" 2>&1 &&
+  cmake --build /tmp/build-rt -j 16 >> "$OUT/rt-build.log" 2>&1 || { tail -30 "$OUT/rt-build.log"; exit 1; }
+export GGEMM_RUNTIME_LIB=$(find /tmp/build-rt -name 'libggemm_runtime.so' | head -1)
+export PYTHONUNBUFFERED=1 GGEMM_COMMIT=$commit
+rc=0
+if [ "$what" = check ] || [ "$what" = all ]; then
+  python3 test/gpu/check_e2e.py --bundles .device/bundles --cases "${CASES:-240}" \
+    --report "$OUT/e2e.md" 2>&1 | tee "$OUT/check.log" | grep -v "PASS$" || true
+  [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+fi
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  python3 bench/bench_e2e.py --bundles .device/bundles --report "$OUT/bench.md" \
+    2>&1 | tee "$OUT/bench.log" || rc=1
+fi
+exit $rc

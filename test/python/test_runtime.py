@@ -1,0 +1,367 @@
+"""Tests of the ctypes runtime bindings (python/ggemm/runtime.py).
+
+They need neither a GPU nor PyTorch: tensors are small stand-ins with
+PyTorch's protocol, and the driver half of a launch runs against the fake
+driver of runtime/test (GGEMM_FAKE_CUDA_DRIVER, set by CTest) or reports that
+there is no driver. Tests are skipped when libggemm_runtime.so was not built.
+
+Run: GGEMM_RUNTIME_LIB=build-rt/libggemm_runtime.so \\
+     PYTHONPATH=python pytest test/python/test_runtime.py
+(or `ctest --test-dir build-rt -R python`, which also sets the fake driver).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Dict, Optional, Sequence
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO_ROOT / "python"))
+
+from ggemm import runtime  # noqa: E402
+from ggemm.runtime import GGemmError, Kernel, Status  # noqa: E402
+
+try:
+    LIBRARY = runtime.load_library()
+    SKIP_REASON = ""
+except runtime.RuntimeLibraryNotFound as error:
+    LIBRARY = None
+    SKIP_REASON = str(error)
+
+pytestmark = pytest.mark.skipif(LIBRARY is None, reason=SKIP_REASON)
+
+FAKE_DRIVER = os.environ.get("GGEMM_FAKE_CUDA_DRIVER", "")
+
+# The manifest of docs/Runtime.md.
+MANIFEST: Dict[str, Any] = {
+    "format": "ggemm-bundle", "version": 1,
+    "entry": "ggemm_segment_matmul_kernel",
+    "ptx": "k.ptx", "cubin": "k.cubin",
+    "arch": "sm_90a",
+    "block": [384, 1, 1],
+    "cluster": [1, 1, 1],
+    "dynamic_smem": 132096,
+    "problem": {
+        "op": "segment_matmul",
+        "a_dtype": "bf16", "b_dtype": "bf16", "out_dtype": "bf16",
+        "index_dtype": "i32", "weight_layout": "nk",
+        "m": -1, "n": 4096, "k": 7168, "num_groups": 8, "num_weights": 8,
+        "has_weight_indices": False, "has_bias": False,
+        "has_row_scale": False, "accumulate": False,
+    },
+    "tile": {"block_m": 128, "block_n": 128, "block_k": 64, "stages": 4},
+    "grid": {"policy": "persistent", "ctas_per_sm": 1},
+    "params": [
+        {"name": "a_desc", "kind": "tma_descriptor", "tensor": "x",
+         "dtype": "bf16", "rank": 2, "box": [64, 128], "swizzle": "128B",
+         "oob_fill": "zero"},
+        {"name": "b_desc", "kind": "tma_descriptor", "tensor": "w",
+         "dtype": "bf16", "rank": 3, "box": [64, 128, 1], "swizzle": "128B",
+         "oob_fill": "zero"},
+        {"name": "y", "kind": "pointer", "tensor": "y"},
+        {"name": "group_rows", "kind": "pointer", "tensor": "seg_indptr",
+         "optional": False},
+        {"name": "weight_indices", "kind": "pointer",
+         "tensor": "weight_indices", "optional": True},
+        {"name": "bias", "kind": "pointer", "tensor": "bias",
+         "optional": True},
+        {"name": "row_scale", "kind": "pointer", "tensor": "row_scale",
+         "optional": True},
+        {"name": "num_rows", "kind": "scalar", "dtype": "i64",
+         "value": "num_rows"},
+        {"name": "rows_per_group", "kind": "scalar", "dtype": "i64",
+         "value": "rows_per_group"},
+        {"name": "num_groups", "kind": "scalar", "dtype": "i32",
+         "value": "num_groups"},
+        {"name": "n", "kind": "scalar", "dtype": "i32", "value": "n"},
+        {"name": "k", "kind": "scalar", "dtype": "i32", "value": "k"},
+        {"name": "ldy", "kind": "scalar", "dtype": "i64", "value": "ldy"},
+    ],
+}
+
+
+class FakeDtype:
+    """Prints like a torch dtype: str(FakeDtype('bfloat16')) is
+    'torch.bfloat16'."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __str__(self) -> str:
+        return f"torch.{self.name}"
+
+
+class FakeTensor:
+    """The part of torch.Tensor the bindings use."""
+
+    def __init__(self, address: int, shape: Sequence[int], dtype: str,
+                 strides: Optional[Sequence[int]] = None) -> None:
+        self.address = address
+        self.shape = tuple(shape)
+        self.dtype = FakeDtype(dtype)
+        if strides is None:
+            strides, step = [], 1
+            for extent in reversed(self.shape):
+                strides.insert(0, step)
+                step *= extent
+        self.strides = tuple(strides)
+
+    def data_ptr(self) -> int:
+        return self.address
+
+    def stride(self) -> tuple:
+        return self.strides
+
+
+BASE = 0x1_0000_0000  # fake device addresses, 16-byte aligned
+
+
+def segment_tensors(**overrides: Any) -> Dict[str, Any]:
+    tensors = {
+        "x": FakeTensor(BASE + 0x100000, (1000, 7168), "bfloat16"),
+        "w": FakeTensor(BASE + 0x200000, (8, 4096, 7168), "bfloat16"),
+        "y": FakeTensor(BASE + 0x300000, (1000, 4096), "bfloat16"),
+        "seg_indptr": FakeTensor(BASE + 0x400000, (9,), "int32"),
+    }
+    tensors.update(overrides)
+    return tensors
+
+
+def write_bundle(directory: Path, manifest: Optional[Dict[str, Any]] = None
+                 ) -> Path:
+    (directory / "k.cubin").write_bytes(b"fake cubin")
+    (directory / "k.ptx").write_text("fake ptx")
+    path = directory / "k.json"
+    path.write_text(json.dumps(manifest if manifest is not None
+                               else MANIFEST, indent=2))
+    return path
+
+
+@pytest.fixture
+def kernel(tmp_path: Path) -> Kernel:
+    with Kernel(write_bundle(tmp_path)) as loaded:
+        yield loaded
+
+
+def test_abi_version() -> None:
+    assert LIBRARY.ggemm_runtime_abi_version() == runtime.ABI_VERSION
+
+
+def test_missing_manifest(tmp_path: Path) -> None:
+    with pytest.raises(GGemmError, match="cannot open manifest") as error:
+        Kernel(tmp_path / "absent.json")
+    assert error.value.status == Status.IO
+
+
+def test_bad_manifest_version(tmp_path: Path) -> None:
+    manifest = dict(MANIFEST, version=2)
+    with pytest.raises(GGemmError) as error:
+        Kernel(write_bundle(tmp_path, manifest))
+    assert error.value.status == Status.BAD_MANIFEST
+    assert ("version: unsupported manifest version 2 (this runtime reads "
+            "version 1)") in str(error.value)
+
+
+def test_bad_manifest_dtype(tmp_path: Path) -> None:
+    manifest = json.loads(json.dumps(MANIFEST))
+    manifest["problem"]["a_dtype"] = "bf8"
+    with pytest.raises(GGemmError) as error:
+        Kernel(write_bundle(tmp_path, manifest))
+    assert error.value.status == Status.BAD_MANIFEST
+    assert ("problem.a_dtype: expected one of bf16, f16, f32, f8e4m3 or "
+            "f8e5m2, got string \"bf8\"") in str(error.value)
+
+
+def test_malformed_json(tmp_path: Path) -> None:
+    path = tmp_path / "k.json"
+    path.write_text('{"format": "ggemm-bundle",}')
+    with pytest.raises(GGemmError, match=r"k\.json:1:27: trailing comma"):
+        Kernel(path)
+
+
+def expect_invalid(kernel: Kernel, message: str, **tensors: Any) -> None:
+    with pytest.raises(GGemmError) as error:
+        kernel(**tensors)
+    assert error.value.status == Status.INVALID_ARGUMENT
+    assert message in str(error.value)
+
+
+def test_missing_tensor(kernel: Kernel) -> None:
+    tensors = segment_tensors()
+    tensors["seg_indptr"] = None
+    expect_invalid(kernel, "missing tensor 'seg_indptr'", **tensors)
+
+
+def test_wrong_dtype(kernel: Kernel) -> None:
+    w = FakeTensor(BASE + 0x200000, (8, 4096, 7168), "float16")
+    expect_invalid(kernel, "tensor 'w': expected dtype bf16, got f16",
+                   **segment_tensors(w=w))
+
+
+def test_wrong_rank(kernel: Kernel) -> None:
+    x = FakeTensor(BASE + 0x100000, (1, 1000, 7168), "bfloat16")
+    expect_invalid(kernel, "tensor 'x': expected rank 2 ([m, k]), got rank 3",
+                   **segment_tensors(x=x))
+
+
+def test_k_mismatch(kernel: Kernel) -> None:
+    w = FakeTensor(BASE + 0x200000, (8, 4096, 7000), "bfloat16")
+    expect_invalid(kernel, "tensor 'w': dimension 2 (k) is 7000, expected "
+                   "7168", **segment_tensors(w=w))
+
+
+def test_n_mismatch(kernel: Kernel) -> None:
+    y = FakeTensor(BASE + 0x300000, (1000, 2048), "bfloat16")
+    expect_invalid(kernel, "tensor 'y': dimension 1 (n) is 2048, expected "
+                   "4096", **segment_tensors(y=y))
+
+
+def test_misaligned_pointer(kernel: Kernel) -> None:
+    x = FakeTensor(BASE + 0x100008, (1000, 7168), "bfloat16")
+    expect_invalid(kernel, "tensor 'x': data pointer 0x100100008 is not "
+                   "16-byte aligned", **segment_tensors(x=x))
+
+
+def test_inner_stride(kernel: Kernel) -> None:
+    x = FakeTensor(BASE + 0x100000, (1000, 7168), "bfloat16", (14336, 2))
+    expect_invalid(kernel, "tensor 'x': innermost stride is 2, expected 1",
+                   **segment_tensors(x=x))
+
+
+def test_row_stride_not_16_byte_multiple(kernel: Kernel) -> None:
+    # x is read by TMA, whose row strides must be multiples of 16 bytes.
+    x = FakeTensor(BASE + 0x100000, (1000, 7168), "bfloat16", (7172, 1))
+    expect_invalid(kernel, "tensor 'x': stride of dimension 0 is 7172 "
+                   "elements (14344 bytes), expected a multiple of 16 bytes",
+                   **segment_tensors(x=x))
+
+
+def test_unsupported_dtype_is_caught_in_python(kernel: Kernel) -> None:
+    x = FakeTensor(BASE + 0x100000, (1000, 7168), "complex64")
+    with pytest.raises(GGemmError, match="tensor 'x': unsupported dtype "
+                       "torch.complex64") as error:
+        kernel(**segment_tensors(x=x))
+    assert error.value.status is None
+
+
+def test_cpu_tensor_is_caught_in_python(kernel: Kernel) -> None:
+    class Device:
+        type = "cpu"
+
+        def __str__(self) -> str:
+            return "cpu"
+
+    x = FakeTensor(BASE + 0x100000, (1000, 7168), "bfloat16")
+    x.device = Device()
+    with pytest.raises(GGemmError, match="tensor 'x' must be a CUDA tensor, "
+                       "got device cpu"):
+        kernel(**segment_tensors(x=x))
+
+
+def test_grid_for_sm_count(kernel: Kernel) -> None:
+    assert kernel.grid(sm_count=132, **segment_tensors()) == 132
+    assert kernel.grid(sm_count=1000, **segment_tensors()) == 512
+    empty = segment_tensors(
+        x=FakeTensor(0, (0, 7168), "bfloat16"),
+        y=FakeTensor(0, (0, 4096), "bfloat16"))
+    assert kernel.grid(sm_count=132, **empty) == 0
+
+
+def test_closed_kernel(tmp_path: Path) -> None:
+    loaded = Kernel(write_bundle(tmp_path))
+    loaded.close()
+    with pytest.raises(GGemmError, match="the kernel is closed"):
+        loaded(**segment_tensors())
+
+
+def run_child(script: str, driver: str, tmp_path: Path) -> Dict[str, Any]:
+    """Runs `script` in a fresh interpreter (the driver is loaded once per
+    process) with GGEMM_CUDA_DRIVER=`driver`; returns the JSON it prints."""
+    write_bundle(tmp_path)
+    env = dict(os.environ)
+    env["GGEMM_CUDA_DRIVER"] = driver
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT / "python"), str(Path(__file__).resolve().parent)]
+        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["GGEMM_TEST_BUNDLE"] = str(tmp_path / "k.json")
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], env=env,
+        capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+LAUNCH_SCRIPT = """
+    import json, os
+    from ggemm.runtime import GGemmError, Kernel
+    from test_runtime import segment_tensors
+    kernel = Kernel(os.environ["GGEMM_TEST_BUNDLE"])
+    out = {}
+    try:
+        kernel(**segment_tensors(), stream=0x5eed)
+        out["status"] = "OK"
+    except GGemmError as error:
+        out["status"] = error.status.name
+        out["message"] = str(error)
+    try:
+        out["grid"] = kernel.grid(**segment_tensors())
+    except GGemmError as error:
+        out["grid_error"] = error.status.name
+    print(json.dumps(out))
+"""
+
+
+def test_no_driver(tmp_path: Path) -> None:
+    out = run_child(LAUNCH_SCRIPT, str(tmp_path / "no-libcuda.so.1"),
+                    tmp_path)
+    assert out["status"] == "NO_DRIVER"
+    assert out["message"].startswith("no CUDA driver: cannot load ")
+    assert out["grid_error"] == "NO_DRIVER"
+
+
+def test_system_driver(kernel: Kernel) -> None:
+    """Without a GPU there is no driver; with one, this thread of a process
+    that never used CUDA has no current context."""
+    if os.environ.get("GGEMM_CUDA_DRIVER"):
+        pytest.skip("GGEMM_CUDA_DRIVER overrides the system driver")
+    with pytest.raises(GGemmError) as error:
+        kernel(**segment_tensors())
+    assert error.value.status in (Status.NO_DRIVER, Status.NO_CONTEXT)
+
+
+@pytest.mark.skipif(not FAKE_DRIVER, reason="GGEMM_FAKE_CUDA_DRIVER not set "
+                    "(CTest sets it to the fake driver of runtime/test)")
+def test_fake_driver_launch(tmp_path: Path) -> None:
+    script = LAUNCH_SCRIPT.replace("print(json.dumps(out))", """
+    import ctypes
+
+    class LaunchRecord(ctypes.Structure):
+        # The leading fields of FakeLaunchRecord (runtime/test).
+        _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                    ("cluster", ctypes.c_uint * 3),
+                    ("shared_mem_bytes", ctypes.c_uint),
+                    ("stream", ctypes.c_void_p)]
+
+    fake = ctypes.CDLL(os.environ["GGEMM_CUDA_DRIVER"])
+    fake.ggemmFakeLastLaunch.restype = ctypes.POINTER(LaunchRecord)
+    record = fake.ggemmFakeLastLaunch().contents
+    out["launches"] = fake.ggemmFakeLaunchCount()
+    out["launch_grid"] = record.grid[0]
+    out["shared_mem_bytes"] = record.shared_mem_bytes
+    out["stream"] = record.stream
+    print(json.dumps(out))
+    """)
+    out = run_child(script, FAKE_DRIVER, tmp_path)
+    assert out["status"] == "OK", out
+    assert out["launches"] == 1
+    assert out["launch_grid"] == 132
+    assert out["grid"] == 132
+    assert out["shared_mem_bytes"] == 132096
+    assert out["stream"] == 0x5eed
