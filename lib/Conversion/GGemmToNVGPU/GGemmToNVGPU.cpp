@@ -22,6 +22,7 @@
 
 #include "ggemm/Conversion/Passes.h"
 #include "ggemm/Dialect/GGemm/IR/GGemm.h"
+#include "ggemm/Dialect/GGemm/Transforms/Epilogue.h"
 #include "ggemm/Dialect/GGemm/Transforms/TileSchedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -328,9 +329,13 @@ DictionaryAttr buildManifest(MLIRContext *ctx, const KernelPlan &plan,
              named("swizzle", s("128B")), named("oob_fill", s("zero"))}),
       param({named("name", s("y")), named("kind", s("pointer")),
              named("tensor", s("y"))}),
-      param({named("name", s("group_rows")), named("kind", s("pointer")),
-             named("tensor", s(rowsTensor)),
-             named("optional", b.getBoolAttr(!plan.indexElem))}),
+      // Uniform groups read no group_rows: the slot is a null pointer.
+      plan.indexElem
+          ? param({named("name", s("group_rows")), named("kind", s("pointer")),
+                   named("tensor", s(rowsTensor)),
+                   named("optional", b.getBoolAttr(false))})
+          : param({named("name", s("group_rows")), named("kind", s("scalar")),
+                   named("dtype", s("i64")), named("value", i(0))}),
       param({named("name", s("weight_indices")), named("kind", s("pointer")),
              named("tensor", s("weight_indices")),
              named("optional", b.getBoolAttr(true))}),
@@ -367,59 +372,21 @@ DictionaryAttr buildManifest(MLIRContext *ctx, const KernelPlan &plan,
 /// Applies the epilogue to one accumulator element and stores it.
 void emitElementStore(KernelBuilder &kb, Value value, Value row, Value col,
                       Value weight, Value n, Value ldy, ValueRange params) {
-  OpBuilder &b = kb.b;
-  Location loc = kb.loc;
   const KernelPlan &plan = kb.plan;
-  Value v = value;
-  if (plan.hasBias) {
-    Value biasIndex = kb.add(kb.mul(weight, n), col);
-    Value bias =
-        kb.load(kb.f32, kb.elementAddress(params[kBias], kb.f32, biasIndex));
-    v = arith::AddFOp::create(b, loc, v, bias);
-  }
-  switch (plan.activation) {
-  case Activation::none:
-    break;
-  case Activation::relu:
-    v = arith::MaximumFOp::create(
-        b, loc, v,
-        arith::ConstantFloatOp::create(b, loc, kb.f32, APFloat(0.0f)));
-    break;
-  case Activation::gelu: {
-    // Exact (erf) GELU, as torch.nn.functional.gelu computes by default.
-    Value half = arith::ConstantFloatOp::create(b, loc, kb.f32, APFloat(0.5f));
-    Value one = arith::ConstantFloatOp::create(b, loc, kb.f32, APFloat(1.0f));
-    Value invSqrt2 = arith::ConstantFloatOp::create(
-        b, loc, kb.f32, APFloat(0.70710678118654752f));
-    Value erf =
-        math::ErfOp::create(b, loc, arith::MulFOp::create(b, loc, v, invSqrt2));
-    v = arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, half, v),
-                              arith::AddFOp::create(b, loc, one, erf));
-    break;
-  }
-  case Activation::silu: {
-    Value one = arith::ConstantFloatOp::create(b, loc, kb.f32, APFloat(1.0f));
-    Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, v));
-    v = arith::DivFOp::create(b, loc, v, arith::AddFOp::create(b, loc, one, e));
-    break;
-  }
-  }
-  if (plan.hasRowScale) {
-    Value scale =
+  Value bias, rowScale, old;
+  if (plan.hasBias)
+    bias = kb.load(kb.f32, kb.elementAddress(params[kBias], kb.f32,
+                                             kb.add(kb.mul(weight, n), col)));
+  if (plan.hasRowScale)
+    rowScale =
         kb.load(kb.f32, kb.elementAddress(params[kRowScale], kb.f32, row));
-    v = arith::MulFOp::create(b, loc, v, scale);
-  }
   Value address = kb.elementAddress(params[kY], plan.outElem,
                                     kb.add(kb.mul(row, ldy), col));
-  if (plan.accumulate) {
-    Value old = kb.load(plan.outElem, address);
-    if (!plan.outElem.isF32())
-      old = arith::ExtFOp::create(b, loc, kb.f32, old);
-    v = arith::AddFOp::create(b, loc, v, old);
-  }
-  if (!plan.outElem.isF32())
-    v = arith::TruncFOp::create(b, loc, plan.outElem, v);
-  LLVM::StoreOp::create(b, loc, v, address);
+  if (plan.accumulate)
+    old = kb.load(plan.outElem, address);
+  Value v = buildEpilogue(kb.b, kb.loc, value, bias, plan.activation, rowScale,
+                          old, plan.outElem);
+  LLVM::StoreOp::create(kb.b, kb.loc, v, address);
 }
 
 /// Builds the kernel body into `func`.
@@ -641,13 +608,35 @@ void buildKernelBody(gpu::GPUFuncOp func, const KernelPlan &plan,
             NVVM::MMAIntOverflowAttr());
       }
       NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-      // The stage's wgmmas have retired: hand the slot back.
-      NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier(stage, true),
-                                     Value());
+      // Keep this k-block's wgmmas in flight while the next stage is
+      // awaited: waiting for all but the newest group retires the previous
+      // k-block, whose stage then goes back to the producer.
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+      Value notFirst =
+          kb.cmp(arith::CmpIPredicate::ugt, kLoop.getInductionVar(), kb.idx(0));
+      auto release = scf::IfOp::create(b, loc, notFirst, false);
+      {
+        OpBuilder::InsertionGuard releaseGuard(b);
+        b.setInsertionPointToStart(release.thenBlock());
+        Value previous = stageOf(arith::SubIOp::create(b, loc, it, kb.idx(1)));
+        NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier(previous, true),
+                                       Value());
+      }
       scf::YieldOp::create(b, loc, ValueRange{kb.add(it, kb.idx(1)), acc});
     }
     Value acc = kLoop.getResult(1);
+    // Retire the last k-block and release its stage.
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    Value itEnd = kLoop.getResult(0);
+    auto releaseLast = scf::IfOp::create(
+        b, loc, kb.cmp(arith::CmpIPredicate::ugt, kBlocks, kb.idx(0)), false);
+    {
+      OpBuilder::InsertionGuard releaseGuard(b);
+      b.setInsertionPointToStart(releaseLast.thenBlock());
+      Value last = stageOf(arith::SubIOp::create(b, loc, itEnd, kb.idx(1)));
+      NVVM::MBarrierArriveOp::create(b, loc, Type(), barrier(last, true),
+                                     Value());
+    }
 
     // Epilogue. wgmma's m64nNk16 f32 fragment: warp w of the warpgroup holds
     // rows 16w + lane/4 (+8); register 4i + 2h + e holds column
