@@ -22,18 +22,15 @@ if [ "$lit_rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then failed=$((failed + 1)); fi
 echo "== ctest"
 ctest --test-dir "$BUILD_DIR" --output-on-failure 2>&1 | tee "$log/ctest.txt"
 ctest_rc=${PIPESTATUS[0]}
-p=$(grep -Eo '[0-9]+ tests passed' "$log/ctest.txt" | grep -Eo '^[0-9]+' | tail -1)
-f=$(grep -Eo 'tests failed out of [0-9]+' "$log/ctest.txt" >/dev/null &&
-    grep -Eo '[0-9]+ tests failed' "$log/ctest.txt" | grep -Eo '^[0-9]+' | tail -1)
-if grep -q 'No tests were found' "$log/ctest.txt"; then p=0; fi
-total=$(grep -Eo 'out of [0-9]+' "$log/ctest.txt" | grep -Eo '[0-9]+$' | tail -1)
-if [ -n "${total:-}" ]; then
-  fails=$(( total - ${p:-0} ))
-  [ "$fails" -lt 0 ] && fails=0
-  passed=$((passed + ${p:-0}))
-  failed=$((failed + fails))
+# ctest closes with "NN% tests passed, F tests failed out of T".
+summary=$(grep -Eo '[0-9]+ tests failed out of [0-9]+' "$log/ctest.txt" | tail -1)
+if [ -n "$summary" ]; then
+  f=$(echo "$summary" | awk '{print $1}')
+  total=$(echo "$summary" | awk '{print $NF}')
+  passed=$((passed + total - f))
+  failed=$((failed + f))
 fi
-if [ "$ctest_rc" -ne 0 ] && [ -z "${total:-}" ]; then failed=$((failed + 1)); fi
+if [ "$ctest_rc" -ne 0 ] && [ -z "$summary" ]; then failed=$((failed + 1)); fi
 
 echo "== pytest"
 GGEMM_BUILD_DIR="$PWD/$BUILD_DIR" /usr/bin/python3 -m pytest -q -p no:cacheprovider test/python 2>&1 | tee "$log/pytest.txt"
@@ -43,7 +40,7 @@ f=$(grep -Eo '[0-9]+ (failed|error)' "$log/pytest.txt" | grep -Eo '^[0-9]+' | aw
 passed=$((passed + ${p:-0}))
 failed=$((failed + ${f:-0}))
 # pytest exits 5 when it collected nothing; anything else nonzero is a failure.
-if [ "$py_rc" -ne 0 ] && [ "$py_rc" -ne 5 ] && [ -z "${f:-}" ]; then failed=$((failed + 1)); fi
+if [ "$py_rc" -ne 0 ] && [ "$py_rc" -ne 5 ] && [ "${f:-0}" -eq 0 ]; then failed=$((failed + 1)); fi
 
 echo "== out-of-tree consumer (find_package(GGEMM))"
 if bash examples/consumer/build.sh "$BUILD_DIR" > "$log/consumer.txt" 2>&1; then
