@@ -28,6 +28,8 @@ config.substitutions.append(
                   "libmlir_runner_utils" + ".so")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+# LLVM's test tools (`not`, `count`) wherever they appear in a RUN line.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.ggemm_tools_dir, config.llvm_tools_dir]

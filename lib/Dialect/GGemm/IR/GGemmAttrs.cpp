@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::ggemm;
@@ -41,8 +42,11 @@ Attribute ScaleBlockAttr::parse(AsmParser &parser, Type) {
                                   /*withTrailingX=*/false))
       return {};
     if (dims.size() != 2) {
-      parser.emitError(loc) << "expected `tensor`, `per_row` or `RxC`, got "
-                            << dims.size() << " dimensions";
+      InFlightDiagnostic diag = parser.emitError(loc)
+                                << "expected `tensor`, `per_row` or `RxC`";
+      // An unknown keyword parses as an empty dimension list.
+      if (!dims.empty())
+        diag << ", got " << dims.size() << " dimensions";
       return {};
     }
     rows = dims[0];
@@ -149,25 +153,52 @@ LogicalResult PipelineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (stages < 1 || stages > 8)
     return emitError() << "expects 1 to 8 stages, got " << stages;
   if (aStageBytes <= 0 || bStageBytes <= 0)
-    return emitError() << "expects positive stage sizes";
+    return emitError() << "expects positive stage sizes, got " << aStageBytes
+                       << " (A) and " << bStageBytes << " (B)";
+  if (aOffset < 0 || bOffset < 0 || barrierOffset < 0)
+    return emitError() << "expects non-negative offsets, got a_offset = "
+                       << aOffset << ", b_offset = " << bOffset
+                       << ", barrier_offset = " << barrierOffset;
   for (int64_t v : {aStageBytes, bStageBytes, aOffset, bOffset})
     if (v % 1024 != 0)
       return emitError() << "expects 1024-byte aligned stage sizes and "
                             "offsets (128-byte swizzle), got "
                          << v;
-  if (aOffset + stages * aStageBytes > bOffset && bOffset >= aOffset)
-    return emitError() << "expects the A ring [" << aOffset << ", "
-                       << aOffset + stages * aStageBytes
-                       << ") not to overlap the B ring at " << bOffset;
-  if (barrierOffset % 8 != 0 || barrierOffset < bOffset + stages * bStageBytes)
-    return emitError() << "expects the mbarriers after the B ring, 8-byte "
-                          "aligned, got offset "
+  if (barrierOffset % 8 != 0)
+    return emitError() << "expects 8-byte aligned mbarriers, got offset "
                        << barrierOffset;
-  if (smemBytes < barrierOffset + 16 * stages)
-    return emitError() << "expects smem_bytes >= "
-                       << barrierOffset + 16 * stages << ", got " << smemBytes;
   if (smemBytes > kMaxSmemBytesPerCta)
     return emitError() << "expects at most " << kMaxSmemBytesPerCta
                        << " bytes of shared memory per CTA, got " << smemBytes;
+
+  // The A ring, the B ring and the full/empty mbarrier pairs, in any order,
+  // must lie inside smem_bytes without overlapping.
+  struct Region {
+    StringRef name;
+    int64_t begin, bytesPerStage, end;
+  };
+  SmallVector<Region, 3> regions = {{"the A ring", aOffset, aStageBytes, 0},
+                                    {"the B ring", bOffset, bStageBytes, 0},
+                                    {"the mbarriers", barrierOffset, 16, 0}};
+  for (Region &region : regions) {
+    // Huge user-written values must not overflow.
+    std::optional<int64_t> end =
+        llvm::checkedMulAdd(stages, region.bytesPerStage, region.begin);
+    if (!end || *end > smemBytes)
+      return emitError() << "expects " << region.name << " (" << stages
+                         << " stages of " << region.bytesPerStage
+                         << " bytes at offset " << region.begin
+                         << ") to end within smem_bytes (" << smemBytes << ")";
+    region.end = *end;
+  }
+  for (size_t i = 0; i < regions.size(); ++i) {
+    for (size_t j = i + 1; j < regions.size(); ++j) {
+      const Region &a = regions[i], &b = regions[j];
+      if (a.begin < b.end && b.begin < a.end)
+        return emitError() << "expects " << a.name << " [" << a.begin << ", "
+                           << a.end << ") not to overlap " << b.name << " ["
+                           << b.begin << ", " << b.end << ")";
+    }
+  }
   return success();
 }

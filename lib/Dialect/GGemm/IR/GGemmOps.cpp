@@ -304,9 +304,14 @@ LogicalResult BatchedMatmulOp::verify() {
 LogicalResult SegmentMatmulKOp::verify() {
   MemRefType dyType = getDy().getType(), xType = getX().getType(),
              dwType = getDw().getType();
-  if (failed(verifyOperandTypes(*this, dyType.getElementType(),
-                                xType.getElementType())))
-    return failure();
+  Type elementType = xType.getElementType();
+  // Unlike the forward ops, this op has no FP8 scale operands.
+  if (dyType.getElementType() != elementType ||
+      !(elementType.isBF16() || elementType.isF16()))
+    return emitOpError() << "expects dy and x to be both bf16 or both f16 "
+                            "(FP8 weight gradients need scales, which this op "
+                            "does not take), got "
+                         << dyType.getElementType() << " and " << elementType;
   if (!compatible(dyType.getDimSize(0), xType.getDimSize(0)))
     return emitOpError() << "expects dy and x to have the same rows, got "
                          << dimStr(dyType.getDimSize(0)) << " and "
@@ -327,12 +332,7 @@ LogicalResult SegmentMatmulKOp::verify() {
   if (failed(verifyTmaOperand(*this, "dy", dyType)) ||
       failed(verifyTmaOperand(*this, "x", xType)))
     return failure();
-  if (TileConfigAttr config = getConfigAttr())
-    if (config.getBlockK() * getElementBytes(xType.getElementType()) != 128)
-      return emitOpError() << "expects block_k * element bytes to be 128, "
-                              "got block_k = "
-                           << config.getBlockK();
-  return success();
+  return verifyConfigForType(*this, getConfigAttr(), elementType);
 }
 
 LogicalResult QuantizeOp::verify() {
@@ -376,10 +376,14 @@ LogicalResult ForeachTileOp::verifyRegions() {
   Block &body = getBody().front();
   if (body.getNumArguments() != 4 ||
       !llvm::all_of(body.getArgumentTypes(),
-                    [](Type t) { return t.isIndex(); }))
+                    [](Type t) { return t.isIndex(); })) {
+    std::string types;
+    llvm::raw_string_ostream os(types);
+    llvm::interleaveComma(body.getArgumentTypes(), os);
     return emitOpError() << "expects the body to take 4 index arguments "
-                            "(group, row, row_end, col), got "
-                         << body.getNumArguments();
+                            "(group, row, row_end, col), got ("
+                         << types << ")";
+  }
   return success();
 }
 
@@ -402,7 +406,16 @@ LogicalResult TileMmaOp::verify() {
     return emitOpError() << "expects w's K (" << dimStr(wK)
                          << ") to match x's K (" << dimStr(xType.getDimSize(1))
                          << ")";
+  if (failed(verifyTmaOperand(*this, "x", xType)) ||
+      failed(verifyTmaOperand(*this, "w", wType)))
+    return failure();
   if (PipelineAttr pipeline = getPipelineAttr()) {
+    // ggemm-pipeline only ever lowers the stage count to fit the budget.
+    if (pipeline.getStages() > config.getStages())
+      return emitOpError() << "expects at most the tile config's "
+                           << config.getStages()
+                           << " stages in the pipeline plan, got "
+                           << pipeline.getStages();
     int64_t bytes = getElementBytes(xType.getElementType());
     int64_t aBytes = config.getBlockM() * config.getBlockK() * bytes;
     int64_t bBytes = config.getBlockN() * config.getBlockK() * bytes;

@@ -38,6 +38,43 @@ Value collapseLeading(OpBuilder &b, Location loc, Value v) {
   return memref::CollapseShapeOp::create(b, loc, v, groups);
 }
 
+/// Whether dimensions 0 and 1 of `type` can merge into one, by the rule
+/// memref.collapse_shape verifies: statically known strides must show the
+/// groups stored back to back; unknown ones are taken on trust.
+bool leadingDimsCollapse(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  int64_t groups = type.getDimSize(0), rows = type.getDimSize(1);
+  if (groups == 1 || rows == 1)
+    return true;
+  if (ShapedType::isDynamic(rows) || ShapedType::isDynamic(strides[0]) ||
+      ShapedType::isDynamic(strides[1]))
+    return true;
+  return strides[0] == rows * strides[1];
+}
+
+/// The tile program sees 3-D operands as `[groups * rows, *]` matrices;
+/// diagnoses those whose groups are not stored back to back (padded groups)
+/// rather than building an invalid memref.collapse_shape.
+LogicalResult
+checkCollapsible(Operation *op,
+                 ArrayRef<std::pair<StringRef, Value>> namedOperands) {
+  for (auto [name, value] : namedOperands) {
+    if (!value)
+      continue;
+    auto type = cast<MemRefType>(value.getType());
+    if (!leadingDimsCollapse(type))
+      return op->emitOpError()
+             << "expects " << name
+             << " to store its groups back to back (dimensions 0 and 1 "
+                "collapsible into one), got "
+             << type;
+  }
+  return success();
+}
+
 Value dim(OpBuilder &b, Location loc, Value v, int64_t d) {
   return memref::DimOp::create(b, loc, v, d);
 }
@@ -116,6 +153,10 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
         p.layout = seg.getWeightLayout();
         p.epilogue = seg.getEpilogueAttr();
       } else if (auto masked = dyn_cast<MaskedMatmulOp>(op)) {
+        if (failed(checkCollapsible(op, {{"x", masked.getX()},
+                                         {"y", masked.getY()},
+                                         {"row_scale", masked.getRowScale()}})))
+          return signalPassFailure();
         p.rowMapping = RowMapping::masked;
         p.groupRows = masked.getMaskedM();
         p.numGroups = dim(b, loc, masked.getX(), 0);
@@ -129,6 +170,11 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
         p.epilogue = masked.getEpilogueAttr();
       } else {
         auto batched = cast<BatchedMatmulOp>(op);
+        if (failed(
+                checkCollapsible(op, {{"x", batched.getX()},
+                                      {"y", batched.getY()},
+                                      {"row_scale", batched.getRowScale()}})))
+          return signalPassFailure();
         p.rowMapping = RowMapping::uniform;
         p.numGroups = dim(b, loc, batched.getX(), 0);
         p.rowsPerGroup = dim(b, loc, batched.getX(), 1);

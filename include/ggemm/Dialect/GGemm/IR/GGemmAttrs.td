@@ -96,7 +96,8 @@ def GGemm_ScaleBlockAttr : GGemm_Attr<"ScaleBlock", "scale_block"> {
     weights), or `RxC` for blocks of R rows by C elements along K:
     `1x128` (per token and 128-wide K block, DeepSeek-V3 activations) and
     `128x128` (weights). Rows and columns are given in the logical
-    `[rows, K]` view of the operand, whatever its storage layout.
+    `[rows, K]` view of the operand, whatever its storage layout. C is a
+    multiple of 32 (one FP8 wgmma k-step) and must divide K.
 
     ```mlir
     #ggemm.scale_block<1x128>
@@ -157,9 +158,12 @@ def GGemm_PipelineAttr : GGemm_Attr<"Pipeline", "pipeline"> {
   let description = [{
     Set by `ggemm-pipeline` on `ggemm.tile_mma`: the number of ring stages,
     the byte size of one stage's A and B tiles, and the byte offsets of the
-    A ring, the B ring and the full/empty mbarrier array inside the CTA's
-    dynamic shared memory (1024-byte aligned for 128-byte swizzle). `smem_bytes`
-    is the dynamic shared memory the kernel is launched with.
+    A ring, the B ring and the full/empty mbarrier array (two 8-byte
+    mbarriers per stage) inside the CTA's dynamic shared memory. Stage sizes
+    and ring offsets are 1024-byte aligned (128-byte swizzle); the three
+    regions may come in any order but must not overlap and must end within
+    `smem_bytes`, the dynamic shared memory the kernel is launched with (at
+    most 227 KB).
 
     ```mlir
     #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384,

@@ -296,11 +296,17 @@ def GGemm_ForeachTileOp : GGemm_Op<"foreach_tile", [
     group and must not be written) and the first column.
 
     ```mlir
-    ggemm.foreach_tile segment rows(%indptr : memref<9xi32>)
+    ggemm.foreach_tile <segment> rows(%indptr : memref<9xi32>)
         groups(%c8) rows_per_group(%c0) num_rows(%m) num_cols(%c4096)
-        config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+        config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
     ^bb0(%group: index, %row: index, %row_end: index, %col: index):
-      ...
+      %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<8x4096x256xbf16>)
+          group(%group) row(%row) col(%col)
+          {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
+           weight_layout = #ggemm.weight_layout<nk>}
+          -> !ggemm.accumulator<128x128xf32>
+      ggemm.tile_store %acc to %y group(%group) row(%row) row_end(%row_end) col(%col)
+          : !ggemm.accumulator<128x128xf32>, memref<?x4096xbf16>
     }
     ```
   }];

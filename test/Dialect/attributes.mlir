@@ -1,0 +1,107 @@
+// Round trip of every ggemm attribute and of !ggemm.accumulator; parameters
+// equal to their default are elided when printed.
+// RUN: gemm-opt %s | gemm-opt | FileCheck %s
+// RUN: gemm-opt %s --mlir-print-op-generic | gemm-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @weight_layout()
+// CHECK-SAME: kn = #ggemm.weight_layout<kn>
+// CHECK-SAME: nk = #ggemm.weight_layout<nk>
+func.func @weight_layout() attributes {
+    nk = #ggemm.weight_layout<nk>, kn = #ggemm.weight_layout<kn>} {
+  return
+}
+
+// CHECK-LABEL: func.func @row_mapping()
+// CHECK-SAME: masked = #ggemm.row_mapping<masked>
+// CHECK-SAME: segment = #ggemm.row_mapping<segment>
+// CHECK-SAME: uniform = #ggemm.row_mapping<uniform>
+func.func @row_mapping() attributes {
+    segment = #ggemm.row_mapping<segment>, masked = #ggemm.row_mapping<masked>,
+    uniform = #ggemm.row_mapping<uniform>} {
+  return
+}
+
+// CHECK-LABEL: func.func @epilogue()
+// CHECK-SAME: all_defaults = #ggemm.epilogue<>
+// CHECK-SAME: empty = #ggemm.epilogue<>
+// CHECK-SAME: gelu_acc = #ggemm.epilogue<activation = gelu, accumulate = true>
+// CHECK-SAME: only_acc = #ggemm.epilogue<accumulate = true>
+// CHECK-SAME: relu = #ggemm.epilogue<activation = relu>
+// CHECK-SAME: reordered = #ggemm.epilogue<activation = silu, accumulate = true>
+// CHECK-SAME: silu = #ggemm.epilogue<activation = silu>
+func.func @epilogue() attributes {
+    empty = #ggemm.epilogue<>,
+    all_defaults = #ggemm.epilogue<activation = none, accumulate = false>,
+    relu = #ggemm.epilogue<activation = relu>,
+    gelu_acc = #ggemm.epilogue<activation = gelu, accumulate = true>,
+    silu = #ggemm.epilogue<activation = silu, accumulate = false>,
+    only_acc = #ggemm.epilogue<accumulate = true>,
+    reordered = #ggemm.epilogue<accumulate = true, activation = silu>} {
+  return
+}
+
+// `0x0` is the tensor-wise block and `1x0` the per-row one; both print with
+// their keyword.
+// CHECK-LABEL: func.func @scale_block()
+// CHECK-SAME: act = #ggemm.scale_block<1x128>
+// CHECK-SAME: narrow = #ggemm.scale_block<1x32>
+// CHECK-SAME: per_row = #ggemm.scale_block<per_row>
+// CHECK-SAME: per_row_dims = #ggemm.scale_block<per_row>
+// CHECK-SAME: tensor = #ggemm.scale_block<tensor>
+// CHECK-SAME: tensor_dims = #ggemm.scale_block<tensor>
+// CHECK-SAME: weight = #ggemm.scale_block<128x128>
+func.func @scale_block() attributes {
+    tensor = #ggemm.scale_block<tensor>, tensor_dims = #ggemm.scale_block<0x0>,
+    per_row = #ggemm.scale_block<per_row>, per_row_dims = #ggemm.scale_block<1x0>,
+    act = #ggemm.scale_block<1x128>, weight = #ggemm.scale_block<128x128>,
+    narrow = #ggemm.scale_block<1x32>} {
+  return
+}
+
+// CHECK-LABEL: func.func @tile_config()
+// CHECK-SAME: all = #ggemm.tile_config<block_m = 64, block_n = 256, block_k = 128, stages = 2, consumer_warpgroups = 1, cluster_m = 2, cluster_n = 4, raster = along_m>
+// CHECK-SAME: defaults = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>
+// CHECK-SAME: minimal = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>
+// CHECK-SAME: narrow = #ggemm.tile_config<block_m = 256, block_n = 8, block_k = 16, stages = 1>
+// CHECK-SAME: swap = #ggemm.tile_config<block_m = 16, block_n = 128, block_k = 64, consumer_warpgroups = 1, swap_ab = true>
+// CHECK-SAME: wide = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 256, stages = 8, cluster_n = 2>
+func.func @tile_config() attributes {
+    minimal = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
+    defaults = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, stages = 4,
+                                  consumer_warpgroups = 2, swap_ab = false, cluster_m = 1,
+                                  cluster_n = 1, raster = along_n>,
+    all = #ggemm.tile_config<block_m = 64, block_n = 256, block_k = 128, stages = 2,
+                             consumer_warpgroups = 1, swap_ab = false, cluster_m = 2,
+                             cluster_n = 4, raster = along_m>,
+    narrow = #ggemm.tile_config<block_m = 256, block_n = 8, block_k = 16, stages = 1>,
+    wide = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 256, stages = 8,
+                              cluster_n = 2>,
+    swap = #ggemm.tile_config<block_m = 16, block_n = 128, block_k = 64,
+                              consumer_warpgroups = 1, swap_ab = true>} {
+  return
+}
+
+// The B ring may come first; stages may be 1024-byte padded.
+// CHECK-LABEL: func.func @pipeline()
+// CHECK-SAME: b_first = #ggemm.pipeline<stages = 2, a_stage_bytes = 8192, b_stage_bytes = 32768, a_offset = 65536, b_offset = 0, barrier_offset = 81920, smem_bytes = 81952>
+// CHECK-SAME: ring = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384, a_offset = 0, b_offset = 65536, barrier_offset = 131072, smem_bytes = 131136>
+// CHECK-SAME: tight = #ggemm.pipeline<stages = 1, a_stage_bytes = 1024, b_stage_bytes = 1024, a_offset = 0, b_offset = 1024, barrier_offset = 2048, smem_bytes = 2064>
+func.func @pipeline() attributes {
+    ring = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384,
+                           a_offset = 0, b_offset = 65536, barrier_offset = 131072,
+                           smem_bytes = 131136>,
+    b_first = #ggemm.pipeline<stages = 2, a_stage_bytes = 8192, b_stage_bytes = 32768,
+                              a_offset = 65536, b_offset = 0, barrier_offset = 81920,
+                              smem_bytes = 81952>,
+    tight = #ggemm.pipeline<stages = 1, a_stage_bytes = 1024, b_stage_bytes = 1024,
+                            a_offset = 0, b_offset = 1024, barrier_offset = 2048,
+                            smem_bytes = 2064>} {
+  return
+}
+
+// CHECK-LABEL: func.func @accumulator(
+// CHECK-SAME: %{{.*}}: !ggemm.accumulator<128x128xf32>, %{{.*}}: !ggemm.accumulator<64x256xf32>, %{{.*}}: !ggemm.accumulator<1x8xf32>)
+func.func @accumulator(%a: !ggemm.accumulator<128x128xf32>, %b: !ggemm.accumulator<64x256xf32>,
+                       %c: !ggemm.accumulator<1x8xf32>) {
+  return
+}

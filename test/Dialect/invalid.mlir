@@ -1,0 +1,957 @@
+// Every diagnostic of the ggemm op verifiers (lib/Dialect/GGemm/IR/GGemmOps.cpp)
+// and a few of the ODS type constraints.
+// RUN: gemm-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// ODS type constraints
+//===----------------------------------------------------------------------===//
+
+func.func @ods_integer_activation(%x: memref<?x256xi8>, %w: memref<4x128x256xi8>,
+                                  %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op operand #0 must be 2D memref of bfloat16 type or 16-bit float or f8E4M3FN type or f8E5M2 type values, but got 'memref<?x256xi8>'}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xi8>, memref<4x128x256xi8>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @ods_fp8_output(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                          %indptr: memref<5xi32>, %y: memref<?x128xf8E4M3FN>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op operand #3 must be 2D memref of bfloat16 type or 16-bit float or 32-bit float values, but got 'memref<?x128xf8E4M3FN>'}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xf8E4M3FN>)
+  return
+}
+
+// -----
+
+func.func @ods_f32_indptr(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                          %indptr: memref<5xf32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op operand #2 must be 1D memref of 32-bit signless integer or 64-bit signless integer values, but got 'memref<5xf32>'}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xf32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @ods_i64_weight_indices(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                                  %indptr: memref<5xi32>, %idx: memref<4xi64>,
+                                  %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op operand #3 must be 1D memref of 32-bit signless integer values, but got 'memref<4xi64>'}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) weight_indices(%idx : memref<4xi64>)
+      outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @ods_2d_masked_activation(%x: memref<64x256xbf16>, %w: memref<4x128x256xbf16>,
+                                    %m: memref<4xi32>, %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.masked_matmul' op operand #0 must be 3D memref of bfloat16 type or 16-bit float or f8E4M3FN type or f8E5M2 type values, but got 'memref<64x256xbf16>'}}
+  ggemm.masked_matmul ins(%x, %w : memref<64x256xbf16>, memref<4x128x256xbf16>)
+      masked_m(%m : memref<4xi32>) outs(%y : memref<4x64x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @ods_bf16_quantized(%x: memref<?x256xbf16>, %q: memref<?x256xbf16>,
+                              %s: memref<?x2xf32>) {
+  // expected-error @+1 {{'ggemm.quantize' op operand #1 must be 2D memref of f8E4M3FN type or f8E5M2 type values, but got 'memref<?x256xbf16>'}}
+  ggemm.quantize ins(%x : memref<?x256xbf16>) outs(%q, %s : memref<?x256xbf16>, memref<?x2xf32>)
+  return
+}
+
+// -----
+
+func.func @ods_missing_weight_layout(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                                     %i: index) {
+  // expected-error @+1 {{'ggemm.tile_mma' op requires attribute 'weight_layout'}}
+  %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      group(%i) row(%i) col(%i)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>}
+      -> !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @ods_yield_outside_tile_loop() {
+  // expected-error @+1 {{'ggemm.yield' op expects parent op 'ggemm.foreach_tile'}}
+  ggemm.yield
+}
+
+//===----------------------------------------------------------------------===//
+// Element types and shapes of the grouped matmuls
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @mixed_16bit_types(%x: memref<?x256xbf16>, %w: memref<4x128x256xf16>,
+                             %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects x and w to be both bf16, both f16, or both FP8 (f8E4M3FN/f8E5M2), got 'bf16' and 'f16'}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @fp8_times_bf16(%x: memref<4x64x256xf8E4M3FN>, %w: memref<4x128x256xbf16>,
+                          %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.batched_matmul' op expects x and w to be both bf16, both f16, or both FP8 (f8E4M3FN/f8E5M2), got 'f8E4M3FN' and 'bf16'}}
+  ggemm.batched_matmul ins(%x, %w : memref<4x64x256xf8E4M3FN>, memref<4x128x256xbf16>)
+      outs(%y : memref<4x64x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @k_mismatch_nk(%x: memref<?x256xbf16>, %w: memref<4x128x512xbf16>,
+                         %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects w's K (512) to match x's K (256) for weight_layout nk}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x512xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+// A [G, N, K] weight read with the kn layout.
+func.func @k_mismatch_kn(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                         %indptr: memref<5xi32>, %y: memref<?x256xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects w's K (128) to match x's K (256) for weight_layout kn}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x256xbf16>)
+      {weight_layout = #ggemm.weight_layout<kn>}
+  return
+}
+
+// -----
+
+func.func @empty_reduction(%x: memref<?x0xbf16>, %w: memref<4x128x0xbf16>,
+                           %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects a non-empty reduction (K > 0)}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x0xbf16>, memref<4x128x0xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @output_n_mismatch(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                             %indptr: memref<5xi32>, %y: memref<?x64xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects y of shape [?, 128], got [?, 64]}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x64xbf16>)
+  return
+}
+
+// -----
+
+func.func @output_rows_mismatch(%x: memref<100x256xbf16>, %w: memref<4x128x256xbf16>,
+                                %indptr: memref<5xi32>, %y: memref<99x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects y of shape [100, 128], got [99, 128]}}
+  ggemm.segment_matmul ins(%x, %w : memref<100x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<99x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @masked_output_groups(%x: memref<4x64x256xbf16>, %w: memref<4x128x256xbf16>,
+                                %m: memref<4xi32>, %y: memref<8x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.masked_matmul' op expects y of shape [4, 64, 128], got [8, 64, 128]}}
+  ggemm.masked_matmul ins(%x, %w : memref<4x64x256xbf16>, memref<4x128x256xbf16>)
+      masked_m(%m : memref<4xi32>) outs(%y : memref<8x64x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @bias_shape(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                      %indptr: memref<5xi32>, %b: memref<4x256xf32>,
+                      %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects bias of shape [4, 128], got [4, 256]}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) bias(%b : memref<4x256xf32>)
+      outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @row_scale_shape(%x: memref<100x256xbf16>, %w: memref<4x128x256xbf16>,
+                           %indptr: memref<5xi32>, %rs: memref<128xf32>,
+                           %y: memref<100x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects row_scale of shape [100], got [128]}}
+  ggemm.segment_matmul ins(%x, %w : memref<100x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) row_scale(%rs : memref<128xf32>)
+      outs(%y : memref<100x128xbf16>)
+  return
+}
+
+// -----
+
+// A 3-D problem wants per-group row scales: [G, Mmax].
+func.func @row_scale_rank(%x: memref<4x64x256xbf16>, %w: memref<4x128x256xbf16>,
+                          %rs: memref<4x32xf32>, %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.batched_matmul' op expects row_scale of shape [4, 64], got [4, 32]}}
+  ggemm.batched_matmul ins(%x, %w : memref<4x64x256xbf16>, memref<4x128x256xbf16>)
+      row_scale(%rs : memref<4x32xf32>) outs(%y : memref<4x64x128xbf16>)
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// segment_matmul: segments and weights
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @empty_indptr(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                        %indptr: memref<0xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects seg_indptr to hold G + 1 >= 1 entries, got 0}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<0xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @weight_per_segment(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                              %indptr: memref<9xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects one weight per segment without weight_indices: w has 4 weights, seg_indptr 8 segments}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<9xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @weight_indices_count(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                                %indptr: memref<9xi32>, %idx: memref<4xi32>,
+                                %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects weight_indices to hold one entry per segment (8), got 4}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<9xi32>) weight_indices(%idx : memref<4xi32>)
+      outs(%y : memref<?x128xbf16>)
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// masked_matmul and batched_matmul: groups
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @masked_weight_per_group(%x: memref<4x64x256xbf16>, %w: memref<8x128x256xbf16>,
+                                   %m: memref<4xi32>, %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.masked_matmul' op expects one weight per group: x has 4 groups, w has 8}}
+  ggemm.masked_matmul ins(%x, %w : memref<4x64x256xbf16>, memref<8x128x256xbf16>)
+      masked_m(%m : memref<4xi32>) outs(%y : memref<4x64x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @masked_counts(%x: memref<4x64x256xbf16>, %w: memref<4x128x256xbf16>,
+                         %m: memref<5xi64>, %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.masked_matmul' op expects masked_m of shape [4], got [5]}}
+  ggemm.masked_matmul ins(%x, %w : memref<4x64x256xbf16>, memref<4x128x256xbf16>)
+      masked_m(%m : memref<5xi64>) outs(%y : memref<4x64x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @batched_weight_per_batch(%x: memref<4x64x256xbf16>, %w: memref<2x128x256xbf16>,
+                                    %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.batched_matmul' op expects one weight per batch: x has 4 batches, w has 2}}
+  ggemm.batched_matmul ins(%x, %w : memref<4x64x256xbf16>, memref<2x128x256xbf16>)
+      outs(%y : memref<4x64x128xbf16>)
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Static TMA rules
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// K = 100 bf16: rows 200 bytes apart.
+func.func @tma_row_stride(%x: memref<?x100xbf16>, %w: memref<4x128x100xbf16>,
+                          %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects dimension 0 of x to have a stride that is a multiple of 16 bytes (TMA), got 200 bytes}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x100xbf16>, memref<4x128x100xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+// A padded x, but the weights' N rows are 200 bytes apart.
+func.func @tma_weight_stride(%x: memref<?x100xbf16, strided<[104, 1]>>,
+                             %w: memref<4x128x100xbf16>, %indptr: memref<5xi32>,
+                             %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects dimension 1 of w to have a stride that is a multiple of 16 bytes (TMA), got 200 bytes}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x100xbf16, strided<[104, 1]>>, memref<4x128x100xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+// FP8: 1-byte elements, K = 200.
+func.func @tma_fp8_stride(%x: memref<4x64x200xf8E4M3FN>, %w: memref<4x128x200xf8E4M3FN>,
+                          %xs: memref<4xf32>, %ws: memref<4xf32>,
+                          %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.batched_matmul' op expects dimension 1 of x to have a stride that is a multiple of 16 bytes (TMA), got 200 bytes}}
+  ggemm.batched_matmul ins(%x, %w : memref<4x64x200xf8E4M3FN>, memref<4x128x200xf8E4M3FN>)
+      scales(%xs, %ws : memref<4xf32>, memref<4xf32>) outs(%y : memref<4x64x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>}
+  return
+}
+
+// -----
+
+func.func @tma_static_offset(%x: memref<?x256xbf16, strided<[256, 1], offset: 4>>,
+                             %w: memref<4x128x256xbf16>, %indptr: memref<5xi32>,
+                             %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects x to start 16-byte aligned (TMA), got a static offset of 8 bytes}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16, strided<[256, 1], offset: 4>>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @tma_non_contiguous(%x: memref<?x256xbf16, strided<[512, 2]>>,
+                              %w: memref<4x128x256xbf16>, %indptr: memref<5xi32>,
+                              %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects the innermost dimension of x to be contiguous (stride 1), got stride 2}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16, strided<[512, 2]>>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @tma_dynamic_inner_stride(%x: memref<?x256xbf16>,
+                                    %w: memref<4x128x256xbf16, strided<[?, ?, ?]>>,
+                                    %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects the innermost dimension of w to be contiguous (stride 1), got stride ?}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16, strided<[?, ?, ?]>>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+// A transposed view of a [G, K, N] weight: the innermost dimension is the
+// strided one.
+func.func @tma_transposed_weight(%x: memref<?x256xbf16>,
+                                 %w: memref<4x128x256xbf16, strided<[32768, 1, 128]>>,
+                                 %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects the innermost dimension of w to be contiguous (stride 1), got stride 128}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16, strided<[32768, 1, 128]>>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @tma_not_strided(%x: memref<64x256xbf16, affine_map<(m, k) -> (m floordiv 2, k mod 128)>>,
+                           %w: memref<4x128x256xbf16>, %indptr: memref<5xi32>,
+                           %y: memref<64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects x to have a strided layout, got 'memref<64x256xbf16, affine_map<(d0, d1) -> (d0 floordiv 2, d1 mod 128)>>'}}
+  ggemm.segment_matmul ins(%x, %w : memref<64x256xbf16, affine_map<(m, k) -> (m floordiv 2, k mod 128)>>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<64x128xbf16>)
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// FP8 scales
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @scales_for_bf16(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                           %indptr: memref<5xi32>, %xs: memref<1xf32>, %ws: memref<4xf32>,
+                           %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects no scales for 'bf16' operands; scales apply to FP8 only}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<1xf32>, memref<4xf32>)
+      outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @scale_block_for_f16(%x: memref<4x64x256xf16>, %w: memref<4x128x256xf16>,
+                               %m: memref<4xi32>, %y: memref<4x64x128xf16>) {
+  // expected-error @+1 {{'ggemm.masked_matmul' op expects no scale_block attributes for 'f16' operands}}
+  ggemm.masked_matmul ins(%x, %w : memref<4x64x256xf16>, memref<4x128x256xf16>)
+      masked_m(%m : memref<4xi32>) outs(%y : memref<4x64x128xf16>)
+      {w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
+func.func @fp8_without_scales(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
+                              %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects `scales(x_scale, w_scale)` for FP8 operands}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
+// The custom syntax always gives both scales; the generic one can give one.
+func.func @fp8_one_scale(%x: memref<?x256xf8E5M2>, %w: memref<4x128x256xf8E5M2>,
+                         %indptr: memref<5xi32>, %xs: memref<?x2xf32>,
+                         %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects `scales(x_scale, w_scale)` for FP8 operands}}
+  "ggemm.segment_matmul"(%x, %w, %indptr, %xs, %y)
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 1>,
+        x_scale_block = #ggemm.scale_block<1x128>,
+        w_scale_block = #ggemm.scale_block<128x128>}>
+      : (memref<?x256xf8E5M2>, memref<4x128x256xf8E5M2>, memref<5xi32>, memref<?x2xf32>,
+         memref<?x128xbf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @fp8_without_scale_blocks(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
+                                    %indptr: memref<5xi32>, %xs: memref<?x2xf32>,
+                                    %ws: memref<4x1x2xf32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects `x_scale_block` and `w_scale_block` attributes for FP8 operands}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<?x2xf32>, memref<4x1x2xf32>)
+      outs(%y : memref<?x128xbf16>) {x_scale_block = #ggemm.scale_block<1x128>}
+  return
+}
+
+// -----
+
+func.func @k_not_multiple_of_scale_block(%x: memref<?x192xf8E4M3FN>,
+                                         %w: memref<4x128x192xf8E4M3FN>,
+                                         %indptr: memref<5xi32>, %xs: memref<?x2xf32>,
+                                         %ws: memref<4x1x2xf32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects K (192) to be a multiple of the scale block (128)}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x192xf8E4M3FN>, memref<4x128x192xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<?x2xf32>, memref<4x1x2xf32>)
+      outs(%y : memref<?x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
+// Only the weight block is 128 wide here.
+func.func @k_not_multiple_of_weight_block(%x: memref<?x192xf8E4M3FN>,
+                                          %w: memref<4x128x192xf8E4M3FN>,
+                                          %indptr: memref<5xi32>, %xs: memref<?x3xf32>,
+                                          %ws: memref<4x1x2xf32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects K (192) to be a multiple of the scale block (128)}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x192xf8E4M3FN>, memref<4x128x192xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<?x3xf32>, memref<4x1x2xf32>)
+      outs(%y : memref<?x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x64>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
+func.func @x_scale_blocks(%x: memref<?x512xf8E4M3FN>, %w: memref<4x256x512xf8E4M3FN>,
+                          %indptr: memref<5xi32>, %xs: memref<?x2xf32>,
+                          %ws: memref<4x2x4xf32>, %y: memref<?x256xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects x_scale of shape [?, 4], got [?, 2]}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x512xf8E4M3FN>, memref<4x256x512xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<?x2xf32>, memref<4x2x4xf32>)
+      outs(%y : memref<?x256xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
+// Per-token scales are one per row, not one per 128-wide block.
+func.func @x_scale_per_row_rank(%x: memref<?x512xf8E4M3FN>, %w: memref<4x256x512xf8E4M3FN>,
+                                %indptr: memref<5xi32>, %xs: memref<?x4xf32>,
+                                %ws: memref<4x2x4xf32>, %y: memref<?x256xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects x_scale to have rank 1 [?], got rank 2}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x512xf8E4M3FN>, memref<4x256x512xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<?x4xf32>, memref<4x2x4xf32>)
+      outs(%y : memref<?x256xbf16>)
+      {x_scale_block = #ggemm.scale_block<per_row>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
+func.func @x_scale_tensor(%x: memref<?x512xf8E4M3FN>, %w: memref<4x256x512xf8E4M3FN>,
+                          %indptr: memref<5xi32>, %xs: memref<2xf32>,
+                          %ws: memref<4xf32>, %y: memref<?x256xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects x_scale of shape [1], got [2]}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x512xf8E4M3FN>, memref<4x256x512xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<2xf32>, memref<4xf32>)
+      outs(%y : memref<?x256xbf16>)
+      {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>}
+  return
+}
+
+// -----
+
+// N = 200 needs ceil(200 / 128) = 2 row blocks of weight scales.
+func.func @w_scale_blocks(%x: memref<?x512xf8E4M3FN>, %w: memref<4x200x512xf8E4M3FN>,
+                          %indptr: memref<5xi32>, %xs: memref<?x4xf32>,
+                          %ws: memref<4x1x4xf32>, %y: memref<?x200xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects w_scale of shape [4, 2, 4], got [4, 1, 4]}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x512xf8E4M3FN>, memref<4x200x512xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<?x4xf32>, memref<4x1x4xf32>)
+      outs(%y : memref<?x200xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
+// Tensor-wise weight scales are one per weight matrix.
+func.func @w_scale_tensor(%x: memref<?x512xf8E4M3FN>, %w: memref<4x256x512xf8E4M3FN>,
+                          %indptr: memref<5xi32>, %xs: memref<1xf32>,
+                          %ws: memref<1xf32>, %y: memref<?x256xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects w_scale of shape [4], got [1]}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x512xf8E4M3FN>, memref<4x256x512xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<1xf32>, memref<1xf32>)
+      outs(%y : memref<?x256xbf16>)
+      {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>}
+  return
+}
+
+// -----
+
+// Per-channel weight scales of a kn weight follow N = 384, not K = 256.
+func.func @w_scale_per_row_kn(%x: memref<?x256xf8E4M3FN>, %w: memref<4x256x384xf8E4M3FN>,
+                              %indptr: memref<5xi32>, %xs: memref<?xf32>,
+                              %ws: memref<4x256xf32>, %y: memref<?x384xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects w_scale of shape [4, 384], got [4, 256]}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x256x384xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<?xf32>, memref<4x256xf32>)
+      outs(%y : memref<?x384xbf16>)
+      {weight_layout = #ggemm.weight_layout<kn>,
+       x_scale_block = #ggemm.scale_block<per_row>, w_scale_block = #ggemm.scale_block<per_row>}
+  return
+}
+
+// -----
+
+// Masked activation scales carry the group dimension.
+func.func @masked_x_scale_groups(%x: memref<4x64x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
+                                 %m: memref<4xi32>, %xs: memref<64x2xf32>,
+                                 %ws: memref<4x1x2xf32>, %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.masked_matmul' op expects x_scale to have rank 3 [4, 64, 2], got rank 2}}
+  ggemm.masked_matmul ins(%x, %w : memref<4x64x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
+      masked_m(%m : memref<4xi32>) scales(%xs, %ws : memref<64x2xf32>, memref<4x1x2xf32>)
+      outs(%y : memref<4x64x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Tile configs against the element type
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @block_k_bf16(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                        %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects block_k * element bytes to be 128 (one 128-byte swizzle row) for 'bf16', i.e. block_k = 64, got 128}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>}
+  return
+}
+
+// -----
+
+func.func @block_k_fp8(%x: memref<4x64x256xf8E5M2>, %w: memref<4x128x256xf8E5M2>,
+                       %xs: memref<4xf32>, %ws: memref<4xf32>, %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.batched_matmul' op expects block_k * element bytes to be 128 (one 128-byte swizzle row) for 'f8E5M2', i.e. block_k = 128, got 64}}
+  ggemm.batched_matmul ins(%x, %w : memref<4x64x256xf8E5M2>, memref<4x128x256xf8E5M2>)
+      scales(%xs, %ws : memref<4xf32>, memref<4xf32>) outs(%y : memref<4x64x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>}
+  return
+}
+
+// -----
+
+// 5 stages of (128 + 256) x 64 bf16 = 245760 bytes.
+func.func @smem_budget(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>,
+                       %indptr: memref<5xi32>, %y: memref<?x256xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects the tile config's shared memory (245840 bytes for 5 stages) to fit in 232448 bytes}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x256x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x256xbf16>)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, stages = 5>}
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// ggemm.segment_matmul_k
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @k_op_mixed_types(%dy: memref<?x256xbf16>, %x: memref<?x512xf16>,
+                            %indptr: memref<5xi64>, %dw: memref<4x256x512xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dy and x to be both bf16 or both f16 (FP8 weight gradients need scales, which this op does not take), got 'bf16' and 'f16'}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x256xbf16>, memref<?x512xf16>)
+      segments(%indptr : memref<5xi64>) outs(%dw : memref<4x256x512xf32>)
+  return
+}
+
+// -----
+
+func.func @k_op_fp8(%dy: memref<?x256xf8E4M3FN>, %x: memref<?x512xf8E4M3FN>,
+                    %indptr: memref<5xi64>, %dw: memref<4x256x512xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dy and x to be both bf16 or both f16 (FP8 weight gradients need scales, which this op does not take), got 'f8E4M3FN' and 'f8E4M3FN'}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x256xf8E4M3FN>, memref<?x512xf8E4M3FN>)
+      segments(%indptr : memref<5xi64>) outs(%dw : memref<4x256x512xf32>)
+  return
+}
+
+// -----
+
+func.func @k_op_rows(%dy: memref<100x256xbf16>, %x: memref<99x512xbf16>,
+                     %indptr: memref<5xi64>, %dw: memref<4x256x512xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dy and x to have the same rows, got 100 and 99}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<100x256xbf16>, memref<99x512xbf16>)
+      segments(%indptr : memref<5xi64>) outs(%dw : memref<4x256x512xf32>)
+  return
+}
+
+// -----
+
+func.func @k_op_empty_indptr(%dy: memref<?x256xbf16>, %x: memref<?x512xbf16>,
+                             %indptr: memref<0xi64>, %dw: memref<4x256x512xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects seg_indptr to hold G + 1 >= 1 entries, got 0}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x256xbf16>, memref<?x512xbf16>)
+      segments(%indptr : memref<0xi64>) outs(%dw : memref<4x256x512xf32>)
+  return
+}
+
+// -----
+
+func.func @k_op_dw_nk(%dy: memref<?x256xbf16>, %x: memref<?x512xbf16>,
+                      %indptr: memref<5xi64>, %dw: memref<4x512x256xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dw of shape [4, 256, 512], got [4, 512, 256]}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x256xbf16>, memref<?x512xbf16>)
+      segments(%indptr : memref<5xi64>) outs(%dw : memref<4x512x256xf32>)
+  return
+}
+
+// -----
+
+func.func @k_op_dw_kn(%dy: memref<?x256xbf16>, %x: memref<?x512xbf16>,
+                      %indptr: memref<9xi64>, %dw: memref<4x512x256xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dw of shape [8, 512, 256], got [4, 512, 256]}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x256xbf16>, memref<?x512xbf16>)
+      segments(%indptr : memref<9xi64>) outs(%dw : memref<4x512x256xf32>)
+      {weight_layout = #ggemm.weight_layout<kn>}
+  return
+}
+
+// -----
+
+func.func @k_op_tma(%dy: memref<?x100xbf16>, %x: memref<?x512xbf16>,
+                    %indptr: memref<5xi64>, %dw: memref<4x100x512xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dimension 0 of dy to have a stride that is a multiple of 16 bytes (TMA), got 200 bytes}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x100xbf16>, memref<?x512xbf16>)
+      segments(%indptr : memref<5xi64>) outs(%dw : memref<4x100x512xf32>)
+  return
+}
+
+// -----
+
+func.func @k_op_block_k(%dy: memref<?x256xf16>, %x: memref<?x512xf16>,
+                        %indptr: memref<5xi64>, %dw: memref<4x256x512xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects block_k * element bytes to be 128 (one 128-byte swizzle row) for 'f16', i.e. block_k = 64, got 32}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x256xf16>, memref<?x512xf16>)
+      segments(%indptr : memref<5xi64>) outs(%dw : memref<4x256x512xf32>)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 32>}
+  return
+}
+
+// -----
+
+func.func @k_op_smem(%dy: memref<?x256xf16>, %x: memref<?x512xf16>,
+                     %indptr: memref<5xi64>, %dw: memref<4x256x512xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects the tile config's shared memory (262272 bytes for 8 stages) to fit in 232448 bytes}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x256xf16>, memref<?x512xf16>)
+      segments(%indptr : memref<5xi64>) outs(%dw : memref<4x256x512xf32>)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, stages = 8>}
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// ggemm.quantize
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @quantize_block_zero(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>,
+                               %s: memref<?x2xf32>) {
+  // expected-error @+1 {{'ggemm.quantize' op expects a positive block that is a multiple of 16, got 0}}
+  ggemm.quantize ins(%x : memref<?x256xbf16>) outs(%q, %s : memref<?x256xf8E4M3FN>, memref<?x2xf32>)
+      {block = 0}
+  return
+}
+
+// -----
+
+func.func @quantize_block_odd(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>,
+                              %s: memref<?x2xf32>) {
+  // expected-error @+1 {{'ggemm.quantize' op expects a positive block that is a multiple of 16, got 100}}
+  ggemm.quantize ins(%x : memref<?x256xbf16>) outs(%q, %s : memref<?x256xf8E4M3FN>, memref<?x2xf32>)
+      {block = 100}
+  return
+}
+
+// -----
+
+func.func @quantize_q_shape(%x: memref<8x256xbf16>, %q: memref<8x128xf8E4M3FN>,
+                            %s: memref<8x2xf32>) {
+  // expected-error @+1 {{'ggemm.quantize' op expects q of shape [8, 256], got [8, 128]}}
+  ggemm.quantize ins(%x : memref<8x256xbf16>) outs(%q, %s : memref<8x128xf8E4M3FN>, memref<8x2xf32>)
+  return
+}
+
+// -----
+
+func.func @quantize_k(%x: memref<?x192xbf16>, %q: memref<?x192xf8E4M3FN>,
+                      %s: memref<?x2xf32>) {
+  // expected-error @+1 {{'ggemm.quantize' op expects K (192) to be a multiple of the scale block (128)}}
+  ggemm.quantize ins(%x : memref<?x192xbf16>) outs(%q, %s : memref<?x192xf8E4M3FN>, memref<?x2xf32>)
+  return
+}
+
+// -----
+
+func.func @quantize_scale_shape(%x: memref<?x512xf16>, %q: memref<?x512xf8E5M2>,
+                                %s: memref<?x4xf32>) {
+  // expected-error @+1 {{'ggemm.quantize' op expects scale of shape [?, 8], got [?, 4]}}
+  ggemm.quantize ins(%x : memref<?x512xf16>) outs(%q, %s : memref<?x512xf8E5M2>, memref<?x4xf32>)
+      {block = 64}
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// ggemm.foreach_tile
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @segment_tiles_without_rows(%i: index) {
+  // expected-error @+1 {{'ggemm.foreach_tile' op expects a `rows` operand for row_mapping segment}}
+  ggemm.foreach_tile <segment> groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  return
+}
+
+// -----
+
+func.func @masked_tiles_without_rows(%i: index) {
+  // expected-error @+1 {{'ggemm.foreach_tile' op expects a `rows` operand for row_mapping masked}}
+  ggemm.foreach_tile <masked> groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  return
+}
+
+// -----
+
+func.func @uniform_tiles_with_rows(%i: index, %rows: memref<4xi32>) {
+  // expected-error @+1 {{'ggemm.foreach_tile' op expects no `rows` operand for row_mapping uniform}}
+  ggemm.foreach_tile <uniform> rows(%rows : memref<4xi32>) groups(%i) rows_per_group(%i)
+      num_rows(%i) num_cols(%i) config(<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  return
+}
+
+// -----
+
+func.func @swap_ab_tiles(%i: index) {
+  // expected-error @+1 {{'ggemm.foreach_tile' op expects swap_ab tiles to be rewritten by ggemm-swap-ab before tiling}}
+  ggemm.foreach_tile <uniform> groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(<block_m = 32, block_n = 128, block_k = 64, consumer_warpgroups = 1, swap_ab = true>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  return
+}
+
+// -----
+
+func.func @body_arguments(%i: index) {
+  // expected-error @+1 {{'ggemm.foreach_tile' op expects the body to take 4 index arguments (group, row, row_end, col), got (index, index, index)}}
+  ggemm.foreach_tile <uniform> groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %col: index):
+  }
+  return
+}
+
+// -----
+
+func.func @body_argument_types(%i: index) {
+  // expected-error @+1 {{'ggemm.foreach_tile' op expects the body to take 4 index arguments (group, row, row_end, col), got (index, index, index, i32)}}
+  ggemm.foreach_tile <uniform> groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: i32):
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// ggemm.tile_mma
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @tile_mma_types(%x: memref<?x256xf16>, %w: memref<4x128x256xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.tile_mma' op expects x and w to be both bf16, both f16, or both FP8 (f8E4M3FN/f8E5M2), got 'f16' and 'bf16'}}
+  %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xf16>, memref<4x128x256xbf16>)
+      group(%i) row(%i) col(%i)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
+       weight_layout = #ggemm.weight_layout<nk>}
+      -> !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @tile_mma_accumulator(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.tile_mma' op expects a 128x128 accumulator (the tile config's block), got 64x128}}
+  %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      group(%i) row(%i) col(%i)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
+       weight_layout = #ggemm.weight_layout<nk>}
+      -> !ggemm.accumulator<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @tile_mma_k(%x: memref<?x256xbf16>, %w: memref<4x256x128xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.tile_mma' op expects w's K (128) to match x's K (256)}}
+  %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x256x128xbf16>)
+      group(%i) row(%i) col(%i)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
+       weight_layout = #ggemm.weight_layout<nk>}
+      -> !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @tile_mma_tma(%x: memref<?x100xbf16>, %w: memref<4x100x256xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.tile_mma' op expects dimension 0 of x to have a stride that is a multiple of 16 bytes (TMA), got 200 bytes}}
+  %acc = ggemm.tile_mma ins(%x, %w : memref<?x100xbf16>, memref<4x100x256xbf16>)
+      group(%i) row(%i) col(%i)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
+       weight_layout = #ggemm.weight_layout<kn>}
+      -> !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @tile_mma_pipeline_stages(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                                    %i: index) {
+  // expected-error @+1 {{'ggemm.tile_mma' op expects at most the tile config's 2 stages in the pipeline plan, got 4}}
+  %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      group(%i) row(%i) col(%i)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, stages = 2>,
+       weight_layout = #ggemm.weight_layout<nk>,
+       pipeline = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384,
+                                  a_offset = 0, b_offset = 65536, barrier_offset = 131072,
+                                  smem_bytes = 131136>}
+      -> !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @tile_mma_pipeline_sizes(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                                   %i: index) {
+  // expected-error @+1 {{'ggemm.tile_mma' op expects pipeline stage sizes 8192 (A) and 16384 (B) for the tile config, got 16384 and 16384}}
+  %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      group(%i) row(%i) col(%i)
+      {config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64,
+                                   consumer_warpgroups = 1>,
+       weight_layout = #ggemm.weight_layout<nk>,
+       pipeline = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384,
+                                  a_offset = 0, b_offset = 65536, barrier_offset = 131072,
+                                  smem_bytes = 131136>}
+      -> !ggemm.accumulator<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @tile_mma_block_k(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
+                            %i: index) {
+  // expected-error @+1 {{'ggemm.tile_mma' op expects block_k * element bytes to be 128 (one 128-byte swizzle row) for 'f8E4M3FN', i.e. block_k = 128, got 64}}
+  %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
+      group(%i) row(%i) col(%i)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
+       weight_layout = #ggemm.weight_layout<nk>}
+      -> !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @tile_mma_smem(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.tile_mma' op expects the tile config's shared memory (393344 bytes for 8 stages) to fit in 232448 bytes}}
+  %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x256x256xbf16>)
+      group(%i) row(%i) col(%i)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, stages = 8>,
+       weight_layout = #ggemm.weight_layout<nk>}
+      -> !ggemm.accumulator<128x256xf32>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// ggemm.tile_store
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @tile_store_bias(%acc: !ggemm.accumulator<128x128xf32>, %y: memref<?x256xbf16>,
+                           %b: memref<4x128xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.tile_store' op expects bias rows of 256 columns, got 128}}
+  ggemm.tile_store %acc to %y bias(%b : memref<4x128xf32>)
+      group(%i) row(%i) row_end(%i) col(%i) : !ggemm.accumulator<128x128xf32>, memref<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @tile_store_row_scale(%acc: !ggemm.accumulator<128x128xf32>,
+                                %y: memref<100x256xbf16>, %rs: memref<128xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.tile_store' op expects one row_scale entry per row of y (100), got 128}}
+  ggemm.tile_store %acc to %y row_scale(%rs : memref<128xf32>)
+      group(%i) row(%i) row_end(%i) col(%i) : !ggemm.accumulator<128x128xf32>, memref<100x256xbf16>
+  return
+}

@@ -1,0 +1,500 @@
+// Round trip of every ggemm op, with and without each optional operand and
+// attribute, in the custom and the generic form.
+// RUN: gemm-opt %s | gemm-opt | FileCheck %s
+// RUN: gemm-opt %s --mlir-print-op-generic | gemm-opt | FileCheck %s
+
+//===----------------------------------------------------------------------===//
+// ggemm.segment_matmul
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @segment_matmul_minimal(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x7168xbf16>, %[[W:[a-z0-9]+]]: memref<8x4096x7168xbf16>, %[[P:[a-z0-9]+]]: memref<9xi32>, %[[Y:[a-z0-9]+]]: memref<?x4096xbf16>)
+// CHECK: ggemm.segment_matmul ins(%[[X]], %[[W]] : memref<?x7168xbf16>, memref<8x4096x7168xbf16>) segments(%[[P]] : memref<9xi32>) outs(%[[Y]] : memref<?x4096xbf16>){{$}}
+func.func @segment_matmul_minimal(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
+                                  %indptr: memref<9xi32>, %y: memref<?x4096xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+      segments(%indptr : memref<9xi32>)
+      outs(%y : memref<?x4096xbf16>)
+  return
+}
+
+// The default weight layout is elided; `kn` is printed.
+// CHECK-LABEL: func.func @segment_matmul_layouts(
+// CHECK: ggemm.segment_matmul ins(%{{.*}}, %{{.*}} : memref<?x256xf16>, memref<4x128x256xf16>) segments(%{{.*}} : memref<5xi64>) outs(%{{.*}} : memref<?x128xf32>){{$}}
+// CHECK: ggemm.segment_matmul ins(%{{.*}}, %{{.*}} : memref<?x256xf16>, memref<4x256x128xf16>) segments(%{{.*}} : memref<5xi64>) outs(%{{.*}} : memref<?x128xf32>) {weight_layout = #ggemm.weight_layout<kn>}
+func.func @segment_matmul_layouts(%x: memref<?x256xf16>, %wnk: memref<4x128x256xf16>,
+                                  %wkn: memref<4x256x128xf16>, %indptr: memref<5xi64>,
+                                  %y: memref<?x128xf32>) {
+  ggemm.segment_matmul ins(%x, %wnk : memref<?x256xf16>, memref<4x128x256xf16>)
+      segments(%indptr : memref<5xi64>) outs(%y : memref<?x128xf32>)
+      {weight_layout = #ggemm.weight_layout<nk>}
+  ggemm.segment_matmul ins(%x, %wkn : memref<?x256xf16>, memref<4x256x128xf16>)
+      segments(%indptr : memref<5xi64>) outs(%y : memref<?x128xf32>)
+      {weight_layout = #ggemm.weight_layout<kn>}
+  return
+}
+
+// CHECK-LABEL: func.func @segment_matmul_weight_indices(
+// CHECK-SAME: %[[IDX:[a-z0-9]+]]: memref<6xi32>
+// CHECK: ggemm.segment_matmul ins(%{{.*}}, %{{.*}} : memref<?x256xbf16>, memref<2x128x256xbf16>) segments(%{{.*}} : memref<7xi32>) weight_indices(%[[IDX]] : memref<6xi32>) outs(%{{.*}} : memref<?x128xbf16>){{$}}
+func.func @segment_matmul_weight_indices(%x: memref<?x256xbf16>, %w: memref<2x128x256xbf16>,
+                                         %indptr: memref<7xi32>, %idx: memref<6xi32>,
+                                         %y: memref<?x128xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<2x128x256xbf16>)
+      segments(%indptr : memref<7xi32>) weight_indices(%idx : memref<6xi32>)
+      outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// Dynamic group count: seg_indptr and the weights are both dynamic.
+// CHECK-LABEL: func.func @segment_matmul_dynamic(
+// CHECK: ggemm.segment_matmul ins(%{{.*}}, %{{.*}} : memref<?x?xbf16>, memref<?x?x?xbf16>) segments(%{{.*}} : memref<?xi64>) outs(%{{.*}} : memref<?x?xf32>){{$}}
+func.func @segment_matmul_dynamic(%x: memref<?x?xbf16>, %w: memref<?x?x?xbf16>,
+                                  %indptr: memref<?xi64>, %y: memref<?x?xf32>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x?xbf16>, memref<?x?x?xbf16>)
+      segments(%indptr : memref<?xi64>) outs(%y : memref<?x?xf32>)
+  return
+}
+
+// Strided operands that TMA can still read: a padded row pitch (a multiple
+// of 16 bytes) and a dynamic offset.
+// CHECK-LABEL: func.func @segment_matmul_strided(
+// CHECK: ggemm.segment_matmul ins(%{{.*}}, %{{.*}} : memref<?x256xbf16, strided<[264, 1], offset: ?>>, memref<4x128x256xbf16, strided<[65536, 512, 1], offset: 8>>) segments(%{{.*}} : memref<5xi32>) outs(%{{.*}} : memref<?x128xbf16, strided<[?, 1]>>){{$}}
+func.func @segment_matmul_strided(%x: memref<?x256xbf16, strided<[264, 1], offset: ?>>,
+                                  %w: memref<4x128x256xbf16, strided<[65536, 512, 1], offset: 8>>,
+                                  %indptr: memref<5xi32>,
+                                  %y: memref<?x128xbf16, strided<[?, 1]>>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16, strided<[264, 1], offset: ?>>,
+                                    memref<4x128x256xbf16, strided<[65536, 512, 1], offset: 8>>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16, strided<[?, 1]>>)
+  return
+}
+
+// CHECK-LABEL: func.func @segment_matmul_bias(
+// CHECK-SAME: %[[B:[a-z0-9]+]]: memref<4x128xf32>
+// CHECK: ggemm.segment_matmul ins({{.*}}) segments({{.*}}) bias(%[[B]] : memref<4x128xf32>) outs(%{{.*}} : memref<?x128xbf16>){{$}}
+func.func @segment_matmul_bias(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                               %indptr: memref<5xi32>, %b: memref<4x128xf32>,
+                               %y: memref<?x128xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) bias(%b : memref<4x128xf32>)
+      outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// CHECK-LABEL: func.func @segment_matmul_row_scale(
+// CHECK-SAME: %[[RS:[a-z0-9]+]]: memref<?xf32>
+// CHECK: ggemm.segment_matmul ins({{.*}}) segments({{.*}}) row_scale(%[[RS]] : memref<?xf32>) outs(%{{.*}} : memref<?x128xbf16>){{$}}
+func.func @segment_matmul_row_scale(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                                    %indptr: memref<5xi32>, %rs: memref<?xf32>,
+                                    %y: memref<?x128xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) row_scale(%rs : memref<?xf32>)
+      outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// Every activation, accumulate, and an epilogue with only defaults.
+// CHECK-LABEL: func.func @segment_matmul_epilogue(
+// CHECK: outs(%{{.*}} : memref<?x128xbf16>) {epilogue = #ggemm.epilogue<>}
+// CHECK: outs(%{{.*}} : memref<?x128xbf16>) {epilogue = #ggemm.epilogue<activation = relu>}
+// CHECK: outs(%{{.*}} : memref<?x128xbf16>) {epilogue = #ggemm.epilogue<activation = gelu, accumulate = true>}
+// CHECK: outs(%{{.*}} : memref<?x128xbf16>) {epilogue = #ggemm.epilogue<activation = silu>}
+// CHECK: outs(%{{.*}} : memref<?x128xbf16>) {epilogue = #ggemm.epilogue<accumulate = true>}
+func.func @segment_matmul_epilogue(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                                   %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+      {epilogue = #ggemm.epilogue<activation = none, accumulate = false>}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+      {epilogue = #ggemm.epilogue<activation = relu>}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+      {epilogue = #ggemm.epilogue<activation = gelu, accumulate = true>}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+      {epilogue = #ggemm.epilogue<activation = silu>}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+      {epilogue = #ggemm.epilogue<accumulate = true>}
+  return
+}
+
+// CHECK-LABEL: func.func @segment_matmul_config(
+// CHECK: outs(%{{.*}} : memref<?x128xbf16>) {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>}
+// CHECK: outs(%{{.*}} : memref<?x128xbf16>) {config = #ggemm.tile_config<block_m = 64, block_n = 256, block_k = 64, stages = 3, consumer_warpgroups = 1, cluster_m = 2, raster = along_m>}
+func.func @segment_matmul_config(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                                 %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, stages = 4,
+                                   consumer_warpgroups = 2, swap_ab = false,
+                                   cluster_m = 1, cluster_n = 1, raster = along_n>}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+      {config = #ggemm.tile_config<block_m = 64, block_n = 256, block_k = 64, stages = 3,
+                                   consumer_warpgroups = 1, cluster_m = 2,
+                                   raster = along_m>}
+  return
+}
+
+// Everything at once: FP8 with 1x128 activation and 128x128 weight scales,
+// weight indices, bias, row scale, epilogue and config.
+// CHECK-LABEL: func.func @segment_matmul_all(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x512xf8E4M3FN>, %[[W:[a-z0-9]+]]: memref<4x256x512xf8E4M3FN>, %[[P:[a-z0-9]+]]: memref<5xi64>, %[[IDX:[a-z0-9]+]]: memref<4xi32>, %[[XS:[a-z0-9]+]]: memref<?x4xf32>, %[[WS:[a-z0-9]+]]: memref<4x2x4xf32>, %[[B:[a-z0-9]+]]: memref<4x256xf32>, %[[RS:[a-z0-9]+]]: memref<?xf32>, %[[Y:[a-z0-9]+]]: memref<?x256xbf16>)
+// CHECK: ggemm.segment_matmul ins(%[[X]], %[[W]] : memref<?x512xf8E4M3FN>, memref<4x256x512xf8E4M3FN>)
+// CHECK-SAME: segments(%[[P]] : memref<5xi64>)
+// CHECK-SAME: weight_indices(%[[IDX]] : memref<4xi32>)
+// CHECK-SAME: scales(%[[XS]], %[[WS]] : memref<?x4xf32>, memref<4x2x4xf32>)
+// CHECK-SAME: bias(%[[B]] : memref<4x256xf32>)
+// CHECK-SAME: row_scale(%[[RS]] : memref<?xf32>)
+// CHECK-SAME: outs(%[[Y]] : memref<?x256xbf16>)
+// CHECK-SAME: {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128, stages = 5>, epilogue = #ggemm.epilogue<activation = silu>, w_scale_block = #ggemm.scale_block<128x128>, x_scale_block = #ggemm.scale_block<1x128>}
+func.func @segment_matmul_all(%x: memref<?x512xf8E4M3FN>, %w: memref<4x256x512xf8E4M3FN>,
+                              %indptr: memref<5xi64>, %idx: memref<4xi32>,
+                              %xs: memref<?x4xf32>, %ws: memref<4x2x4xf32>,
+                              %b: memref<4x256xf32>, %rs: memref<?xf32>,
+                              %y: memref<?x256xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x512xf8E4M3FN>, memref<4x256x512xf8E4M3FN>)
+      segments(%indptr : memref<5xi64>)
+      weight_indices(%idx : memref<4xi32>)
+      scales(%xs, %ws : memref<?x4xf32>, memref<4x2x4xf32>)
+      bias(%b : memref<4x256xf32>)
+      row_scale(%rs : memref<?xf32>)
+      outs(%y : memref<?x256xbf16>)
+      {epilogue = #ggemm.epilogue<activation = silu>,
+       x_scale_block = #ggemm.scale_block<1x128>,
+       w_scale_block = #ggemm.scale_block<128x128>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128, stages = 5>}
+  return
+}
+
+// FP8 with each scale-block kind: tensor-wise (one scale for x, one per
+// weight), per row (per token, per output channel), blocks; e4m3 and e5m2
+// (mixed too); N not a multiple of the 128-row weight block.
+// CHECK-LABEL: func.func @segment_matmul_fp8_scales(
+// CHECK: scales(%{{.*}}, %{{.*}} : memref<1xf32>, memref<4xf32>)
+// CHECK-SAME: {w_scale_block = #ggemm.scale_block<tensor>, x_scale_block = #ggemm.scale_block<tensor>}
+// CHECK: scales(%{{.*}}, %{{.*}} : memref<?xf32>, memref<4x200xf32>)
+// CHECK-SAME: {w_scale_block = #ggemm.scale_block<per_row>, x_scale_block = #ggemm.scale_block<per_row>}
+// CHECK: scales(%{{.*}}, %{{.*}} : memref<?x4xf32>, memref<4x2x4xf32>)
+// CHECK-SAME: {w_scale_block = #ggemm.scale_block<128x128>, x_scale_block = #ggemm.scale_block<1x128>}
+// CHECK: ins(%{{.*}}, %{{.*}} : memref<?x512xf8E5M2>, memref<4x200x512xf8E5M2>)
+// CHECK-SAME: scales(%{{.*}}, %{{.*}} : memref<?x4xf32>, memref<4x200xf32>)
+// CHECK-SAME: {w_scale_block = #ggemm.scale_block<per_row>, x_scale_block = #ggemm.scale_block<1x128>}
+// CHECK: ins(%{{.*}}, %{{.*}} : memref<?x512xf8E4M3FN>, memref<4x200x512xf8E5M2>)
+// CHECK-SAME: scales(%{{.*}}, %{{.*}} : memref<?xf32>, memref<4x4x8xf32>)
+// CHECK-SAME: {w_scale_block = #ggemm.scale_block<64x64>, x_scale_block = #ggemm.scale_block<per_row>}
+func.func @segment_matmul_fp8_scales(%x4: memref<?x512xf8E4M3FN>, %w4: memref<4x200x512xf8E4M3FN>,
+                                     %x5: memref<?x512xf8E5M2>, %w5: memref<4x200x512xf8E5M2>,
+                                     %indptr: memref<5xi32>, %y: memref<?x200xbf16>,
+                                     %xs_tensor: memref<1xf32>, %ws_tensor: memref<4xf32>,
+                                     %xs_row: memref<?xf32>, %ws_row: memref<4x200xf32>,
+                                     %xs_blk: memref<?x4xf32>, %ws_blk: memref<4x2x4xf32>,
+                                     %ws_blk64: memref<4x4x8xf32>) {
+  ggemm.segment_matmul ins(%x4, %w4 : memref<?x512xf8E4M3FN>, memref<4x200x512xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>)
+      scales(%xs_tensor, %ws_tensor : memref<1xf32>, memref<4xf32>)
+      outs(%y : memref<?x200xbf16>)
+      {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>}
+  ggemm.segment_matmul ins(%x4, %w4 : memref<?x512xf8E4M3FN>, memref<4x200x512xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>)
+      scales(%xs_row, %ws_row : memref<?xf32>, memref<4x200xf32>)
+      outs(%y : memref<?x200xbf16>)
+      {x_scale_block = #ggemm.scale_block<per_row>, w_scale_block = #ggemm.scale_block<per_row>}
+  ggemm.segment_matmul ins(%x4, %w4 : memref<?x512xf8E4M3FN>, memref<4x200x512xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>)
+      scales(%xs_blk, %ws_blk : memref<?x4xf32>, memref<4x2x4xf32>)
+      outs(%y : memref<?x200xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  ggemm.segment_matmul ins(%x5, %w5 : memref<?x512xf8E5M2>, memref<4x200x512xf8E5M2>)
+      segments(%indptr : memref<5xi32>)
+      scales(%xs_blk, %ws_row : memref<?x4xf32>, memref<4x200xf32>)
+      outs(%y : memref<?x200xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<per_row>}
+  ggemm.segment_matmul ins(%x4, %w5 : memref<?x512xf8E4M3FN>, memref<4x200x512xf8E5M2>)
+      segments(%indptr : memref<5xi32>)
+      scales(%xs_row, %ws_blk64 : memref<?xf32>, memref<4x4x8xf32>)
+      outs(%y : memref<?x200xbf16>)
+      {x_scale_block = #ggemm.scale_block<per_row>, w_scale_block = #ggemm.scale_block<64x64>}
+  return
+}
+
+// FP8 weights stored [G, K, N]: scale blocks are still given in the logical
+// [N, K] view.
+// CHECK-LABEL: func.func @segment_matmul_fp8_kn(
+// CHECK: ins(%{{.*}}, %{{.*}} : memref<?x256xf8E4M3FN>, memref<4x256x384xf8E4M3FN>)
+// CHECK-SAME: scales(%{{.*}}, %{{.*}} : memref<?x2xf32>, memref<4x3x2xf32>)
+// CHECK-SAME: outs(%{{.*}} : memref<?x384xf16>)
+// CHECK-SAME: {w_scale_block = #ggemm.scale_block<128x128>, weight_layout = #ggemm.weight_layout<kn>, x_scale_block = #ggemm.scale_block<1x128>}
+func.func @segment_matmul_fp8_kn(%x: memref<?x256xf8E4M3FN>, %w: memref<4x256x384xf8E4M3FN>,
+                                 %indptr: memref<5xi32>, %xs: memref<?x2xf32>,
+                                 %ws: memref<4x3x2xf32>, %y: memref<?x384xf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x256x384xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>)
+      scales(%xs, %ws : memref<?x2xf32>, memref<4x3x2xf32>)
+      outs(%y : memref<?x384xf16>)
+      {weight_layout = #ggemm.weight_layout<kn>,
+       x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// ggemm.masked_matmul
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @masked_matmul_minimal(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<8x256x7168xbf16>, %[[W:[a-z0-9]+]]: memref<8x4096x7168xbf16>, %[[M:[a-z0-9]+]]: memref<8xi32>, %[[Y:[a-z0-9]+]]: memref<8x256x4096xbf16>)
+// CHECK: ggemm.masked_matmul ins(%[[X]], %[[W]] : memref<8x256x7168xbf16>, memref<8x4096x7168xbf16>) masked_m(%[[M]] : memref<8xi32>) outs(%[[Y]] : memref<8x256x4096xbf16>){{$}}
+func.func @masked_matmul_minimal(%x: memref<8x256x7168xbf16>, %w: memref<8x4096x7168xbf16>,
+                                 %counts: memref<8xi32>, %y: memref<8x256x4096xbf16>) {
+  ggemm.masked_matmul ins(%x, %w : memref<8x256x7168xbf16>, memref<8x4096x7168xbf16>)
+      masked_m(%counts : memref<8xi32>)
+      outs(%y : memref<8x256x4096xbf16>)
+  return
+}
+
+// CHECK-LABEL: func.func @masked_matmul_all(
+// CHECK-SAME: %[[B:[a-z0-9]+]]: memref<4x384xf32>, %[[RS:[a-z0-9]+]]: memref<4x64xf32>
+// CHECK: ggemm.masked_matmul ins(%{{.*}}, %{{.*}} : memref<4x64x256xf16>, memref<4x256x384xf16>) masked_m(%{{.*}} : memref<4xi64>) bias(%[[B]] : memref<4x384xf32>) row_scale(%[[RS]] : memref<4x64xf32>) outs(%{{.*}} : memref<4x64x384xf32>)
+// CHECK-SAME: {config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, consumer_warpgroups = 1>, epilogue = #ggemm.epilogue<activation = gelu, accumulate = true>, weight_layout = #ggemm.weight_layout<kn>}
+func.func @masked_matmul_all(%x: memref<4x64x256xf16>, %w: memref<4x256x384xf16>,
+                             %counts: memref<4xi64>, %b: memref<4x384xf32>,
+                             %rs: memref<4x64xf32>, %y: memref<4x64x384xf32>) {
+  ggemm.masked_matmul ins(%x, %w : memref<4x64x256xf16>, memref<4x256x384xf16>)
+      masked_m(%counts : memref<4xi64>)
+      bias(%b : memref<4x384xf32>) row_scale(%rs : memref<4x64xf32>)
+      outs(%y : memref<4x64x384xf32>)
+      {weight_layout = #ggemm.weight_layout<kn>,
+       epilogue = #ggemm.epilogue<activation = gelu, accumulate = true>,
+       config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, consumer_warpgroups = 1>}
+  return
+}
+
+// FP8 scales of a 3-D activation carry the group dimension in front.
+// CHECK-LABEL: func.func @masked_matmul_fp8(
+// CHECK: scales(%{{.*}}, %{{.*}} : memref<8x64x4xf32>, memref<8x2x4xf32>)
+// CHECK-SAME: {w_scale_block = #ggemm.scale_block<128x128>, x_scale_block = #ggemm.scale_block<1x128>}
+// CHECK: scales(%{{.*}}, %{{.*}} : memref<8xf32>, memref<8xf32>)
+// CHECK-SAME: {w_scale_block = #ggemm.scale_block<tensor>, x_scale_block = #ggemm.scale_block<tensor>}
+// CHECK: scales(%{{.*}}, %{{.*}} : memref<8x64xf32>, memref<8x256xf32>)
+// CHECK-SAME: {w_scale_block = #ggemm.scale_block<per_row>, x_scale_block = #ggemm.scale_block<per_row>}
+func.func @masked_matmul_fp8(%x: memref<8x64x512xf8E4M3FN>, %w: memref<8x256x512xf8E4M3FN>,
+                             %counts: memref<8xi32>, %y: memref<8x64x256xbf16>,
+                             %xs_blk: memref<8x64x4xf32>, %ws_blk: memref<8x2x4xf32>,
+                             %xs_t: memref<8xf32>, %ws_t: memref<8xf32>,
+                             %xs_row: memref<8x64xf32>, %ws_row: memref<8x256xf32>) {
+  ggemm.masked_matmul ins(%x, %w : memref<8x64x512xf8E4M3FN>, memref<8x256x512xf8E4M3FN>)
+      masked_m(%counts : memref<8xi32>)
+      scales(%xs_blk, %ws_blk : memref<8x64x4xf32>, memref<8x2x4xf32>)
+      outs(%y : memref<8x64x256xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  ggemm.masked_matmul ins(%x, %w : memref<8x64x512xf8E4M3FN>, memref<8x256x512xf8E4M3FN>)
+      masked_m(%counts : memref<8xi32>)
+      scales(%xs_t, %ws_t : memref<8xf32>, memref<8xf32>)
+      outs(%y : memref<8x64x256xbf16>)
+      {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>}
+  ggemm.masked_matmul ins(%x, %w : memref<8x64x512xf8E4M3FN>, memref<8x256x512xf8E4M3FN>)
+      masked_m(%counts : memref<8xi32>)
+      scales(%xs_row, %ws_row : memref<8x64xf32>, memref<8x256xf32>)
+      outs(%y : memref<8x64x256xbf16>)
+      {x_scale_block = #ggemm.scale_block<per_row>, w_scale_block = #ggemm.scale_block<per_row>}
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// ggemm.batched_matmul
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @batched_matmul_minimal(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<4x100x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x256x256xbf16>, %[[Y:[a-z0-9]+]]: memref<4x100x256xf32>)
+// CHECK: ggemm.batched_matmul ins(%[[X]], %[[W]] : memref<4x100x256xbf16>, memref<4x256x256xbf16>) outs(%[[Y]] : memref<4x100x256xf32>){{$}}
+func.func @batched_matmul_minimal(%x: memref<4x100x256xbf16>, %w: memref<4x256x256xbf16>,
+                                  %y: memref<4x100x256xf32>) {
+  ggemm.batched_matmul ins(%x, %w : memref<4x100x256xbf16>, memref<4x256x256xbf16>)
+      outs(%y : memref<4x100x256xf32>)
+  return
+}
+
+// CHECK-LABEL: func.func @batched_matmul_all(
+// CHECK: ggemm.batched_matmul ins(%{{.*}}, %{{.*}} : memref<?x?x512xf8E4M3FN>, memref<?x512x256xf8E4M3FN>) scales(%{{.*}}, %{{.*}} : memref<?x?x4xf32>, memref<?x2x4xf32>) bias(%{{.*}} : memref<?x256xf32>) row_scale(%{{.*}} : memref<?x?xf32>) outs(%{{.*}} : memref<?x?x256xbf16>)
+// CHECK-SAME: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 128, stages = 3>, epilogue = #ggemm.epilogue<activation = relu>, w_scale_block = #ggemm.scale_block<128x128>, weight_layout = #ggemm.weight_layout<kn>, x_scale_block = #ggemm.scale_block<1x128>}
+func.func @batched_matmul_all(%x: memref<?x?x512xf8E4M3FN>, %w: memref<?x512x256xf8E4M3FN>,
+                              %xs: memref<?x?x4xf32>, %ws: memref<?x2x4xf32>,
+                              %b: memref<?x256xf32>, %rs: memref<?x?xf32>,
+                              %y: memref<?x?x256xbf16>) {
+  ggemm.batched_matmul ins(%x, %w : memref<?x?x512xf8E4M3FN>, memref<?x512x256xf8E4M3FN>)
+      scales(%xs, %ws : memref<?x?x4xf32>, memref<?x2x4xf32>)
+      bias(%b : memref<?x256xf32>) row_scale(%rs : memref<?x?xf32>)
+      outs(%y : memref<?x?x256xbf16>)
+      {weight_layout = #ggemm.weight_layout<kn>,
+       epilogue = #ggemm.epilogue<activation = relu>,
+       x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 128, stages = 3>}
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// ggemm.segment_matmul_k
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @segment_matmul_k_minimal(
+// CHECK-SAME: %[[DY:[a-z0-9]+]]: memref<?x4096xbf16>, %[[X:[a-z0-9]+]]: memref<?x7168xbf16>, %[[P:[a-z0-9]+]]: memref<9xi32>, %[[DW:[a-z0-9]+]]: memref<8x4096x7168xf32>)
+// CHECK: ggemm.segment_matmul_k ins(%[[DY]], %[[X]] : memref<?x4096xbf16>, memref<?x7168xbf16>) segments(%[[P]] : memref<9xi32>) outs(%[[DW]] : memref<8x4096x7168xf32>){{$}}
+func.func @segment_matmul_k_minimal(%dy: memref<?x4096xbf16>, %x: memref<?x7168xbf16>,
+                                    %indptr: memref<9xi32>, %dw: memref<8x4096x7168xf32>) {
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x4096xbf16>, memref<?x7168xbf16>)
+      segments(%indptr : memref<9xi32>)
+      outs(%dw : memref<8x4096x7168xf32>)
+  return
+}
+
+// CHECK-LABEL: func.func @segment_matmul_k_all(
+// CHECK: ggemm.segment_matmul_k ins(%{{.*}}, %{{.*}} : memref<?x256xf16>, memref<?x512xf16>) segments(%{{.*}} : memref<5xi64>) outs(%{{.*}} : memref<4x512x256xbf16>)
+// CHECK-SAME: {accumulate, config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>, weight_layout = #ggemm.weight_layout<kn>}
+func.func @segment_matmul_k_all(%dy: memref<?x256xf16>, %x: memref<?x512xf16>,
+                                %indptr: memref<5xi64>, %dw: memref<4x512x256xbf16>) {
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x256xf16>, memref<?x512xf16>)
+      segments(%indptr : memref<5xi64>)
+      outs(%dw : memref<4x512x256xbf16>)
+      {weight_layout = #ggemm.weight_layout<kn>, accumulate,
+       config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>}
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// ggemm.quantize
+//===----------------------------------------------------------------------===//
+
+// The default block (128) is elided.
+// CHECK-LABEL: func.func @quantize(
+// CHECK: ggemm.quantize ins(%{{.*}} : memref<?x7168xbf16>) outs(%{{.*}}, %{{.*}} : memref<?x7168xf8E4M3FN>, memref<?x56xf32>){{$}}
+// CHECK: ggemm.quantize ins(%{{.*}} : memref<?x7168xbf16>) outs(%{{.*}}, %{{.*}} : memref<?x7168xf8E4M3FN>, memref<?x56xf32>){{$}}
+// CHECK: ggemm.quantize ins(%{{.*}} : memref<16x256xf16>) outs(%{{.*}}, %{{.*}} : memref<16x256xf8E5M2>, memref<16x4xf32>) {block = 64 : i64}
+// CHECK: ggemm.quantize ins(%{{.*}} : memref<?x?xf32>) outs(%{{.*}}, %{{.*}} : memref<?x?xf8E4M3FN>, memref<?x?xf32>){{$}}
+func.func @quantize(%x: memref<?x7168xbf16>, %q: memref<?x7168xf8E4M3FN>, %s: memref<?x56xf32>,
+                    %x16: memref<16x256xf16>, %q5: memref<16x256xf8E5M2>, %s4: memref<16x4xf32>,
+                    %xd: memref<?x?xf32>, %qd: memref<?x?xf8E4M3FN>, %sd: memref<?x?xf32>) {
+  ggemm.quantize ins(%x : memref<?x7168xbf16>)
+      outs(%q, %s : memref<?x7168xf8E4M3FN>, memref<?x56xf32>)
+  ggemm.quantize ins(%x : memref<?x7168xbf16>)
+      outs(%q, %s : memref<?x7168xf8E4M3FN>, memref<?x56xf32>) {block = 128}
+  ggemm.quantize ins(%x16 : memref<16x256xf16>)
+      outs(%q5, %s4 : memref<16x256xf8E5M2>, memref<16x4xf32>) {block = 64}
+  ggemm.quantize ins(%xd : memref<?x?xf32>)
+      outs(%qd, %sd : memref<?x?xf8E4M3FN>, memref<?x?xf32>)
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Tile level: ggemm.foreach_tile, ggemm.tile_mma, ggemm.tile_store
+//===----------------------------------------------------------------------===//
+
+// A segment tile loop with the full tile program: weight indices, bias, row
+// scale, epilogue and a pipeline plan.
+// CHECK-LABEL: func.func @tile_segment(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x128x256xbf16>, %[[P:[a-z0-9]+]]: memref<9xi32>, %[[IDX:[a-z0-9]+]]: memref<8xi32>, %[[B:[a-z0-9]+]]: memref<4x128xf32>, %[[RS:[a-z0-9]+]]: memref<?xf32>, %[[Y:[a-z0-9]+]]: memref<?x128xbf16>, %[[G:[a-z0-9]+]]: index, %[[M:[a-z0-9]+]]: index, %[[N:[a-z0-9]+]]: index)
+// CHECK: ggemm.foreach_tile <segment> rows(%[[P]] : memref<9xi32>) groups(%[[G]]) rows_per_group(%[[G]]) num_rows(%[[M]]) num_cols(%[[N]]) config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+// CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
+// CHECK-NEXT: %[[ACC:.+]] = ggemm.tile_mma ins(%[[X]], %[[W]] : memref<?x256xbf16>, memref<4x128x256xbf16>) weight_indices(%[[IDX]] : memref<8xi32>) group(%[[GRP]]) row(%[[ROW]]) col(%[[COL]])
+// CHECK-SAME: {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>, pipeline = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384, a_offset = 0, b_offset = 65536, barrier_offset = 131072, smem_bytes = 131136>, weight_layout = #ggemm.weight_layout<nk>} -> <128x128xf32>
+// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %[[Y]] weight_indices(%[[IDX]] : memref<8xi32>) bias(%[[B]] : memref<4x128xf32>) row_scale(%[[RS]] : memref<?xf32>) group(%[[GRP]]) row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) {epilogue = #ggemm.epilogue<activation = silu>} : <128x128xf32>, memref<?x128xbf16>
+// CHECK-NEXT: }
+func.func @tile_segment(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                        %indptr: memref<9xi32>, %idx: memref<8xi32>,
+                        %b: memref<4x128xf32>, %rs: memref<?xf32>,
+                        %y: memref<?x128xbf16>, %groups: index, %m: index, %n: index) {
+  ggemm.foreach_tile <segment> rows(%indptr : memref<9xi32>) groups(%groups)
+      rows_per_group(%groups) num_rows(%m) num_cols(%n)
+      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+    %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+        weight_indices(%idx : memref<8xi32>) group(%g) row(%row) col(%col)
+        {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
+         weight_layout = #ggemm.weight_layout<nk>,
+         pipeline = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384,
+                                    a_offset = 0, b_offset = 65536, barrier_offset = 131072,
+                                    smem_bytes = 131136>}
+        -> <128x128xf32>
+    ggemm.tile_store %acc to %y weight_indices(%idx : memref<8xi32>) bias(%b : memref<4x128xf32>)
+        row_scale(%rs : memref<?xf32>) group(%g) row(%row) row_end(%row_end) col(%col)
+        {epilogue = #ggemm.epilogue<activation = silu>}
+        : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+    ggemm.yield
+  }
+  return
+}
+
+// Masked rows, a non-persistent loop, tile_mma without a pipeline plan and
+// a kn weight, tile_store without any optional operand; an explicit
+// terminator is elided.
+// CHECK-LABEL: func.func @tile_masked(
+// CHECK: ggemm.foreach_tile <masked> rows(%{{.*}} : memref<4xi64>) groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1, raster = along_m>) {
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: %[[ACC:.+]] = ggemm.tile_mma ins(%{{.*}}, %{{.*}} : memref<?x256xf16>, memref<4x256x64xf16>) group(%{{.*}}) row(%{{.*}}) col(%{{.*}}) {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1, raster = along_m>, weight_layout = #ggemm.weight_layout<kn>} -> <64x64xf32>
+// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %{{.*}} group(%{{.*}}) row(%{{.*}}) row_end(%{{.*}}) col(%{{.*}}) : <64x64xf32>, memref<?x64xf32>
+// CHECK-NEXT: }
+func.func @tile_masked(%x: memref<?x256xf16>, %w: memref<4x256x64xf16>, %counts: memref<4xi64>,
+                       %y: memref<?x64xf32>, %groups: index, %mmax: index, %m: index,
+                       %n: index) {
+  ggemm.foreach_tile <masked> rows(%counts : memref<4xi64>) groups(%groups)
+      rows_per_group(%mmax) num_rows(%m) num_cols(%n)
+      config(<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1,
+              raster = along_m>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+    %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xf16>, memref<4x256x64xf16>)
+        group(%g) row(%row) col(%col)
+        {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64,
+                                     consumer_warpgroups = 1, raster = along_m>,
+         weight_layout = #ggemm.weight_layout<kn>}
+        -> <64x64xf32>
+    ggemm.tile_store %acc to %y group(%g) row(%row) row_end(%row_end) col(%col)
+        : !ggemm.accumulator<64x64xf32>, memref<?x64xf32>
+  }
+  return
+}
+
+// Uniform groups have no `rows` operand; tile_store with each optional
+// operand on its own; an FP8 tile_mma; an empty body.
+// CHECK-LABEL: func.func @tile_uniform(
+// CHECK: ggemm.foreach_tile <uniform> groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(<block_m = 128, block_n = 128, block_k = 128>) persistent {
+// CHECK: %[[ACC:.+]] = ggemm.tile_mma ins(%{{.*}}, %{{.*}} : memref<?x512xf8E4M3FN>, memref<4x128x512xf8E4M3FN>) group
+// CHECK-SAME: -> <128x128xf32>
+// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %{{.*}} weight_indices(%{{.*}} : memref<4xi32>) group
+// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %{{.*}} bias(%{{.*}} : memref<4x128xf32>) group
+// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %{{.*}} row_scale(%{{.*}} : memref<?xf32>) group
+// CHECK-SAME: {epilogue = #ggemm.epilogue<accumulate = true>} : <128x128xf32>, memref<?x128xf16>
+// CHECK-NEXT: }
+// CHECK: ggemm.foreach_tile <uniform> groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(<block_m = 128, block_n = 128, block_k = 64>) {
+// CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK-NEXT: }
+func.func @tile_uniform(%x: memref<?x512xf8E4M3FN>, %w: memref<4x128x512xf8E4M3FN>,
+                        %idx: memref<4xi32>, %b: memref<4x128xf32>, %rs: memref<?xf32>,
+                        %y: memref<?x128xf16>, %groups: index, %rows: index, %m: index,
+                        %n: index) {
+  ggemm.foreach_tile <uniform> groups(%groups) rows_per_group(%rows) num_rows(%m)
+      num_cols(%n) config(<block_m = 128, block_n = 128, block_k = 128>) persistent {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+    %acc = ggemm.tile_mma ins(%x, %w : memref<?x512xf8E4M3FN>, memref<4x128x512xf8E4M3FN>)
+        group(%g) row(%row) col(%col)
+        {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>,
+         weight_layout = #ggemm.weight_layout<nk>}
+        -> <128x128xf32>
+    ggemm.tile_store %acc to %y weight_indices(%idx : memref<4xi32>)
+        group(%g) row(%row) row_end(%row_end) col(%col)
+        : !ggemm.accumulator<128x128xf32>, memref<?x128xf16>
+    ggemm.tile_store %acc to %y bias(%b : memref<4x128xf32>)
+        group(%g) row(%row) row_end(%row_end) col(%col)
+        : !ggemm.accumulator<128x128xf32>, memref<?x128xf16>
+    ggemm.tile_store %acc to %y row_scale(%rs : memref<?xf32>)
+        group(%g) row(%row) row_end(%row_end) col(%col)
+        {epilogue = #ggemm.epilogue<accumulate = true>}
+        : !ggemm.accumulator<128x128xf32>, memref<?x128xf16>
+  }
+  ggemm.foreach_tile <uniform> groups(%groups) rows_per_group(%rows) num_rows(%m)
+      num_cols(%n) config(<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  return
+}

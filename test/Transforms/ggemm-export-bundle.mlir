@@ -1,0 +1,141 @@
+// ggemm-export-bundle writes <dir>/<kernel>.{ptx,cubin} and <dir>/<kernel>.json
+// for every kernel of the module's `ggemm.manifests`.
+//
+// End to end: the bundle of a problem op compiled by ggemm-to-ptx.
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: gemm-opt %S/../../examples/segment_matmul_bf16.mlir --ggemm-to-ptx="chip=sm_90a bundle-dir=%t/e2e" -o /dev/null
+// RUN: FileCheck %s --check-prefix=E2E --input-file=%t/e2e/moe_up_kernel.json
+// RUN: FileCheck %s --check-prefix=E2E-PTX --input-file=%t/e2e/moe_up_kernel.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/e2e/moe_up_kernel.ptx -o %t/e2e/moe_up_kernel.cubin %}
+//
+// The pass alone on hand-written gpu.binary ops, and its diagnostics.
+// RUN: gemm-opt %s -split-input-file -ggemm-export-bundle="dir=%t/direct" -verify-diagnostics -o /dev/null
+// RUN: FileCheck %s --check-prefix=PTX-JSON --input-file=%t/direct/ptx_kernel.json
+// RUN: FileCheck %s --check-prefix=PTX --input-file=%t/direct/ptx_kernel.ptx
+// RUN: FileCheck %s --check-prefix=CUBIN-JSON --input-file=%t/direct/cubin_kernel.json
+// RUN: od -An -c %t/direct/cubin_kernel.cubin | FileCheck %s --check-prefix=CUBIN
+//
+// A directory that cannot be created, a file that cannot be written.
+// RUN: not gemm-opt %s -split-input-file -ggemm-export-bundle="dir=%s/sub" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NODIR
+// RUN: mkdir -p %t/blocked/ptx_kernel.ptx
+// RUN: not gemm-opt %s -split-input-file -ggemm-export-bundle="dir=%t/blocked" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOWRITE
+
+// The manifest of the example's kernel: launch shape, shared memory, the
+// problem, the tile and the parameter list in kernel order.
+// E2E: "arch": "sm_90a",
+// E2E: "block": [
+// E2E-NEXT: 384,
+// E2E-NEXT: 1,
+// E2E-NEXT: 1
+// E2E-NEXT: ],
+// E2E: "cluster": [
+// E2E-NEXT: 1,
+// E2E: "dynamic_smem": {{[1-9][0-9]*}},
+// E2E: "entry": "moe_up_kernel",
+// E2E: "format": "ggemm-bundle",
+// E2E: "grid": {
+// E2E-NEXT: "ctas_per_sm": 1,
+// E2E-NEXT: "policy": "persistent"
+// E2E: "params": [
+// E2E: "box": [
+// E2E-NEXT: 64,
+// E2E-NEXT: 128
+// E2E-NEXT: ],
+// E2E-NEXT: "dtype": "bf16",
+// E2E-NEXT: "kind": "tma_descriptor",
+// E2E-NEXT: "name": "a_desc",
+// E2E-NEXT: "oob_fill": "zero",
+// E2E-NEXT: "rank": 2,
+// E2E-NEXT: "swizzle": "128B",
+// E2E-NEXT: "tensor": "x"
+// E2E: "name": "b_desc",
+// E2E: "rank": 3,
+// E2E: "tensor": "w"
+// E2E: "kind": "pointer",
+// E2E-NEXT: "name": "y",
+// E2E: "name": "group_rows",
+// E2E-NEXT: "optional": false,
+// E2E-NEXT: "tensor": "seg_indptr"
+// E2E: "name": "weight_indices",
+// E2E: "name": "bias",
+// E2E: "name": "row_scale",
+// E2E: "name": "num_rows",
+// E2E: "name": "rows_per_group",
+// E2E: "name": "num_groups",
+// E2E: "name": "n",
+// E2E: "name": "k",
+// E2E: "name": "ldy",
+// E2E: "problem": {
+// E2E-NEXT: "a_dtype": "bf16",
+// E2E: "k": 7168,
+// E2E: "n": 4096,
+// E2E: "op": "segment_matmul",
+// E2E: "ptx": "moe_up_kernel.ptx",
+// E2E: "tile": {
+// E2E-NEXT: "block_k": 64,
+// E2E: "version": 1
+// E2E-PTX: .target sm_90a
+// E2E-PTX: .entry moe_up_kernel(
+
+// PTX-JSON: {
+// PTX-JSON-NEXT: "arch": "sm_90a",
+// PTX-JSON-NEXT: "block": [
+// PTX-JSON-NEXT: 384,
+// PTX-JSON-NEXT: 1,
+// PTX-JSON-NEXT: 1
+// PTX-JSON-NEXT: ],
+// PTX-JSON-NEXT: "entry": "ptx_kernel",
+// PTX-JSON-NEXT: "flag": true,
+// PTX-JSON-NEXT: "nested": {
+// PTX-JSON-NEXT: "name": "b_desc"
+// PTX-JSON-NEXT: },
+// PTX-JSON-NEXT: "ptx": "ptx_kernel.ptx"
+// PTX-JSON-NEXT: }
+// PTX: // PTX text
+// PTX-NEXT: .entry ptx_kernel()
+// CUBIN-JSON: "cubin": "cubin_kernel.cubin",
+// CUBIN-JSON-NEXT: "entry": "cubin_kernel"
+// CUBIN: 177 E L F
+// NODIR: error: cannot create {{.*}}sub:
+// NOWRITE: error: cannot write {{.*}}ptx_kernel.ptx:
+module attributes {
+    ggemm.manifests = {
+      ptx_kernel = {entry = "ptx_kernel", block = [384, 1, 1], flag = true,
+                    nested = {name = "b_desc"}},
+      cubin_kernel = {entry = "cubin_kernel"}}} {
+  gpu.binary @ptx_kernel_module [#gpu.object<#nvvm.target<chip = "sm_90a">,
+                                             assembly = "// PTX text\0A.entry ptx_kernel()\0A">]
+  gpu.binary @cubin_kernel_module [#gpu.object<#nvvm.target<chip = "sm_90a">, bin = "\7FELF">]
+}
+
+// -----
+
+// expected-error @+1 {{expects ggemm kernels: no ggemm.manifests attribute (run ggemm-to-ptx first)}}
+module {
+  func.func @not_compiled() {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{expects gpu.binary @lost_kernel_module for kernel lost_kernel (run gpu-module-to-binary first)}}
+module attributes {ggemm.manifests = {lost_kernel = {entry = "lost_kernel"}}} {
+  gpu.module @lost_kernel_module {
+  }
+}
+
+// -----
+
+module attributes {ggemm.manifests = {two_kernel = {entry = "two_kernel"}}} {
+  // expected-error @+1 {{expects one object, got 2}}
+  gpu.binary @two_kernel_module [#gpu.object<#nvvm.target<chip = "sm_90a">, assembly = "a">,
+                                 #gpu.object<#nvvm.target<chip = "sm_90">, assembly = "b">]
+}
+
+// -----
+
+module attributes {ggemm.manifests = {llvm_kernel = {entry = "llvm_kernel"}}} {
+  // expected-error @+1 {{expects PTX (format=isa) or cubin (format=bin) objects}}
+  gpu.binary @llvm_kernel_module [#gpu.object<#nvvm.target<chip = "sm_90a">, offload = "BC">]
+}

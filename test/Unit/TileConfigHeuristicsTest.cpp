@@ -1,0 +1,198 @@
+//===- TileConfigHeuristicsTest.cpp - tile config heuristics --------------===//
+//
+// The heuristics behind ggemm-select-config, tested on their own: every
+// choice must be a tile config the verifiers accept (wgmma shapes, block_k
+// against the element type, the 227 KB shared-memory budget), and the
+// choices follow the rules written in TileConfigHeuristics.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ggemm/Dialect/GGemm/Transforms/TileConfigHeuristics.h"
+
+#include "ggemm/Dialect/GGemm/IR/GGemm.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include "gtest/gtest.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace mlir::ggemm;
+
+namespace {
+
+constexpr int64_t kH100SMs = 132;
+
+ProblemSummary problem(int64_t n, int64_t k, int64_t rowsPerGroup,
+                       int64_t numGroups, int64_t elementBytes = 2,
+                       bool weightsNMajor = false) {
+  ProblemSummary p;
+  p.n = n;
+  p.k = k;
+  p.rowsPerGroup = rowsPerGroup;
+  p.numGroups = numGroups;
+  p.elementBytes = elementBytes;
+  p.weightsNMajor = weightsNMajor;
+  return p;
+}
+
+std::string describe(const ProblemSummary &p) {
+  return "n=" + std::to_string(p.n) + " k=" + std::to_string(p.k) +
+         " rows=" + std::to_string(p.rowsPerGroup) +
+         " groups=" + std::to_string(p.numGroups) +
+         " bytes=" + std::to_string(p.elementBytes) +
+         (p.weightsNMajor ? " kn" : " nk");
+}
+
+/// Shared memory of the operand ring as the op verifiers count it.
+int64_t ringBytes(const TileChoice &c, int64_t elementBytes) {
+  return c.stages * (c.blockM + c.blockN) * c.blockK * elementBytes +
+         c.stages * 16;
+}
+
+/// The problems the property tests sweep: decode to prefill row counts,
+/// unknown sizes, small and large N and K, bf16 and FP8, both layouts.
+std::vector<ProblemSummary> sweep() {
+  std::vector<ProblemSummary> problems;
+  for (int64_t bytes : {1, 2})
+    for (bool kn : {false, true})
+      for (int64_t n : {0, 8, 64, 200, 384, 1024, 4096, 7168})
+        for (int64_t k : {0, 64, 128, 512, 7168})
+          for (int64_t rows : {0, 1, 16, 64, 65, 256, 4096})
+            for (int64_t groups : {0, 1, 8, 256})
+              problems.push_back(problem(n, k, rows, groups, bytes, kn));
+  return problems;
+}
+
+TEST(MaxStagesThatFit, CountsMbarriers) {
+  // 16 bytes of mbarriers per stage come on top of the operand tiles.
+  EXPECT_EQ(maxStagesThatFit(32768, 3 * 32768), 2);
+  EXPECT_EQ(maxStagesThatFit(32768, 3 * (32768 + 16)), 3);
+  EXPECT_EQ(maxStagesThatFit(32768, kMaxSmemBytesPerCta), 7);
+  EXPECT_EQ(maxStagesThatFit(49152, kMaxSmemBytesPerCta), 4);
+}
+
+TEST(MaxStagesThatFit, TooLargeOrEmpty) {
+  EXPECT_EQ(maxStagesThatFit(kMaxSmemBytesPerCta, kMaxSmemBytesPerCta), 0);
+  EXPECT_EQ(maxStagesThatFit(0, kMaxSmemBytesPerCta), 0);
+  EXPECT_EQ(maxStagesThatFit(-1024, kMaxSmemBytesPerCta), 0);
+}
+
+TEST(ChooseTileConfig, BlockKIsOneSwizzleRow) {
+  EXPECT_EQ(chooseTileConfig(problem(4096, 7168, 0, 8, 2), kH100SMs).blockK,
+            64);
+  EXPECT_EQ(chooseTileConfig(problem(4096, 7168, 0, 8, 1), kH100SMs).blockK,
+            128);
+  for (const ProblemSummary &p : sweep())
+    EXPECT_EQ(chooseTileConfig(p, kH100SMs).blockK * p.elementBytes, 128)
+        << describe(p);
+}
+
+TEST(ChooseTileConfig, StagesFitTheSharedMemoryBudget) {
+  for (const ProblemSummary &p : sweep()) {
+    TileChoice c = chooseTileConfig(p, kH100SMs);
+    EXPECT_GE(c.stages, 1) << describe(p);
+    EXPECT_LE(c.stages, 6) << describe(p);
+    EXPECT_LE(ringBytes(c, p.elementBytes), kMaxSmemBytesPerCta) << describe(p);
+  }
+}
+
+TEST(ChooseTileConfig, DeepestRingThatFits) {
+  // 128x128 bf16 tiles: 32 KB a stage, capped at 6 stages.
+  TileChoice c = chooseTileConfig(problem(4096, 7168, 0, 8), kH100SMs);
+  EXPECT_EQ(c.stages, 6);
+  // 128x256 bf16 tiles: 48 KB a stage, 4 fit.
+  c = chooseTileConfig(problem(384, 7168, 128, 66), kH100SMs);
+  ASSERT_EQ(c.blockN, 256);
+  EXPECT_EQ(c.stages, 4);
+  EXPECT_GT(ringBytes({c.blockM, c.blockN, c.blockK, c.stages + 1, 2}, 2),
+            kMaxSmemBytesPerCta);
+}
+
+TEST(ChooseTileConfig, NoMoreStagesThanKBlocks) {
+  // K = 64 is one K block: two stages still overlap loads across tiles.
+  EXPECT_EQ(chooseTileConfig(problem(256, 64, 100, 4), kH100SMs).stages, 2);
+  EXPECT_EQ(chooseTileConfig(problem(256, 256, 100, 4), kH100SMs).stages, 4);
+  EXPECT_EQ(chooseTileConfig(problem(256, 320, 100, 4), kH100SMs).stages, 5);
+  // Unknown K: only the budget limits the ring.
+  EXPECT_EQ(chooseTileConfig(problem(4096, 0, 0, 8), kH100SMs).stages, 6);
+}
+
+TEST(ChooseTileConfig, SmallGroupsUse64RowTiles) {
+  for (int64_t rows : {1, 16, 63, 64}) {
+    TileChoice c = chooseTileConfig(problem(4096, 7168, rows, 8), kH100SMs);
+    EXPECT_EQ(c.blockM, 64) << rows;
+    EXPECT_EQ(c.consumerWarpgroups, 1) << rows;
+  }
+  for (int64_t rows : {0, 65, 128, 4096}) {
+    TileChoice c = chooseTileConfig(problem(4096, 7168, rows, 8), kH100SMs);
+    EXPECT_EQ(c.blockM, 128) << rows;
+    EXPECT_EQ(c.consumerWarpgroups, 2) << rows;
+  }
+}
+
+TEST(ChooseTileConfig, OneWarpgroupPer64Rows) {
+  for (const ProblemSummary &p : sweep()) {
+    TileChoice c = chooseTileConfig(p, kH100SMs);
+    EXPECT_EQ(c.blockM, 64 * c.consumerWarpgroups) << describe(p);
+  }
+}
+
+TEST(ChooseTileConfig, NMajorWeightsUse64ColumnBoxes) {
+  for (const ProblemSummary &p : sweep()) {
+    if (!p.weightsNMajor)
+      continue;
+    EXPECT_EQ(chooseTileConfig(p, kH100SMs).blockN % 64, 0) << describe(p);
+  }
+}
+
+TEST(ChooseTileConfig, UnknownRowsDefaultTo128x128) {
+  TileChoice c = chooseTileConfig(problem(4096, 7168, 0, 8), kH100SMs);
+  EXPECT_EQ(c.blockM, 128);
+  EXPECT_EQ(c.blockN, 128);
+}
+
+TEST(ChooseTileConfig, WaveQuantisation) {
+  // N = 384 on 66 row tiles: 256-wide tiles make one full wave of 132,
+  // 128-wide ones 198 tiles, a second wave half empty.
+  EXPECT_EQ(chooseTileConfig(problem(384, 7168, 128, 66), kH100SMs).blockN,
+            256);
+  // Equal utilisation: the 128-wide tile is preferred (half the
+  // accumulator registers of a 256-wide one).
+  EXPECT_EQ(chooseTileConfig(problem(4096, 7168, 128, 66), kH100SMs).blockN,
+            128);
+  // 8 decode groups of 16 rows on 78 SMs: 64-wide tiles fill the last wave.
+  EXPECT_EQ(chooseTileConfig(problem(4096, 7168, 16, 8), 78).blockN, 64);
+}
+
+TEST(ChooseTileConfig, NarrowN) {
+  // More than half of a 128-wide tile would be padding: 64 columns.
+  EXPECT_EQ(chooseTileConfig(problem(8, 7168, 128, 8), kH100SMs).blockN, 64);
+  EXPECT_EQ(chooseTileConfig(problem(64, 7168, 128, 8), kH100SMs).blockN, 64);
+}
+
+TEST(ChooseTileConfig, ChoicesPassTheVerifiers) {
+  MLIRContext context;
+  context.loadDialect<GGemmDialect>();
+  std::string errors;
+  context.getDiagEngine().registerHandler([&](Diagnostic &diag) {
+    errors += diag.str() + "\n";
+    return success();
+  });
+  auto emitError = [&] { return mlir::emitError(UnknownLoc::get(&context)); };
+  for (const ProblemSummary &p : sweep()) {
+    TileChoice c = chooseTileConfig(p, kH100SMs);
+    const int64_t clusterM = 1, clusterN = 1;
+    TileConfigAttr config = TileConfigAttr::getChecked(
+        emitError, &context, c.blockM, c.blockN, c.blockK, c.stages,
+        c.consumerWarpgroups, /*swap_ab=*/false, clusterM, clusterN,
+        RasterOrder::along_n);
+    ASSERT_TRUE(config) << describe(p) << ": " << errors;
+    EXPECT_LE(config.getPipelineSmemBytes(p.elementBytes), kMaxSmemBytesPerCta)
+        << describe(p);
+  }
+}
+
+} // namespace
