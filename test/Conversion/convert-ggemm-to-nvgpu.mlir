@@ -10,7 +10,7 @@
 
 // Segments, K-major weights, two consumer warpgroups, 4 stages.
 // CHECK: module attributes {ggemm.manifests = {seg_kernel = {block = [384, 1, 1], cluster = [1, 1, 1], dynamic_smem = 131136 : i64, entry = "seg_kernel", format = "ggemm-bundle"
-// CHECK-SAME: problem = {a_dtype = "bf16", accumulate = false, activation = "silu", b_dtype = "bf16", has_bias = true, has_row_scale = false, has_weight_indices = true, index_dtype = "i64", k = 256 : i64, m = -1 : i64, n = 128 : i64, num_groups = -1 : i64, num_weights = 4 : i64, op = "segment_matmul", out_dtype = "bf16", weight_layout = "nk"}
+// CHECK-SAME: problem = {a_dtype = "bf16", accumulate = false, activation = "silu", b_dtype = "bf16", has_bias = true, has_row_scale = false, has_weight_indices = true, index_dtype = "i64", k = 256 : i64, m = -1 : i64, n = 128 : i64, num_groups = 8 : i64, num_weights = 4 : i64, op = "segment_matmul", out_dtype = "bf16", weight_layout = "nk"}
 // CHECK-SAME: tile = {block_k = 64 : i64, block_m = 128 : i64, block_n = 128 : i64, consumer_warpgroups = 2 : i64, stages = 4 : i64}
 // CHECK-SAME: gpu.container_module
 // CHECK-NOT: func.func @seg
@@ -494,6 +494,51 @@ func.func @store_weight_indices(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf1
         -> !ggemm.accumulator<128x128xf32>
     // expected-error @+1 {{'ggemm.tile_store' op expects the weight_indices of the tile_mma}}
     ggemm.tile_store %acc to %y group(%g) row(%row) row_end(%row_end) col(%col)
+        : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+  }
+  return
+}
+
+// -----
+
+func.func @y_inner_stride(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+    %y: memref<?x128xbf16, strided<[256, 2]>>, %n: index) {
+  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+    %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+        group(%g) row(%row) col(%col)
+        {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
+         weight_layout = #ggemm.weight_layout<nk>,
+         pipeline = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384,
+                                    a_offset = 0, b_offset = 65536, barrier_offset = 131072,
+                                    smem_bytes = 131136>}
+        -> !ggemm.accumulator<128x128xf32>
+    // expected-error @+1 {{'ggemm.tile_store' op expects the innermost dimension of y to be contiguous for the GPU back end, got 'memref<?x128xbf16, strided<[256, 2]>>'}}
+    ggemm.tile_store %acc to %y group(%g) row(%row) row_end(%row_end) col(%col)
+        : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16, strided<[256, 2]>>
+  }
+  return
+}
+
+// -----
+
+func.func @bias_padded(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+    %y: memref<?x128xbf16>, %b: memref<4x128xf32, strided<[136, 1]>>, %n: index) {
+  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+    %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+        group(%g) row(%row) col(%col)
+        {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
+         weight_layout = #ggemm.weight_layout<nk>,
+         pipeline = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384,
+                                    a_offset = 0, b_offset = 65536, barrier_offset = 131072,
+                                    smem_bytes = 131136>}
+        -> !ggemm.accumulator<128x128xf32>
+    // expected-error @+1 {{'ggemm.tile_store' op expects bias to be a dense row-major memref for the GPU back end, got 'memref<4x128xf32, strided<[136, 1]>>'}}
+    ggemm.tile_store %acc to %y bias(%b : memref<4x128xf32, strided<[136, 1]>>)
+        group(%g) row(%row) row_end(%row_end) col(%col)
         : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
   }
   return

@@ -182,6 +182,45 @@ StringRef dtypeName(Type t) {
   return "i64";
 }
 
+/// The value of an index known at compile time (a constant, or the static
+/// size of a memref.dim), or -1.
+int64_t staticIndex(Value value) {
+  if (auto cst = value.getDefiningOp<arith::ConstantIndexOp>())
+    return cst.value();
+  if (auto dim = value.getDefiningOp<memref::DimOp>()) {
+    auto type = dyn_cast<MemRefType>(dim.getSource().getType());
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (type && index && *index < type.getRank() && !type.isDynamicDim(*index))
+      return type.getDimSize(*index);
+  }
+  return -1;
+}
+
+/// Checks a memref the kernel reads or writes through a bare pointer: the
+/// innermost dimension must be contiguous, and `dense` ones must have the
+/// identity (row-major, unpadded) layout.
+LogicalResult verifyKernelAddressed(TileStoreOp op, StringRef name, Value value,
+                                    bool dense) {
+  auto type = cast<MemRefType>(value.getType());
+  if (dense) {
+    if (!type.getLayout().isIdentity() &&
+        !type.areTrailingDimsContiguous(type.getRank()))
+      return op.emitOpError() << "expects " << name
+                              << " to be a dense row-major memref for the GPU "
+                                 "back end, got "
+                              << type;
+    return success();
+  }
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides.empty() ||
+      strides.back() != 1)
+    return op.emitOpError()
+           << "expects the innermost dimension of " << name
+           << " to be contiguous for the GPU back end, got " << type;
+  return success();
+}
+
 /// Reads the tile program of `loop` into a plan, or explains why this back
 /// end cannot compile it.
 FailureOr<KernelPlan> analyse(ForeachTileOp loop, StringRef name) {
@@ -236,8 +275,6 @@ FailureOr<KernelPlan> analyse(ForeachTileOp loop, StringRef name) {
            << "expects block_m = 64 x consumer_warpgroups ("
            << 64 * plan.numConsumers << ") for the GPU back end, got "
            << plan.config.getBlockM();
-  if (plan.config.getBlockK() * plan.elemBytes != kSwizzleBytes)
-    return loop.emitOpError() << "expects block_k * element bytes = 128";
   if (plan.nMajorB && plan.config.getBlockN() % kNMajorBoxCols != 0)
     return loop.emitOpError() << "expects block_n to be a multiple of 64 for "
                                  "weight_layout kn (64-column TMA boxes), got "
@@ -263,9 +300,27 @@ FailureOr<KernelPlan> analyse(ForeachTileOp loop, StringRef name) {
   plan.staticK =
       staticOr(plan.nMajorB ? wType.getDimSize(1) : wType.getDimSize(2));
   plan.staticWeights = staticOr(wType.getDimSize(0));
-  plan.staticGroups = -1;
-  if (auto cst = loop.getNumGroups().getDefiningOp<arith::ConstantIndexOp>())
-    plan.staticGroups = cst.value();
+  plan.staticGroups = staticIndex(loop.getNumGroups());
+  if (Value rows = loop.getGroupRows()) {
+    // The group count is also the static size of seg_indptr (G + 1) or of
+    // the masked counts (G).
+    int64_t size = cast<MemRefType>(rows.getType()).getDimSize(0);
+    if (!ShapedType::isDynamic(size))
+      plan.staticGroups =
+          loop.getRowMapping() == RowMapping::segment ? size - 1 : size;
+  }
+
+  // The kernel addresses y, bias and row_scale itself (y row by row with the
+  // runtime's row stride, bias and row_scale densely): their innermost
+  // dimension must be contiguous and bias/row_scale dense.
+  if (failed(verifyKernelAddressed(plan.store, "y", plan.store.getY(),
+                                   /*dense=*/false)) ||
+      (plan.hasBias && failed(verifyKernelAddressed(
+                           plan.store, "bias", plan.store.getBias(), true))) ||
+      (plan.hasRowScale &&
+       failed(verifyKernelAddressed(plan.store, "row_scale",
+                                    plan.store.getRowScale(), true))))
+    return failure();
   return plan;
 }
 

@@ -3,6 +3,7 @@
 #include "ggemm/Dialect/GGemm/Transforms/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -25,6 +26,8 @@ llvm::json::Value toJson(Attribute attr) {
     return boolAttr.getValue();
   if (auto intAttr = dyn_cast<IntegerAttr>(attr))
     return intAttr.getInt();
+  if (auto floatAttr = dyn_cast<FloatAttr>(attr))
+    return floatAttr.getValueAsDouble();
   if (auto str = dyn_cast<StringAttr>(attr))
     return str.getValue().str();
   if (auto array = dyn_cast<ArrayAttr>(attr)) {
@@ -39,7 +42,8 @@ llvm::json::Value toJson(Attribute attr) {
       out[field.getName().getValue()] = toJson(field.getValue());
     return out;
   }
-  return nullptr;
+  // Manifests hold only the kinds above; anything else is a writer bug.
+  llvm::report_fatal_error("ggemm-export-bundle: unexpected manifest value");
 }
 
 LogicalResult writeFile(Operation *op, StringRef path, StringRef contents) {
@@ -90,7 +94,8 @@ LogicalResult exportBundles(ModuleOp module, StringRef dir,
       return binary.emitError() << "expects PTX (format=isa) or cubin "
                                    "(format=bin) objects";
     }
-    manifest["arch"] = "sm_90a";
+    if (auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget()))
+      manifest["arch"] = target.getChip().str();
     llvm::SmallString<256> binPath(dir), jsonPath(dir);
     llvm::sys::path::append(binPath, (kernel + suffix).str());
     llvm::sys::path::append(jsonPath, (kernel + ".json").str());
