@@ -21,7 +21,7 @@
 // NK: setmaxnreg.inc.sync.aligned.u32 232
 // NK: wgmma.fence.sync.aligned
 // K-major B: no transpose of B.
-// NK: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
+// NK: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 0;
 // NK: wgmma.commit_group.sync.aligned
 // NK: wgmma.wait_group.sync.aligned 0
 // NK: st.global.b16

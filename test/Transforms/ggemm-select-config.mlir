@@ -20,13 +20,15 @@ func.func @user_config(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 
 // -----
 
-// Unknown rows per group: 128x128 tiles, 2 consumer warpgroups, the deepest
-// ring under 6 stages that fits 227 KB. With 16 expected rows per group the
-// tile drops to 64 rows (one warpgroup) and the narrowest N fills 78 SMs best.
+// Unknown rows per group: many rows are assumed, so the most efficient tile,
+// 128x256 with 2 consumer warpgroups, and the deepest ring that fits 227 KB
+// (4 stages of 48 KB, the default, not printed). With 16 expected rows per
+// group the tile drops to 64x128 (one warpgroup): 4 waves on 78 SMs against
+// 7 for 64-wide tiles.
 // CHECK-LABEL: func.func @dynamic_rows(
-// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, stages = 6>}
+// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64>}
 // SMALL-LABEL: func.func @dynamic_rows(
-// SMALL: {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 6, consumer_warpgroups = 1>}
+// SMALL: {config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 6, consumer_warpgroups = 1>}
 func.func @dynamic_rows(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
                         %indptr: memref<9xi32>, %y: memref<?x4096xbf16>) {
   ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
@@ -93,7 +95,7 @@ func.func @small_k(%x: memref<4x100x64xbf16>, %w: memref<4x64x64xbf16>,
 
 // FP8: block_k = 128 (one 128-byte swizzle row of 1-byte elements).
 // CHECK-LABEL: func.func @fp8(
-// CHECK: config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128, stages = 6>
+// CHECK: config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 128>
 func.func @fp8(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M3FN>,
                %indptr: memref<9xi32>, %xs: memref<?x56xf32>, %ws: memref<8x32x56xf32>,
                %y: memref<?x4096xbf16>) {

@@ -101,7 +101,8 @@ TEST(ChooseTileConfig, StagesFitTheSharedMemoryBudget) {
 
 TEST(ChooseTileConfig, DeepestRingThatFits) {
   // 128x128 bf16 tiles: 32 KB a stage, capped at 6 stages.
-  TileChoice c = chooseTileConfig(problem(4096, 7168, 0, 8), kH100SMs);
+  TileChoice c = chooseTileConfig(problem(128, 7168, 0, 8), kH100SMs);
+  ASSERT_EQ(c.blockN, 128);
   EXPECT_EQ(c.stages, 6);
   // 128x256 bf16 tiles: 48 KB a stage, 4 fit.
   c = chooseTileConfig(problem(384, 7168, 128, 66), kH100SMs);
@@ -116,8 +117,9 @@ TEST(ChooseTileConfig, NoMoreStagesThanKBlocks) {
   EXPECT_EQ(chooseTileConfig(problem(256, 64, 100, 4), kH100SMs).stages, 2);
   EXPECT_EQ(chooseTileConfig(problem(256, 256, 100, 4), kH100SMs).stages, 4);
   EXPECT_EQ(chooseTileConfig(problem(256, 320, 100, 4), kH100SMs).stages, 5);
-  // Unknown K: only the budget limits the ring.
-  EXPECT_EQ(chooseTileConfig(problem(4096, 0, 0, 8), kH100SMs).stages, 6);
+  // Unknown K: only the budget limits the ring (128x256 tiles: 4 stages).
+  EXPECT_EQ(chooseTileConfig(problem(4096, 0, 0, 8), kH100SMs).stages, 4);
+  EXPECT_EQ(chooseTileConfig(problem(128, 0, 0, 8), kH100SMs).stages, 6);
 }
 
 TEST(ChooseTileConfig, SmallGroupsUse64RowTiles) {
@@ -148,10 +150,11 @@ TEST(ChooseTileConfig, NMajorWeightsUse64ColumnBoxes) {
   }
 }
 
-TEST(ChooseTileConfig, UnknownRowsDefaultTo128x128) {
+TEST(ChooseTileConfig, UnknownRowsDefaultTo128x256) {
+  // Many rows assumed: the widest tile, the most efficient one, wins.
   TileChoice c = chooseTileConfig(problem(4096, 7168, 0, 8), kH100SMs);
   EXPECT_EQ(c.blockM, 128);
-  EXPECT_EQ(c.blockN, 128);
+  EXPECT_EQ(c.blockN, 256);
 }
 
 TEST(ChooseTileConfig, WaveQuantisation) {
@@ -159,12 +162,16 @@ TEST(ChooseTileConfig, WaveQuantisation) {
   // 128-wide ones 198 tiles, a second wave half empty.
   EXPECT_EQ(chooseTileConfig(problem(384, 7168, 128, 66), kH100SMs).blockN,
             256);
-  // Equal utilisation: the 128-wide tile is preferred (half the
-  // accumulator registers of a 256-wide one).
+  // Equal utilisation: the 256-wide tile wins on measured efficiency
+  // (8 waves of 256 columns beat 16 waves of 128).
   EXPECT_EQ(chooseTileConfig(problem(4096, 7168, 128, 66), kH100SMs).blockN,
-            128);
-  // 8 decode groups of 16 rows on 78 SMs: 64-wide tiles fill the last wave.
-  EXPECT_EQ(chooseTileConfig(problem(4096, 7168, 16, 8), 78).blockN, 64);
+            256);
+  // 8 decode groups of 16 rows on 78 SMs: 64-row tiles; 128 columns take 4
+  // waves, 64 columns 7 waves of tiles that run at lower efficiency.
+  EXPECT_EQ(chooseTileConfig(problem(4096, 7168, 16, 8), 78).blockN, 128);
+  // 120 SMs and 16 row tiles of 17 groups: 128 columns need ceil(544/120)
+  // = 5 waves, 64 columns ceil(1088/120) = 10; 128 wins.
+  EXPECT_EQ(chooseTileConfig(problem(4096, 7168, 16, 17), 120).blockN, 128);
 }
 
 TEST(ChooseTileConfig, NarrowN) {

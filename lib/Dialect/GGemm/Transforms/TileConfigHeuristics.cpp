@@ -28,32 +28,44 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   choice.blockM = smallGroups ? 64 : 128;
   choice.consumerWarpgroups = smallGroups ? 1 : 2;
 
-  // Columns: among the widths wgmma and the layout allow, take the one whose
-  // last wave keeps the most SMs busy; prefer the wider tile on ties (less
-  // A re-reading).
+  // Columns: pick the width with the least modelled time, waves x (time of
+  // one tile). A tile's time grows with its width over the kernel's measured
+  // efficiency at that width (bench/NOTES.md: on an H200, 128x256 tiles run
+  // at ~580 TFLOP/s, 128x128 at ~490, i.e. 0.84 of it; narrower tiles read
+  // relatively more shared memory per flop). With unknown rows the number of
+  // waves is taken as proportional to the number of tiles. Small groups keep
+  // 64x128 tiles: they are bound by reading the weights, and 64x128 measured
+  // fastest there.
+  auto efficiency = [](int64_t bn) {
+    return bn >= 256 ? 1.0 : bn >= 128 ? 0.84 : 0.6;
+  };
   int64_t best = 128;
-  // Without an expected row count assume many rows per group: 128x128
-  // tiles are then the efficient default.
-  if (problem.n > 0 && problem.rowsPerGroup > 0) {
-    double bestScore = -1;
+  if (problem.n > 0) {
+    double bestCost = 0;
+    bool found = false;
     for (int64_t bn : {256, 128, 64}) {
+      if (smallGroups && bn > 128)
+        continue;
       if (problem.weightsNMajor && bn % 64 != 0)
         continue;
       if (bn > 64 && problem.n <= bn / 2)
         continue; // more than half the tile would be padding
-      int64_t rowTiles = 1;
-      if (problem.rowsPerGroup > 0)
-        rowTiles = ceilDiv(problem.rowsPerGroup, choice.blockM) *
-                   std::max<int64_t>(problem.numGroups, 1);
-      int64_t tiles = rowTiles * ceilDiv(problem.n, bn);
-      int64_t waves = ceilDiv(tiles, numSMs);
-      double utilisation = double(tiles) / double(waves * numSMs);
-      // A 256-wide tile doubles the accumulator registers: only worth it
-      // when it does not cost utilisation.
-      double score = utilisation + (bn == 128 ? 0.01 : 0.0);
-      if (score > bestScore + 1e-9) {
-        bestScore = score;
+      double colTiles = double(ceilDiv(problem.n, bn));
+      double waves;
+      if (problem.rowsPerGroup > 0) {
+        int64_t tiles = ceilDiv(problem.rowsPerGroup, choice.blockM) *
+                        std::max<int64_t>(problem.numGroups, 1) *
+                        ceilDiv(problem.n, bn);
+        waves = double(ceilDiv(tiles, numSMs));
+      } else {
+        waves = colTiles;
+      }
+      double cost = waves * double(bn) / efficiency(bn);
+      // Ties go to the wider tile, listed first (less re-reading of A).
+      if (!found || cost < bestCost * (1 - 1e-9)) {
+        bestCost = cost;
         best = bn;
+        found = true;
       }
     }
   }
