@@ -424,17 +424,16 @@ DictionaryAttr buildManifest(MLIRContext *ctx, const KernelPlan &plan,
   return b.getDictionaryAttr(manifest);
 }
 
-/// Applies the epilogue to one accumulator element and stores it.
-void emitElementStore(KernelBuilder &kb, Value value, Value row, Value col,
-                      Value weight, Value n, Value ldy, ValueRange params) {
+/// Applies the epilogue to one accumulator element and stores it. `rowScale`
+/// is the row's scale (null without one).
+void emitElementStore(KernelBuilder &kb, Value value, Value rowScale, Value row,
+                      Value col, Value weight, Value n, Value ldy,
+                      ValueRange params) {
   const KernelPlan &plan = kb.plan;
-  Value bias, rowScale, old;
+  Value bias, old;
   if (plan.hasBias)
     bias = kb.load(kb.f32, kb.elementAddress(params[kBias], kb.f32,
                                              kb.add(kb.mul(weight, n), col)));
-  if (plan.hasRowScale)
-    rowScale =
-        kb.load(kb.f32, kb.elementAddress(params[kRowScale], kb.f32, row));
   Value address = kb.elementAddress(params[kY], plan.outElem,
                                     kb.add(kb.mul(row, ldy), col));
   if (plan.accumulate)
@@ -442,6 +441,40 @@ void emitElementStore(KernelBuilder &kb, Value value, Value row, Value col,
   Value v = buildEpilogue(kb.b, kb.loc, value, bias, plan.activation, rowScale,
                           old, plan.outElem);
   LLVM::StoreOp::create(kb.b, kb.loc, v, address);
+}
+
+/// Applies the epilogue to the two adjacent elements (row, col) and
+/// (row, col + 1) of a wgmma fragment and writes them with one vector store;
+/// the caller has checked that both columns exist and the pair is aligned.
+void emitPairStore(KernelBuilder &kb, Value v0, Value v1, Value rowScale,
+                   Value row, Value col, Value weight, Value n, Value ldy,
+                   ValueRange params) {
+  OpBuilder &b = kb.b;
+  Location loc = kb.loc;
+  const KernelPlan &plan = kb.plan;
+  auto pairType = VectorType::get({2}, plan.outElem);
+  int64_t pairBytes = 2 * getElementBytes(plan.outElem);
+  Value address = kb.elementAddress(params[kY], plan.outElem,
+                                    kb.add(kb.mul(row, ldy), col));
+  Value oldPair;
+  if (plan.accumulate)
+    oldPair = LLVM::LoadOp::create(b, loc, pairType, address, pairBytes);
+  Value pair = LLVM::UndefOp::create(b, loc, pairType);
+  Value values[2] = {v0, v1};
+  for (int64_t e = 0; e < 2; ++e) {
+    Value position = kb.c32(e);
+    Value bias, old;
+    if (plan.hasBias)
+      bias = kb.load(kb.f32, kb.elementAddress(params[kBias], kb.f32,
+                                               kb.add(kb.mul(weight, n),
+                                                      kb.add(col, kb.idx(e)))));
+    if (oldPair)
+      old = LLVM::ExtractElementOp::create(b, loc, oldPair, position);
+    Value v = buildEpilogue(b, loc, values[e], bias, plan.activation, rowScale,
+                            old, plan.outElem);
+    pair = LLVM::InsertElementOp::create(b, loc, pair, v, position);
+  }
+  LLVM::StoreOp::create(b, loc, pair, address, pairBytes);
 }
 
 /// Builds the kernel body into `func`.
@@ -707,22 +740,50 @@ void buildKernelBody(gpu::GPUFuncOp func, const KernelPlan &plan,
         tile.colBegin,
         kb.mul(arith::RemUIOp::create(b, loc, lane, kb.idx(4)), kb.idx(2)));
     Value weight = weightOf(tile.group);
+    // A thread's two adjacent columns go out as one vector store when y's
+    // rows keep pairs aligned (the runtime only guarantees the element's
+    // alignment); the scalar path covers the rest and the N tail.
+    int64_t pairBytes = 2 * getElementBytes(plan.outElem);
+    Value yAddress = LLVM::PtrToIntOp::create(b, loc, kb.i64, params[kY]);
+    Value pairAligned = arith::AndIOp::create(
+        b, loc,
+        kb.cmp(arith::CmpIPredicate::eq,
+               arith::RemUIOp::create(b, loc, yAddress, kb.c64(pairBytes)),
+               kb.c64(0)),
+        kb.cmp(arith::CmpIPredicate::eq,
+               arith::RemUIOp::create(b, loc, ldy, kb.idx(2)), kb.idx(0)));
     for (int64_t h = 0; h < 2; ++h) {
       Value row = kb.add(rowBase, kb.idx(8 * h));
       Value rowOk = kb.cmp(arith::CmpIPredicate::ult, row, tile.rowEnd);
       auto rowIf = scf::IfOp::create(b, loc, rowOk, false);
       OpBuilder::InsertionGuard rowGuard(b);
       b.setInsertionPointToStart(rowIf.thenBlock());
+      Value rowScale;
+      if (plan.hasRowScale)
+        rowScale =
+            kb.load(kb.f32, kb.elementAddress(params[kRowScale], kb.f32, row));
       for (int64_t i = 0; i < blockN / 8; ++i) {
+        Value col = kb.add(colBase, kb.idx(8 * i));
+        Value v0 = LLVM::ExtractValueOp::create(
+            b, loc, acc, ArrayRef<int64_t>{4 * i + 2 * h});
+        Value v1 = LLVM::ExtractValueOp::create(
+            b, loc, acc, ArrayRef<int64_t>{4 * i + 2 * h + 1});
+        Value pairOk = arith::AndIOp::create(
+            b, loc, pairAligned,
+            kb.cmp(arith::CmpIPredicate::ult, kb.add(col, kb.idx(1)), n));
+        auto pairIf = scf::IfOp::create(b, loc, pairOk, /*withElse=*/true);
+        OpBuilder::InsertionGuard pairGuard(b);
+        b.setInsertionPointToStart(pairIf.thenBlock());
+        emitPairStore(kb, v0, v1, rowScale, row, col, weight, n, ldy, params);
+        b.setInsertionPointToStart(pairIf.elseBlock());
         for (int64_t e = 0; e < 2; ++e) {
-          Value col = kb.add(colBase, kb.idx(8 * i + e));
-          Value colOk = kb.cmp(arith::CmpIPredicate::ult, col, n);
-          auto colIf = scf::IfOp::create(b, loc, colOk, false);
+          Value colE = kb.add(col, kb.idx(e));
+          auto colIf = scf::IfOp::create(
+              b, loc, kb.cmp(arith::CmpIPredicate::ult, colE, n), false);
           OpBuilder::InsertionGuard colGuard(b);
           b.setInsertionPointToStart(colIf.thenBlock());
-          Value v = LLVM::ExtractValueOp::create(
-              b, loc, acc, ArrayRef<int64_t>{4 * i + 2 * h + e});
-          emitElementStore(kb, v, row, col, weight, n, ldy, params);
+          emitElementStore(kb, e ? v1 : v0, rowScale, row, colE, weight, n, ldy,
+                           params);
         }
       }
     }
