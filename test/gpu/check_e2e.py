@@ -136,12 +136,26 @@ class Case:
         flat_rows = self.x.numel() // k
         self.row_scale = (torch.rand(flat_rows, device=device) + 0.5
                           if p["has_row_scale"] else None)
+        # y is often a view into a larger buffer: rows padded to ldy >= N and
+        # a base one element past an aligned address, so that the kernel's
+        # row-stride and alignment handling (vector or scalar stores) runs.
+        pad = rng.choice([0, 0, 1, 3, 8])
+        offset = rng.choice([0, 0, 1])
+        ld = n + pad
+        count = math.prod(y_shape[:-1]) * ld + offset
         if p["accumulate"]:
-            self.y = torch.randn(*y_shape, device=device).to(out_dtype)
+            storage = torch.randn(count, device=device).to(out_dtype)
         else:
-            self.y = torch.full(y_shape, float("nan"), device=device,
-                                dtype=out_dtype)
+            storage = torch.full((count,), float("nan"), device=device,
+                                 dtype=out_dtype)
+        self.y = storage[offset:].view(*y_shape[:-1], ld)[..., :n]
+        self.y_storage = storage
+        self.storage_before = storage.clone()
+        self.in_view = torch.zeros(count, dtype=torch.bool, device=device)
+        self.in_view.as_strided(self.y.shape, self.y.stride(),
+                                offset).fill_(True)
         self.y_before = self.y.clone()
+        self.desc.update(ldy=ld, y_offset=offset)
         self.desc.update(N=n, K=k)
 
     def reference(self) -> torch.Tensor:
@@ -193,6 +207,14 @@ class Case:
                 problems.append(f"rel err {err:.2e} >= {tolerance:g}")
         else:
             err = 0.0
+        padding = ~self.in_view
+        if padding.any():
+            a = self.y_storage[padding]
+            b = self.storage_before[padding]
+            bits = torch.int16 if a.element_size() == 2 else torch.int32
+            if not bool((a.view(bits) == b.view(bits)).all()):
+                problems.append("elements outside the y view (row padding) "
+                                "written")
         outside = ~inside
         if outside.any():
             a, b = after[outside], before[outside]
@@ -230,6 +252,7 @@ def graph_check(kernel: Kernel, case: Case) -> list:
     else:
         case.y.fill_(float("nan"))
     case.y_before = case.y.clone()
+    case.storage_before = case.y_storage.clone()
     graph.replay()
     torch.cuda.synchronize()
     err, found = case.check(case.reference(), 1e-2)
