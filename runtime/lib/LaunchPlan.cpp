@@ -53,12 +53,20 @@ std::string roleList(const std::vector<TensorRole> &roles) {
 
 /// Replaces the strides of extent-1 dimensions, which never step, by the
 /// contiguous value so that layout checks only see strides that matter.
+/// One exception: in a [G, 1, C] tensor the rows of the [G, C] matrix it is
+/// read as are stride[0] apart, so the row dimension takes that stride (a
+/// padded row stride must survive canonicalisation).
 void canonicalizeStrides(TensorArg &tensor) {
-  for (int d = tensor.rank - 1; d >= 0; --d)
-    if (tensor.shape[d] == 1)
+  for (int d = tensor.rank - 1; d >= 0; --d) {
+    if (tensor.shape[d] != 1)
+      continue;
+    if (tensor.rank == 3 && d == 1 && tensor.shape[0] > 1)
+      tensor.strides[d] = tensor.strides[0];
+    else
       tensor.strides[d] = d == tensor.rank - 1
                               ? 1
                               : tensor.shape[d + 1] * tensor.strides[d + 1];
+  }
 }
 
 Status checkDtype(const TensorArg &tensor, ggemm_dtype expected) {

@@ -483,6 +483,28 @@ TEST(Bind, MaskedShapes) {
                   "tensor 'y': expected rank 3 ([groups, m, n]), got rank 2");
 }
 
+TEST(Bind, OneRowGroupsKeepTheirRowStride) {
+  // [G, 1, C] views into padded rows (PyTorch: y[:, :1, :n] of a [G, 1, ld]
+  // buffer): the matrix's rows are stride[0] apart, whatever stride[1] says.
+  Manifest manifest = maskedManifest();
+  ggemm_tensor tensors[] = {
+      makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {4, 1, 512}),
+      makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {4, 1024, 512}),
+      makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {4, 1, 1024}),
+      makeTensor("masked_m", test::kIndptr, GGEMM_DTYPE_I32, {4}),
+  };
+  tensors[0].strides[0] = 520;
+  tensors[0].strides[1] = 520;
+  tensors[2].strides[0] = 1027;
+  tensors[2].strides[1] = 7; // never stepped: ignored
+  BoundArgs args;
+  Status status = bind(manifest, tensors, 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.lda, 520);
+  EXPECT_EQ(args.shape.ldy, 1027);
+  EXPECT_EQ(args.shape.numRows, 4);
+}
+
 TEST(Bind, RowScaleShapes) {
   Manifest manifest = maskedManifest(/*rowScale=*/true);
   ggemm_tensor tensors[] = {
