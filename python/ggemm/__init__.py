@@ -1,7 +1,9 @@
 """GGEMM: grouped GEMM kernels for NVIDIA Hopper, compiled with MLIR.
 
-This seed holds the runtime bindings: :class:`Kernel` loads a kernel bundle
-written by the compiler and launches it on PyTorch (or tensor-like) objects.
+:func:`compile_bundles` compiles ggemm IR to kernel bundles through the
+compiler's C API (the registered ``ggemm-to-ptx`` pipeline, cached on disk);
+:class:`Kernel` loads a bundle and launches it on PyTorch (or tensor-like)
+objects through the CUDA runtime.
 
 Example::
 
@@ -11,6 +13,7 @@ Example::
     kernel(x=x, w=w, y=y, seg_indptr=seg_indptr)
 """
 
+from .compiler import CompilerError, compile_bundles, run_pipeline
 from .runtime import (
     DType,
     GGemmError,
@@ -21,6 +24,9 @@ from .runtime import (
 )
 
 __all__ = [
+    "CompilerError",
+    "compile_bundles",
+    "run_pipeline",
     "DType",
     "GGemmError",
     "Kernel",

@@ -1,0 +1,5 @@
+"""Makes python/ggemm importable for the tests without installing it."""
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))

@@ -1,0 +1,64 @@
+"""The Python compiler bindings (ctypes over libGGemmCAPI.so), on a CPU."""
+import json
+from pathlib import Path
+
+import pytest
+
+import ggemm
+from ggemm.compiler import CompilerError, load_compiler
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def compiler_library():
+    try:
+        load_compiler()
+    except CompilerError as error:
+        pytest.skip(f"compiler library not built: {error}")
+
+
+def test_compile_example_to_bundle(tmp_path: Path) -> None:
+    source = (ROOT / "examples" / "segment_matmul_bf16.mlir").read_text()
+    manifests = ggemm.compile_bundles(source, tmp_path / "out",
+                                      cache_dir=tmp_path / "cache")
+    assert list(manifests) == ["moe_up_kernel"]
+    manifest = json.loads(manifests["moe_up_kernel"].read_text())
+    assert manifest["entry"] == "moe_up_kernel"
+    assert manifest["arch"] == "sm_90a"
+    ptx = (tmp_path / "out" / manifest["ptx"]).read_text()
+    assert "wgmma.mma_async" in ptx
+    assert "cp.async.bulk.tensor" in ptx
+    # A second compile of the same IR comes from the cache.
+    cached = next((tmp_path / "cache").iterdir())
+    stamp = (cached / "COMPLETE").stat().st_mtime_ns
+    ggemm.compile_bundles(source, tmp_path / "again",
+                          cache_dir=tmp_path / "cache")
+    assert (cached / "COMPLETE").stat().st_mtime_ns == stamp
+    assert (tmp_path / "again" / "moe_up_kernel.ptx").read_text() == ptx
+
+
+def test_verifier_errors_come_back_as_exceptions(tmp_path: Path) -> None:
+    source = """
+    func.func @f(%x: memref<?x100xbf16>, %w: memref<2x64x128xbf16>,
+                 %p: memref<3xi32>, %y: memref<?x64xbf16>) {
+      ggemm.segment_matmul ins(%x, %w : memref<?x100xbf16>, memref<2x64x128xbf16>)
+          segments(%p : memref<3xi32>) outs(%y : memref<?x64xbf16>)
+      return
+    }"""
+    with pytest.raises(CompilerError, match=r"expects w's K \(128\) to match "
+                       r"x's K \(100\)"):
+        ggemm.compile_bundles(source, tmp_path, cache_dir=tmp_path / "cache")
+
+
+def test_run_pipeline_tiles() -> None:
+    source = (ROOT / "examples" / "segment_matmul_bf16.mlir").read_text()
+    tiled = ggemm.run_pipeline(source, "ggemm-select-config,ggemm-tile")
+    assert "ggemm.foreach_tile" in tiled
+    with pytest.raises(CompilerError, match="invalid pipeline"):
+        ggemm.run_pipeline(source, "no-such-pass")
+
+
+def test_bad_format_is_rejected(tmp_path: Path) -> None:
+    with pytest.raises(CompilerError, match="binary_format"):
+        ggemm.compile_bundles("", tmp_path, binary_format="fatbin")
