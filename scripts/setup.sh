@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 
 BUILD_DIR=${BUILD_DIR:-build}
 PACKAGES=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools cmake
-          ninja-build g++ python3 python3-pytest python3-numpy libgtest-dev)
+          ninja-build g++ python3 python3-pytest python3-numpy python3-psutil
+          libgtest-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -34,6 +35,7 @@ cmake -S . -B "$BUILD_DIR" -G Ninja \
   -DCMAKE_BUILD_TYPE=Release \
   -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+  -DPython3_EXECUTABLE=/usr/bin/python3 \
   -DGGEMM_ENABLE_RUNTIME="$RUNTIME" \
   -DCMAKE_INSTALL_PREFIX="$PWD/$BUILD_DIR/install"
 cmake --build "$BUILD_DIR" -j "$(nproc)"

@@ -10,6 +10,9 @@ passed=0
 failed=0
 
 echo "== lit (check-ggemm)"
+# A test that writes out of bounds can hang mlir-runner instead of failing:
+# give each test a time limit (lit needs python3-psutil for it).
+export LIT_OPTS="${LIT_OPTS:-} --timeout=300"
 cmake --build "$BUILD_DIR" --target check-ggemm 2>&1 | tee "$log/lit.txt"
 lit_rc=${PIPESTATUS[0]}
 p=$(grep -Eo 'Passed *: *[0-9]+' "$log/lit.txt" | grep -Eo '[0-9]+$' | tail -1)

@@ -59,8 +59,9 @@ void mlir::ggemm::buildToCpuPipeline(OpPassManager &pm,
                                      const ToCpuOptions &options) {
   std::string pipeline = llvm::formatv(
       "ggemm-select-config{{num-sms={0}},ggemm-tile,convert-ggemm-to-loops,"
-      "convert-math-to-libm,convert-scf-to-cf,expand-strided-metadata,"
-      "finalize-memref-to-llvm,convert-math-to-llvm,convert-arith-to-llvm,"
+      "expand-strided-metadata,lower-affine,convert-math-to-libm,"
+      "convert-scf-to-cf,finalize-memref-to-llvm,convert-math-to-llvm,"
+      "convert-arith-to-llvm,"
       "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
       "convert-vector-to-llvm,reconcile-unrealized-casts",
       options.numSMs.getValue());

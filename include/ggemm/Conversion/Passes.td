@@ -12,11 +12,36 @@ def ConvertGGemmToLoops : Pass<"convert-ggemm-to-loops", "::mlir::ModuleOp"> {
   let summary = "lower the tile program to scf/memref/arith loops (CPU reference)";
   let description = [{
     Runs the tile schedule of `ggemm.foreach_tile` on a CPU: the same tile
-    config, the same tile-id to group mapping (computed from `group_rows` by
-    the code the GPU kernel uses) and the same row and column masks. Only
-    the hardware parts become plain loops: TMA, the mbarrier ring, wgmma and
-    warp roles.
+    config, the same tile-id to group mapping (`TileSchedule`, computed from
+    `group_rows` by the code the GPU kernel uses), the same row and column
+    masks and the same epilogue arithmetic. Each tile loop becomes the loop
+    of a persistent kernel over a simulated grid of `num-ctas` CTAs, each
+    striding over the tile ids as a CTA of the GPU kernel does:
+
+    ```mlir
+    scf.for %cta = %c0 to %num_ctas step %c1 {
+      %total = ...                       // TileSchedule::totalTiles
+      scf.for %t = %cta to %total step %num_ctas {
+        ...                              // TileSchedule::mapTile, the body
+      }
+    }
+    ```
+
+    A tile loop without `persistent` runs one tile id per CTA. Only the
+    hardware parts become plain loops: `ggemm.tile_mma` fills an f32
+    `memref.alloca` accumulator over i, j and the k-blocks, with TMA's zero
+    fill written out (rows at or past `num_rows`, columns at or past `N` and
+    the K tail contribute zero); `ggemm.tile_store` applies the epilogue to
+    the rows `[row, min(row + block_m, row_end))` and columns `[col, min(col
+    + block_n, N))` and writes nothing else. The mbarrier ring, wgmma and
+    the warp roles have no CPU counterpart. Other ops of the function are
+    left as they are.
   }];
+  let options = [
+    Option<"numCtas", "num-ctas", "int64_t", /*default=*/"3",
+           "CTAs of the simulated persistent grid; a small count makes each "
+           "CTA walk several tile ids (the grid-stride path)">,
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect",
@@ -30,15 +55,18 @@ def ConvertGGemmToLoops : Pass<"convert-ggemm-to-loops", "::mlir::ModuleOp"> {
 def ConvertGGemmToNVGPU : Pass<"convert-ggemm-to-nvgpu", "::mlir::ModuleOp"> {
   let summary = "lower tile programs to gpu/nvgpu/nvvm kernels";
   let description = [{
-    Turns every pipelined `ggemm.foreach_tile` into a `gpu.func` kernel in a
-    `gpu.module`: a producer warp issues TMA loads into the shared-memory
-    ring (`nvgpu.tma.async.load` completing on mbarriers), consumer
-    warpgroups run `nvvm.wgmma.mma_async` on each stage and release it, and
-    the epilogue stores the wgmma fragments with row masks. The kernel walks
-    tile ids persistently and maps each to its group on the device. The
-    kernel's parameters and launch facts are recorded in a `ggemm.manifest`
-    attribute for `ggemm-export-bundle`. The enclosing host function is
-    erased: the runtime launches the kernel.
+    Turns every pipelined `ggemm.foreach_tile` into a warp-specialised,
+    persistent `gpu.func` kernel in its own `gpu.module`: one elected thread
+    of the producer warpgroup issues TMA loads
+    (`nvvm.cp.async.bulk.tensor.shared.cluster.global`) into the
+    shared-memory ring, completing on mbarriers; consumer warpgroups chain
+    `nvvm.wgmma.mma_async` over each stage and release it; the epilogue
+    stores the wgmma fragments with row and column masks. The kernel walks
+    tile ids persistently and maps each to its group on the device
+    (`TileSchedule`). Each kernel's parameters and launch facts are recorded
+    as an entry of the module's `ggemm.manifests` dictionary for
+    `ggemm-export-bundle`. The enclosing host function is erased: the
+    runtime launches the kernel.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",

@@ -1,0 +1,796 @@
+#!/usr/bin/env python3
+"""Writes the CPU execution tests of test/Execution.
+
+Each test is a self-contained .mlir file: `@main` fills the inputs with a
+deterministic hash, poisons the output, runs one ggemm problem op through
+`--ggemm-to-cpu` (select-config, tile, convert-ggemm-to-loops, LLVM) and
+checks every output element against a naive reference written with plain
+scf loops in the same file. It prints how many elements it checked, how many
+were wrong (outside the tolerance, or a row outside every group that was
+touched) and the largest absolute error; FileCheck expects `errors: 0`.
+
+Inputs are multiples of 1/8 in [-1, 1], exact in bf16 and f16, so the f32
+accumulators of the kernel and the reference agree exactly; the tolerance
+only absorbs the epilogue's rounding to the output type.
+
+The generated files are committed so lit runs them directly. After changing
+this script, regenerate them:
+
+    python3 test/Execution/gen_tests.py
+
+Example of one case:
+
+    Case("segment_basic", "segment", segments=[70, 0, 1, 130, 5], rows=230)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Optional
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+#: Written into every output element before the op runs; exact in bf16,
+#: f16 and f32, and far from any value the op can produce.
+POISON = -7680.0
+
+#: (absolute, relative) tolerance per output type: a rounding step of the
+#: output type, since kernel and reference may round a value differently.
+TOLERANCE = {"f32": (1e-5, 1e-5), "f16": (1e-3, 2e-3), "bf16": (1e-3, 1e-2)}
+
+
+@dataclasses.dataclass
+class Case:
+    """One execution test: a problem op, its shapes, epilogue and config."""
+
+    name: str
+    op: str  # segment | masked | batched
+    summary: str = ""
+    in_type: str = "bf16"
+    out_type: str = "bf16"
+    layout: str = "nk"
+    index_type: str = "i32"
+    n: int = 72
+    k: int = 104
+    # segment_matmul: segment lengths and total rows (>= their sum: the
+    # trailing rows belong to no segment and must stay untouched).
+    segments: Optional[list[int]] = None
+    rows: int = 0
+    weight_indices: Optional[list[int]] = None
+    num_weights: Optional[int] = None
+    # masked_matmul: per-group counts (clamped to rows_per_group) and the
+    # rows of each group; batched_matmul: batch size and rows per batch.
+    counts: Optional[list[int]] = None
+    batch: int = 0
+    rows_per_group: int = 0
+    activation: str = "none"
+    bias: bool = False
+    row_scale: bool = False
+    accumulate: bool = False
+    block_m: int = 64
+    block_n: int = 64
+    raster: str = "along_n"
+    # None: let ggemm-select-config choose.
+    explicit_config: bool = True
+    # None: the pass's default grid; else run convert-ggemm-to-loops with
+    # this num-ctas before the pipeline.
+    num_ctas: Optional[int] = None
+    # Write the tile level by hand with a non-persistent foreach_tile.
+    tile_level: bool = False
+    # masked/batched: dynamic group and row extents (memref<?x?x...>).
+    dynamic: bool = False
+
+    @property
+    def groups(self) -> int:
+        if self.op == "segment":
+            return len(self.segments)
+        if self.op == "masked":
+            return len(self.counts)
+        return self.batch
+
+    @property
+    def weights(self) -> int:
+        if self.num_weights is not None:
+            return self.num_weights
+        return self.groups
+
+    def group_rows(self) -> list[tuple[int, int, int]]:
+        """(group, first row, row count) of the rows each group owns, in
+        the row coordinates of the reference loops."""
+        if self.op == "segment":
+            out, start = [], 0
+            for g, length in enumerate(self.segments):
+                out.append((g, start, length))
+                start += length
+            return out
+        if self.op == "masked":
+            return [(g, 0, max(0, min(c, self.rows_per_group)))
+                    for g, c in enumerate(self.counts)]
+        return [(g, 0, self.rows_per_group) for g in range(self.batch)]
+
+    def checked_elements(self) -> int:
+        """Every element of y is checked: against the reference inside a
+        group, against its old value outside."""
+        if self.op == "segment":
+            return self.rows * self.n
+        return self.groups * self.rows_per_group * self.n
+
+    def num_tiles(self) -> int:
+        col_tiles = -(-self.n // self.block_n)
+        return sum(-(-rows // self.block_m) * col_tiles
+                   for _, _, rows in self.group_rows())
+
+
+def mlir_float(v: float) -> str:
+    return f"{v:.9e}"
+
+
+class Emitter:
+    """Accumulates MLIR text with fresh SSA names."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.counter = 0
+        self.indent = 2
+
+    def fresh(self, hint: str = "v") -> str:
+        self.counter += 1
+        return f"%{hint}{self.counter}"
+
+    def emit(self, line: str) -> None:
+        self.lines.append(" " * self.indent + line)
+
+    def op(self, text: str, hint: str = "v") -> str:
+        name = self.fresh(hint)
+        self.emit(f"{name} = {text}")
+        return name
+
+    def const_index(self, v: int) -> str:
+        return self.op(f"arith.constant {v} : index", "c")
+
+    def const_f32(self, v: float) -> str:
+        return self.op(f"arith.constant {mlir_float(v)} : f32", "f")
+
+    def to_f32(self, value: str, ty: str) -> str:
+        if ty == "f32":
+            return value
+        return self.op(f"arith.extf {value} : {ty} to f32")
+
+    def from_f32(self, value: str, ty: str) -> str:
+        if ty == "f32":
+            return value
+        return self.op(f"arith.truncf {value} : f32 to {ty}")
+
+    def for_loop(self, lb: str, ub: str, iv_hint: str = "i") -> str:
+        iv = self.fresh(iv_hint)
+        self.emit(f"scf.for {iv} = {lb} to {ub} step %one {{")
+        self.indent += 2
+        return iv
+
+    def end(self) -> None:
+        self.indent -= 2
+        self.emit("}")
+
+
+# Helpers shared by every test file: a hash of up to three indices mapped to
+# small exact values, fill loops, and the per-element checks.
+HELPERS = """
+// h(i, j, k, seed) -> ((h mod m) - off) / den: small values, exact in bf16.
+func.func private @val(%i: index, %j: index, %k: index, %seed: i64,
+                       %m: i64, %off: i64, %den: f32) -> f32 {
+  %ii = arith.index_cast %i : index to i64
+  %jj = arith.index_cast %j : index to i64
+  %kk = arith.index_cast %k : index to i64
+  %p0 = arith.constant 7919 : i64
+  %p1 = arith.constant 104729 : i64
+  %p2 = arith.constant 1299709 : i64
+  %p3 = arith.constant 15485863 : i64
+  %a0 = arith.muli %ii, %p0 : i64
+  %a1 = arith.muli %jj, %p1 : i64
+  %a2 = arith.muli %kk, %p2 : i64
+  %a3 = arith.muli %seed, %p3 : i64
+  %s0 = arith.addi %a0, %a1 : i64
+  %s1 = arith.addi %s0, %a2 : i64
+  %h0 = arith.addi %s1, %a3 : i64
+  %c13 = arith.constant 13 : i64
+  %c15 = arith.constant 15 : i64
+  %mix = arith.constant 1540483477 : i64
+  %mask = arith.constant 2147483647 : i64
+  %t0 = arith.shrui %h0, %c13 : i64
+  %h1 = arith.xori %h0, %t0 : i64
+  %h2 = arith.muli %h1, %mix : i64
+  %t1 = arith.shrui %h2, %c15 : i64
+  %h3 = arith.xori %h2, %t1 : i64
+  %h4 = arith.andi %h3, %mask : i64
+  %r = arith.remui %h4, %m : i64
+  %s = arith.subi %r, %off : i64
+  %f = arith.sitofp %s : i64 to f32
+  %v = arith.divf %f, %den : f32
+  return %v : f32
+}
+
+// Counts one checked element; a bad one adds to the errors. stats =
+// [checked, errors], maxerr = [largest |got - expected|].
+func.func private @record(%bad: i1, %err: f32, %stats: memref<2xi64>,
+                          %maxerr: memref<1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i64
+  %zero = arith.constant 0 : i64
+  %n = memref.load %stats[%c0] : memref<2xi64>
+  %n1 = arith.addi %n, %one : i64
+  memref.store %n1, %stats[%c0] : memref<2xi64>
+  %e = memref.load %stats[%c1] : memref<2xi64>
+  %inc = arith.select %bad, %one, %zero : i64
+  %e1 = arith.addi %e, %inc : i64
+  memref.store %e1, %stats[%c1] : memref<2xi64>
+  %m = memref.load %maxerr[%c0] : memref<1xf32>
+  %m1 = arith.maximumf %m, %err : f32
+  memref.store %m1, %maxerr[%c0] : memref<1xf32>
+  return
+}
+
+// An element inside a group: bad unless |got - expected| <= atol +
+// rtol * |expected| (NaN is bad).
+func.func private @check(%got: f32, %expected: f32, %atol: f32, %rtol: f32,
+                         %stats: memref<2xi64>, %maxerr: memref<1xf32>) {
+  %d = arith.subf %got, %expected : f32
+  %err = math.absf %d : f32
+  %mag = math.absf %expected : f32
+  %rel = arith.mulf %rtol, %mag : f32
+  %tol = arith.addf %atol, %rel : f32
+  %bad = arith.cmpf ugt, %err, %tol : f32
+  call @record(%bad, %err, %stats, %maxerr)
+      : (i1, f32, memref<2xi64>, memref<1xf32>) -> ()
+  return
+}
+
+// An element outside every group: bad unless it still holds its old value.
+func.func private @check_untouched(%got: f32, %old: f32, %stats: memref<2xi64>,
+                                   %maxerr: memref<1xf32>) {
+  %bad = arith.cmpf une, %got, %old : f32
+  %d = arith.subf %got, %old : f32
+  %err = math.absf %d : f32
+  call @record(%bad, %err, %stats, %maxerr)
+      : (i1, f32, memref<2xi64>, memref<1xf32>) -> ()
+  return
+}
+"""
+
+
+def fill_function(rank: int, ty: str) -> str:
+    """`@fill<rank>_<ty>(m, seed, mod, off, den)`: m[idx] = val(idx)."""
+    dims = "x".join("?" * rank)
+    mt = f"memref<{dims}x{ty}>"
+    e = Emitter()
+    ivs = []
+    for d in range(rank):
+        c = e.const_index(d)
+        ub = e.op(f"memref.dim %m, {c} : {mt}", "d")
+        ivs.append(e.for_loop("%zero", ub))
+    idx = ivs + ["%zero"] * (3 - rank)
+    v = e.op(f"func.call @val({', '.join(idx)}, %seed, %mod, %off, %den) : "
+             "(index, index, index, i64, i64, i64, f32) -> f32")
+    v = e.from_f32(v, ty)
+    e.emit(f"memref.store {v}, %m[{', '.join(ivs)}] : {mt}")
+    for _ in range(rank):
+        e.end()
+    body = "\n".join(e.lines)
+    return (f"func.func private @fill{rank}_{ty}(%m: {mt}, %seed: i64, "
+            f"%mod: i64, %off: i64, %den: f32) {{\n"
+            f"  %zero = arith.constant 0 : index\n"
+            f"  %one = arith.constant 1 : index\n{body}\n  return\n}}\n")
+
+
+def config_attr(c: Case) -> str:
+    warpgroups = c.block_m // 64
+    return (f"#ggemm.tile_config<block_m = {c.block_m}, block_n = "
+            f"{c.block_n}, block_k = 64, stages = 2, consumer_warpgroups = "
+            f"{warpgroups}, raster = {c.raster}>")
+
+
+class TestWriter:
+    def __init__(self, case: Case) -> None:
+        self.c = case
+        c = case
+        lead = ("?" if c.op == "segment" else
+                "?x?" if c.dynamic else f"{c.groups}x{c.rows_per_group}")
+        self.x_type = f"memref<{lead}x{c.k}x{c.in_type}>"
+        w_shape = (f"{c.weights}x{c.n}x{c.k}" if c.layout == "nk"
+                   else f"{c.weights}x{c.k}x{c.n}")
+        self.w_type = f"memref<{w_shape}x{c.in_type}>"
+        self.y_type = f"memref<{lead}x{c.n}x{c.out_type}>"
+        self.rows_type = (f"memref<{c.groups + 1}x{c.index_type}>"
+                          if c.op == "segment"
+                          else f"memref<{c.groups}x{c.index_type}>")
+        self.widx_type = f"memref<{c.groups}xi32>"
+        self.bias_type = f"memref<{c.weights}x{c.n}xf32>"
+        self.rs_type = f"memref<{lead}xf32>"
+        self.fills: set[tuple[int, str]] = set()
+
+    # -- the function that holds the ggemm op ------------------------------
+    def gemm_function(self) -> str:
+        c = self.c
+        args = [("x", self.x_type), ("w", self.w_type)]
+        if c.op != "batched":
+            args.append(("rows", self.rows_type))
+        if c.weight_indices is not None:
+            args.append(("widx", self.widx_type))
+        if c.bias:
+            args.append(("bias", self.bias_type))
+        if c.row_scale:
+            args.append(("rs", self.rs_type))
+        args.append(("y", self.y_type))
+        sig = ", ".join(f"%{n}: {t}" for n, t in args)
+        if c.tile_level:
+            body = self.tile_level_body()
+        else:
+            body = self.problem_op()
+        return f"func.func @gemm({sig}) {{\n{body}  return\n}}\n"
+
+    def attributes(self) -> list[str]:
+        c = self.c
+        attrs = []
+        if c.layout == "kn":
+            attrs.append("weight_layout = #ggemm.weight_layout<kn>")
+        epilogue = []
+        if c.activation != "none":
+            epilogue.append(f"activation = {c.activation}")
+        if c.accumulate:
+            epilogue.append("accumulate = true")
+        if epilogue:
+            attrs.append(f"epilogue = #ggemm.epilogue<{', '.join(epilogue)}>")
+        if c.explicit_config:
+            attrs.append(f"config = {config_attr(c)}")
+        return attrs
+
+    def problem_op(self) -> str:
+        c = self.c
+        lines = [f"  ggemm.{c.op}_matmul ins(%x, %w : {self.x_type}, "
+                 f"{self.w_type})"]
+        if c.op == "segment":
+            lines.append(f"      segments(%rows : {self.rows_type})")
+        elif c.op == "masked":
+            lines.append(f"      masked_m(%rows : {self.rows_type})")
+        if c.weight_indices is not None:
+            lines.append(f"      weight_indices(%widx : {self.widx_type})")
+        if c.bias:
+            lines.append(f"      bias(%bias : {self.bias_type})")
+        if c.row_scale:
+            lines.append(f"      row_scale(%rs : {self.rs_type})")
+        lines.append(f"      outs(%y : {self.y_type})")
+        attrs = self.attributes()
+        if attrs:
+            lines[-1] += " {" + ",\n       ".join(attrs) + "}"
+        return "\n".join(lines) + "\n"
+
+    def tile_level_body(self) -> str:
+        """The program ggemm-tile would write, without `persistent`."""
+        c = self.c
+        assert c.op == "segment", "tile-level tests are written for segments"
+        cfg = config_attr(c)
+        layout = "nk" if c.layout == "nk" else "kn"
+        acc = f"!ggemm.accumulator<{c.block_m}x{c.block_n}xf32>"
+        widx = (f" weight_indices(%widx : {self.widx_type})"
+                if c.weight_indices is not None else "")
+        bias = f" bias(%bias : {self.bias_type})" if c.bias else ""
+        rs = f" row_scale(%rs : {self.rs_type})" if c.row_scale else ""
+        epi = []
+        if c.activation != "none":
+            epi.append(f"activation = {c.activation}")
+        if c.accumulate:
+            epi.append("accumulate = true")
+        epi_attr = (f" {{epilogue = #ggemm.epilogue<{', '.join(epi)}>}}"
+                    if epi else "")
+        return (
+            f"  %c0 = arith.constant 0 : index\n"
+            f"  %groups = arith.constant {c.groups} : index\n"
+            f"  %n = arith.constant {c.n} : index\n"
+            f"  %m = memref.dim %x, %c0 : {self.x_type}\n"
+            f"  ggemm.foreach_tile <segment> rows(%rows : {self.rows_type})\n"
+            f"      groups(%groups) rows_per_group(%c0) num_rows(%m) "
+            f"num_cols(%n)\n"
+            f"      config({cfg[len('#ggemm.tile_config'):]}) {{\n"
+            f"  ^bb0(%g: index, %row: index, %row_end: index, %col: index):\n"
+            f"    %acc = ggemm.tile_mma ins(%x, %w : {self.x_type}, "
+            f"{self.w_type}){widx}\n"
+            f"        group(%g) row(%row) col(%col)\n"
+            f"        {{config = {cfg},\n"
+            f"         weight_layout = #ggemm.weight_layout<{layout}>}} "
+            f"-> {acc}\n"
+            f"    ggemm.tile_store %acc to %y{widx}{bias}{rs}\n"
+            f"        group(%g) row(%row) row_end(%row_end) col(%col)"
+            f"{epi_attr}\n"
+            f"        : {acc}, {self.y_type}\n"
+            f"  }}\n")
+
+    # -- main ---------------------------------------------------------------
+    def fill(self, e: Emitter, value: str, mtype: str, rank: int, ty: str,
+             seed: int, mod: int, off: int, den: float) -> None:
+        self.fills.add((rank, ty))
+        dyn = "x".join("?" * rank)
+        cast = e.op(f"memref.cast {value} : {mtype} to memref<{dyn}x{ty}>")
+        e.emit(f"func.call @fill{rank}_{ty}({cast}, "
+               f"{e.op(f'arith.constant {seed} : i64')}, "
+               f"{e.op(f'arith.constant {mod} : i64')}, "
+               f"{e.op(f'arith.constant {off} : i64')}, "
+               f"{e.const_f32(den)}) : (memref<{dyn}x{ty}>, i64, i64, i64, "
+               f"f32) -> ()")
+
+    def main_function(self) -> str:
+        c = self.c
+        e = Emitter()
+        e.emit("%zero = arith.constant 0 : index")
+        e.emit("%one = arith.constant 1 : index")
+        dyn_rows = ""
+        if c.op == "segment":
+            e.emit(f"%m = arith.constant {c.rows} : index")
+            dyn_rows = "%m"
+        elif c.dynamic:
+            e.emit(f"%g = arith.constant {c.groups} : index")
+            e.emit(f"%m = arith.constant {c.rows_per_group} : index")
+            dyn_rows = "%g, %m"
+        x = e.op(f"memref.alloc({dyn_rows}) : {self.x_type}", "x")
+        w = e.op(f"memref.alloc() : {self.w_type}", "w")
+        y = e.op(f"memref.alloc({dyn_rows}) : {self.y_type}", "y")
+        y_old = e.op(f"memref.alloc({dyn_rows}) : {self.y_type}", "yold")
+        xr = 2 if c.op == "segment" else 3
+        self.fill(e, x, self.x_type, xr, c.in_type, 1, 17, 8, 8.0)
+        self.fill(e, w, self.w_type, 3, c.in_type, 2, 17, 8, 8.0)
+        args = [x, w]
+        types = [self.x_type, self.w_type]
+        rows = None
+        if c.op != "batched":
+            rows = e.op(f"memref.alloc() : {self.rows_type}", "rows")
+            if c.op == "segment":
+                values = [0]
+                for length in c.segments:
+                    values.append(values[-1] + length)
+            else:
+                values = c.counts
+            for i, v in enumerate(values):
+                cv = e.op(f"arith.constant {v} : {c.index_type}")
+                e.emit(f"memref.store {cv}, {rows}[{e.const_index(i)}] : "
+                       f"{self.rows_type}")
+            args.append(rows)
+            types.append(self.rows_type)
+        widx = None
+        if c.weight_indices is not None:
+            widx = e.op(f"memref.alloc() : {self.widx_type}", "widx")
+            for i, v in enumerate(c.weight_indices):
+                cv = e.op(f"arith.constant {v} : i32")
+                e.emit(f"memref.store {cv}, {widx}[{e.const_index(i)}] : "
+                       f"{self.widx_type}")
+            args.append(widx)
+            types.append(self.widx_type)
+        bias = rs = None
+        if c.bias:
+            bias = e.op(f"memref.alloc() : {self.bias_type}", "bias")
+            self.fill(e, bias, self.bias_type, 2, "f32", 3, 9, 4, 4.0)
+            args.append(bias)
+            types.append(self.bias_type)
+        if c.row_scale:
+            rs = e.op(f"memref.alloc({dyn_rows}) : {self.rs_type}", "rs")
+            self.fill(e, rs, self.rs_type, 1 if c.op == "segment" else 2,
+                      "f32", 4, 5, -1, 4.0)
+            args.append(rs)
+            types.append(self.rs_type)
+        yr = 2 if c.op == "segment" else 3
+        if c.accumulate:
+            self.fill(e, y, self.y_type, yr, c.out_type, 5, 7, 3, 2.0)
+        else:
+            # val() with modulus 1 is the constant -off / den.
+            self.fill(e, y, self.y_type, yr, c.out_type, 0, 1, int(-POISON),
+                      1.0)
+        e.emit(f"memref.copy {y}, {y_old} : {self.y_type} to {self.y_type}")
+        args.append(y)
+        types.append(self.y_type)
+        e.emit(f"func.call @gemm({', '.join(args)}) : "
+               f"({', '.join(types)}) -> ()")
+
+        stats = e.op("memref.alloca() : memref<2xi64>", "stats")
+        maxerr = e.op("memref.alloca() : memref<1xf32>", "maxerr")
+        zero64 = e.op("arith.constant 0 : i64")
+        e.emit(f"memref.store {zero64}, {stats}[%zero] : memref<2xi64>")
+        e.emit(f"memref.store {zero64}, {stats}[%one] : memref<2xi64>")
+        e.emit(f"memref.store {e.const_f32(0.0)}, {maxerr}[%zero] : "
+               "memref<1xf32>")
+        atol, rtol = TOLERANCE[c.out_type]
+        atol_v, rtol_v = e.const_f32(atol), e.const_f32(rtol)
+        n = e.const_index(c.n)
+        k = e.const_index(c.k)
+
+        # The reference, group by group.
+        groups = e.const_index(c.groups)
+        g = e.for_loop("%zero", groups, "g")
+        if c.op == "segment":
+            begin = e.op(f"memref.load {rows}[{g}] : {self.rows_type}")
+            gnext = e.op(f"arith.addi {g}, %one : index")
+            end = e.op(f"memref.load {rows}[{gnext}] : {self.rows_type}")
+            begin = e.op(f"arith.index_cast {begin} : {c.index_type} to index")
+            end = e.op(f"arith.index_cast {end} : {c.index_type} to index")
+        elif c.op == "masked":
+            begin = "%zero"
+            count = e.op(f"memref.load {rows}[{g}] : {self.rows_type}")
+            count = e.op(f"arith.index_cast {count} : {c.index_type} to index")
+            count = e.op(f"arith.maxsi {count}, %zero : index")
+            end = e.op(f"arith.minsi {count}, "
+                       f"{e.const_index(c.rows_per_group)} : index")
+        else:
+            begin, end = "%zero", e.const_index(c.rows_per_group)
+        if widx:
+            wi = e.op(f"memref.load {widx}[{g}] : {self.widx_type}")
+            wi = e.op(f"arith.index_cast {wi} : i32 to index")
+        else:
+            wi = g
+        lead = [] if c.op == "segment" else [g]
+        r = e.for_loop(begin, end, "r")
+        col = e.for_loop("%zero", n, "c")
+        kk = e.fresh("k")
+        s = e.fresh("s")
+        acc = e.fresh("acc")
+        e.emit(f"{acc} = scf.for {kk} = %zero to {k} step %one "
+               f"iter_args({s} = {e.const_f32(0.0)}) -> (f32) {{")
+        e.indent += 2
+        xv = e.op(f"memref.load {x}[{', '.join(lead + [r, kk])}] : "
+                  f"{self.x_type}")
+        w_idx = [wi, col, kk] if c.layout == "nk" else [wi, kk, col]
+        wv = e.op(f"memref.load {w}[{', '.join(w_idx)}] : {self.w_type}")
+        prod = e.op(f"arith.mulf {e.to_f32(xv, c.in_type)}, "
+                    f"{e.to_f32(wv, c.in_type)} : f32")
+        e.emit(f"scf.yield {e.op(f'arith.addf {s}, {prod} : f32')} : f32")
+        e.end()
+        v = acc
+        if bias:
+            bv = e.op(f"memref.load {bias}[{wi}, {col}] : {self.bias_type}")
+            v = e.op(f"arith.addf {v}, {bv} : f32")
+        v = self.reference_activation(e, v)
+        if rs:
+            rv = e.op(f"memref.load {rs}[{', '.join(lead + [r])}] : "
+                      f"{self.rs_type}")
+            v = e.op(f"arith.mulf {v}, {rv} : f32")
+        y_index = ", ".join(lead + [r, col])
+        if c.accumulate:
+            old = e.op(f"memref.load {y_old}[{y_index}] : {self.y_type}")
+            v = e.op(f"arith.addf {v}, {e.to_f32(old, c.out_type)} : f32")
+        # Compare in the output type: round the reference the same way.
+        expected = e.to_f32(e.from_f32(v, c.out_type), c.out_type)
+        got = e.op(f"memref.load {y}[{y_index}] : {self.y_type}")
+        e.emit(f"func.call @check({e.to_f32(got, c.out_type)}, {expected}, "
+               f"{atol_v}, {rtol_v}, {stats}, {maxerr}) : (f32, f32, f32, "
+               "f32, memref<2xi64>, memref<1xf32>) -> ()")
+        e.end()
+        e.end()
+        if c.op == "masked":
+            # Rows past the count belong to no group.
+            self.untouched_rows(e, lead, end, e.const_index(c.rows_per_group),
+                                n, y, y_old, stats, maxerr)
+        e.end()
+        if c.op == "segment":
+            # Rows past the last segment belong to no group.
+            last = e.op(f"memref.load {rows}[{groups}] : {self.rows_type}")
+            last = e.op(f"arith.index_cast {last} : {c.index_type} to index")
+            self.untouched_rows(e, [], last, "%m", n, y, y_old, stats, maxerr)
+
+        checked = e.op(f"memref.load {stats}[%zero] : memref<2xi64>")
+        errors = e.op(f"memref.load {stats}[%one] : memref<2xi64>")
+        worst = e.op(f"memref.load {maxerr}[%zero] : memref<1xf32>")
+        e.emit('vector.print str "checked: "')
+        e.emit(f"vector.print {checked} : i64")
+        e.emit('vector.print str "errors: "')
+        e.emit(f"vector.print {errors} : i64")
+        e.emit('vector.print str "max_abs_err: "')
+        e.emit(f"vector.print {worst} : f32")
+        for buf, ty in [(x, self.x_type), (w, self.w_type), (y, self.y_type),
+                        (y_old, self.y_type)]:
+            e.emit(f"memref.dealloc {buf} : {ty}")
+        body = "\n".join(e.lines)
+        return f"func.func @main() {{\n{body}\n  return\n}}\n"
+
+    def untouched_rows(self, e: Emitter, lead: list[str], begin: str,
+                       end: str, n: str, y: str, y_old: str, stats: str,
+                       maxerr: str) -> None:
+        c = self.c
+        r = e.for_loop(begin, end, "r")
+        col = e.for_loop("%zero", n, "c")
+        index = ", ".join(lead + [r, col])
+        got = e.op(f"memref.load {y}[{index}] : {self.y_type}")
+        old = e.op(f"memref.load {y_old}[{index}] : {self.y_type}")
+        e.emit(f"func.call @check_untouched({e.to_f32(got, c.out_type)}, "
+               f"{e.to_f32(old, c.out_type)}, {stats}, {maxerr}) : (f32, f32, "
+               "memref<2xi64>, memref<1xf32>) -> ()")
+        e.end()
+        e.end()
+
+    def reference_activation(self, e: Emitter, v: str) -> str:
+        """Written independently of the back ends' epilogue."""
+        act = self.c.activation
+        if act == "none":
+            return v
+        if act == "relu":
+            positive = e.op(f"arith.cmpf ogt, {v}, {e.const_f32(0.0)} : f32")
+            return e.op(f"arith.select {positive}, {v}, {e.const_f32(0.0)} "
+                        ": f32")
+        if act == "gelu":
+            # 0.5 x (1 + erf(x / sqrt(2)))
+            scaled = e.op(f"arith.divf {v}, {e.const_f32(2.0 ** 0.5)} : f32")
+            erf = e.op(f"math.erf {scaled} : f32")
+            one_plus = e.op(f"arith.addf {erf}, {e.const_f32(1.0)} : f32")
+            half = e.op(f"arith.mulf {v}, {e.const_f32(0.5)} : f32")
+            return e.op(f"arith.mulf {half}, {one_plus} : f32")
+        assert act == "silu"
+        # x * sigmoid(x)
+        neg = e.op(f"arith.negf {v} : f32")
+        exp = e.op(f"math.exp {neg} : f32")
+        denom = e.op(f"arith.addf {exp}, {e.const_f32(1.0)} : f32")
+        sigmoid = e.op(f"arith.divf {e.const_f32(1.0)}, {denom} : f32")
+        return e.op(f"arith.mulf {v}, {sigmoid} : f32")
+
+    def text(self) -> str:
+        c = self.c
+        main = self.main_function()
+        gemm = self.gemm_function()
+        fills = "\n".join(fill_function(rank, ty)
+                          for rank, ty in sorted(self.fills))
+        if c.num_ctas is not None:
+            prefix = ("gemm-opt %s --ggemm-tile "
+                      f"--convert-ggemm-to-loops=num-ctas={c.num_ctas} "
+                      "--ggemm-to-cpu")
+        else:
+            prefix = "gemm-opt %s --ggemm-to-cpu"
+        header = [
+            "// GENERATED by test/Execution/gen_tests.py: edit the generator "
+            "and rerun it.",
+            f"// {c.summary}",
+            f"// Tiles: {c.num_tiles()}"
+            + (" (config chosen by ggemm-select-config)"
+               if not c.explicit_config else ""),
+            "// REQUIRES: mlir-runner",
+            f"// RUN: {prefix} \\",
+            "// RUN: | mlir-runner -e main -entry-point-result=void \\",
+            "// RUN:     -shared-libs=%mlir_c_runner_utils,"
+            "%mlir_runner_utils \\",
+            "// RUN: | FileCheck %s",
+            f"// CHECK: checked: {c.checked_elements()}{{{{$}}}}",
+            "// CHECK-NEXT: errors: 0{{$}}",
+            "// CHECK-NEXT: max_abs_err:",
+        ]
+        return ("\n".join(header) + "\n\n" + gemm + "\n" + main + HELPERS
+                + "\n" + fills)
+
+
+CASES = [
+    # --- segment_matmul -------------------------------------------------
+    Case("segment_basic", "segment",
+         "segment_matmul bf16 -> bf16, nk: an empty, a 1-row and multi-tile "
+         "segments, trailing rows in no segment, N and K not tile multiples",
+         segments=[70, 0, 1, 130, 5], rows=230),
+    Case("segment_weight_indices", "segment",
+         "segment_matmul with weight_indices (repeated, one weight unused), "
+         "i64 seg_indptr, bias, f32 out",
+         segments=[3, 65, 0, 64, 17], rows=160, index_type="i64",
+         weight_indices=[2, 0, 2, 3, 0], num_weights=4, bias=True,
+         out_type="f32"),
+    Case("segment_kn_f16", "segment",
+         "segment_matmul f16 -> f16, weight_layout kn, relu, 1-row segments",
+         in_type="f16", out_type="f16", layout="kn", n=136, k=72,
+         segments=[1, 1, 1, 200], rows=203, activation="relu"),
+    Case("segment_kn_weight_indices", "segment",
+         "segment_matmul kn with weight_indices and bias, bf16 -> f32",
+         layout="kn", segments=[64, 65, 63], rows=200, out_type="f32",
+         weight_indices=[1, 1, 0], num_weights=2, bias=True, n=80, k=200),
+    Case("segment_gelu_f32", "segment",
+         "segment_matmul with bias and exact (erf) gelu, f32 out",
+         segments=[40, 90, 2], rows=140, bias=True, activation="gelu",
+         out_type="f32"),
+    Case("segment_gelu_bf16", "segment",
+         "segment_matmul with gelu, bf16 out, i64 seg_indptr",
+         segments=[90, 40], rows=130, activation="gelu", index_type="i64"),
+    Case("segment_silu_f16", "segment",
+         "segment_matmul with bias, silu and row_scale, f16 out",
+         segments=[5, 64, 0, 70], rows=150, bias=True, activation="silu",
+         row_scale=True, out_type="f16"),
+    Case("segment_silu_f32", "segment",
+         "segment_matmul with silu, f32 out, weight_indices",
+         segments=[33, 0, 97], rows=131, activation="silu", out_type="f32",
+         weight_indices=[2, 1, 0], num_weights=3),
+    Case("segment_row_scale_f32", "segment",
+         "segment_matmul with row_scale only (MoE routing weights), f32 out",
+         segments=[10, 120, 1], rows=140, row_scale=True, out_type="f32"),
+    Case("segment_accumulate_bf16", "segment",
+         "segment_matmul accumulating into y with bias and row_scale, bf16",
+         segments=[66, 1, 0, 60], rows=135, bias=True, row_scale=True,
+         accumulate=True),
+    Case("segment_accumulate_f32", "segment",
+         "segment_matmul accumulating into y with relu, f32 out, kn",
+         segments=[20, 100], rows=125, accumulate=True, activation="relu",
+         out_type="f32", layout="kn"),
+    Case("segment_raster_m", "segment",
+         "segment_matmul with raster along_m over a 4x4 tile grid per "
+         "segment",
+         segments=[200, 3, 129], rows=340, n=200, k=72, raster="along_m",
+         out_type="f32"),
+    Case("segment_all_empty", "segment",
+         "segment_matmul whose segments are all empty: nothing is written",
+         segments=[0, 0, 0], rows=17),
+    Case("segment_one_cta", "segment",
+         "segment_matmul with a one-CTA grid: one CTA walks every tile",
+         segments=[65, 1, 127], rows=200, num_ctas=1, out_type="f32"),
+    Case("segment_many_ctas", "segment",
+         "segment_matmul with more CTAs than tiles: some CTAs get none",
+         segments=[65, 1, 127], rows=200, num_ctas=64, out_type="f16",
+         in_type="f16"),
+    Case("segment_block_128", "segment",
+         "segment_matmul with 128x128 tiles and two consumer warpgroups",
+         segments=[129, 0, 250, 1], rows=400, block_m=128, block_n=128,
+         n=136, k=136, bias=True, weight_indices=[3, 2, 1, 0], num_weights=4),
+    Case("segment_small_k", "segment",
+         "segment_matmul with K = 8 and N = 8: one k-block, mostly tail",
+         segments=[7, 70], rows=80, n=8, k=8, out_type="f32"),
+    Case("segment_selected_config", "segment",
+         "segment_matmul with the config chosen by ggemm-select-config",
+         segments=[30, 1, 20], rows=60, n=64, k=64, explicit_config=False,
+         out_type="f32"),
+    Case("segment_tile_level", "segment",
+         "a hand-written non-persistent foreach_tile (one tile id per CTA)",
+         segments=[70, 1, 0, 63], rows=140, tile_level=True,
+         weight_indices=[3, 0, 1, 2], num_weights=4, bias=True,
+         activation="silu", out_type="f32"),
+    # --- masked_matmul ----------------------------------------------------
+    Case("masked_basic", "masked",
+         "masked_matmul bf16 -> bf16: counts 0, 1 and a full group",
+         counts=[0, 1, 100], rows_per_group=100),
+    Case("masked_kn_i64", "masked",
+         "masked_matmul kn, i64 counts (one above rows_per_group, clamped), "
+         "bias and gelu, f32 out",
+         counts=[65, 200, 3], rows_per_group=80, layout="kn",
+         index_type="i64", bias=True, activation="gelu", out_type="f32"),
+    Case("masked_f16_accumulate", "masked",
+         "masked_matmul f16 -> f16 with silu, row_scale and accumulate",
+         in_type="f16", out_type="f16", counts=[70, 0, 64, 1],
+         rows_per_group=70, activation="silu", row_scale=True,
+         accumulate=True),
+    Case("masked_raster_m", "masked",
+         "masked_matmul with raster along_m (3x4 tiles per group), 2 CTAs",
+         counts=[130, 129], rows_per_group=130, n=200, raster="along_m",
+         num_ctas=2, out_type="f32", row_scale=True),
+    # --- batched_matmul ---------------------------------------------------
+    Case("batched_basic", "batched",
+         "batched_matmul bf16 -> bf16, nk, M not a tile multiple",
+         batch=3, rows_per_group=70),
+    Case("batched_kn_relu", "batched",
+         "batched_matmul f16 kn with bias and relu, f32 out",
+         in_type="f16", out_type="f32", layout="kn", batch=2,
+         rows_per_group=100, n=136, k=88, bias=True, activation="relu"),
+    Case("batched_accumulate_gelu", "batched",
+         "batched_matmul with gelu, row_scale and accumulate, bf16 out",
+         batch=2, rows_per_group=65, activation="gelu", row_scale=True,
+         accumulate=True),
+    Case("batched_dynamic", "batched",
+         "batched_matmul with dynamic batch and row extents, f32 out",
+         batch=2, rows_per_group=90, dynamic=True, out_type="f32",
+         bias=True),
+    Case("masked_dynamic", "masked",
+         "masked_matmul with dynamic group and row extents",
+         counts=[0, 77, 50], rows_per_group=77, dynamic=True),
+    Case("batched_raster_m_f16", "batched",
+         "batched_matmul with raster along_m, f16 out, silu",
+         batch=3, rows_per_group=129, raster="along_m", out_type="f16",
+         activation="silu", n=120, k=64),
+]
+
+
+def main() -> None:
+    names = set()
+    for case in CASES:
+        assert case.name not in names, case.name
+        names.add(case.name)
+        path = os.path.join(HERE, f"{case.name}.mlir")
+        with open(path, "w") as f:
+            f.write(TestWriter(case).text())
+    print(f"wrote {len(CASES)} tests to {HERE}")
+
+
+if __name__ == "__main__":
+    main()
