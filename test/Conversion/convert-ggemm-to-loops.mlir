@@ -79,9 +79,9 @@ func.func @segment_persistent(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>
   %c4 = arith.constant 4 : index
   %c128 = arith.constant 128 : index
   %m = memref.dim %x, %c0 : memref<?x256xbf16>
-  ggemm.foreach_tile <segment> rows(%rows : memref<5xi32>) groups(%c4)
+  ggemm.foreach_tile segment rows(%rows : memref<5xi32>) groups(%c4)
       rows_per_group(%c0) num_rows(%m) num_cols(%c128)
-      config(<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) persistent {
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         weight_indices(%idx : memref<4xi32>) group(%g) row(%row) col(%col)
@@ -132,9 +132,9 @@ func.func @masked_kn(%x: memref<256x256xf16>, %w: memref<4x256x128xf16>,
   %c64 = arith.constant 64 : index
   %c128 = arith.constant 128 : index
   %c256 = arith.constant 256 : index
-  ggemm.foreach_tile <masked> rows(%counts : memref<4xi64>) groups(%c4)
+  ggemm.foreach_tile masked rows(%counts : memref<4xi64>) groups(%c4)
       rows_per_group(%c64) num_rows(%c256) num_cols(%c128)
-      config(<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1, raster = along_m>) persistent {
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1, raster = along_m>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<256x256xf16>, memref<4x256x128xf16>)
         group(%g) row(%row) col(%col)
@@ -174,9 +174,9 @@ func.func @uniform_one_tile_per_cta(%x: memref<?x128xbf16>,
   %c64 = arith.constant 64 : index
   %c100 = arith.constant 100 : index
   %m = memref.dim %x, %c0 : memref<?x128xbf16>
-  ggemm.foreach_tile <uniform> groups(%c2) rows_per_group(%c100)
+  ggemm.foreach_tile uniform groups(%c2) rows_per_group(%c100)
       num_rows(%m) num_cols(%c64)
-      config(<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) {
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x128xbf16>, memref<2x64x128xbf16>)
         group(%g) row(%row) col(%col)
@@ -201,9 +201,9 @@ func.func @fp8(%x: memref<?x256xf8E4M3FN>, %w: memref<2x128x256xf8E4M3FN>,
   %c2 = arith.constant 2 : index
   %c128 = arith.constant 128 : index
   %m = memref.dim %x, %c0 : memref<?x256xf8E4M3FN>
-  ggemm.foreach_tile <segment> rows(%rows : memref<3xi32>) groups(%c2)
+  ggemm.foreach_tile segment rows(%rows : memref<3xi32>) groups(%c2)
       rows_per_group(%c0) num_rows(%m) num_cols(%c128)
-      config(<block_m = 64, block_n = 64, block_k = 128, stages = 2, consumer_warpgroups = 1>) persistent {
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 128, stages = 2, consumer_warpgroups = 1>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     // expected-error @+1 {{'ggemm.tile_mma' op expects bf16 or f16 operands for the CPU back end, got 'f8E4M3FN' (FP8 scale promotion is not implemented)}}
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xf8E4M3FN>, memref<2x128x256xf8E4M3FN>)
@@ -225,9 +225,9 @@ func.func @foreign_accumulator(%acc: !ggemm.accumulator<64x64xf32>,
   %c2 = arith.constant 2 : index
   %c128 = arith.constant 128 : index
   %m = memref.dim %y, %c0 : memref<?x128xbf16>
-  ggemm.foreach_tile <segment> rows(%rows : memref<3xi32>) groups(%c2)
+  ggemm.foreach_tile segment rows(%rows : memref<3xi32>) groups(%c2)
       rows_per_group(%c0) num_rows(%m) num_cols(%c128)
-      config(<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) persistent {
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     // expected-error @+1 {{'ggemm.tile_store' op expects its accumulator to come from a ggemm.tile_mma of the same tile loop}}
     ggemm.tile_store %acc to %y group(%g) row(%row) row_end(%row_end) col(%col)
@@ -244,9 +244,9 @@ func.func @accumulator_escapes(%x: memref<?x256xbf16>, %w: memref<2x128x256xbf16
   %c2 = arith.constant 2 : index
   %c128 = arith.constant 128 : index
   %m = memref.dim %x, %c0 : memref<?x256xbf16>
-  ggemm.foreach_tile <segment> rows(%rows : memref<3xi32>) groups(%c2)
+  ggemm.foreach_tile segment rows(%rows : memref<3xi32>) groups(%c2)
       rows_per_group(%c0) num_rows(%m) num_cols(%c128)
-      config(<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) persistent {
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<2x128x256xbf16>)
         group(%g) row(%row) col(%col)
@@ -269,9 +269,9 @@ func.func @nested_tile_op(%x: memref<?x256xbf16>, %w: memref<2x128x256xbf16>,
   %c2 = arith.constant 2 : index
   %c128 = arith.constant 128 : index
   %m = memref.dim %x, %c0 : memref<?x256xbf16>
-  ggemm.foreach_tile <segment> rows(%rows : memref<3xi32>) groups(%c2)
+  ggemm.foreach_tile segment rows(%rows : memref<3xi32>) groups(%c2)
       rows_per_group(%c0) num_rows(%m) num_cols(%c128)
-      config(<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) persistent {
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     scf.if %flag {
       // expected-error @+1 {{'ggemm.tile_mma' op is not supported inside a tile loop by the CPU back end (expected ggemm.tile_mma and ggemm.tile_store directly in the body)}}

@@ -66,9 +66,9 @@ func.func @seg(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %indptr: memr
                %idx: memref<8xi32>, %b: memref<4x128xf32>, %y: memref<?x128xbf16>,
                %groups: index, %m: index, %n: index) {
   %c0 = arith.constant 0 : index
-  ggemm.foreach_tile <segment> rows(%indptr : memref<9xi64>) groups(%groups)
+  ggemm.foreach_tile segment rows(%indptr : memref<9xi64>) groups(%groups)
       rows_per_group(%c0) num_rows(%m) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         weight_indices(%idx : memref<8xi32>) group(%g) row(%row) col(%col)
@@ -108,9 +108,9 @@ func.func @seg(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %indptr: memr
 // CHECK: gpu.return
 func.func @masked_kn(%x: memref<?x256xf16>, %w: memref<4x256x128xf16>, %counts: memref<4xi64>,
                      %y: memref<?x128xf32>, %g: index, %mmax: index, %m: index, %n: index) {
-  ggemm.foreach_tile <masked> rows(%counts : memref<4xi64>) groups(%g) rows_per_group(%mmax)
+  ggemm.foreach_tile masked rows(%counts : memref<4xi64>) groups(%g) rows_per_group(%mmax)
       num_rows(%m) num_cols(%n)
-      config(<block_m = 64, block_n = 128, block_k = 64, stages = 2, consumer_warpgroups = 1>)
+      config(#ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 2, consumer_warpgroups = 1>)
       persistent {
   ^bb0(%grp: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xf16>, memref<4x256x128xf16>)
@@ -137,8 +137,8 @@ func.func @masked_kn(%x: memref<?x256xf16>, %w: memref<4x256x128xf16>, %counts: 
 // CHECK-NOT: func.func
 func.func @two(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %y: memref<?x128xbf16>,
                %n: index) {
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         group(%g) row(%row) col(%col)
@@ -151,8 +151,8 @@ func.func @two(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %y: memref<?x
     ggemm.tile_store %acc to %y group(%g) row(%row) row_end(%row_end) col(%col)
         : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
   }
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         group(%g) row(%row) col(%col)
@@ -187,8 +187,8 @@ func.func @no_tiles() {
 func.func @two_mma(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
     %y: memref<?x128xbf16>, %n: index) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects one ggemm.tile_mma per tile loop for the GPU back end}}
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         group(%g) row(%row) col(%col)
@@ -217,8 +217,8 @@ func.func @two_mma(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 func.func @two_stores(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
     %y: memref<?x128xbf16>, %n: index) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects one ggemm.tile_store per tile loop for the GPU back end}}
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         group(%g) row(%row) col(%col)
@@ -240,8 +240,8 @@ func.func @two_stores(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 
 func.func @other_op(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
     %y: memref<?x128xbf16>, %n: index) {
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     // expected-error @+1 {{'arith.constant' op is not supported inside a tile loop by the GPU back end (expected only ggemm.tile_mma and ggemm.tile_store)}}
     %c0 = arith.constant 0 : index
@@ -264,8 +264,8 @@ func.func @other_op(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 func.func @no_store(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
     %y: memref<?x128xbf16>, %n: index) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects a ggemm.tile_mma whose accumulator is stored by a ggemm.tile_store}}
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         group(%g) row(%row) col(%col)
@@ -285,8 +285,8 @@ func.func @no_store(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 func.func @other_accumulator(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
     %y: memref<?x128xbf16>, %n: index, %other: !ggemm.accumulator<128x128xf32>) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects a ggemm.tile_mma whose accumulator is stored by a ggemm.tile_store}}
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         group(%g) row(%row) col(%col)
@@ -307,8 +307,8 @@ func.func @other_accumulator(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 func.func @swapped_coordinates(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
     %y: memref<?x128xbf16>, %n: index) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects the tile ops to compute exactly the tile the loop yields}}
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         group(%g) row(%col) col(%row)
@@ -330,8 +330,8 @@ func.func @swapped_coordinates(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16
 func.func @store_row_end(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
     %y: memref<?x128xbf16>, %n: index) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects the tile ops to compute exactly the tile the loop yields}}
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         group(%g) row(%row) col(%col)
@@ -351,8 +351,8 @@ func.func @store_row_end(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 
 func.func @no_pipeline(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
     %y: memref<?x128xbf16>, %n: index) {
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     // expected-error @+1 {{'ggemm.tile_mma' op expects a `pipeline` plan: run ggemm-pipeline first}}
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
@@ -370,8 +370,8 @@ func.func @no_pipeline(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 
 func.func @config_mismatch(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
     %y: memref<?x128xbf16>, %n: index) {
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     // expected-error @+1 {{'ggemm.tile_mma' op expects the tile loop's config}}
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
@@ -392,8 +392,8 @@ func.func @config_mismatch(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 
 func.func @fp8(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
     %y: memref<?x128xbf16>, %n: index) {
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 128>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     // expected-error @+1 {{'ggemm.tile_mma' op FP8 operands are not supported by the GPU back end yet}}
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
@@ -416,8 +416,8 @@ func.func @fp8(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
 func.func @rows_per_warpgroup(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
     %y: memref<?x128xbf16>, %n: index) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects block_m = 64 x consumer_warpgroups (64) for the GPU back end, got 128}}
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64, consumer_warpgroups = 1>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, consumer_warpgroups = 1>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         group(%g) row(%row) col(%col)
@@ -438,8 +438,8 @@ func.func @rows_per_warpgroup(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>
 func.func @kn_block_n(%x: memref<?x256xbf16>, %w: memref<4x256x96xbf16>,
     %y: memref<?x96xbf16>, %n: index) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects block_n to be a multiple of 64 for weight_layout kn (64-column TMA boxes), got 96}}
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 96, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 96, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x256x96xbf16>)
         group(%g) row(%row) col(%col)
@@ -460,8 +460,8 @@ func.func @kn_block_n(%x: memref<?x256xbf16>, %w: memref<4x256x96xbf16>,
 func.func @cluster(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
     %y: memref<?x128xbf16>, %n: index) {
   // expected-error @+1 {{'ggemm.foreach_tile' op thread-block clusters are not supported by the GPU back end yet}}
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64, cluster_m = 2>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, cluster_m = 2>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         group(%g) row(%row) col(%col)
@@ -481,8 +481,8 @@ func.func @cluster(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 
 func.func @store_weight_indices(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
     %y: memref<?x128xbf16>, %n: index, %idx: memref<4xi32>) {
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>) weight_indices(%idx : memref<4xi32>)
         group(%g) row(%row) col(%col)
@@ -503,8 +503,8 @@ func.func @store_weight_indices(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf1
 
 func.func @y_inner_stride(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
     %y: memref<?x128xbf16, strided<[256, 2]>>, %n: index) {
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         group(%g) row(%row) col(%col)
@@ -525,8 +525,8 @@ func.func @y_inner_stride(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 
 func.func @bias_padded(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
     %y: memref<?x128xbf16>, %b: memref<4x128xf32, strided<[136, 1]>>, %n: index) {
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         group(%g) row(%row) col(%col)

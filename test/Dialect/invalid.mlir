@@ -760,8 +760,8 @@ func.func @quantize_scale_shape(%x: memref<?x512xf16>, %q: memref<?x512xf8E5M2>,
 
 func.func @segment_tiles_without_rows(%i: index) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects a `rows` operand for row_mapping segment}}
-  ggemm.foreach_tile <segment> groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
-      config(<block_m = 128, block_n = 128, block_k = 64>) {
+  ggemm.foreach_tile segment groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
   }
   return
@@ -771,8 +771,8 @@ func.func @segment_tiles_without_rows(%i: index) {
 
 func.func @masked_tiles_without_rows(%i: index) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects a `rows` operand for row_mapping masked}}
-  ggemm.foreach_tile <masked> groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
-      config(<block_m = 128, block_n = 128, block_k = 64>) {
+  ggemm.foreach_tile masked groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
   }
   return
@@ -782,8 +782,8 @@ func.func @masked_tiles_without_rows(%i: index) {
 
 func.func @uniform_tiles_with_rows(%i: index, %rows: memref<4xi32>) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects no `rows` operand for row_mapping uniform}}
-  ggemm.foreach_tile <uniform> rows(%rows : memref<4xi32>) groups(%i) rows_per_group(%i)
-      num_rows(%i) num_cols(%i) config(<block_m = 128, block_n = 128, block_k = 64>) {
+  ggemm.foreach_tile uniform rows(%rows : memref<4xi32>) groups(%i) rows_per_group(%i)
+      num_rows(%i) num_cols(%i) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
   }
   return
@@ -793,8 +793,8 @@ func.func @uniform_tiles_with_rows(%i: index, %rows: memref<4xi32>) {
 
 func.func @swap_ab_tiles(%i: index) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects swap_ab tiles to be rewritten by ggemm-swap-ab before tiling}}
-  ggemm.foreach_tile <uniform> groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
-      config(<block_m = 32, block_n = 128, block_k = 64, consumer_warpgroups = 1, swap_ab = true>) {
+  ggemm.foreach_tile uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 32, block_n = 128, block_k = 64, consumer_warpgroups = 1, swap_ab = true>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
   }
   return
@@ -804,8 +804,8 @@ func.func @swap_ab_tiles(%i: index) {
 
 func.func @body_arguments(%i: index) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects the body to take 4 index arguments (group, row, row_end, col), got (index, index, index)}}
-  ggemm.foreach_tile <uniform> groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
-      config(<block_m = 128, block_n = 128, block_k = 64>) {
+  ggemm.foreach_tile uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
   ^bb0(%g: index, %row: index, %col: index):
   }
   return
@@ -815,8 +815,8 @@ func.func @body_arguments(%i: index) {
 
 func.func @body_argument_types(%i: index) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects the body to take 4 index arguments (group, row, row_end, col), got (index, index, index, i32)}}
-  ggemm.foreach_tile <uniform> groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
-      config(<block_m = 128, block_n = 128, block_k = 64>) {
+  ggemm.foreach_tile uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: i32):
   }
   return
@@ -953,5 +953,16 @@ func.func @tile_store_row_scale(%acc: !ggemm.accumulator<128x128xf32>,
   // expected-error @+1 {{'ggemm.tile_store' op expects one row_scale entry per row of y (100), got 128}}
   ggemm.tile_store %acc to %y row_scale(%rs : memref<128xf32>)
       group(%i) row(%i) row_end(%i) col(%i) : !ggemm.accumulator<128x128xf32>, memref<100x256xbf16>
+  return
+}
+
+// -----
+
+func.func @foreach_tile_bad_row_mapping(%n: index) {
+  // expected-error @+1 {{expected a row mapping (segment, masked or uniform), got 'ragged'}}
+  ggemm.foreach_tile ragged groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
   return
 }

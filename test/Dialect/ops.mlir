@@ -395,19 +395,19 @@ func.func @quantize(%x: memref<?x7168xbf16>, %q: memref<?x7168xf8E4M3FN>, %s: me
 // scale, epilogue and a pipeline plan.
 // CHECK-LABEL: func.func @tile_segment(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x128x256xbf16>, %[[P:[a-z0-9]+]]: memref<9xi32>, %[[IDX:[a-z0-9]+]]: memref<8xi32>, %[[B:[a-z0-9]+]]: memref<4x128xf32>, %[[RS:[a-z0-9]+]]: memref<?xf32>, %[[Y:[a-z0-9]+]]: memref<?x128xbf16>, %[[G:[a-z0-9]+]]: index, %[[M:[a-z0-9]+]]: index, %[[N:[a-z0-9]+]]: index)
-// CHECK: ggemm.foreach_tile <segment> rows(%[[P]] : memref<9xi32>) groups(%[[G]]) rows_per_group(%[[G]]) num_rows(%[[M]]) num_cols(%[[N]]) config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+// CHECK: ggemm.foreach_tile segment rows(%[[P]] : memref<9xi32>) groups(%[[G]]) rows_per_group(%[[G]]) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
 // CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
 // CHECK-NEXT: %[[ACC:.+]] = ggemm.tile_mma ins(%[[X]], %[[W]] : memref<?x256xbf16>, memref<4x128x256xbf16>) weight_indices(%[[IDX]] : memref<8xi32>) group(%[[GRP]]) row(%[[ROW]]) col(%[[COL]])
-// CHECK-SAME: {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>, pipeline = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384, a_offset = 0, b_offset = 65536, barrier_offset = 131072, smem_bytes = 131136>, weight_layout = #ggemm.weight_layout<nk>} -> <128x128xf32>
-// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %[[Y]] weight_indices(%[[IDX]] : memref<8xi32>) bias(%[[B]] : memref<4x128xf32>) row_scale(%[[RS]] : memref<?xf32>) group(%[[GRP]]) row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) {epilogue = #ggemm.epilogue<activation = silu>} : <128x128xf32>, memref<?x128xbf16>
+// CHECK-SAME: {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>, pipeline = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384, a_offset = 0, b_offset = 65536, barrier_offset = 131072, smem_bytes = 131136>, weight_layout = #ggemm.weight_layout<nk>} -> !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %[[Y]] weight_indices(%[[IDX]] : memref<8xi32>) bias(%[[B]] : memref<4x128xf32>) row_scale(%[[RS]] : memref<?xf32>) group(%[[GRP]]) row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) {epilogue = #ggemm.epilogue<activation = silu>} : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
 // CHECK-NEXT: }
 func.func @tile_segment(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
                         %indptr: memref<9xi32>, %idx: memref<8xi32>,
                         %b: memref<4x128xf32>, %rs: memref<?xf32>,
                         %y: memref<?x128xbf16>, %groups: index, %m: index, %n: index) {
-  ggemm.foreach_tile <segment> rows(%indptr : memref<9xi32>) groups(%groups)
+  ggemm.foreach_tile segment rows(%indptr : memref<9xi32>) groups(%groups)
       rows_per_group(%groups) num_rows(%m) num_cols(%n)
-      config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
         weight_indices(%idx : memref<8xi32>) group(%g) row(%row) col(%col)
@@ -416,7 +416,7 @@ func.func @tile_segment(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
          pipeline = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384,
                                     a_offset = 0, b_offset = 65536, barrier_offset = 131072,
                                     smem_bytes = 131136>}
-        -> <128x128xf32>
+        -> !ggemm.accumulator<128x128xf32>
     ggemm.tile_store %acc to %y weight_indices(%idx : memref<8xi32>) bias(%b : memref<4x128xf32>)
         row_scale(%rs : memref<?xf32>) group(%g) row(%row) row_end(%row_end) col(%col)
         {epilogue = #ggemm.epilogue<activation = silu>}
@@ -430,17 +430,17 @@ func.func @tile_segment(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 // a kn weight, tile_store without any optional operand; an explicit
 // terminator is elided.
 // CHECK-LABEL: func.func @tile_masked(
-// CHECK: ggemm.foreach_tile <masked> rows(%{{.*}} : memref<4xi64>) groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1, raster = along_m>) {
+// CHECK: ggemm.foreach_tile masked rows(%{{.*}} : memref<4xi64>) groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1, raster = along_m>) {
 // CHECK-NEXT: ^bb0(
-// CHECK-NEXT: %[[ACC:.+]] = ggemm.tile_mma ins(%{{.*}}, %{{.*}} : memref<?x256xf16>, memref<4x256x64xf16>) group(%{{.*}}) row(%{{.*}}) col(%{{.*}}) {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1, raster = along_m>, weight_layout = #ggemm.weight_layout<kn>} -> <64x64xf32>
-// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %{{.*}} group(%{{.*}}) row(%{{.*}}) row_end(%{{.*}}) col(%{{.*}}) : <64x64xf32>, memref<?x64xf32>
+// CHECK-NEXT: %[[ACC:.+]] = ggemm.tile_mma ins(%{{.*}}, %{{.*}} : memref<?x256xf16>, memref<4x256x64xf16>) group(%{{.*}}) row(%{{.*}}) col(%{{.*}}) {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1, raster = along_m>, weight_layout = #ggemm.weight_layout<kn>} -> !ggemm.accumulator<64x64xf32>
+// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %{{.*}} group(%{{.*}}) row(%{{.*}}) row_end(%{{.*}}) col(%{{.*}}) : !ggemm.accumulator<64x64xf32>, memref<?x64xf32>
 // CHECK-NEXT: }
 func.func @tile_masked(%x: memref<?x256xf16>, %w: memref<4x256x64xf16>, %counts: memref<4xi64>,
                        %y: memref<?x64xf32>, %groups: index, %mmax: index, %m: index,
                        %n: index) {
-  ggemm.foreach_tile <masked> rows(%counts : memref<4xi64>) groups(%groups)
+  ggemm.foreach_tile masked rows(%counts : memref<4xi64>) groups(%groups)
       rows_per_group(%mmax) num_rows(%m) num_cols(%n)
-      config(<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1,
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1,
               raster = along_m>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xf16>, memref<4x256x64xf16>)
@@ -448,7 +448,7 @@ func.func @tile_masked(%x: memref<?x256xf16>, %w: memref<4x256x64xf16>, %counts:
         {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64,
                                      consumer_warpgroups = 1, raster = along_m>,
          weight_layout = #ggemm.weight_layout<kn>}
-        -> <64x64xf32>
+        -> !ggemm.accumulator<64x64xf32>
     ggemm.tile_store %acc to %y group(%g) row(%row) row_end(%row_end) col(%col)
         : !ggemm.accumulator<64x64xf32>, memref<?x64xf32>
   }
@@ -458,29 +458,29 @@ func.func @tile_masked(%x: memref<?x256xf16>, %w: memref<4x256x64xf16>, %counts:
 // Uniform groups have no `rows` operand; tile_store with each optional
 // operand on its own; an FP8 tile_mma; an empty body.
 // CHECK-LABEL: func.func @tile_uniform(
-// CHECK: ggemm.foreach_tile <uniform> groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(<block_m = 128, block_n = 128, block_k = 128>) persistent {
+// CHECK: ggemm.foreach_tile uniform groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>) persistent {
 // CHECK: %[[ACC:.+]] = ggemm.tile_mma ins(%{{.*}}, %{{.*}} : memref<?x512xf8E4M3FN>, memref<4x128x512xf8E4M3FN>) group
-// CHECK-SAME: -> <128x128xf32>
+// CHECK-SAME: -> !ggemm.accumulator<128x128xf32>
 // CHECK-NEXT: ggemm.tile_store %[[ACC]] to %{{.*}} weight_indices(%{{.*}} : memref<4xi32>) group
 // CHECK-NEXT: ggemm.tile_store %[[ACC]] to %{{.*}} bias(%{{.*}} : memref<4x128xf32>) group
 // CHECK-NEXT: ggemm.tile_store %[[ACC]] to %{{.*}} row_scale(%{{.*}} : memref<?xf32>) group
-// CHECK-SAME: {epilogue = #ggemm.epilogue<accumulate = true>} : <128x128xf32>, memref<?x128xf16>
+// CHECK-SAME: {epilogue = #ggemm.epilogue<accumulate = true>} : !ggemm.accumulator<128x128xf32>, memref<?x128xf16>
 // CHECK-NEXT: }
-// CHECK: ggemm.foreach_tile <uniform> groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(<block_m = 128, block_n = 128, block_k = 64>) {
+// CHECK: ggemm.foreach_tile uniform groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
 // CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
 // CHECK-NEXT: }
 func.func @tile_uniform(%x: memref<?x512xf8E4M3FN>, %w: memref<4x128x512xf8E4M3FN>,
                         %idx: memref<4xi32>, %b: memref<4x128xf32>, %rs: memref<?xf32>,
                         %y: memref<?x128xf16>, %groups: index, %rows: index, %m: index,
                         %n: index) {
-  ggemm.foreach_tile <uniform> groups(%groups) rows_per_group(%rows) num_rows(%m)
-      num_cols(%n) config(<block_m = 128, block_n = 128, block_k = 128>) persistent {
+  ggemm.foreach_tile uniform groups(%groups) rows_per_group(%rows) num_rows(%m)
+      num_cols(%n) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x512xf8E4M3FN>, memref<4x128x512xf8E4M3FN>)
         group(%g) row(%row) col(%col)
         {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>,
          weight_layout = #ggemm.weight_layout<nk>}
-        -> <128x128xf32>
+        -> !ggemm.accumulator<128x128xf32>
     ggemm.tile_store %acc to %y weight_indices(%idx : memref<4xi32>)
         group(%g) row(%row) row_end(%row_end) col(%col)
         : !ggemm.accumulator<128x128xf32>, memref<?x128xf16>
@@ -492,8 +492,8 @@ func.func @tile_uniform(%x: memref<?x512xf8E4M3FN>, %w: memref<4x128x512xf8E4M3F
         {epilogue = #ggemm.epilogue<accumulate = true>}
         : !ggemm.accumulator<128x128xf32>, memref<?x128xf16>
   }
-  ggemm.foreach_tile <uniform> groups(%groups) rows_per_group(%rows) num_rows(%m)
-      num_cols(%n) config(<block_m = 128, block_n = 128, block_k = 64>) {
+  ggemm.foreach_tile uniform groups(%groups) rows_per_group(%rows) num_rows(%m)
+      num_cols(%n) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
   }
   return

@@ -388,7 +388,7 @@ class TestWriter:
             f"  %groups = arith.constant {c.groups} : index\n"
             f"  %n = arith.constant {c.n} : index\n"
             f"  %m = memref.dim %x, %c0 : {self.x_type}\n"
-            f"  ggemm.foreach_tile <segment> rows(%rows : {self.rows_type})\n"
+            f"  ggemm.foreach_tile segment rows(%rows : {self.rows_type})\n"
             f"      groups(%groups) rows_per_group(%c0) num_rows(%m) "
             f"num_cols(%n)\n"
             f"      config({cfg[len('#ggemm.tile_config'):]}) {{\n"

@@ -88,14 +88,14 @@ func.func @planned(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %i: index
 
 // Inside a tile loop, as ggemm-tile leaves it.
 // CHECK-LABEL: func.func @in_tile_loop(
-// CHECK: ggemm.foreach_tile <uniform>
+// CHECK: ggemm.foreach_tile uniform
 // CHECK: ggemm.tile_mma
 // CHECK-SAME: pipeline = #ggemm.pipeline<stages = 2, a_stage_bytes = 16384, b_stage_bytes = 8192, a_offset = 0, b_offset = 32768, barrier_offset = 49152, smem_bytes = 49184>
 // CHECK: ggemm.tile_store
 func.func @in_tile_loop(%x: memref<?x256xbf16>, %w: memref<4x64x256xbf16>,
                         %y: memref<?x64xbf16>, %n: index) {
-  ggemm.foreach_tile <uniform> groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(<block_m = 128, block_n = 64, block_k = 64, stages = 2>) persistent {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 64, block_k = 64, stages = 2>) persistent {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x64x256xbf16>)
         group(%g) row(%row) col(%col)

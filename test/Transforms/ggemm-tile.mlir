@@ -11,10 +11,10 @@
 // CHECK-DAG: %[[G:.+]] = arith.subi %[[PTRS]], %c1{{(_[0-9]+)?}} : index
 // CHECK-DAG: %[[M:.+]] = memref.dim %[[X]], %c0{{(_[0-9]+)?}} : memref<?x256xbf16>
 // CHECK-DAG: %[[N:.+]] = memref.dim %[[W]], %c1{{(_[0-9]+)?}} : memref<2x128x256xbf16>
-// CHECK: ggemm.foreach_tile <segment> rows(%[[P]] : memref<5xi64>) groups(%[[G]]) rows_per_group(%{{.+}}) num_rows(%[[M]]) num_cols(%[[N]]) config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+// CHECK: ggemm.foreach_tile segment rows(%[[P]] : memref<5xi64>) groups(%[[G]]) rows_per_group(%{{.+}}) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
 // CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
-// CHECK-NEXT: %[[ACC:.+]] = ggemm.tile_mma ins(%[[X]], %[[W]] : memref<?x256xbf16>, memref<2x128x256xbf16>) weight_indices(%[[IDX]] : memref<4xi32>) group(%[[GRP]]) row(%[[ROW]]) col(%[[COL]]) {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>, weight_layout = #ggemm.weight_layout<nk>} -> <128x128xf32>
-// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %[[Y]] weight_indices(%[[IDX]] : memref<4xi32>) bias(%[[B]] : memref<2x128xf32>) row_scale(%[[RS]] : memref<?xf32>) group(%[[GRP]]) row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) {epilogue = #ggemm.epilogue<activation = relu>} : <128x128xf32>, memref<?x128xf32>
+// CHECK-NEXT: %[[ACC:.+]] = ggemm.tile_mma ins(%[[X]], %[[W]] : memref<?x256xbf16>, memref<2x128x256xbf16>) weight_indices(%[[IDX]] : memref<4xi32>) group(%[[GRP]]) row(%[[ROW]]) col(%[[COL]]) {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>, weight_layout = #ggemm.weight_layout<nk>} -> !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %[[Y]] weight_indices(%[[IDX]] : memref<4xi32>) bias(%[[B]] : memref<2x128xf32>) row_scale(%[[RS]] : memref<?xf32>) group(%[[GRP]]) row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) {epilogue = #ggemm.epilogue<activation = relu>} : !ggemm.accumulator<128x128xf32>, memref<?x128xf32>
 // CHECK-NEXT: }
 // CHECK-NOT: ggemm.segment_matmul
 func.func @segment(%x: memref<?x256xbf16>, %w: memref<2x128x256xbf16>, %indptr: memref<5xi64>,
@@ -42,11 +42,11 @@ func.func @segment(%x: memref<?x256xbf16>, %w: memref<2x128x256xbf16>, %indptr: 
 // CHECK-DAG: %[[RS2:.+]] = memref.collapse_shape %[[RS]] {{\[}}[0, 1]] : memref<4x64xf32> into memref<256xf32>
 // CHECK-DAG: %[[M:.+]] = memref.dim %[[X2]], %{{.+}} : memref<256x256xf16>
 // CHECK-DAG: %[[N:.+]] = memref.dim %[[W]], %c2{{(_[0-9]+)?}} : memref<4x256x192xf16>
-// CHECK: ggemm.foreach_tile <masked> rows(%[[CNT]] : memref<4xi32>) groups(%[[G]]) rows_per_group(%[[MMAX]]) num_rows(%[[M]]) num_cols(%[[N]]) config(<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1>) persistent {
+// CHECK: ggemm.foreach_tile masked rows(%[[CNT]] : memref<4xi32>) groups(%[[G]]) rows_per_group(%[[MMAX]]) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1>) persistent {
 // CHECK: ggemm.tile_mma ins(%[[X2]], %[[W]] : memref<256x256xf16>, memref<4x256x192xf16>) group
-// CHECK-SAME: weight_layout = #ggemm.weight_layout<kn>} -> <64x64xf32>
+// CHECK-SAME: weight_layout = #ggemm.weight_layout<kn>} -> !ggemm.accumulator<64x64xf32>
 // CHECK-NEXT: ggemm.tile_store %{{.+}} to %[[Y2]] bias(%[[B]] : memref<4x192xf32>) row_scale(%[[RS2]] : memref<256xf32>) group
-// CHECK-SAME: : <64x64xf32>, memref<256x192xbf16>
+// CHECK-SAME: : !ggemm.accumulator<64x64xf32>, memref<256x192xbf16>
 // CHECK-NOT: ggemm.masked_matmul
 func.func @masked(%x: memref<4x64x256xf16>, %w: memref<4x256x192xf16>, %counts: memref<4xi32>,
                   %b: memref<4x192xf32>, %rs: memref<4x64xf32>, %y: memref<4x64x192xbf16>) {
@@ -69,10 +69,10 @@ func.func @masked(%x: memref<4x64x256xf16>, %w: memref<4x256x192xf16>, %counts: 
 // CHECK-DAG: %[[ROWS:.+]] = memref.dim %[[X]], %c1{{(_[0-9]+)?}} : memref<?x?x256xbf16>
 // CHECK-DAG: %[[X2:.+]] = memref.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : memref<?x?x256xbf16> into memref<?x256xbf16>
 // CHECK-DAG: %[[Y2:.+]] = memref.collapse_shape %[[Y]] {{\[}}[0, 1], [2]] : memref<?x?x128xf32> into memref<?x128xf32>
-// CHECK: ggemm.foreach_tile <uniform> groups(%[[B]]) rows_per_group(%[[ROWS]]) num_rows(%{{.+}}) num_cols(%{{.+}}) config(<block_m = 128, block_n = 64, block_k = 64, stages = 2, raster = along_m>) persistent {
+// CHECK: ggemm.foreach_tile uniform groups(%[[B]]) rows_per_group(%[[ROWS]]) num_rows(%{{.+}}) num_cols(%{{.+}}) config(#ggemm.tile_config<block_m = 128, block_n = 64, block_k = 64, stages = 2, raster = along_m>) persistent {
 // CHECK: ggemm.tile_mma ins(%[[X2]], %[[W]] : memref<?x256xbf16>, memref<?x128x256xbf16>) group
 // CHECK: ggemm.tile_store %{{.+}} to %[[Y2]] group
-// CHECK-SAME: {epilogue = #ggemm.epilogue<activation = gelu, accumulate = true>} : <128x64xf32>, memref<?x128xf32>
+// CHECK-SAME: {epilogue = #ggemm.epilogue<activation = gelu, accumulate = true>} : !ggemm.accumulator<128x64xf32>, memref<?x128xf32>
 func.func @batched(%x: memref<?x?x256xbf16>, %w: memref<?x128x256xbf16>, %y: memref<?x?x128xf32>) {
   ggemm.batched_matmul ins(%x, %w : memref<?x?x256xbf16>, memref<?x128x256xbf16>)
       outs(%y : memref<?x?x128xf32>)
@@ -86,7 +86,7 @@ func.func @batched(%x: memref<?x?x256xbf16>, %w: memref<?x128x256xbf16>, %y: mem
 
 // Every problem op of the module is tiled; other ops stay.
 // CHECK-LABEL: func.func @several(
-// CHECK-COUNT-2: ggemm.foreach_tile <segment>
+// CHECK-COUNT-2: ggemm.foreach_tile segment
 // CHECK: ggemm.segment_matmul_k
 // CHECK: ggemm.quantize
 func.func @several(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %indptr: memref<5xi32>,
@@ -182,7 +182,7 @@ func.func @padded_row_scale(%x: memref<4x64x256xbf16>, %w: memref<4x128x256xbf16
 // A dynamic group stride is taken on trust, as memref.collapse_shape does.
 // CHECK-LABEL: func.func @dynamic_group_stride(
 // CHECK: memref.collapse_shape %{{.+}} {{\[}}[0, 1], [2]] : memref<4x64x256xbf16, strided<[?, 256, 1]>> into memref<256x256xbf16, strided<[256, 1]>>
-// CHECK: ggemm.foreach_tile <masked>
+// CHECK: ggemm.foreach_tile masked
 func.func @dynamic_group_stride(%x: memref<4x64x256xbf16, strided<[?, 256, 1]>>,
                                 %w: memref<4x128x256xbf16>, %counts: memref<4xi32>,
                                 %y: memref<4x64x128xbf16>) {

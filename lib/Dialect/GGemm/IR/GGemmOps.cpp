@@ -358,6 +358,26 @@ LogicalResult QuantizeOp::verify() {
 // Tile-level ops
 //===----------------------------------------------------------------------===//
 
+/// `ggemm.foreach_tile segment ...`: the row mapping as a bare keyword.
+static ParseResult parseRowMapping(OpAsmParser &parser, RowMappingAttr &attr) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  std::optional<RowMapping> value = symbolizeRowMapping(keyword);
+  if (!value)
+    return parser.emitError(loc) << "expected a row mapping (segment, masked "
+                                    "or uniform), got '"
+                                 << keyword << "'";
+  attr = RowMappingAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printRowMapping(OpAsmPrinter &printer, Operation *,
+                            RowMappingAttr attr) {
+  printer << stringifyRowMapping(attr.getValue());
+}
+
 LogicalResult ForeachTileOp::verify() {
   bool needsRows = getRowMapping() != RowMapping::uniform;
   if (needsRows && !getGroupRows())

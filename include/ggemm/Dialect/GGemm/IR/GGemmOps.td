@@ -296,9 +296,9 @@ def GGemm_ForeachTileOp : GGemm_Op<"foreach_tile", [
     group and must not be written) and the first column.
 
     ```mlir
-    ggemm.foreach_tile <segment> rows(%indptr : memref<9xi32>)
+    ggemm.foreach_tile segment rows(%indptr : memref<9xi32>)
         groups(%c8) rows_per_group(%c0) num_rows(%m) num_cols(%c4096)
-        config(<block_m = 128, block_n = 128, block_k = 64>) persistent {
+        config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
     ^bb0(%group: index, %row: index, %row_end: index, %col: index):
       %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<8x4096x256xbf16>)
           group(%group) row(%row) col(%col)
@@ -317,10 +317,10 @@ def GGemm_ForeachTileOp : GGemm_Op<"foreach_tile", [
                    UnitAttr:$persistent);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $row_mapping (`rows` `(` $group_rows^ `:` type($group_rows) `)`)?
+    custom<RowMapping>($row_mapping) (`rows` `(` $group_rows^ `:` type($group_rows) `)`)?
     `groups` `(` $num_groups `)` `rows_per_group` `(` $rows_per_group `)`
     `num_rows` `(` $num_rows `)` `num_cols` `(` $num_cols `)`
-    `config` `(` $config `)` (`persistent` $persistent^)? attr-dict-with-keyword
+    `config` `(` qualified($config) `)` (`persistent` $persistent^)? attr-dict-with-keyword
     $body
   }];
   let hasVerifier = 1;
@@ -365,7 +365,7 @@ def GGemm_TileMmaOp : GGemm_Op<"tile_mma", [MemoryEffects<[MemRead]>]> {
     `ins` `(` $x `,` $w `:` type($x) `,` type($w) `)`
     (`weight_indices` `(` $weight_indices^ `:` type($weight_indices) `)`)?
     `group` `(` $group `)` `row` `(` $row `)` `col` `(` $col `)`
-    attr-dict `->` type($acc)
+    attr-dict `->` qualified(type($acc))
   }];
   let hasVerifier = 1;
 }
@@ -398,7 +398,7 @@ def GGemm_TileStoreOp : GGemm_Op<"tile_store", [AttrSizedOperandSegments]> {
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
     `group` `(` $group `)` `row` `(` $row `)` `row_end` `(` $row_end `)`
-    `col` `(` $col `)` attr-dict `:` type($acc) `,` type($y)
+    `col` `(` $col `)` attr-dict `:` qualified(type($acc)) `,` type($y)
   }];
   let hasVerifier = 1;
 }
