@@ -391,7 +391,7 @@ class TestWriter:
             f"  ggemm.foreach_tile segment rows(%rows : {self.rows_type})\n"
             f"      groups(%groups) rows_per_group(%c0) num_rows(%m) "
             f"num_cols(%n)\n"
-            f"      config({cfg[len('#ggemm.tile_config'):]}) {{\n"
+            f"      config({cfg}) {{\n"
             f"  ^bb0(%g: index, %row: index, %row_end: index, %col: index):\n"
             f"    %acc = ggemm.tile_mma ins(%x, %w : {self.x_type}, "
             f"{self.w_type}){widx}\n"

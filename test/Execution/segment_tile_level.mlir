@@ -17,7 +17,7 @@ func.func @gemm(%x: memref<?x104xbf16>, %w: memref<4x72x104xbf16>, %rows: memref
   %m = memref.dim %x, %c0 : memref<?x104xbf16>
   ggemm.foreach_tile segment rows(%rows : memref<5xi32>)
       groups(%groups) rows_per_group(%c0) num_rows(%m) num_cols(%n)
-      config(<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1, raster = along_n>) {
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1, raster = along_n>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
     %acc = ggemm.tile_mma ins(%x, %w : memref<?x104xbf16>, memref<4x72x104xbf16>) weight_indices(%widx : memref<4xi32>)
         group(%g) row(%row) col(%col)
