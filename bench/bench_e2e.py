@@ -29,6 +29,7 @@ GGEMM_VARIANTS = {
     "ggemm 128x128": "seg_nk_bf16_kernel",
     "ggemm 128x256": "seg_nk_bf16_n256_kernel",
     "ggemm 64x128": "bench_seg_m64n128_kernel",
+    "ggemm 128x256 along m": "bench_seg_m128n256_along_m_kernel",
 }
 
 

@@ -1,0 +1,10 @@
+// Benchmark kernel: 128x256 tiles walked along m inside each group (the
+// default walks along n): a wave then shares B (weight) tiles instead of A.
+func.func @bench_seg_m128n256_along_m(%x: memref<?x?xbf16>, %w: memref<?x?x?xbf16>,
+                                      %indptr: memref<?xi32>, %y: memref<?x?xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x?xbf16>, memref<?x?x?xbf16>)
+      segments(%indptr : memref<?xi32>) outs(%y : memref<?x?xbf16>)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64,
+                                   stages = 4, raster = along_m>}
+  return
+}
