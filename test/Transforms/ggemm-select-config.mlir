@@ -22,11 +22,12 @@ func.func @user_config(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 
 // Unknown rows per group: many rows are assumed, so the most efficient tile,
 // 128x256 with 2 consumer warpgroups, and the deepest ring that fits 227 KB
-// (4 stages of 48 KB, the default, not printed). With 16 expected rows per
+// (4 stages of 48 KB, the default, not printed), walking tiles along m
+// (measured faster for 128-row tiles). With 16 expected rows per
 // group the tile drops to 64x128 (one warpgroup): 4 waves on 78 SMs against
 // 7 for 64-wide tiles.
 // CHECK-LABEL: func.func @dynamic_rows(
-// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64>}
+// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
 // SMALL-LABEL: func.func @dynamic_rows(
 // SMALL: {config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 6, consumer_warpgroups = 1>}
 func.func @dynamic_rows(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
@@ -68,7 +69,7 @@ func.func @masked_kn(%x: memref<4x32x256xf16>, %w: memref<4x256x200xf16>,
 // N = 384 on 66 batches of 128 rows: 256-wide tiles make exactly one wave
 // of 132 tiles where 128-wide ones would leave the second wave half empty.
 // CHECK-LABEL: func.func @wide_n(
-// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64>}
+// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
 func.func @wide_n(%x: memref<66x128x256xbf16>, %w: memref<66x384x256xbf16>,
                   %y: memref<66x128x384xbf16>) {
   ggemm.batched_matmul ins(%x, %w : memref<66x128x256xbf16>, memref<66x384x256xbf16>)
@@ -81,9 +82,9 @@ func.func @wide_n(%x: memref<66x128x256xbf16>, %w: memref<66x384x256xbf16>,
 // Batched rows are known from the shape (expected-rows does not apply);
 // K = 64 is a single K block: 2 stages.
 // CHECK-LABEL: func.func @small_k(
-// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 64, block_k = 64, stages = 2>}
+// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 64, block_k = 64, stages = 2, raster = along_m>}
 // SMALL-LABEL: func.func @small_k(
-// SMALL: {config = #ggemm.tile_config<block_m = 128, block_n = 64, block_k = 64, stages = 2>}
+// SMALL: {config = #ggemm.tile_config<block_m = 128, block_n = 64, block_k = 64, stages = 2, raster = along_m>}
 func.func @small_k(%x: memref<4x100x64xbf16>, %w: memref<4x64x64xbf16>,
                    %y: memref<4x100x64xf32>) {
   ggemm.batched_matmul ins(%x, %w : memref<4x100x64xbf16>, memref<4x64x64xbf16>)
@@ -95,7 +96,7 @@ func.func @small_k(%x: memref<4x100x64xbf16>, %w: memref<4x64x64xbf16>,
 
 // FP8: block_k = 128 (one 128-byte swizzle row of 1-byte elements).
 // CHECK-LABEL: func.func @fp8(
-// CHECK: config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 128>
+// CHECK: config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 128, raster = along_m>
 func.func @fp8(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M3FN>,
                %indptr: memref<9xi32>, %xs: memref<?x56xf32>, %ws: memref<8x32x56xf32>,
                %y: memref<?x4096xbf16>) {

@@ -203,3 +203,13 @@ TEST(ChooseTileConfig, ChoicesPassTheVerifiers) {
 }
 
 } // namespace
+
+TEST(ChooseTileConfig, TwoWarpgroupTilesWalkAlongM) {
+  EXPECT_TRUE(
+      chooseTileConfig(problem(4096, 7168, 0, 8), kH100SMs).rasterAlongM);
+  EXPECT_TRUE(
+      chooseTileConfig(problem(4096, 7168, 2048, 8), kH100SMs).rasterAlongM);
+  // Small groups (one warpgroup, 64-row tiles) keep the along-n walk.
+  EXPECT_FALSE(
+      chooseTileConfig(problem(4096, 7168, 16, 8), kH100SMs).rasterAlongM);
+}

@@ -70,6 +70,11 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
     }
   }
   choice.blockN = best;
+  // Two-warpgroup tiles walk along m: on the H200 the 128x256 kernel ran as
+  // fast or up to 9% faster that way on every large shape measured
+  // (bench/results/2026-11-22-bench-v4.md), the weight tile of a wave being
+  // shared by its CTAs.
+  choice.rasterAlongM = !smallGroups;
 
   int64_t stageBytes =
       (choice.blockM + choice.blockN) * choice.blockK * problem.elementBytes;

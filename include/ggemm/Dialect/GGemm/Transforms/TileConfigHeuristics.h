@@ -24,6 +24,9 @@ struct ProblemSummary {
 /// The chosen tile shape.
 struct TileChoice {
   int64_t blockM, blockN, blockK, stages, consumerWarpgroups;
+  /// Walk a group's tiles along m (consecutive tile ids share a weight
+  /// tile) rather than along n.
+  bool rasterAlongM = false;
 };
 
 /// Picks block sizes (wave-quantisation aware over `numSMs`), then the
