@@ -13,6 +13,7 @@ Example::
     kernel = ggemm.Kernel(paths["moe_up_kernel"])
 """
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -20,7 +21,7 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
-from typing import Dict, List, Optional, Union
+from typing import Dict, Iterator, List, Optional, Tuple, Union
 
 from .runtime import GGemmError
 
@@ -100,14 +101,11 @@ def _library_digest(library: ctypes.CDLL) -> str:
     return f"{library.ggemm_path}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
-def run_pipeline(source: str, pipeline: str, generic: bool = False) -> str:
-    """Parses ``source``, runs the textual ``pipeline`` on it and returns the
-    printed result.
-
-    Example::
-
-        tiled = run_pipeline(source, "ggemm-select-config,ggemm-tile")
-    """
+@contextlib.contextmanager
+def _module_after(source: str, pipeline: str
+                  ) -> Iterator[Tuple[ctypes.CDLL, int, int]]:
+    """Parses ``source``, runs ``pipeline`` on it and yields
+    ``(library, compiler, module)``; frees both handles afterwards."""
     library = load_compiler()
     compiler = library.ggemmCompilerCreate()
     try:
@@ -118,15 +116,27 @@ def run_pipeline(source: str, pipeline: str, generic: bool = False) -> str:
         try:
             if library.ggemmModuleRunPipeline(module, pipeline.encode()):
                 raise CompilerError(library.ggemmCompilerLastError(compiler).decode())
-            text = library.ggemmModulePrint(module, int(generic))
-            try:
-                return ctypes.string_at(text).decode()
-            finally:
-                library.ggemmFreeString(text)
+            yield library, compiler, module
         finally:
             library.ggemmModuleDestroy(module)
     finally:
         library.ggemmCompilerDestroy(compiler)
+
+
+def run_pipeline(source: str, pipeline: str, generic: bool = False) -> str:
+    """Parses ``source``, runs the textual ``pipeline`` on it and returns the
+    printed result.
+
+    Example::
+
+        tiled = run_pipeline(source, "ggemm-select-config,ggemm-tile")
+    """
+    with _module_after(source, pipeline) as (library, _, module):
+        text = library.ggemmModulePrint(module, int(generic))
+        try:
+            return ctypes.string_at(text).decode()
+        finally:
+            library.ggemmFreeString(text)
 
 
 def compile_bundles(source: str, output_dir: Union[str, os.PathLike],
@@ -156,27 +166,16 @@ def compile_bundles(source: str, output_dir: Union[str, os.PathLike],
                       or Path.home() / ".cache" / "ggemm")
     cached = cache_root / key
     if not (cached / "COMPLETE").is_file():
-        compiler = library.ggemmCompilerCreate()
-        try:
-            data = source.encode()
-            module = library.ggemmModuleParse(compiler, data, len(data))
-            if not module:
-                raise CompilerError(library.ggemmCompilerLastError(compiler).decode())
-            try:
-                if library.ggemmModuleRunPipeline(module, pipeline.encode()):
-                    raise CompilerError(library.ggemmCompilerLastError(compiler).decode())
-                cache_root.mkdir(parents=True, exist_ok=True)
-                staging = Path(tempfile.mkdtemp(dir=cache_root))
-                if library.ggemmModuleExportBundles(module, str(staging).encode()):
-                    shutil.rmtree(staging, ignore_errors=True)
-                    raise CompilerError(library.ggemmCompilerLastError(compiler).decode())
-                (staging / "COMPLETE").write_text(pipeline + "\n")
-                shutil.rmtree(cached, ignore_errors=True)
-                os.replace(staging, cached)
-            finally:
-                library.ggemmModuleDestroy(module)
-        finally:
-            library.ggemmCompilerDestroy(compiler)
+        with _module_after(source, pipeline) as (_, compiler, module):
+            cache_root.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(dir=cache_root))
+            if library.ggemmModuleExportBundles(module, str(staging).encode()):
+                shutil.rmtree(staging, ignore_errors=True)
+                raise CompilerError(
+                    library.ggemmCompilerLastError(compiler).decode())
+            (staging / "COMPLETE").write_text(pipeline + "\n")
+            shutil.rmtree(cached, ignore_errors=True)
+            os.replace(staging, cached)
     output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)
     manifests = {}
