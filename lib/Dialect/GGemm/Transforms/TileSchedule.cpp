@@ -57,41 +57,16 @@ Value TileSchedule::groupTiles(OpBuilder &b, Location loc, Value group) const {
                                numColTiles(b, loc));
 }
 
-/// Group walks visit this many groups per iteration: their group_rows loads
-/// are independent, so they are in flight together instead of one round
-/// trip per group.
-constexpr int64_t kGroupsPerStep = 4;
-
-/// Tile count of group `group + lane` of a walk step, 0 past the last group
-/// (whose group_rows entries are then not read: the index is clamped).
-static Value stepTiles(const TileSchedule &schedule, OpBuilder &b, Location loc,
-                       Value group, int64_t lane, Value &laneGroup) {
-  laneGroup = arith::AddIOp::create(b, loc, group, cst(b, loc, lane));
-  Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                      laneGroup, schedule.numGroups);
-  Value last =
-      arith::SubIOp::create(b, loc, schedule.numGroups, cst(b, loc, 1));
-  Value clamped = arith::MinUIOp::create(b, loc, laneGroup, last);
-  Value tiles = schedule.groupTiles(b, loc, clamped);
-  return arith::SelectOp::create(b, loc, valid, tiles, cst(b, loc, 0));
-}
-
 Value TileSchedule::totalTiles(OpBuilder &b, Location loc) const {
   if (rowMapping == RowMapping::uniform)
     return arith::MulIOp::create(b, loc, numGroups,
                                  groupTiles(b, loc, cst(b, loc, 0)));
   auto loop = scf::ForOp::create(b, loc, cst(b, loc, 0), numGroups,
-                                 cst(b, loc, kGroupsPerStep),
-                                 ValueRange{cst(b, loc, 0)});
+                                 cst(b, loc, 1), ValueRange{cst(b, loc, 0)});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value sum = loop.getRegionIterArg(0);
-  for (int64_t lane = 0; lane < kGroupsPerStep; ++lane) {
-    Value laneGroup;
-    sum = arith::AddIOp::create(
-        b, loc, sum,
-        stepTiles(*this, b, loc, loop.getInductionVar(), lane, laneGroup));
-  }
+  Value sum = arith::AddIOp::create(b, loc, loop.getRegionIterArg(0),
+                                    groupTiles(b, loc, loop.getInductionVar()));
   scf::YieldOp::create(b, loc, sum);
   return loop.getResult(0);
 }
@@ -109,32 +84,26 @@ TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
     // group_rows are uniform and cached), so no shared state is needed.
     // iter_args: (group found so far, its first tile id, running count).
     Value zero = cst(b, loc, 0);
-    auto loop =
-        scf::ForOp::create(b, loc, zero, numGroups, cst(b, loc, kGroupsPerStep),
-                           ValueRange{zero, zero, zero});
+    auto loop = scf::ForOp::create(b, loc, zero, numGroups, cst(b, loc, 1),
+                                   ValueRange{zero, zero, zero});
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
+      Value g = loop.getInductionVar();
       Value foundGroup = loop.getRegionIterArg(0);
       Value foundStart = loop.getRegionIterArg(1);
       Value running = loop.getRegionIterArg(2);
-      for (int64_t lane = 0; lane < kGroupsPerStep; ++lane) {
-        Value g;
-        Value next = arith::AddIOp::create(
-            b, loc, running,
-            stepTiles(*this, b, loc, loop.getInductionVar(), lane, g));
-        // The group holds the tile iff running <= tileId < next (a lane past
-        // the last group adds no tiles, so it never holds one).
-        Value geStart = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                                              running, tileId);
-        Value ltEnd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                            tileId, next);
-        Value hit = arith::AndIOp::create(b, loc, geStart, ltEnd);
-        foundGroup = arith::SelectOp::create(b, loc, hit, g, foundGroup);
-        foundStart = arith::SelectOp::create(b, loc, hit, running, foundStart);
-        running = next;
-      }
-      scf::YieldOp::create(b, loc, ValueRange{foundGroup, foundStart, running});
+      Value next =
+          arith::AddIOp::create(b, loc, running, groupTiles(b, loc, g));
+      // The group holds the tile iff running <= tileId < next.
+      Value geStart = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                            running, tileId);
+      Value ltEnd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          tileId, next);
+      Value hit = arith::AndIOp::create(b, loc, geStart, ltEnd);
+      foundGroup = arith::SelectOp::create(b, loc, hit, g, foundGroup);
+      foundStart = arith::SelectOp::create(b, loc, hit, running, foundStart);
+      scf::YieldOp::create(b, loc, ValueRange{foundGroup, foundStart, next});
     }
     group = loop.getResult(0);
     local = arith::SubIOp::create(b, loc, tileId, loop.getResult(1));
