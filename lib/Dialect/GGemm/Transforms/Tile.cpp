@@ -83,7 +83,6 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
                               const TileProblem &p) {
   Location loc = op->getLoc();
   MemRefType xType = cast<MemRefType>(p.x.getType());
-  MemRefType wType = cast<MemRefType>(p.w.getType());
   if (isFp8(xType.getElementType()))
     return op->emitOpError()
            << "FP8 operands have no tile-level lowering yet (scale-block "
@@ -110,7 +109,6 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
       b, loc, accType, p.x, p.w, p.weightIndices, loop.getGroupArg(),
       loop.getRowBeginArg(), loop.getColBeginArg(), p.config,
       WeightLayoutAttr::get(b.getContext(), p.layout), PipelineAttr());
-  (void)wType;
   TileStoreOp::create(b, loc, mma.getAcc(), p.y, p.weightIndices, p.bias,
                       p.rowScale, loop.getGroupArg(), loop.getRowBeginArg(),
                       loop.getRowEndArg(), loop.getColBeginArg(), p.epilogue);
