@@ -1,79 +1,110 @@
 //===- Pipelines.cpp - ggemm-to-ptx and ggemm-to-cpu ----------------------===//
 //
-// The pipelines are spelled as textual pass pipelines so that the exact
-// sequence is visible in one place (and in `--dump-pass-pipeline`). The GPU
-// half mirrors upstream's gpu-lower-to-nvvm-pipeline (FACTS.md §7), with
-// ggemm-finalize-kernel-abi inserted after convert-gpu-to-nvvm.
+// Built with the pass API, not as text, so option values reach the passes
+// as they are (a `}` in a path is just a character). The GPU half mirrors
+// upstream's gpu-lower-to-nvvm-pipeline (FACTS.md §7), with
+// ggemm-finalize-kernel-abi after convert-gpu-to-nvvm.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ggemm/Pipelines/Pipelines.h"
 
-#include "mlir/InitAllPasses.h"
+#include "ggemm/Conversion/Passes.h"
+#include "ggemm/Dialect/GGemm/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/raw_ostream.h"
+#include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+using namespace mlir::ggemm;
 
-/// Adds a textual pipeline to `pm`; the upstream passes it names are
-/// registered on first use so embedders need not register them.
-static void addTextualPipeline(OpPassManager &pm, StringRef pipeline) {
-  static bool registered = [] {
-    mlir::registerAllPasses();
-    return true;
-  }();
-  (void)registered;
-  std::string errors;
-  llvm::raw_string_ostream os(errors);
-  if (failed(parsePassPipeline(pipeline, pm, os)))
-    llvm::report_fatal_error(llvm::Twine("ggemm: bad internal pipeline: ") +
-                             errors);
+/// The passes both pipelines start with: problem ops to scheduled launches.
+static void addSchedulePasses(OpPassManager &pm, int64_t numSMs,
+                              GridPolicy grid) {
+  GGemmSelectConfigOptions selectConfig;
+  selectConfig.numSMs = numSMs;
+  pm.addPass(createGGemmSelectConfig(selectConfig));
+  pm.addPass(createGGemmTile());
+  GGemmPersistentScheduleOptions schedule;
+  schedule.grid = grid;
+  pm.addPass(createGGemmPersistentSchedule(schedule));
 }
 
 void mlir::ggemm::buildToPtxPipeline(OpPassManager &pm,
                                      const ToPtxOptions &options) {
-  std::string pipeline = llvm::formatv(
-      "ggemm-select-config{{num-sms={0}},ggemm-tile,ggemm-pipeline,"
-      "convert-ggemm-to-nvgpu{{chip={1}},"
-      "convert-nvgpu-to-nvvm,convert-scf-to-cf,convert-nvvm-to-llvm,"
-      "convert-func-to-llvm,expand-strided-metadata,"
-      "nvvm-attach-target{{chip={1} features={2} O={3}},"
-      "lower-affine,convert-arith-to-llvm,convert-index-to-llvm,"
-      "canonicalize,cse,"
-      "gpu.module(convert-gpu-to-nvvm,ggemm-finalize-kernel-abi,"
-      "canonicalize,cse,reconcile-unrealized-casts),"
-      "gpu-to-llvm,gpu-module-to-binary{{format={4} toolkit={5}},"
-      "convert-math-to-llvm,canonicalize,cse,reconcile-unrealized-casts",
-      options.numSMs.getValue(), options.chip.getValue(),
-      options.features.getValue(), options.optLevel.getValue(),
-      options.format.getValue(), options.cudaPath.getValue());
-  if (!options.bundleDir.getValue().empty())
-    pipeline += llvm::formatv(",ggemm-export-bundle{{dir={0}}",
-                              options.bundleDir.getValue())
-                    .str();
-  addTextualPipeline(pm, pipeline);
+  addSchedulePasses(pm, options.numSMs, options.grid);
+  pm.addPass(createGGemmWarpSpecialize());
+  pm.addPass(createGGemmStageRing());
+  ConvertGGemmToNVVMOptions toNVVM;
+  toNVVM.chip = options.chip;
+  pm.addPass(createConvertGGemmToNVVM(toNVVM));
+
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createGGemmFinalizeKernelAbi());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget =
+      options.format == BinaryFormat::bin ? "bin" : "isa";
+  binary.toolkitPath = options.cudaPath;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  if (!options.bundleDir.getValue().empty()) {
+    GGemmExportBundleOptions bundle;
+    bundle.outputDir = options.bundleDir;
+    pm.addPass(createGGemmExportBundle(bundle));
+  }
 }
 
 void mlir::ggemm::buildToCpuPipeline(OpPassManager &pm,
                                      const ToCpuOptions &options) {
-  std::string pipeline = llvm::formatv(
-      "ggemm-select-config{{num-sms={0}},ggemm-tile,convert-ggemm-to-loops,"
-      "expand-strided-metadata,lower-affine,convert-math-to-libm,"
-      "convert-scf-to-cf,finalize-memref-to-llvm,convert-math-to-llvm,"
-      "convert-arith-to-llvm,"
-      "convert-index-to-llvm,convert-cf-to-llvm,convert-func-to-llvm,"
-      "convert-vector-to-llvm,reconcile-unrealized-casts",
-      options.numSMs.getValue());
-  addTextualPipeline(pm, pipeline);
+  addSchedulePasses(pm, options.numSMs, options.grid);
+  ConvertGGemmToLoopsOptions toLoops;
+  toLoops.numCtas = options.numCtas;
+  pm.addPass(createConvertGGemmToLoops(toLoops));
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 void mlir::ggemm::registerPipelines() {
   PassPipelineRegistration<ToPtxOptions>(
       "ggemm-to-ptx",
       "Compile ggemm problem ops to PTX (or cubin) kernels for Hopper: "
-      "select-config, tile, pipeline, convert-ggemm-to-nvgpu, then the "
-      "NVVM lowering and serialisation",
+      "select-config, tile, persistent-schedule, warp-specialize, stage-ring, "
+      "convert-ggemm-to-nvvm, then the NVVM lowering and serialisation",
       buildToPtxPipeline);
   PassPipelineRegistration<ToCpuOptions>(
       "ggemm-to-cpu",

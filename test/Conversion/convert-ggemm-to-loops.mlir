@@ -1,66 +1,69 @@
+// convert-ggemm-to-loops: a scheduled launch runs on the CPU as written: a
+// loop over simulated CTAs, the shared tile schedule read from seg_indptr,
+// tiles copied into buffers with TMA's zero fill, mma as f32 loops into an
+// accumulator buffer updated in place, a masked epilogue store.
 // RUN: gemm-opt %s -split-input-file -verify-diagnostics -convert-ggemm-to-loops | FileCheck %s
 // RUN: gemm-opt %s -split-input-file -verify-diagnostics -convert-ggemm-to-loops=num-ctas=5 | FileCheck %s --check-prefix=CTAS5
 // RUN: not gemm-opt %s -split-input-file -convert-ggemm-to-loops=num-ctas=0 2>&1 | FileCheck %s --check-prefix=ZERO
 
-// The structure of the CPU reference: a persistent loop over a simulated
-// grid of CTAs, the shared tile schedule read from seg_indptr, an f32
-// accumulator filled with masked loads, a masked epilogue store.
-
-// ZERO: error: 'ggemm.foreach_tile' op expects num-ctas to be positive, got 0
+// ZERO: error: convert-ggemm-to-loops: expects num-ctas to be positive, got 0
 
 // CHECK-LABEL: func.func @segment_persistent(
-// CHECK-SAME: %[[X:.+]]: memref<?x256xbf16>, %[[W:.+]]: memref<4x128x256xbf16>, %[[ROWS:.+]]: memref<5xi32>, %[[IDX:.+]]: memref<4xi32>, %[[BIAS:.+]]: memref<4x128xf32>, %[[Y:.+]]: memref<?x128xbf16>)
-// The accumulator lives outside the tile loops.
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x128x256xbf16>, %[[ROWS:[a-z0-9]+]]: memref<5xi32>, %[[IDX:[a-z0-9]+]]: memref<4xi32>, %[[BIAS:[a-z0-9]+]]: memref<4x128xf32>, %[[Y:[a-z0-9]+]]: memref<?x128xbf16>)
+// The accumulator and the two tile buffers live outside every loop.
 // CHECK-NEXT: %[[ACC:.+]] = memref.alloca() : memref<64x64xf32>
+// CHECK-NEXT: %[[ABUF:.+]] = memref.alloca() : memref<64x64xbf16>
+// CHECK-NEXT: %[[BBUF:.+]] = memref.alloca() : memref<64x64xbf16>
 // CHECK-NOT: ggemm.
 // CHECK: %[[NUM_CTAS:.+]] = arith.constant 3 : index
 // CHECK: scf.for %[[CTA:[a-z0-9_]+]] = %{{.+}} to %[[NUM_CTAS]] step
-// Each CTA counts the tiles from seg_indptr, as on the GPU.
+// Each CTA counts the tiles from seg_indptr, as on the GPU (tile_count).
 // CHECK: %[[TOTAL:.+]] = scf.for
 // CHECK: memref.load %[[ROWS]]
 // CHECK: arith.index_cast %{{.+}} : i32 to index
 // CHECK: scf.yield
+// The grid-stride loop of the launch body.
 // CHECK: scf.for %[[TILE:[a-z0-9_]+]] = %[[CTA]] to %[[TOTAL]] step %[[NUM_CTAS]] {
-// TileSchedule::mapTile: find the group holding the tile id.
+// map_tile: find the group holding the tile id.
 // CHECK: %[[FOUND:.+]]:3 = scf.for
 // CHECK: arith.cmpi ule, %{{.+}}, %[[TILE]]
 // CHECK: arith.cmpi ult, %[[TILE]],
-// tile_mma: the weight of the group, then i, j, k-blocks and k.
-// CHECK: %[[NUM_ROWS:.+]] = memref.dim %[[X]], %{{.+}} : memref<?x256xbf16>
-// CHECK: %[[K:.+]] = memref.dim %[[X]], %{{.+}} : memref<?x256xbf16>
-// CHECK: %[[N:.+]] = memref.dim %[[W]], %{{.+}} : memref<4x128x256xbf16>
+// weight_index.
 // CHECK: %[[WIDX_I32:.+]] = memref.load %[[IDX]][%[[FOUND]]#0]
 // CHECK: %[[WIDX:.+]] = arith.index_cast %[[WIDX_I32]] : i32 to index
-// CHECK: scf.for %[[I:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step
-// CHECK: %[[R:.+]] = arith.addi %{{.+}}, %[[I]]
-// CHECK: %[[ROW_OK:.+]] = arith.cmpi ult, %[[R]], %[[NUM_ROWS]]
-// CHECK: scf.for %[[J:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step
-// CHECK: %[[C:.+]] = arith.addi %{{.+}}, %[[J]]
-// CHECK: %[[COL_OK:.+]] = arith.cmpi ult, %[[C]], %[[N]]
-// CHECK: %[[IN_TILE:.+]] = arith.andi %[[ROW_OK]], %[[COL_OK]]
-// CHECK: %[[SUM:.+]] = scf.for %{{.+}} iter_args(%{{.+}}) -> (f32) {
-// CHECK: scf.for %[[KK:[a-z0-9_]+]] = {{.+}} -> (f32) {
-// CHECK: %[[KI:.+]] = arith.addi %{{.+}}, %[[KK]]
-// CHECK: %[[K_OK:.+]] = arith.cmpi ult, %[[KI]], %[[K]]
-// CHECK: %[[VALID:.+]] = arith.andi %[[IN_TILE]], %[[K_OK]]
-// CHECK: scf.if %[[VALID]] -> (f32) {
-// CHECK: %[[A:.+]] = memref.load %[[X]][%[[R]], %[[KI]]]
-// CHECK: %[[AF:.+]] = arith.extf %[[A]] : bf16 to f32
-// CHECK: %[[B:.+]] = memref.load %[[W]][%[[WIDX]], %[[C]], %[[KI]]]
-// CHECK: %[[BF:.+]] = arith.extf %[[B]] : bf16 to f32
-// CHECK: arith.mulf %[[AF]], %[[BF]] : f32
-// CHECK: } else {
-// CHECK: memref.store %[[SUM]], %[[ACC]][%[[I]], %[[J]]]
-// tile_store: rows [row, min(row + 64, row_end)), cols [col, min(col + 64, N)).
+// zero_accumulator.
+// CHECK: memref.store %{{.+}}, %[[ACC]][
+// The K loop carries the accumulator buffer.
+// CHECK: %[[KACC:.+]] = scf.for %[[KB:[a-z0-9_]+]] = {{.+}} iter_args(%[[A:.+]] = %[[ACC]]) -> (memref<64x64xf32>) {
+// CHECK: %[[K:.+]] = arith.muli %[[KB]],
+// load_tile of A: zero past num_rows and K.
+// CHECK: %[[R:.+]] = arith.addi %{{.+}}, %{{.+}} : index
+// CHECK: %[[KI:.+]] = arith.addi %[[K]], %{{.+}} : index
+// CHECK: %[[NR:.+]] = memref.dim %[[X]], %{{.+}} : memref<?x256xbf16>
+// CHECK: arith.cmpi ult, %[[R]], %[[NR]] : index
+// CHECK: scf.if %{{.+}} -> (bf16) {
+// CHECK: memref.load %[[X]][%[[R]], %[[KI]]] : memref<?x256xbf16>
+// CHECK: memref.store %{{.+}}, %[[ABUF]][
+// load_tile of B at the group's weight.
+// CHECK: memref.load %[[W]][%[[WIDX]], %{{.+}}, %{{.+}}] : memref<4x128x256xbf16>
+// CHECK: memref.store %{{.+}}, %[[BBUF]][
+// mma: acc[i, j] += sum_k a[i, k] * b[j, k], in place.
+// CHECK: %[[OLD:.+]] = memref.load %[[A]][%[[I:.+]], %[[J:.+]]] : memref<64x64xf32>
+// CHECK: scf.for {{.+}} iter_args(%{{.+}} = %[[OLD]]) -> (f32) {
+// CHECK: memref.load %[[ABUF]][%[[I]], %{{.+}}]
+// CHECK: memref.load %[[BBUF]][%[[J]], %{{.+}}]
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: memref.store %{{.+}}, %[[A]][%[[I]], %[[J]]] : memref<64x64xf32>
+// CHECK: scf.yield %[[A]] : memref<64x64xf32>
+// store_tile: rows [row, min(row + 64, row_end)), cols [col, min(col + 64, N)).
 // CHECK: %[[YN:.+]] = memref.dim %[[Y]]
-// CHECK: %[[BIAS_W_I32:.+]] = memref.load %[[IDX]][%[[FOUND]]#0]
-// CHECK: %[[BIAS_W:.+]] = arith.index_cast %[[BIAS_W_I32]] : i32 to index
 // CHECK: %[[ROW_LIMIT:.+]] = arith.minsi
 // CHECK: %[[COL_LIMIT:.+]] = arith.minsi %{{.+}}, %[[YN]]
 // CHECK: scf.for %[[YR:[a-z0-9_]+]] = %{{.+}} to %[[ROW_LIMIT]] step
 // CHECK: scf.for %[[YC:[a-z0-9_]+]] = %{{.+}} to %[[COL_LIMIT]] step
-// CHECK: %[[V:.+]] = memref.load %[[ACC]]
-// CHECK: %[[BV:.+]] = memref.load %[[BIAS]][%[[BIAS_W]], %[[YC]]]
+// CHECK: %[[V:.+]] = memref.load %[[KACC]]
+// CHECK: %[[BV:.+]] = memref.load %[[BIAS]][%[[WIDX]], %[[YC]]]
 // CHECK: %[[VB:.+]] = arith.addf %[[V]], %[[BV]]
 // CHECK: math.erf
 // CHECK: %[[OUT:.+]] = arith.truncf %{{.+}} : f32 to bf16
@@ -72,216 +75,32 @@
 // CTAS5: %[[NUM_CTAS:.+]] = arith.constant 5 : index
 // CTAS5: scf.for %[[CTA:[a-z0-9_]+]] = %{{.+}} to %[[NUM_CTAS]] step
 // CTAS5: scf.for %{{.+}} = %[[CTA]] to %{{.+}} step %[[NUM_CTAS]] {
-func.func @segment_persistent(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
-    %rows: memref<5xi32>, %idx: memref<4xi32>, %bias: memref<4x128xf32>,
-    %y: memref<?x128xbf16>) {
-  %c0 = arith.constant 0 : index
+func.func @segment_persistent(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: memref<5xi32>, %arg3: memref<4xi32>, %arg4: memref<4x128xf32>, %arg5: memref<?x128xbf16>) {
   %c4 = arith.constant 4 : index
-  %c128 = arith.constant 128 : index
-  %m = memref.dim %x, %c0 : memref<?x256xbf16>
-  ggemm.foreach_tile segment rows(%rows : memref<5xi32>) groups(%c4)
-      rows_per_group(%c0) num_rows(%m) num_cols(%c128)
-      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) persistent {
-  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
-    %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
-        weight_indices(%idx : memref<4xi32>) group(%g) row(%row) col(%col)
-        {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>,
-         weight_layout = #ggemm.weight_layout<nk>}
-        -> !ggemm.accumulator<64x64xf32>
-    ggemm.tile_store %acc to %y weight_indices(%idx : memref<4xi32>)
-        bias(%bias : memref<4x128xf32>) group(%g) row(%row) row_end(%row_end)
-        col(%col) {epilogue = #ggemm.epilogue<activation = gelu>}
-        : !ggemm.accumulator<64x64xf32>, memref<?x128xbf16>
-  }
-  return
-}
-
-// -----
-
-// Masked rows: counts (i64) clamped to [0, rows_per_group]; an N-major
-// (kn) weight; row_scale, silu and accumulate into an f32 output.
-
-// CHECK-LABEL: func.func @masked_kn(
-// CHECK-SAME: %[[X:.+]]: memref<256x256xf16>, %[[W:.+]]: memref<4x256x128xf16>, %[[COUNTS:.+]]: memref<4xi64>, %[[RS:.+]]: memref<256xf32>, %[[Y:.+]]: memref<256x128xf32>)
-// CHECK: %[[ACC:.+]] = memref.alloca() : memref<64x64xf32>
-// CHECK: %[[C64:.+]] = arith.constant 64 : index
-// CHECK: scf.for
-// CHECK: %[[COUNT_I64:.+]] = memref.load %[[COUNTS]]
-// CHECK: %[[COUNT:.+]] = arith.index_cast %[[COUNT_I64]] : i64 to index
-// CHECK: %[[NON_NEG:.+]] = arith.maxsi %[[COUNT]], %{{.+}} : index
-// CHECK: arith.minsi %[[NON_NEG]], %[[C64]] : index
-// CHECK: %[[FOUND:.+]]:3 = scf.for
-// CHECK: scf.if %{{.+}} -> (f32) {
-// CHECK: memref.load %[[X]]
-// CHECK: arith.extf %{{.+}} : f16 to f32
-// CHECK: memref.load %[[W]][%[[FOUND]]#0, %{{.+}}, %{{.+}}] : memref<4x256x128xf16>
-// CHECK: scf.for %[[YR:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step
-// CHECK: %[[SCALE:.+]] = memref.load %[[RS]][%[[YR]]]
-// CHECK: scf.for %[[YC:[a-z0-9_]+]] = %{{.+}} to %{{.+}} step
-// CHECK: %[[V:.+]] = memref.load %[[ACC]]
-// CHECK: %[[OLD:.+]] = memref.load %[[Y]][%[[YR]], %[[YC]]]
-// CHECK: math.exp
-// CHECK: %[[SILU:.+]] = arith.divf %[[V]], %{{.+}} : f32
-// CHECK: %[[SCALED:.+]] = arith.mulf %[[SILU]], %[[SCALE]] : f32
-// CHECK: %[[SUM:.+]] = arith.addf %[[SCALED]], %[[OLD]] : f32
-// CHECK-NOT: arith.truncf
-// CHECK: memref.store %[[SUM]], %[[Y]][%[[YR]], %[[YC]]]
-func.func @masked_kn(%x: memref<256x256xf16>, %w: memref<4x256x128xf16>,
-    %counts: memref<4xi64>, %rs: memref<256xf32>, %y: memref<256x128xf32>) {
-  %c4 = arith.constant 4 : index
-  %c64 = arith.constant 64 : index
-  %c128 = arith.constant 128 : index
-  %c256 = arith.constant 256 : index
-  ggemm.foreach_tile masked rows(%counts : memref<4xi64>) groups(%c4)
-      rows_per_group(%c64) num_rows(%c256) num_cols(%c128)
-      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1, raster = along_m>) persistent {
-  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
-    %acc = ggemm.tile_mma ins(%x, %w : memref<256x256xf16>, memref<4x256x128xf16>)
-        group(%g) row(%row) col(%col)
-        {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1, raster = along_m>,
-         weight_layout = #ggemm.weight_layout<kn>}
-        -> !ggemm.accumulator<64x64xf32>
-    ggemm.tile_store %acc to %y row_scale(%rs : memref<256xf32>) group(%g)
-        row(%row) row_end(%row_end) col(%col)
-        {epilogue = #ggemm.epilogue<activation = silu, accumulate = true>}
-        : !ggemm.accumulator<64x64xf32>, memref<256x128xf32>
-  }
-  return
-}
-
-// -----
-
-// Uniform rows without `persistent`: one tile id per CTA, the group is
-// tile id / tiles per group (no loads), and other ops of the body are copied.
-
-// CHECK-LABEL: func.func @uniform_one_tile_per_cta(
-// CHECK-SAME: %[[X:.+]]: memref<?x128xbf16>, %[[W:.+]]: memref<2x64x128xbf16>, %[[Y:.+]]: memref<?x64xf16>, %[[LIMIT:.+]]: index)
-// CHECK: %[[C2:.+]] = arith.constant 2 : index
-// CHECK-NOT: memref.load
-// CHECK: %[[TOTAL:.+]] = arith.muli %[[C2]], %{{.+}} : index
-// CHECK-NOT: scf.for
-// CHECK: scf.for %[[TILE:[a-z0-9_]+]] = %{{.+}} to %[[TOTAL]] step %{{.+}} {
-// CHECK: %[[GROUP:.+]] = arith.divui %[[TILE]], %{{.+}} : index
-// CHECK: memref.load %[[W]][%[[GROUP]], %{{.+}}, %{{.+}}]
-// CHECK: %[[END:.+]] = arith.minui %{{.+}}, %[[LIMIT]] : index
-// CHECK: arith.minsi %{{.+}}, %[[END]] : index
-// CHECK: arith.maximumf
-// CHECK: arith.truncf %{{.+}} : f32 to f16
-func.func @uniform_one_tile_per_cta(%x: memref<?x128xbf16>,
-    %w: memref<2x64x128xbf16>, %y: memref<?x64xf16>, %limit: index) {
   %c0 = arith.constant 0 : index
-  %c2 = arith.constant 2 : index
-  %c64 = arith.constant 64 : index
-  %c100 = arith.constant 100 : index
-  %m = memref.dim %x, %c0 : memref<?x128xbf16>
-  ggemm.foreach_tile uniform groups(%c2) rows_per_group(%c100)
-      num_rows(%m) num_cols(%c64)
-      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) {
-  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
-    %acc = ggemm.tile_mma ins(%x, %w : memref<?x128xbf16>, memref<2x64x128xbf16>)
-        group(%g) row(%row) col(%col)
-        {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>,
-         weight_layout = #ggemm.weight_layout<nk>}
-        -> !ggemm.accumulator<64x64xf32>
-    %end = arith.minui %row_end, %limit : index
-    ggemm.tile_store %acc to %y group(%g) row(%row) row_end(%end) col(%col)
-        {epilogue = #ggemm.epilogue<activation = relu>}
-        : !ggemm.accumulator<64x64xf32>, memref<?x64xf16>
-  }
-  return
-}
-
-// -----
-
-// Diagnostics.
-
-func.func @fp8(%x: memref<?x256xf8E4M3FN>, %w: memref<2x128x256xf8E4M3FN>,
-    %rows: memref<3xi32>, %y: memref<?x128xbf16>) {
-  %c0 = arith.constant 0 : index
-  %c2 = arith.constant 2 : index
+  %c0_0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0_0 : memref<?x256xbf16>
   %c128 = arith.constant 128 : index
-  %m = memref.dim %x, %c0 : memref<?x256xf8E4M3FN>
-  ggemm.foreach_tile segment rows(%rows : memref<3xi32>) groups(%c2)
-      rows_per_group(%c0) num_rows(%m) num_cols(%c128)
-      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 128, stages = 2, consumer_warpgroups = 1>) persistent {
-  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
-    // expected-error @+1 {{'ggemm.tile_mma' op expects bf16 or f16 operands for the CPU back end, got 'f8E4M3FN' (FP8 scale promotion is not implemented)}}
-    %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xf8E4M3FN>, memref<2x128x256xf8E4M3FN>)
-        group(%g) row(%row) col(%col)
-        {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 128, stages = 2, consumer_warpgroups = 1>,
-         weight_layout = #ggemm.weight_layout<nk>}
-        -> !ggemm.accumulator<64x64xf32>
-    ggemm.tile_store %acc to %y group(%g) row(%row) row_end(%row_end) col(%col)
-        : !ggemm.accumulator<64x64xf32>, memref<?x128xbf16>
-  }
-  return
-}
-
-// -----
-
-func.func @foreign_accumulator(%acc: !ggemm.accumulator<64x64xf32>,
-    %rows: memref<3xi32>, %y: memref<?x128xbf16>) {
-  %c0 = arith.constant 0 : index
-  %c2 = arith.constant 2 : index
-  %c128 = arith.constant 128 : index
-  %m = memref.dim %y, %c0 : memref<?x128xbf16>
-  ggemm.foreach_tile segment rows(%rows : memref<3xi32>) groups(%c2)
-      rows_per_group(%c0) num_rows(%m) num_cols(%c128)
-      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) persistent {
-  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
-    // expected-error @+1 {{'ggemm.tile_store' op expects its accumulator to come from a ggemm.tile_mma of the same tile loop}}
-    ggemm.tile_store %acc to %y group(%g) row(%row) row_end(%row_end) col(%col)
-        : !ggemm.accumulator<64x64xf32>, memref<?x128xbf16>
-  }
-  return
-}
-
-// -----
-
-func.func @accumulator_escapes(%x: memref<?x256xbf16>, %w: memref<2x128x256xbf16>,
-    %rows: memref<3xi32>, %y: memref<?x128xbf16>) {
-  %c0 = arith.constant 0 : index
-  %c2 = arith.constant 2 : index
-  %c128 = arith.constant 128 : index
-  %m = memref.dim %x, %c0 : memref<?x256xbf16>
-  ggemm.foreach_tile segment rows(%rows : memref<3xi32>) groups(%c2)
-      rows_per_group(%c0) num_rows(%m) num_cols(%c128)
-      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) persistent {
-  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
-    %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<2x128x256xbf16>)
-        group(%g) row(%row) col(%col)
-        {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>,
-         weight_layout = #ggemm.weight_layout<nk>}
-        -> !ggemm.accumulator<64x64xf32>
-    // expected-error @+1 {{'builtin.unrealized_conversion_cast' op expects no accumulator operands or results: the CPU back end passes accumulators only from ggemm.tile_mma to ggemm.tile_store}}
-    %cast = builtin.unrealized_conversion_cast %acc : !ggemm.accumulator<64x64xf32> to i64
-    ggemm.tile_store %acc to %y group(%g) row(%row) row_end(%row_end) col(%col)
-        : !ggemm.accumulator<64x64xf32>, memref<?x128xbf16>
-  }
-  return
-}
-
-// -----
-
-func.func @nested_tile_op(%x: memref<?x256xbf16>, %w: memref<2x128x256xbf16>,
-    %rows: memref<3xi32>, %y: memref<?x128xbf16>, %flag: i1) {
-  %c0 = arith.constant 0 : index
-  %c2 = arith.constant 2 : index
-  %c128 = arith.constant 128 : index
-  %m = memref.dim %x, %c0 : memref<?x256xbf16>
-  ggemm.foreach_tile segment rows(%rows : memref<3xi32>) groups(%c2)
-      rows_per_group(%c0) num_rows(%m) num_cols(%c128)
-      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>) persistent {
-  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
-    scf.if %flag {
-      // expected-error @+1 {{'ggemm.tile_mma' op is not supported inside a tile loop by the CPU back end (expected ggemm.tile_mma and ggemm.tile_store directly in the body)}}
-      %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<2x128x256xbf16>)
-          group(%g) row(%row) col(%col)
-          {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>,
-           weight_layout = #ggemm.weight_layout<nk>}
-          -> !ggemm.accumulator<64x64xf32>
-      ggemm.tile_store %acc to %y group(%g) row(%row) row_end(%row_end) col(%col)
-          : !ggemm.accumulator<64x64xf32>, memref<?x128xbf16>
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<5xi32>) groups(%c4) rows_per_group(%c0) num_rows(%dim) num_cols(%c128) config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.tile_count %0
+    scf.for %arg6 = %cta to %1 step %num_ctas {
+      %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
+      %2 = ggemm.weight_index %arg3[%group] : memref<4xi32>
+      %c4_1 = arith.constant 4 : index
+      %c0_2 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c64 = arith.constant 64 : index
+      %3 = ggemm.zero_accumulator : !ggemm.accumulator<64x64xf32>
+      %4 = scf.for %arg7 = %c0_2 to %c4_1 step %c1 iter_args(%arg8 = %3) -> (!ggemm.accumulator<64x64xf32>) {
+        %5 = arith.muli %arg7, %c64 : index
+        %6 = ggemm.load_tile %arg0[%row, %5] : memref<?x256xbf16> -> !ggemm.tile<64x64xbf16>
+        %7 = ggemm.load_tile %arg1[%2, %col, %5] : memref<4x128x256xbf16> -> !ggemm.tile<64x64xbf16>
+        %8 = ggemm.mma %6, %7, %arg8 : !ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16> -> !ggemm.accumulator<64x64xf32>
+        scf.yield %8 : !ggemm.accumulator<64x64xf32>
+      }
+      ggemm.store_tile %4 to %arg5 row(%row) row_end(%row_end) col(%col) bias(%arg4[%2] : memref<4x128xf32>) {epilogue = #ggemm.epilogue<activation = gelu>} : !ggemm.accumulator<64x64xf32>, memref<?x128xbf16>
     }
   }
   return
@@ -289,13 +108,118 @@ func.func @nested_tile_op(%x: memref<?x256xbf16>, %w: memref<2x128x256xbf16>,
 
 // -----
 
-func.func @outside_tile_loop(%x: memref<?x256xbf16>, %w: memref<2x128x256xbf16>,
-    %g: index, %row: index, %col: index) {
-  // expected-error @+1 {{'ggemm.tile_mma' op expects to be in the body of a ggemm.foreach_tile}}
-  %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<2x128x256xbf16>)
-      group(%g) row(%row) col(%col)
-      {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>,
-       weight_layout = #ggemm.weight_layout<nk>}
-      -> !ggemm.accumulator<64x64xf32>
+// One CTA per tile: the grid is the host-side tile bound (rows / block_m +
+// groups) x column tiles, not the real tile count, so CTAs past it run and
+// find no tile.
+// CHECK-LABEL: func.func @grid_tiles(
+// CHECK-SAME: %[[M:[a-z0-9]+]]: index, %[[N:[a-z0-9]+]]: index, %[[G:[a-z0-9]+]]: index
+// CHECK: %[[RT:.+]] = arith.divui %{{.+}}, %{{.+}} : index
+// CHECK: %[[RTG:.+]] = arith.addi %[[RT]], %[[G]] : index
+// CHECK: %[[BOUND:.+]] = arith.muli %[[RTG]], %{{.+}} : index
+// CHECK: scf.for %[[CTA:[a-z0-9_]+]] = %{{.+}} to %[[BOUND]] step
+// CHECK: %[[TOTAL:.+]] = scf.for
+// CHECK: %[[HAS:.+]] = arith.cmpi ult, %[[CTA]], %[[TOTAL]] : index
+// CHECK: scf.if %[[HAS]] {
+func.func @grid_tiles(%m: index, %n: index, %groups: index, %rows: memref<?xi64>) {
+  %c0 = arith.constant 0 : index
+  %sched = ggemm.tile_schedule segment rows(%rows : memref<?xi64>) groups(%groups)
+      rows_per_group(%c0) num_rows(%m) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1>)
+  ggemm.launch %sched grid(tiles) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %total = ggemm.tile_count %sched
+    %has = arith.cmpi ult, %cta, %total : index
+    scf.if %has {
+      %g, %row, %row_end, %col = ggemm.map_tile %sched[%cta]
+    }
+  }
+  return
+}
+
+// -----
+
+// An mn_major tile reads the source transposed: tile[r, c] = w[g, k + c, col + r].
+// CHECK-LABEL: func.func @mn_major(
+// CHECK-SAME: %[[W:[a-z0-9]+]]: memref<4x256x128xf16>
+// CHECK: scf.for %[[R:[a-z0-9_]+]] = %{{.+}} to %c128{{(_[0-9]+)?}} step
+// CHECK: scf.for %[[C:[a-z0-9_]+]] = %{{.+}} to %c64{{(_[0-9]+)?}} step
+// CHECK-DAG: %[[KR:.+]] = arith.addi %{{.+}}, %[[C]] : index
+// CHECK-DAG: %[[NC:.+]] = arith.addi %{{.+}}, %[[R]] : index
+// CHECK: memref.load %[[W]][%{{.+}}, %[[KR]], %[[NC]]] : memref<4x256x128xf16>
+// CHECK: memref.store %{{.+}}, %{{.+}}[%[[R]], %[[C]]] : memref<128x64xf16>
+func.func @mn_major(%w: memref<4x256x128xf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, consumer_warpgroups = 1>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %t = ggemm.load_tile %w[%cta, %cta, %num_ctas]
+        : memref<4x256x128xf16> -> !ggemm.tile<128x64xf16, mn_major>
+  }
+  return
+}
+
+// -----
+
+// Tile loops must be scheduled first.
+func.func @unscheduled(%n: index) {
+  // expected-error @+1 {{'ggemm.foreach_tile' op is an unscheduled tile loop: run ggemm-persistent-schedule before convert-ggemm-to-loops}}
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  return
+}
+
+// -----
+
+// Warp roles and the ring have no CPU counterpart.
+func.func @warp_roles(%n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.create_ring' op is GPU-only (warp roles and the stage ring have no CPU counterpart): run convert-ggemm-to-loops before ggemm-warp-specialize}}
+    %ring = ggemm.create_ring release_count(256) : !ggemm.ring<!ggemm.tile<128x64xbf16>>
+  }
+  return
+}
+
+// -----
+
+func.func @fp8(%x: memref<?x512xf8E4M3FN>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.load_tile' op expects bf16 or f16 tiles for the CPU back end, got 'f8E4M3FN' (FP8 scale promotion is not implemented)}}
+    %t = ggemm.load_tile %x[%cta, %cta] : memref<?x512xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN>
+  }
+  return
+}
+
+// -----
+
+// Accumulators are updated in place: a value used twice would see the
+// update.
+func.func @acc_used_twice(%y: memref<?x128xf32>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.zero_accumulator' op expects each accumulator value to be used once: the CPU back end updates accumulators in place}}
+    %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+    ggemm.store_tile %zero to %y row(%n) row_end(%n) col(%n)
+        : !ggemm.accumulator<128x128xf32>, memref<?x128xf32>
+    ggemm.store_tile %zero to %y row(%n) row_end(%n) col(%n)
+        : !ggemm.accumulator<128x128xf32>, memref<?x128xf32>
+  }
+  return
+}
+
+// -----
+
+func.func @outside_launch() {
+  // expected-error @+1 {{'ggemm.zero_accumulator' op expects to be in the body of a ggemm.launch}}
+  %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
   return
 }

@@ -1,4 +1,4 @@
-// Round trip of every ggemm attribute and of !ggemm.accumulator; parameters
+// Round trip of every ggemm attribute and type; parameters
 // equal to their default are elided when printed.
 // RUN: gemm-opt %s | gemm-opt | FileCheck %s
 // RUN: gemm-opt %s --mlir-print-op-generic | gemm-opt | FileCheck %s
@@ -81,21 +81,27 @@ func.func @tile_config() attributes {
   return
 }
 
-// The B ring may come first; stages may be 1024-byte padded.
-// CHECK-LABEL: func.func @pipeline()
-// CHECK-SAME: b_first = #ggemm.pipeline<stages = 2, a_stage_bytes = 8192, b_stage_bytes = 32768, a_offset = 65536, b_offset = 0, barrier_offset = 81920, smem_bytes = 81952>
-// CHECK-SAME: ring = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384, a_offset = 0, b_offset = 65536, barrier_offset = 131072, smem_bytes = 131136>
-// CHECK-SAME: tight = #ggemm.pipeline<stages = 1, a_stage_bytes = 1024, b_stage_bytes = 1024, a_offset = 0, b_offset = 1024, barrier_offset = 2048, smem_bytes = 2064>
-func.func @pipeline() attributes {
-    ring = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384,
-                           a_offset = 0, b_offset = 65536, barrier_offset = 131072,
-                           smem_bytes = 131136>,
-    b_first = #ggemm.pipeline<stages = 2, a_stage_bytes = 8192, b_stage_bytes = 32768,
-                              a_offset = 65536, b_offset = 0, barrier_offset = 81920,
-                              smem_bytes = 81952>,
-    tight = #ggemm.pipeline<stages = 1, a_stage_bytes = 1024, b_stage_bytes = 1024,
-                            a_offset = 0, b_offset = 1024, barrier_offset = 2048,
-                            smem_bytes = 2064>} {
+// Buffers in any order, stages padded to 1024 bytes, any number of tile
+// buffers.
+// CHECK-LABEL: func.func @ring_layout()
+// CHECK-SAME: b_first = #ggemm.ring_layout<stages = 2, offsets = [65536, 0], stage_bytes = [8192, 32768], barrier_offset = 81920, smem_bytes = 81952>
+// CHECK-SAME: ring = #ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>
+// CHECK-SAME: three = #ggemm.ring_layout<stages = 1, offsets = [0, 1024, 2048], stage_bytes = [1024, 1024, 1024], barrier_offset = 3072, smem_bytes = 3088>
+func.func @ring_layout() attributes {
+    ring = #ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384],
+                              barrier_offset = 131072, smem_bytes = 131136>,
+    b_first = #ggemm.ring_layout<stages = 2, offsets = [65536, 0], stage_bytes = [8192, 32768],
+                                 barrier_offset = 81920, smem_bytes = 81952>,
+    three = #ggemm.ring_layout<stages = 1, offsets = [0, 1024, 2048],
+                               stage_bytes = [1024, 1024, 1024], barrier_offset = 3072,
+                               smem_bytes = 3088>} {
+  return
+}
+
+// CHECK-LABEL: func.func @grid_policy()
+// CHECK-SAME: persistent = #ggemm.grid_policy<persistent>, tiles = #ggemm.grid_policy<tiles>
+func.func @grid_policy() attributes {persistent = #ggemm.grid_policy<persistent>,
+                                     tiles = #ggemm.grid_policy<tiles>} {
   return
 }
 
@@ -103,5 +109,13 @@ func.func @pipeline() attributes {
 // CHECK-SAME: %{{.*}}: !ggemm.accumulator<128x128xf32>, %{{.*}}: !ggemm.accumulator<64x256xf32>, %{{.*}}: !ggemm.accumulator<1x8xf32>)
 func.func @accumulator(%a: !ggemm.accumulator<128x128xf32>, %b: !ggemm.accumulator<64x256xf32>,
                        %c: !ggemm.accumulator<1x8xf32>) {
+  return
+}
+
+// CHECK-LABEL: func.func @tile_types(
+// CHECK-SAME: %{{.*}}: !ggemm.tile<128x64xbf16>, %{{.*}}: !ggemm.tile<256x64xf16, mn_major>, %{{.*}}: !ggemm.tile<64x128xf8E4M3FN>, %{{.*}}: !ggemm.schedule, %{{.*}}: !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xf16, mn_major>>)
+func.func @tile_types(%a: !ggemm.tile<128x64xbf16>, %b: !ggemm.tile<256x64xf16, mn_major>,
+                      %c: !ggemm.tile<64x128xf8E4M3FN, k_major>, %s: !ggemm.schedule,
+                      %r: !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xf16, mn_major>>) {
   return
 }

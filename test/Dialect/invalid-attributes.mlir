@@ -226,128 +226,118 @@ func.func @row_mapping() attributes {a = #ggemm.row_mapping<ragged>} {
 }
 
 //===----------------------------------------------------------------------===//
-// #ggemm.pipeline
+// #ggemm.ring_layout
 //===----------------------------------------------------------------------===//
 
 // -----
 
 // expected-error @+2 {{expects 1 to 8 stages, got 9}}
-func.func @pipeline_stages() attributes {
-    a = #ggemm.pipeline<stages = 9, a_stage_bytes = 1024, b_stage_bytes = 1024, a_offset = 0,
-                        b_offset = 9216, barrier_offset = 18432, smem_bytes = 18576>} {
+func.func @ring_stages() attributes {
+    a = #ggemm.ring_layout<stages = 9, offsets = [0, 9216], stage_bytes = [1024, 1024], barrier_offset = 18432, smem_bytes = 18576>} {
   return
 }
 
 // -----
 
-// expected-error @+2 {{expects positive stage sizes, got 0 (A) and 1024 (B)}}
-func.func @pipeline_stage_size() attributes {
-    a = #ggemm.pipeline<stages = 1, a_stage_bytes = 0, b_stage_bytes = 1024, a_offset = 0,
-                        b_offset = 0, barrier_offset = 1024, smem_bytes = 1040>} {
+// expected-error @+2 {{expects one offset and one stage size per buffer, got 2 offsets and 1 stage sizes}}
+func.func @ring_counts() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024], barrier_offset = 2048, smem_bytes = 2064>} {
   return
 }
 
 // -----
 
-// expected-error @+2 {{expects non-negative offsets, got a_offset = -1024, b_offset = 0, barrier_offset = 1024}}
-func.func @pipeline_negative_offset() attributes {
-    a = #ggemm.pipeline<stages = 1, a_stage_bytes = 1024, b_stage_bytes = 1024,
-                        a_offset = -1024, b_offset = 0, barrier_offset = 1024,
-                        smem_bytes = 1040>} {
+// expected-error @+2 {{expects positive stage sizes and non-negative offsets, got 0 bytes at offset 0}}
+func.func @ring_stage_size() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 0], stage_bytes = [0, 1024], barrier_offset = 1024, smem_bytes = 1040>} {
   return
 }
 
 // -----
 
-// expected-error @+2 {{expects 1024-byte aligned stage sizes and offsets (128-byte swizzle), got 1536}}
-func.func @pipeline_alignment() attributes {
-    a = #ggemm.pipeline<stages = 1, a_stage_bytes = 1536, b_stage_bytes = 1024, a_offset = 0,
-                        b_offset = 2048, barrier_offset = 3072, smem_bytes = 3088>} {
+// expected-error @+2 {{expects positive stage sizes and non-negative offsets, got 1024 bytes at offset -1024}}
+func.func @ring_negative_offset() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [-1024, 0], stage_bytes = [1024, 1024], barrier_offset = 1024, smem_bytes = 1040>} {
   return
 }
 
 // -----
 
-// expected-error @+2 {{expects 8-byte aligned mbarriers, got offset 2052}}
-func.func @pipeline_barrier_alignment() attributes {
-    a = #ggemm.pipeline<stages = 1, a_stage_bytes = 1024, b_stage_bytes = 1024, a_offset = 0,
-                        b_offset = 1024, barrier_offset = 2052, smem_bytes = 2068>} {
+// expected-error @+2 {{expects 1024-byte aligned stage sizes and offsets (128-byte swizzle), got 1536 bytes at offset 0}}
+func.func @ring_alignment() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 2048], stage_bytes = [1536, 1024], barrier_offset = 3072, smem_bytes = 3088>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects a non-negative, 8-byte aligned mbarrier offset, got 2052}}
+func.func @ring_barrier_alignment() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 2052, smem_bytes = 2068>} {
   return
 }
 
 // -----
 
 // expected-error @+2 {{expects at most 232448 bytes of shared memory per CTA, got 233472}}
-func.func @pipeline_budget() attributes {
-    a = #ggemm.pipeline<stages = 7, a_stage_bytes = 16384, b_stage_bytes = 16384, a_offset = 0,
-                        b_offset = 114688, barrier_offset = 229376, smem_bytes = 233472>} {
+func.func @ring_budget() attributes {
+    a = #ggemm.ring_layout<stages = 7, offsets = [0, 114688], stage_bytes = [16384, 16384], barrier_offset = 229376, smem_bytes = 233472>} {
   return
 }
 
 // -----
 
 // expected-error @+2 {{expects the mbarriers (4 stages of 16 bytes at offset 131072) to end within smem_bytes (131072)}}
-func.func @pipeline_smem_bytes() attributes {
-    a = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384, a_offset = 0,
-                        b_offset = 65536, barrier_offset = 131072, smem_bytes = 131072>} {
+func.func @ring_smem_bytes() attributes {
+    a = #ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131072>} {
   return
 }
 
 // -----
 
-// The A ring placed last must end within smem_bytes too.
-// expected-error @+2 {{expects the A ring (2 stages of 4096 bytes at offset 16384) to end within smem_bytes (16416)}}
-func.func @pipeline_a_ring_end() attributes {
-    a = #ggemm.pipeline<stages = 2, a_stage_bytes = 4096, b_stage_bytes = 4096,
-                        a_offset = 16384, b_offset = 0, barrier_offset = 8192,
-                        smem_bytes = 16416>} {
+// expected-error @+2 {{expects buffer 0 (2 stages of 4096 bytes at offset 16384) to end within smem_bytes (16416)}}
+func.func @ring_buffer_end() attributes {
+    a = #ggemm.ring_layout<stages = 2, offsets = [16384, 8192], stage_bytes = [4096, 4096], barrier_offset = 0, smem_bytes = 16416>} {
   return
 }
 
 // -----
 
-// A stage size that would overflow a 64-bit end offset.
-// expected-error @+2 {{expects the B ring (2 stages of 4611686018427387904 bytes at offset 2048) to end within smem_bytes (4096)}}
-func.func @pipeline_overflow() attributes {
-    a = #ggemm.pipeline<stages = 2, a_stage_bytes = 1024, b_stage_bytes = 4611686018427387904,
-                        a_offset = 0, b_offset = 2048, barrier_offset = 3072, smem_bytes = 4096>} {
+// expected-error @+2 {{expects buffer 1 (2 stages of 4611686018427387904 bytes at offset 2048) to end within smem_bytes (4096)}}
+func.func @ring_overflow() attributes {
+    a = #ggemm.ring_layout<stages = 2, offsets = [0, 2048], stage_bytes = [1024, 4611686018427387904], barrier_offset = 4064, smem_bytes = 4096>} {
   return
 }
 
 // -----
 
-// expected-error @+2 {{expects the A ring [0, 65536) not to overlap the B ring [32768, 98304)}}
-func.func @pipeline_overlap_ab() attributes {
-    a = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384, a_offset = 0,
-                        b_offset = 32768, barrier_offset = 131072, smem_bytes = 131136>} {
+// expected-error @+2 {{expects buffer 0 [0, 65536) not to overlap buffer 1 [32768, 98304)}}
+func.func @ring_overlap() attributes {
+    a = #ggemm.ring_layout<stages = 4, offsets = [0, 32768], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>} {
   return
 }
 
 // -----
 
-// The B ring first, running into the A ring.
-// expected-error @+2 {{expects the A ring [1024, 9216) not to overlap the B ring [0, 8192)}}
-func.func @pipeline_overlap_ba() attributes {
-    a = #ggemm.pipeline<stages = 2, a_stage_bytes = 4096, b_stage_bytes = 4096, a_offset = 1024,
-                        b_offset = 0, barrier_offset = 16384, smem_bytes = 16416>} {
+// expected-error @+2 {{expects buffer 0 [1024, 9216) not to overlap buffer 1 [0, 8192)}}
+func.func @ring_overlap_reversed() attributes {
+    a = #ggemm.ring_layout<stages = 2, offsets = [1024, 0], stage_bytes = [4096, 4096], barrier_offset = 16384, smem_bytes = 16416>} {
   return
 }
 
 // -----
 
-// expected-error @+2 {{expects the A ring [8192, 16384) not to overlap the mbarriers [8192, 8224)}}
-func.func @pipeline_overlap_barriers_a() attributes {
-    a = #ggemm.pipeline<stages = 2, a_stage_bytes = 4096, b_stage_bytes = 4096, a_offset = 8192,
-                        b_offset = 0, barrier_offset = 8192, smem_bytes = 16416>} {
+// expected-error @+2 {{expects buffer 0 [8192, 16384) not to overlap the mbarriers [8192, 8224)}}
+func.func @ring_overlap_barriers() attributes {
+    a = #ggemm.ring_layout<stages = 2, offsets = [8192, 0], stage_bytes = [4096, 4096], barrier_offset = 8192, smem_bytes = 16416>} {
   return
 }
 
 // -----
 
-// expected-error @+2 {{expects the B ring [8192, 16384) not to overlap the mbarriers [16376, 16408)}}
-func.func @pipeline_overlap_barriers_b() attributes {
-    a = #ggemm.pipeline<stages = 2, a_stage_bytes = 4096, b_stage_bytes = 4096, a_offset = 0,
-                        b_offset = 8192, barrier_offset = 16376, smem_bytes = 16416>} {
+// expected-error @+2 {{expects buffer 2 [8192, 12288) not to overlap the mbarriers [10240, 10256)}}
+func.func @ring_overlap_third_buffer() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 4096, 8192], stage_bytes = [4096, 4096, 4096], barrier_offset = 10240, smem_bytes = 12288>} {
   return
 }
 

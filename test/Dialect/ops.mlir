@@ -388,37 +388,50 @@ func.func @quantize(%x: memref<?x7168xbf16>, %q: memref<?x7168xf8E4M3FN>, %s: me
 }
 
 //===----------------------------------------------------------------------===//
-// Tile level: ggemm.foreach_tile, ggemm.tile_mma, ggemm.tile_store
+// Tile level: ggemm.foreach_tile, weight_index, zero_accumulator, load_tile,
+// mma, mma_wait, store_tile; !ggemm.tile, !ggemm.accumulator
 //===----------------------------------------------------------------------===//
 
-// A segment tile loop with the full tile program: weight indices, bias, row
-// scale, epilogue and a pipeline plan.
+// A segment tile program with its K loop: weight indices, both tile
+// layouts, bias, row scale and an epilogue. Body arguments and map_tile
+// results are named after what they are.
 // CHECK-LABEL: func.func @tile_segment(
-// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x128x256xbf16>, %[[P:[a-z0-9]+]]: memref<9xi32>, %[[IDX:[a-z0-9]+]]: memref<8xi32>, %[[B:[a-z0-9]+]]: memref<4x128xf32>, %[[RS:[a-z0-9]+]]: memref<?xf32>, %[[Y:[a-z0-9]+]]: memref<?x128xbf16>, %[[G:[a-z0-9]+]]: index, %[[M:[a-z0-9]+]]: index, %[[N:[a-z0-9]+]]: index)
-// CHECK: ggemm.foreach_tile segment rows(%[[P]] : memref<9xi32>) groups(%[[G]]) rows_per_group(%[[G]]) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
-// CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
-// CHECK-NEXT: %[[ACC:.+]] = ggemm.tile_mma ins(%[[X]], %[[W]] : memref<?x256xbf16>, memref<4x128x256xbf16>) weight_indices(%[[IDX]] : memref<8xi32>) group(%[[GRP]]) row(%[[ROW]]) col(%[[COL]])
-// CHECK-SAME: {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>, pipeline = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384, a_offset = 0, b_offset = 65536, barrier_offset = 131072, smem_bytes = 131136>, weight_layout = #ggemm.weight_layout<nk>} -> !ggemm.accumulator<128x128xf32>
-// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %[[Y]] weight_indices(%[[IDX]] : memref<8xi32>) bias(%[[B]] : memref<4x128xf32>) row_scale(%[[RS]] : memref<?xf32>) group(%[[GRP]]) row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) {epilogue = #ggemm.epilogue<activation = silu>} : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x128x256xbf16>, %[[P:[a-z0-9]+]]: memref<9xi32>, %[[IDX:[a-z0-9]+]]: memref<8xi32>, %[[B:[a-z0-9]+]]: memref<4x128xf32>, %[[RS:[a-z0-9]+]]: memref<?xf32>, %[[Y:[a-z0-9]+]]: memref<?x128xbf16>, %[[G:[a-z0-9]+]]: index, %[[M:[a-z0-9]+]]: index, %[[N:[a-z0-9]+]]: index, %[[KB:[a-z0-9]+]]: index)
+// CHECK: ggemm.foreach_tile segment rows(%[[P]] : memref<9xi32>) groups(%[[G]]) rows_per_group(%[[G]]) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+// CHECK-NEXT: ^bb0(%[[GRP:group]]: index, %[[ROW:row]]: index, %[[END:row_end]]: index, %[[COL:col]]: index):
+// CHECK-NEXT: %[[WIDX:.+]] = ggemm.weight_index %[[IDX]][%[[GRP]]] : memref<8xi32>
+// CHECK: %[[ZERO:.+]] = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: %[[ACC:.+]] = scf.for %[[K:.+]] = %{{.+}} to %[[KB]] step %{{.+}} iter_args(%[[A:.+]] = %[[ZERO]]) -> (!ggemm.accumulator<128x128xf32>) {
+// CHECK-NEXT: %[[TA:.+]] = ggemm.load_tile %[[X]][%[[ROW]], %[[K]]] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+// CHECK-NEXT: %[[TB:.+]] = ggemm.load_tile %[[W]][%[[WIDX]], %[[COL]], %[[K]]] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+// CHECK-NEXT: %[[NEXT:.+]] = ggemm.mma %[[TA]], %[[TB]], %[[A]] : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: scf.yield %[[NEXT]] : !ggemm.accumulator<128x128xf32>
+// CHECK: ggemm.store_tile %[[ACC]] to %[[Y]] row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) bias(%[[B]][%[[WIDX]]] : memref<4x128xf32>) row_scale(%[[RS]] : memref<?xf32>) {epilogue = #ggemm.epilogue<activation = silu>} : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
 // CHECK-NEXT: }
 func.func @tile_segment(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
                         %indptr: memref<9xi32>, %idx: memref<8xi32>,
                         %b: memref<4x128xf32>, %rs: memref<?xf32>,
-                        %y: memref<?x128xbf16>, %groups: index, %m: index, %n: index) {
+                        %y: memref<?x128xbf16>, %groups: index, %m: index, %n: index,
+                        %kblocks: index) {
   ggemm.foreach_tile segment rows(%indptr : memref<9xi32>) groups(%groups)
       rows_per_group(%groups) num_rows(%m) num_cols(%n)
-      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
-    %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
-        weight_indices(%idx : memref<8xi32>) group(%g) row(%row) col(%col)
-        {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
-         weight_layout = #ggemm.weight_layout<nk>,
-         pipeline = #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384,
-                                    a_offset = 0, b_offset = 65536, barrier_offset = 131072,
-                                    smem_bytes = 131136>}
-        -> !ggemm.accumulator<128x128xf32>
-    ggemm.tile_store %acc to %y weight_indices(%idx : memref<8xi32>) bias(%b : memref<4x128xf32>)
-        row_scale(%rs : memref<?xf32>) group(%g) row(%row) row_end(%row_end) col(%col)
+    %widx = ggemm.weight_index %idx[%g] : memref<8xi32>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+    %acc = scf.for %k = %c0 to %kblocks step %c1 iter_args(%a = %zero)
+        -> (!ggemm.accumulator<128x128xf32>) {
+      %ta = ggemm.load_tile %x[%row, %k] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%widx, %col, %k]
+          : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>
+          -> !ggemm.accumulator<128x128xf32>
+      scf.yield %next : !ggemm.accumulator<128x128xf32>
+    }
+    ggemm.store_tile %acc to %y row(%row) row_end(%row_end) col(%col)
+        bias(%b[%widx] : memref<4x128xf32>) row_scale(%rs : memref<?xf32>)
         {epilogue = #ggemm.epilogue<activation = silu>}
         : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
     ggemm.yield
@@ -426,14 +439,15 @@ func.func @tile_segment(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
   return
 }
 
-// Masked rows, a non-persistent loop, tile_mma without a pipeline plan and
-// a kn weight, tile_store without any optional operand; an explicit
+// Masked rows, an mn_major tile of a kn weight, an mma with a pending
+// group and its wait, a store without optional operands; an explicit
 // terminator is elided.
 // CHECK-LABEL: func.func @tile_masked(
 // CHECK: ggemm.foreach_tile masked rows(%{{.*}} : memref<4xi64>) groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1, raster = along_m>) {
-// CHECK-NEXT: ^bb0(
-// CHECK-NEXT: %[[ACC:.+]] = ggemm.tile_mma ins(%{{.*}}, %{{.*}} : memref<?x256xf16>, memref<4x256x64xf16>) group(%{{.*}}) row(%{{.*}}) col(%{{.*}}) {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1, raster = along_m>, weight_layout = #ggemm.weight_layout<kn>} -> !ggemm.accumulator<64x64xf32>
-// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %{{.*}} group(%{{.*}}) row(%{{.*}}) row_end(%{{.*}}) col(%{{.*}}) : !ggemm.accumulator<64x64xf32>, memref<?x64xf32>
+// CHECK: ggemm.load_tile %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] : memref<4x256x64xf16> -> !ggemm.tile<64x64xf16, mn_major>
+// CHECK: %[[R:.+]] = ggemm.mma %{{.*}}, %{{.*}}, %{{.*}} {pending = 1 : i64} : !ggemm.tile<64x64xf16>, !ggemm.tile<64x64xf16, mn_major> -> !ggemm.accumulator<64x64xf32>
+// CHECK-NEXT: %[[D:.+]] = ggemm.mma_wait %[[R]] : !ggemm.accumulator<64x64xf32>
+// CHECK-NEXT: ggemm.store_tile %[[D]] to %{{.*}} row(%{{.*}}) row_end(%{{.*}}) col(%{{.*}}) : !ggemm.accumulator<64x64xf32>, memref<?x64xf32>
 // CHECK-NEXT: }
 func.func @tile_masked(%x: memref<?x256xf16>, %w: memref<4x256x64xf16>, %counts: memref<4xi64>,
                        %y: memref<?x64xf32>, %groups: index, %mmax: index, %m: index,
@@ -443,58 +457,135 @@ func.func @tile_masked(%x: memref<?x256xf16>, %w: memref<4x256x64xf16>, %counts:
       config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1,
               raster = along_m>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
-    %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xf16>, memref<4x256x64xf16>)
-        group(%g) row(%row) col(%col)
-        {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64,
-                                     consumer_warpgroups = 1, raster = along_m>,
-         weight_layout = #ggemm.weight_layout<kn>}
+    %c0 = arith.constant 0 : index
+    %zero = ggemm.zero_accumulator : !ggemm.accumulator<64x64xf32>
+    %ta = ggemm.load_tile %x[%row, %c0] : memref<?x256xf16> -> !ggemm.tile<64x64xf16>
+    %tb = ggemm.load_tile %w[%g, %c0, %col]
+        : memref<4x256x64xf16> -> !ggemm.tile<64x64xf16, mn_major>
+    %acc = ggemm.mma %ta, %tb, %zero {pending = 1}
+        : !ggemm.tile<64x64xf16>, !ggemm.tile<64x64xf16, mn_major>
         -> !ggemm.accumulator<64x64xf32>
-    ggemm.tile_store %acc to %y group(%g) row(%row) row_end(%row_end) col(%col)
+    %done = ggemm.mma_wait %acc : !ggemm.accumulator<64x64xf32>
+    ggemm.store_tile %done to %y row(%row) row_end(%row_end) col(%col)
         : !ggemm.accumulator<64x64xf32>, memref<?x64xf32>
   }
   return
 }
 
-// Uniform groups have no `rows` operand; tile_store with each optional
-// operand on its own; an FP8 tile_mma; an empty body.
+// Uniform groups have no `rows` operand; FP8 tiles; an empty body.
 // CHECK-LABEL: func.func @tile_uniform(
-// CHECK: ggemm.foreach_tile uniform groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>) persistent {
-// CHECK: %[[ACC:.+]] = ggemm.tile_mma ins(%{{.*}}, %{{.*}} : memref<?x512xf8E4M3FN>, memref<4x128x512xf8E4M3FN>) group
-// CHECK-SAME: -> !ggemm.accumulator<128x128xf32>
-// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %{{.*}} weight_indices(%{{.*}} : memref<4xi32>) group
-// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %{{.*}} bias(%{{.*}} : memref<4x128xf32>) group
-// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %{{.*}} row_scale(%{{.*}} : memref<?xf32>) group
-// CHECK-SAME: {epilogue = #ggemm.epilogue<accumulate = true>} : !ggemm.accumulator<128x128xf32>, memref<?x128xf16>
-// CHECK-NEXT: }
+// CHECK: ggemm.foreach_tile uniform groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>) {
+// CHECK: ggemm.mma %{{.*}}, %{{.*}}, %{{.*}} : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E5M2> -> !ggemm.accumulator<128x128xf32>
 // CHECK: ggemm.foreach_tile uniform groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
 // CHECK-NEXT: ^bb0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
 // CHECK-NEXT: }
-func.func @tile_uniform(%x: memref<?x512xf8E4M3FN>, %w: memref<4x128x512xf8E4M3FN>,
-                        %idx: memref<4xi32>, %b: memref<4x128xf32>, %rs: memref<?xf32>,
+func.func @tile_uniform(%x: memref<?x512xf8E4M3FN>, %w: memref<4x128x512xf8E5M2>,
                         %y: memref<?x128xf16>, %groups: index, %rows: index, %m: index,
                         %n: index) {
   ggemm.foreach_tile uniform groups(%groups) rows_per_group(%rows) num_rows(%m)
-      num_cols(%n) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>) persistent {
+      num_cols(%n) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
-    %acc = ggemm.tile_mma ins(%x, %w : memref<?x512xf8E4M3FN>, memref<4x128x512xf8E4M3FN>)
-        group(%g) row(%row) col(%col)
-        {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>,
-         weight_layout = #ggemm.weight_layout<nk>}
+    %c0 = arith.constant 0 : index
+    %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+    %ta = ggemm.load_tile %x[%row, %c0]
+        : memref<?x512xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN>
+    %tb = ggemm.load_tile %w[%g, %col, %c0]
+        : memref<4x128x512xf8E5M2> -> !ggemm.tile<128x128xf8E5M2>
+    %acc = ggemm.mma %ta, %tb, %zero
+        : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E5M2>
         -> !ggemm.accumulator<128x128xf32>
-    ggemm.tile_store %acc to %y weight_indices(%idx : memref<4xi32>)
-        group(%g) row(%row) row_end(%row_end) col(%col)
-        : !ggemm.accumulator<128x128xf32>, memref<?x128xf16>
-    ggemm.tile_store %acc to %y bias(%b : memref<4x128xf32>)
-        group(%g) row(%row) row_end(%row_end) col(%col)
-        : !ggemm.accumulator<128x128xf32>, memref<?x128xf16>
-    ggemm.tile_store %acc to %y row_scale(%rs : memref<?xf32>)
-        group(%g) row(%row) row_end(%row_end) col(%col)
+    ggemm.store_tile %acc to %y row(%row) row_end(%row_end) col(%col)
         {epilogue = #ggemm.epilogue<accumulate = true>}
         : !ggemm.accumulator<128x128xf32>, memref<?x128xf16>
   }
   ggemm.foreach_tile uniform groups(%groups) rows_per_group(%rows) num_rows(%m)
       num_cols(%n) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// Schedule level: tile_schedule, launch, tile_count, map_tile,
+// warp_specialize, create_ring, ring_put, ring_get, ring_release;
+// !ggemm.schedule, !ggemm.ring
+//===----------------------------------------------------------------------===//
+
+// A persistent launch: the schedule, the tile count, the grid-stride loop
+// and map_tile with its named results.
+// CHECK-LABEL: func.func @schedule_persistent(
+// CHECK: %[[S:.+]] = ggemm.tile_schedule segment rows(%{{.*}} : memref<9xi32>) groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(#ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>)
+// CHECK-NEXT: ggemm.launch %[[S]] grid(persistent) {
+// CHECK-NEXT: ^bb0(%[[CTA:cta]]: index, %[[NUM:num_ctas]]: index):
+// CHECK-NEXT: %[[T:.+]] = ggemm.tile_count %[[S]]
+// CHECK-NEXT: scf.for %[[ID:.+]] = %[[CTA]] to %[[T]] step %[[NUM]] {
+// CHECK-NEXT: %group, %row, %row_end, %col = ggemm.map_tile %[[S]][%[[ID]]]
+// CHECK: func.func @schedule_tiles(
+// CHECK: ggemm.launch %{{.*}} grid(tiles) {
+func.func @schedule_persistent(%indptr: memref<9xi32>, %groups: index, %m: index,
+                               %n: index) {
+  %c0 = arith.constant 0 : index
+  %sched = ggemm.tile_schedule segment rows(%indptr : memref<9xi32>) groups(%groups)
+      rows_per_group(%c0) num_rows(%m) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %total = ggemm.tile_count %sched
+    scf.for %t = %cta to %total step %num_ctas {
+      %g, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+    }
+  }
+  return
+}
+func.func @schedule_tiles(%groups: index, %rows: index, %m: index, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%groups) rows_per_group(%rows)
+      num_rows(%m) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1>)
+  ggemm.launch %sched grid(tiles) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %total = ggemm.tile_count %sched
+    %has = arith.cmpi ult, %cta, %total : index
+    scf.if %has {
+      %g, %row, %row_end, %col = ggemm.map_tile %sched[%cta]
+    }
+  }
+  return
+}
+
+// Warp roles and a stage ring, with and without its layout.
+// CHECK-LABEL: func.func @warp_roles(
+// CHECK: %[[RING:.+]] = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 32768], barrier_offset = 196608, smem_bytes = 196672>) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+// CHECK-NEXT: %{{.+}} = ggemm.create_ring release_count(128) : !ggemm.ring<!ggemm.tile<64x64xbf16>>
+// CHECK-NEXT: ggemm.warp_specialize producer registers(40) {
+// CHECK: ggemm.ring_put %[[RING]][%{{.+}}], %{{.+}}, %{{.+}} : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+// CHECK: } consumers(2) registers(232) {
+// CHECK-NEXT: %{{.+}}:2 = ggemm.ring_get %[[RING]][%{{.+}}] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+// CHECK-NEXT: ggemm.ring_release %[[RING]][%{{.+}}] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+func.func @warp_roles(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
+                      %groups: index, %rows: index, %m: index, %n: index, %i: index) {
+  %sched = ggemm.tile_schedule uniform groups(%groups) rows_per_group(%rows)
+      num_rows(%m) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536],
+                                  stage_bytes = [16384, 32768],
+                                  barrier_offset = 196608, smem_bytes = 196672>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+    %other = ggemm.create_ring release_count(128) : !ggemm.ring<!ggemm.tile<64x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      %ta = ggemm.load_tile %x[%cta, %i] : memref<?x7168xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%cta, %cta, %i]
+          : memref<8x4096x7168xbf16> -> !ggemm.tile<256x64xbf16>
+      ggemm.ring_put %ring[%i], %ta, %tb
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+    } consumers(2) registers(232) {
+      %ta, %tb = ggemm.ring_get %ring[%i]
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+      ggemm.ring_release %ring[%i]
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+    }
   }
   return
 }

@@ -73,10 +73,13 @@ class Case:
     raster: str = "along_n"
     # None: let ggemm-select-config choose.
     explicit_config: bool = True
-    # None: the pass's default grid; else run convert-ggemm-to-loops with
-    # this num-ctas before the pipeline.
+    # None: the pipeline's default simulated grid; else this many CTAs of a
+    # persistent grid.
     num_ctas: Optional[int] = None
-    # Write the tile level by hand with a non-persistent foreach_tile.
+    # ggemm-persistent-schedule's grid: persistent (CTAs stride over the
+    # tile ids) or tiles (one CTA per tile id).
+    grid: str = "persistent"
+    # Write the tile program (foreach_tile and its K loop) by hand.
     tile_level: bool = False
     # masked/batched: dynamic group and row extents (memref<?x?x...>).
     dynamic: bool = False
@@ -366,15 +369,23 @@ class TestWriter:
         return "\n".join(lines) + "\n"
 
     def tile_level_body(self) -> str:
-        """The program ggemm-tile would write, without `persistent`."""
+        """The tile program ggemm-tile would write, by hand."""
         c = self.c
         assert c.op == "segment", "tile-level tests are written for segments"
         cfg = config_attr(c)
-        layout = "nk" if c.layout == "nk" else "kn"
         acc = f"!ggemm.accumulator<{c.block_m}x{c.block_n}xf32>"
-        widx = (f" weight_indices(%widx : {self.widx_type})"
-                if c.weight_indices is not None else "")
-        bias = f" bias(%bias : {self.bias_type})" if c.bias else ""
+        a_tile = f"!ggemm.tile<{c.block_m}x64x{c.in_type}>"
+        b_tile = (f"!ggemm.tile<{c.block_n}x64x{c.in_type}>"
+                  if c.layout == "nk"
+                  else f"!ggemm.tile<{c.block_n}x64x{c.in_type}, mn_major>")
+        # Without weight indices a group is its own weight.
+        wv = "%weight" if c.weight_indices is not None else "%g"
+        weight = (f"    %weight = ggemm.weight_index %widx[%g] : "
+                  f"{self.widx_type}\n"
+                  if c.weight_indices is not None else "")
+        b_index = (f"{wv}, %col, %k" if c.layout == "nk"
+                   else f"{wv}, %k, %col")
+        bias = f" bias(%bias[{wv}] : {self.bias_type})" if c.bias else ""
         rs = f" row_scale(%rs : {self.rs_type})" if c.row_scale else ""
         epi = []
         if c.activation != "none":
@@ -383,6 +394,7 @@ class TestWriter:
             epi.append("accumulate = true")
         epi_attr = (f" {{epilogue = #ggemm.epilogue<{', '.join(epi)}>}}"
                     if epi else "")
+        k_blocks = -(-c.k // 64)
         return (
             f"  %c0 = arith.constant 0 : index\n"
             f"  %groups = arith.constant {c.groups} : index\n"
@@ -393,15 +405,24 @@ class TestWriter:
             f"num_cols(%n)\n"
             f"      config({cfg}) {{\n"
             f"  ^bb0(%g: index, %row: index, %row_end: index, %col: index):\n"
-            f"    %acc = ggemm.tile_mma ins(%x, %w : {self.x_type}, "
-            f"{self.w_type}){widx}\n"
-            f"        group(%g) row(%row) col(%col)\n"
-            f"        {{config = {cfg},\n"
-            f"         weight_layout = #ggemm.weight_layout<{layout}>}} "
-            f"-> {acc}\n"
-            f"    ggemm.tile_store %acc to %y{widx}{bias}{rs}\n"
-            f"        group(%g) row(%row) row_end(%row_end) col(%col)"
-            f"{epi_attr}\n"
+            f"{weight}"
+            f"    %c1 = arith.constant 1 : index\n"
+            f"    %c64 = arith.constant 64 : index\n"
+            f"    %kblocks = arith.constant {k_blocks} : index\n"
+            f"    %zero = ggemm.zero_accumulator : {acc}\n"
+            f"    %acc = scf.for %kb = %c0 to %kblocks step %c1\n"
+            f"        iter_args(%a = %zero) -> ({acc}) {{\n"
+            f"      %k = arith.muli %kb, %c64 : index\n"
+            f"      %ta = ggemm.load_tile %x[%row, %k] : {self.x_type} -> "
+            f"{a_tile}\n"
+            f"      %tb = ggemm.load_tile %w[{b_index}] : {self.w_type} -> "
+            f"{b_tile}\n"
+            f"      %next = ggemm.mma %ta, %tb, %a : {a_tile}, {b_tile} -> "
+            f"{acc}\n"
+            f"      scf.yield %next : {acc}\n"
+            f"    }}\n"
+            f"    ggemm.store_tile %acc to %y row(%row) row_end(%row_end) "
+            f"col(%col){bias}{rs}{epi_attr}\n"
             f"        : {acc}, {self.y_type}\n"
             f"  }}\n")
 
@@ -633,12 +654,14 @@ class TestWriter:
         gemm = self.gemm_function()
         fills = "\n".join(fill_function(rank, ty)
                           for rank, ty in sorted(self.fills))
+        options = []
         if c.num_ctas is not None:
-            prefix = ("gemm-opt %s --ggemm-tile "
-                      f"--convert-ggemm-to-loops=num-ctas={c.num_ctas} "
-                      "--ggemm-to-cpu")
-        else:
-            prefix = "gemm-opt %s --ggemm-to-cpu"
+            options.append(f"num-ctas={c.num_ctas}")
+        if c.grid != "persistent":
+            options.append(f"grid={c.grid}")
+        prefix = "gemm-opt %s --ggemm-to-cpu"
+        if options:
+            prefix += f"=\"{' '.join(options)}\""
         header = [
             "// GENERATED by test/Execution/gen_tests.py: edit the generator "
             "and rerun it.",
@@ -733,10 +756,21 @@ CASES = [
          segments=[30, 1, 20], rows=60, n=64, k=64, explicit_config=False,
          out_type="f32"),
     Case("segment_tile_level", "segment",
-         "a hand-written non-persistent foreach_tile (one tile id per CTA)",
-         segments=[70, 1, 0, 63], rows=140, tile_level=True,
+         "a hand-written tile program (foreach_tile with its K loop), "
+         "scheduled one CTA per tile",
+         segments=[70, 1, 0, 63], rows=140, tile_level=True, grid="tiles",
          weight_indices=[3, 0, 1, 2], num_weights=4, bias=True,
          activation="silu", out_type="f32"),
+    Case("segment_tile_level_kn", "segment",
+         "a hand-written tile program with an mn_major (kn) B tile, "
+         "persistent grid of 2 CTAs",
+         segments=[1, 90, 40], rows=140, tile_level=True, layout="kn",
+         num_ctas=2, n=136, k=72, row_scale=True, accumulate=True),
+    Case("segment_grid_tiles", "segment",
+         "segment_matmul scheduled one CTA per tile: the host-side bound "
+         "launches more CTAs than tiles, the extra ones find none",
+         segments=[65, 0, 1, 127, 3], rows=210, grid="tiles", out_type="f32",
+         raster="along_m", n=136),
     # --- masked_matmul ----------------------------------------------------
     Case("masked_basic", "masked",
          "masked_matmul bf16 -> bf16: counts 0, 1 and a full group",
@@ -751,6 +785,10 @@ CASES = [
          in_type="f16", out_type="f16", counts=[70, 0, 64, 1],
          rows_per_group=70, activation="silu", row_scale=True,
          accumulate=True),
+    Case("masked_grid_tiles", "masked",
+         "masked_matmul scheduled one CTA per tile, kn weights",
+         counts=[0, 70, 129], rows_per_group=130, grid="tiles", layout="kn",
+         n=128, out_type="f32"),
     Case("masked_raster_m", "masked",
          "masked_matmul with raster along_m (3x4 tiles per group), 2 CTAs",
          counts=[130, 129], rows_per_group=130, n=200, raster="along_m",

@@ -2,7 +2,7 @@
 // masked_matmul with raster along_m (3x4 tiles per group), 2 CTAs
 // Tiles: 24
 // REQUIRES: mlir-runner
-// RUN: gemm-opt %s --ggemm-tile --convert-ggemm-to-loops=num-ctas=2 --ggemm-to-cpu \
+// RUN: gemm-opt %s --ggemm-to-cpu="num-ctas=2" \
 // RUN: | mlir-runner -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils \
 // RUN: | FileCheck %s

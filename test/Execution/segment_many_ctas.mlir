@@ -2,7 +2,7 @@
 // segment_matmul with more CTAs than tiles: some CTAs get none
 // Tiles: 10
 // REQUIRES: mlir-runner
-// RUN: gemm-opt %s --ggemm-tile --convert-ggemm-to-loops=num-ctas=64 --ggemm-to-cpu \
+// RUN: gemm-opt %s --ggemm-to-cpu="num-ctas=64" \
 // RUN: | mlir-runner -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_c_runner_utils,%mlir_runner_utils \
 // RUN: | FileCheck %s

@@ -3,6 +3,12 @@
 // the expected rows per group and the SM count.
 // RUN: gemm-opt %s -split-input-file -ggemm-select-config | FileCheck %s
 // RUN: gemm-opt %s -split-input-file -ggemm-select-config="num-sms=78 expected-rows=16" | FileCheck %s --check-prefix=SMALL
+// RUN: gemm-opt %s -split-input-file -ggemm-select-config="expected-rows=512" | FileCheck %s --check-prefix=ROWS512
+// RUN: not gemm-opt %s -ggemm-select-config=num-sms=0 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-SMS
+// RUN: not gemm-opt %s -ggemm-select-config=expected-rows=-5 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-ROWS
+
+// BAD-SMS: error: ggemm-select-config: expects num-sms >= 1 and expected-rows >= 0, got num-sms = 0, expected-rows = 0
+// BAD-ROWS: error: ggemm-select-config: expects num-sms >= 1 and expected-rows >= 0, got num-sms = 132, expected-rows = -5
 
 // A user config wins, even one the heuristics would never pick.
 // CHECK-LABEL: func.func @user_config(
@@ -104,5 +110,22 @@ func.func @fp8(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M3FN>,
       segments(%indptr : memref<9xi32>) scales(%xs, %ws : memref<?x56xf32>, memref<8x32x56xf32>)
       outs(%y : memref<?x4096xbf16>)
       {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
+// A seg_indptr of dynamic size gives an unknown group count, not a wrapped
+// one (its size minus one used to overflow): with 512 rows per group
+// expected, one group's 4 x 16 tiles of 128x256 already take a wave, so
+// the narrower 128x128 tiles (8 x 32 of them, still one wave) win.
+// CHECK-LABEL: func.func @dynamic_groups(
+// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// ROWS512-LABEL: func.func @dynamic_groups(
+// ROWS512: {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, stages = 6, raster = along_m>}
+func.func @dynamic_groups(%x: memref<?x7168xbf16>, %w: memref<?x4096x7168xbf16>,
+                          %indptr: memref<?xi32>, %y: memref<?x4096xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<?x4096x7168xbf16>)
+      segments(%indptr : memref<?xi32>) outs(%y : memref<?x4096xbf16>)
   return
 }

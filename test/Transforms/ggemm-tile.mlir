@@ -1,20 +1,31 @@
-// ggemm-tile: problem-level ops become a persistent ggemm.foreach_tile whose
-// body is one tile_mma and one tile_store; 3-D operands are collapsed to
-// matrices. Cases the pass cannot tile are diagnosed.
+// ggemm-tile: problem-level ops become a ggemm.foreach_tile whose body is
+// the tile program: an scf.for over the K blocks that loads the A and B
+// tiles of a block and multiplies them into the accumulator, then the
+// store with the epilogue. 3-D operands are collapsed to matrices. Cases
+// the pass cannot tile are diagnosed.
 // RUN: gemm-opt %s -split-input-file -ggemm-tile -verify-diagnostics | FileCheck %s
 
-// Segments: G = size(seg_indptr) - 1, no rows per group; weight indices,
-// bias, row scale and the epilogue go to the tile ops.
+// Segments: G = size(seg_indptr) - 1, no rows per group; the weight index
+// feeds the B tile and the bias row; static K gives a constant block count.
 // CHECK-LABEL: func.func @segment(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<2x128x256xbf16>, %[[P:[a-z0-9]+]]: memref<5xi64>, %[[IDX:[a-z0-9]+]]: memref<4xi32>, %[[B:[a-z0-9]+]]: memref<2x128xf32>, %[[RS:[a-z0-9]+]]: memref<?xf32>, %[[Y:[a-z0-9]+]]: memref<?x128xf32>)
-// CHECK-DAG: %[[PTRS:.+]] = memref.dim %[[P]], %c0{{(_[0-9]+)?}} : memref<5xi64>
-// CHECK-DAG: %[[G:.+]] = arith.subi %[[PTRS]], %c1{{(_[0-9]+)?}} : index
+// CHECK-DAG: %[[G:.+]] = arith.constant 4 : index
 // CHECK-DAG: %[[M:.+]] = memref.dim %[[X]], %c0{{(_[0-9]+)?}} : memref<?x256xbf16>
-// CHECK-DAG: %[[N:.+]] = memref.dim %[[W]], %c1{{(_[0-9]+)?}} : memref<2x128x256xbf16>
-// CHECK: ggemm.foreach_tile segment rows(%[[P]] : memref<5xi64>) groups(%[[G]]) rows_per_group(%{{.+}}) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
+// CHECK-DAG: %[[N:.+]] = arith.constant 128 : index
+// CHECK: ggemm.foreach_tile segment rows(%[[P]] : memref<5xi64>) groups(%[[G]]) rows_per_group(%{{.+}}) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
 // CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
-// CHECK-NEXT: %[[ACC:.+]] = ggemm.tile_mma ins(%[[X]], %[[W]] : memref<?x256xbf16>, memref<2x128x256xbf16>) weight_indices(%[[IDX]] : memref<4xi32>) group(%[[GRP]]) row(%[[ROW]]) col(%[[COL]]) {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>, weight_layout = #ggemm.weight_layout<nk>} -> !ggemm.accumulator<128x128xf32>
-// CHECK-NEXT: ggemm.tile_store %[[ACC]] to %[[Y]] weight_indices(%[[IDX]] : memref<4xi32>) bias(%[[B]] : memref<2x128xf32>) row_scale(%[[RS]] : memref<?xf32>) group(%[[GRP]]) row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) {epilogue = #ggemm.epilogue<activation = relu>} : !ggemm.accumulator<128x128xf32>, memref<?x128xf32>
+// CHECK-NEXT: %[[WIDX:.+]] = ggemm.weight_index %[[IDX]][%[[GRP]]] : memref<4xi32>
+// CHECK-DAG: %[[KB:.+]] = arith.constant 4 : index
+// CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
+// CHECK: %[[ZERO:.+]] = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: %[[ACC:.+]] = scf.for %[[I:.+]] = %{{.+}} to %[[KB]] step %{{.+}} iter_args(%[[A:.+]] = %[[ZERO]]) -> (!ggemm.accumulator<128x128xf32>) {
+// CHECK-NEXT: %[[K:.+]] = arith.muli %[[I]], %[[C64]] : index
+// CHECK-NEXT: %[[TA:.+]] = ggemm.load_tile %[[X]][%[[ROW]], %[[K]]] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+// CHECK-NEXT: %[[TB:.+]] = ggemm.load_tile %[[W]][%[[WIDX]], %[[COL]], %[[K]]] : memref<2x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+// CHECK-NEXT: %[[NEXT:.+]] = ggemm.mma %[[TA]], %[[TB]], %[[A]] : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: scf.yield %[[NEXT]] : !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: ggemm.store_tile %[[ACC]] to %[[Y]] row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) bias(%[[B]][%[[WIDX]]] : memref<2x128xf32>) row_scale(%[[RS]] : memref<?xf32>) {epilogue = #ggemm.epilogue<activation = relu>} : !ggemm.accumulator<128x128xf32>, memref<?x128xf32>
 // CHECK-NEXT: }
 // CHECK-NOT: ggemm.segment_matmul
 func.func @segment(%x: memref<?x256xbf16>, %w: memref<2x128x256xbf16>, %indptr: memref<5xi64>,
@@ -32,21 +43,23 @@ func.func @segment(%x: memref<?x256xbf16>, %w: memref<2x128x256xbf16>, %indptr: 
 // -----
 
 // Masked groups: x, y and the row scales collapse to [G * Mmax, ...]; the
-// counts become the loop's rows; a kn weight's N is its dimension 2.
+// counts become the loop's rows; a kn weight gives an mn_major B tile read
+// at [group, k, col]; without weight indices the group indexes the bias.
 // CHECK-LABEL: func.func @masked(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<4x64x256xf16>, %[[W:[a-z0-9]+]]: memref<4x256x192xf16>, %[[CNT:[a-z0-9]+]]: memref<4xi32>, %[[B:[a-z0-9]+]]: memref<4x192xf32>, %[[RS:[a-z0-9]+]]: memref<4x64xf32>, %[[Y:[a-z0-9]+]]: memref<4x64x192xbf16>)
-// CHECK-DAG: %[[G:.+]] = memref.dim %[[X]], %c0{{(_[0-9]+)?}} : memref<4x64x256xf16>
-// CHECK-DAG: %[[MMAX:.+]] = memref.dim %[[X]], %c1{{(_[0-9]+)?}} : memref<4x64x256xf16>
+// CHECK-DAG: %[[G:.+]] = arith.constant 4 : index
+// CHECK-DAG: %[[MMAX:.+]] = arith.constant 64 : index
 // CHECK-DAG: %[[X2:.+]] = memref.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : memref<4x64x256xf16> into memref<256x256xf16>
 // CHECK-DAG: %[[Y2:.+]] = memref.collapse_shape %[[Y]] {{\[}}[0, 1], [2]] : memref<4x64x192xbf16> into memref<256x192xbf16>
 // CHECK-DAG: %[[RS2:.+]] = memref.collapse_shape %[[RS]] {{\[}}[0, 1]] : memref<4x64xf32> into memref<256xf32>
-// CHECK-DAG: %[[M:.+]] = memref.dim %[[X2]], %{{.+}} : memref<256x256xf16>
-// CHECK-DAG: %[[N:.+]] = memref.dim %[[W]], %c2{{(_[0-9]+)?}} : memref<4x256x192xf16>
-// CHECK: ggemm.foreach_tile masked rows(%[[CNT]] : memref<4xi32>) groups(%[[G]]) rows_per_group(%[[MMAX]]) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1>) persistent {
-// CHECK: ggemm.tile_mma ins(%[[X2]], %[[W]] : memref<256x256xf16>, memref<4x256x192xf16>) group
-// CHECK-SAME: weight_layout = #ggemm.weight_layout<kn>} -> !ggemm.accumulator<64x64xf32>
-// CHECK-NEXT: ggemm.tile_store %{{.+}} to %[[Y2]] bias(%[[B]] : memref<4x192xf32>) row_scale(%[[RS2]] : memref<256xf32>) group
-// CHECK-SAME: : !ggemm.accumulator<64x64xf32>, memref<256x192xbf16>
+// CHECK-DAG: %[[M:.+]] = arith.constant 256 : index
+// CHECK-DAG: %[[N:.+]] = arith.constant 192 : index
+// CHECK: ggemm.foreach_tile masked rows(%[[CNT]] : memref<4xi32>) groups(%[[G]]) rows_per_group(%[[MMAX]]) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1>) {
+// CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
+// CHECK: ggemm.load_tile %[[X2]][%[[ROW]], %[[K:.+]]] : memref<256x256xf16> -> !ggemm.tile<64x64xf16>
+// CHECK-NEXT: ggemm.load_tile %[[W]][%[[GRP]], %[[K]], %[[COL]]] : memref<4x256x192xf16> -> !ggemm.tile<64x64xf16, mn_major>
+// CHECK-NEXT: ggemm.mma {{.+}} : !ggemm.tile<64x64xf16>, !ggemm.tile<64x64xf16, mn_major> -> !ggemm.accumulator<64x64xf32>
+// CHECK: ggemm.store_tile %{{.+}} to %[[Y2]] row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) bias(%[[B]][%[[GRP]]] : memref<4x192xf32>) row_scale(%[[RS2]] : memref<256xf32>) : !ggemm.accumulator<64x64xf32>, memref<256x192xbf16>
 // CHECK-NOT: ggemm.masked_matmul
 func.func @masked(%x: memref<4x64x256xf16>, %w: memref<4x256x192xf16>, %counts: memref<4xi32>,
                   %b: memref<4x192xf32>, %rs: memref<4x64xf32>, %y: memref<4x64x192xbf16>) {
@@ -69,9 +82,9 @@ func.func @masked(%x: memref<4x64x256xf16>, %w: memref<4x256x192xf16>, %counts: 
 // CHECK-DAG: %[[ROWS:.+]] = memref.dim %[[X]], %c1{{(_[0-9]+)?}} : memref<?x?x256xbf16>
 // CHECK-DAG: %[[X2:.+]] = memref.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : memref<?x?x256xbf16> into memref<?x256xbf16>
 // CHECK-DAG: %[[Y2:.+]] = memref.collapse_shape %[[Y]] {{\[}}[0, 1], [2]] : memref<?x?x128xf32> into memref<?x128xf32>
-// CHECK: ggemm.foreach_tile uniform groups(%[[B]]) rows_per_group(%[[ROWS]]) num_rows(%{{.+}}) num_cols(%{{.+}}) config(#ggemm.tile_config<block_m = 128, block_n = 64, block_k = 64, stages = 2, raster = along_m>) persistent {
-// CHECK: ggemm.tile_mma ins(%[[X2]], %[[W]] : memref<?x256xbf16>, memref<?x128x256xbf16>) group
-// CHECK: ggemm.tile_store %{{.+}} to %[[Y2]] group
+// CHECK: ggemm.foreach_tile uniform groups(%[[B]]) rows_per_group(%[[ROWS]]) num_rows(%{{.+}}) num_cols(%{{.+}}) config(#ggemm.tile_config<block_m = 128, block_n = 64, block_k = 64, stages = 2, raster = along_m>) {
+// CHECK: ggemm.load_tile %[[X2]][{{.+}}] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+// CHECK: ggemm.store_tile %{{.+}} to %[[Y2]] row
 // CHECK-SAME: {epilogue = #ggemm.epilogue<activation = gelu, accumulate = true>} : !ggemm.accumulator<128x64xf32>, memref<?x128xf32>
 func.func @batched(%x: memref<?x?x256xbf16>, %w: memref<?x128x256xbf16>, %y: memref<?x?x128xf32>) {
   ggemm.batched_matmul ins(%x, %w : memref<?x?x256xbf16>, memref<?x128x256xbf16>)
@@ -84,23 +97,45 @@ func.func @batched(%x: memref<?x?x256xbf16>, %w: memref<?x128x256xbf16>, %y: mem
 
 // -----
 
-// Every problem op of the module is tiled; other ops stay.
+// Every problem op of the module is tiled; a dynamic K gives a block count
+// computed from memref.dim, a dynamic seg_indptr a group count from its
+// size.
 // CHECK-LABEL: func.func @several(
-// CHECK-COUNT-2: ggemm.foreach_tile segment
-// CHECK: ggemm.segment_matmul_k
-// CHECK: ggemm.quantize
-func.func @several(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %indptr: memref<5xi32>,
-                   %y: memref<?x128xbf16>, %dw: memref<4x128x256xf32>,
-                   %q: memref<?x256xf8E4M3FN>, %s: memref<?x2xf32>) {
+// CHECK: %[[S:.+]] = memref.dim %{{.+}}, %{{.+}} : memref<?xi32>
+// CHECK: arith.subi %[[S]], %{{.+}} : index
+// CHECK: ggemm.foreach_tile segment rows(%{{.+}} : memref<?xi32>)
+// CHECK: ggemm.foreach_tile segment rows(%{{.+}} : memref<5xi32>)
+// CHECK: %[[K:.+]] = memref.dim %{{.+}}, %{{.+}} : memref<?x?xbf16>
+// CHECK: %[[SUM:.+]] = arith.addi %[[K]], %{{.+}} : index
+// CHECK: arith.divui %[[SUM]], %{{.+}} : index
+// CHECK-NOT: ggemm.segment_matmul
+func.func @several(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %indptr: memref<?xi32>,
+                   %y: memref<?x128xbf16>, %xd: memref<?x?xbf16>, %wd: memref<4x128x?xbf16>,
+                   %indptr4: memref<5xi32>) {
   ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
-      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+      segments(%indptr : memref<?xi32>) outs(%y : memref<?x128xbf16>)
       {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>}
-  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
-      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+  ggemm.segment_matmul ins(%xd, %wd : memref<?x?xbf16>, memref<4x128x?xbf16>)
+      segments(%indptr4 : memref<5xi32>) outs(%y : memref<?x128xbf16>)
       {config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64,
                                    consumer_warpgroups = 1>}
+  return
+}
+
+// -----
+
+func.func @segment_matmul_k(%x: memref<?x256xbf16>, %indptr: memref<5xi32>,
+                            %y: memref<?x128xbf16>, %dw: memref<4x128x256xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op has no tile-level lowering yet}}
   ggemm.segment_matmul_k ins(%y, %x : memref<?x128xbf16>, memref<?x256xbf16>)
       segments(%indptr : memref<5xi32>) outs(%dw : memref<4x128x256xf32>)
+  return
+}
+
+// -----
+
+func.func @quantize(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<?x2xf32>) {
+  // expected-error @+1 {{'ggemm.quantize' op has no tile-level lowering yet}}
   ggemm.quantize ins(%x : memref<?x256xbf16>) outs(%q, %s : memref<?x256xf8E4M3FN>, memref<?x2xf32>)
   return
 }
@@ -133,7 +168,7 @@ func.func @fp8(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
 
 func.func @swap_ab(%x: memref<8x16x256xbf16>, %w: memref<8x128x256xbf16>, %counts: memref<8xi32>,
                    %y: memref<8x16x128xbf16>) {
-  // expected-error @+1 {{'ggemm.masked_matmul' op swap_ab configs need ggemm-swap-ab, which is not implemented yet}}
+  // expected-error @+1 {{'ggemm.masked_matmul' op expects a tile config without swap_ab: swap-AB tile programs are not supported yet}}
   ggemm.masked_matmul ins(%x, %w : memref<8x16x256xbf16>, memref<8x128x256xbf16>)
       masked_m(%counts : memref<8xi32>) outs(%y : memref<8x16x128xbf16>)
       {config = #ggemm.tile_config<block_m = 16, block_n = 128, block_k = 64,

@@ -9,37 +9,51 @@ include "mlir/Pass/PassBase.td"
 //===----------------------------------------------------------------------===//
 
 def ConvertGGemmToLoops : Pass<"convert-ggemm-to-loops", "::mlir::ModuleOp"> {
-  let summary = "lower the tile program to scf/memref/arith loops (CPU reference)";
+  let summary = "lower scheduled tile programs to scf/memref/arith loops (CPU reference)";
   let description = [{
-    Runs the tile schedule of `ggemm.foreach_tile` on a CPU: the same tile
-    config, the same tile-id to group mapping (`TileSchedule`, computed from
-    `group_rows` by the code the GPU kernel uses), the same row and column
-    masks and the same epilogue arithmetic. Each tile loop becomes the loop
-    of a persistent kernel over a simulated grid of `num-ctas` CTAs, each
-    striding over the tile ids as a CTA of the GPU kernel does:
+    Runs each `ggemm.launch` (after `ggemm-persistent-schedule`) on a CPU,
+    as written: a loop over simulated CTAs executes the launch body, so the
+    grid-stride loop over tile ids, the device-side tile -> group mapping
+    (`TileSchedule`, the code the GPU kernel uses), the K loop, the row and
+    column masks and the epilogue arithmetic all run as they would on the
+    GPU. A `persistent` grid has `num-ctas` CTAs, so each CTA walks several
+    tile ids; a `tiles` grid has as many CTAs as the host-side bound the
+    runtime launches, so the CTAs past the real tile count run too.
+
+    Only the hardware becomes plain loops: `ggemm.load_tile` copies into a
+    buffer with TMA's zero fill written out, `ggemm.mma` sums into an f32
+    accumulator buffer, `ggemm.store_tile` applies the epilogue to the rows
+    `[row, min(row + block_m, row_end))` and columns `[col, min(col +
+    block_n, N))` and writes nothing else. Warp roles and the stage ring
+    are GPU-only: run this pass before `ggemm-warp-specialize`.
+
+    Before:
 
     ```mlir
-    scf.for %cta = %c0 to %num_ctas step %c1 {
-      %total = ...                       // TileSchedule::totalTiles
+    ggemm.launch %sched grid(persistent) {
+    ^bb0(%cta: index, %num_ctas: index):
+      %total = ggemm.tile_count %sched
       scf.for %t = %cta to %total step %num_ctas {
-        ...                              // TileSchedule::mapTile, the body
+        %group, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+        ...
       }
     }
     ```
 
-    A tile loop without `persistent` runs one tile id per CTA. Only the
-    hardware parts become plain loops: `ggemm.tile_mma` fills an f32
-    `memref.alloca` accumulator over i, j and the k-blocks, with TMA's zero
-    fill written out (rows at or past `num_rows`, columns at or past `N` and
-    the K tail contribute zero); `ggemm.tile_store` applies the epilogue to
-    the rows `[row, min(row + block_m, row_end))` and columns `[col, min(col
-    + block_n, N))` and writes nothing else. The mbarrier ring, wgmma and
-    the warp roles have no CPU counterpart. Other ops of the function are
-    left as they are.
+    After (`num-ctas=3`):
+
+    ```mlir
+    scf.for %cta = %c0 to %c3 step %c1 {
+      %total = ...                       // TileSchedule::totalTiles
+      scf.for %t = %cta to %total step %c3 {
+        ...                              // TileSchedule::mapTile, the body
+      }
+    }
+    ```
   }];
   let options = [
     Option<"numCtas", "num-ctas", "int64_t", /*default=*/"3",
-           "CTAs of the simulated persistent grid; a small count makes each "
+           "CTAs of a simulated persistent grid; a small count makes each "
            "CTA walk several tile ids (the grid-stride path)">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
@@ -49,31 +63,66 @@ def ConvertGGemmToLoops : Pass<"convert-ggemm-to-loops", "::mlir::ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
-// GGemmToNVGPU
+// GGemmToNVVM
 //===----------------------------------------------------------------------===//
 
-def ConvertGGemmToNVGPU : Pass<"convert-ggemm-to-nvgpu", "::mlir::ModuleOp"> {
-  let summary = "lower tile programs to gpu/nvgpu/nvvm kernels";
+def ConvertGGemmToNVVM : Pass<"convert-ggemm-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "outline warp-specialised launches into gpu/nvvm kernels";
   let description = [{
-    Turns every pipelined `ggemm.foreach_tile` into a warp-specialised,
-    persistent `gpu.func` kernel in its own `gpu.module`: one elected thread
-    of the producer warpgroup issues TMA loads
-    (`nvvm.cp.async.bulk.tensor.shared.cluster.global`) into the
-    shared-memory ring, completing on mbarriers; consumer warpgroups chain
-    `nvvm.wgmma.mma_async` over each stage and release it; the epilogue
-    stores the wgmma fragments with row and column masks. The kernel walks
-    tile ids persistently and maps each to its group on the device
-    (`TileSchedule`). Each kernel's parameters and launch facts are recorded
-    as an entry of the module's `ggemm.manifests` dictionary for
-    `ggemm-export-bundle`. The enclosing host function is erased: the
-    runtime launches the kernel.
+    Turns every `ggemm.launch` that went through `ggemm-warp-specialize`
+    and `ggemm-stage-ring` into a `gpu.func` kernel in its own `gpu.module`
+    and translates its body op by op; it decides nothing the IR does not
+    say:
+
+    | op | becomes |
+    |---|---|
+    | `ggemm.launch` | the kernel (parameters of `docs/Bundle.md`), `%cta` = `blockIdx.x`, `%num_ctas` = `gridDim.x`, manifest `grid.policy` = its grid |
+    | `ggemm.tile_count`, `ggemm.map_tile` | `TileSchedule` arithmetic over `group_rows` |
+    | `ggemm.create_ring` | mbarrier init by thread 0 at the places of its layout, `fence.mbarrier_init`, `bar.sync` |
+    | `ggemm.warp_specialize` | `setmaxnreg` + a branch per role; the producer region in one elected thread |
+    | `ggemm.ring_put` (+ its `ggemm.load_tile`s) | `mbarrier.try_wait.parity` (empty), `expect_tx`, `cp.async.bulk.tensor` per box |
+    | `ggemm.ring_get`, `ggemm.ring_release` | `mbarrier.try_wait.parity` (full); `mbarrier.arrive` (empty) |
+    | `ggemm.mma`, `ggemm.mma_wait` | `wgmma.fence`, `wgmma.mma_async` per k16, `commit_group`, `wait_group pending`; `wait_group 0` |
+    | `ggemm.store_tile` | the epilogue and row-masked (paired) global stores |
+
+    Each kernel's parameters and launch facts go into the module's
+    `ggemm.manifests` dictionary for `ggemm-export-bundle`. The host
+    function of the launches is erased (the runtime launches the kernels);
+    it may not have callers or hold other work.
+
+    Before (abridged):
+
+    ```mlir
+    func.func @moe(...) {
+      %sched = ggemm.tile_schedule segment ...
+      ggemm.launch %sched grid(persistent) {
+        %ring = ggemm.create_ring release_count(256) layout(...) : ...
+        ggemm.warp_specialize producer registers(40) { ... }
+                              consumers(2) registers(232) { ... }
+      }
+      return
+    }
+    ```
+
+    After (abridged):
+
+    ```mlir
+    module attributes {ggemm.manifests = {moe_kernel = {...}}, gpu.container_module} {
+      gpu.module @moe_kernel_module {
+        llvm.mlir.global external @ggemm_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
+        gpu.func @moe_kernel(%a_desc: !llvm.ptr, %b_desc: !llvm.ptr, ...) kernel
+            attributes {nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32} {
+          ...  // nvvm.mbarrier.*, nvvm.cp.async.bulk.tensor.*, nvvm.wgmma.*
+        }
+      }
+    }
+    ```
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "target chip (only sm_90a is supported)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
-                           "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::scf::SCFDialect",

@@ -142,44 +142,49 @@ int64_t TileConfigAttr::getPipelineSmemBytes(int64_t elementBytes) const {
 }
 
 //===----------------------------------------------------------------------===//
-// PipelineAttr
+// RingLayoutAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult PipelineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                   int64_t stages, int64_t aStageBytes,
-                                   int64_t bStageBytes, int64_t aOffset,
-                                   int64_t bOffset, int64_t barrierOffset,
-                                   int64_t smemBytes) {
+LogicalResult
+RingLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t stages, ArrayRef<int64_t> offsets,
+                       ArrayRef<int64_t> stageBytes, int64_t barrierOffset,
+                       int64_t smemBytes) {
   if (stages < 1 || stages > 8)
     return emitError() << "expects 1 to 8 stages, got " << stages;
-  if (aStageBytes <= 0 || bStageBytes <= 0)
-    return emitError() << "expects positive stage sizes, got " << aStageBytes
-                       << " (A) and " << bStageBytes << " (B)";
-  if (aOffset < 0 || bOffset < 0 || barrierOffset < 0)
-    return emitError() << "expects non-negative offsets, got a_offset = "
-                       << aOffset << ", b_offset = " << bOffset
-                       << ", barrier_offset = " << barrierOffset;
-  for (int64_t v : {aStageBytes, bStageBytes, aOffset, bOffset})
-    if (v % 1024 != 0)
+  if (offsets.empty() || offsets.size() != stageBytes.size())
+    return emitError() << "expects one offset and one stage size per buffer, "
+                          "got "
+                       << offsets.size() << " offsets and " << stageBytes.size()
+                       << " stage sizes";
+  for (auto [offset, bytes] : llvm::zip(offsets, stageBytes)) {
+    if (bytes <= 0 || offset < 0)
+      return emitError() << "expects positive stage sizes and non-negative "
+                            "offsets, got "
+                         << bytes << " bytes at offset " << offset;
+    if (bytes % 1024 != 0 || offset % 1024 != 0)
       return emitError() << "expects 1024-byte aligned stage sizes and "
                             "offsets (128-byte swizzle), got "
-                         << v;
-  if (barrierOffset % 8 != 0)
-    return emitError() << "expects 8-byte aligned mbarriers, got offset "
+                         << bytes << " bytes at offset " << offset;
+  }
+  if (barrierOffset < 0 || barrierOffset % 8 != 0)
+    return emitError() << "expects a non-negative, 8-byte aligned mbarrier "
+                          "offset, got "
                        << barrierOffset;
   if (smemBytes > kMaxSmemBytesPerCta)
     return emitError() << "expects at most " << kMaxSmemBytesPerCta
                        << " bytes of shared memory per CTA, got " << smemBytes;
 
-  // The A ring, the B ring and the full/empty mbarrier pairs, in any order,
-  // must lie inside smem_bytes without overlapping.
+  // The buffers and the full/empty mbarrier pairs, in any order, must lie
+  // inside smem_bytes without overlapping.
   struct Region {
-    StringRef name;
+    std::string name;
     int64_t begin, bytesPerStage, end;
   };
-  SmallVector<Region, 3> regions = {{"the A ring", aOffset, aStageBytes, 0},
-                                    {"the B ring", bOffset, bStageBytes, 0},
-                                    {"the mbarriers", barrierOffset, 16, 0}};
+  SmallVector<Region> regions;
+  for (auto [index, offset, bytes] : llvm::enumerate(offsets, stageBytes))
+    regions.push_back({"buffer " + std::to_string(index), offset, bytes, 0});
+  regions.push_back({"the mbarriers", barrierOffset, 16, 0});
   for (Region &region : regions) {
     // Huge user-written values must not overflow.
     std::optional<int64_t> end =

@@ -1,6 +1,6 @@
 //===- GGemmOps.cpp - ggemm operations and verifiers ----------------------===//
 
-#include "ggemm/Dialect/GGemm/IR/GGemm.h"
+#include "VerifyUtils.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -8,25 +8,23 @@
 
 using namespace mlir;
 using namespace mlir::ggemm;
+using namespace mlir::ggemm::detail;
 
 //===----------------------------------------------------------------------===//
 // Shared verification helpers
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// Prints a dimension for diagnostics: `?` for dynamic sizes.
-std::string dimStr(int64_t d) {
+std::string mlir::ggemm::detail::dimStr(int64_t d) {
   return ShapedType::isDynamic(d) ? std::string("?") : std::to_string(d);
 }
 
-/// True when two dimensions can be equal at run time.
-bool compatible(int64_t a, int64_t b) {
+bool mlir::ggemm::detail::compatible(int64_t a, int64_t b) {
   return ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b;
 }
 
-/// Checks `actual` against `expected` dimension by dimension.
-LogicalResult verifyShape(Operation *op, StringRef name, MemRefType type,
-                          ArrayRef<int64_t> expected) {
+LogicalResult mlir::ggemm::detail::verifyShape(Operation *op, StringRef name,
+                                               MemRefType type,
+                                               ArrayRef<int64_t> expected) {
   ArrayRef<int64_t> actual = type.getShape();
   auto fmt = [](ArrayRef<int64_t> dims) {
     std::string s = "[";
@@ -45,10 +43,9 @@ LogicalResult verifyShape(Operation *op, StringRef name, MemRefType type,
   return success();
 }
 
-/// Statically known TMA rules: the innermost dimension is contiguous, every
-/// other stride is a multiple of 16 bytes, and a static base offset keeps the
-/// 16-byte alignment of the allocation.
-LogicalResult verifyTmaOperand(Operation *op, StringRef name, MemRefType type) {
+LogicalResult mlir::ggemm::detail::verifyTmaOperand(Operation *op,
+                                                    StringRef name,
+                                                    MemRefType type) {
   SmallVector<int64_t> strides;
   int64_t offset;
   if (failed(type.getStridesAndOffset(strides, offset)))
@@ -76,8 +73,8 @@ LogicalResult verifyTmaOperand(Operation *op, StringRef name, MemRefType type) {
   return success();
 }
 
-/// Checks the operand element types against what wgmma can multiply.
-LogicalResult verifyOperandTypes(Operation *op, Type a, Type b) {
+LogicalResult mlir::ggemm::detail::verifyOperandTypes(Operation *op, Type a,
+                                                      Type b) {
   if (isFp8(a) && isFp8(b))
     return success();
   if ((a.isBF16() && b.isBF16()) || (a.isF16() && b.isF16()))
@@ -88,9 +85,9 @@ LogicalResult verifyOperandTypes(Operation *op, Type a, Type b) {
          << a << " and " << b;
 }
 
-/// Checks a tile config against the operand element type.
-LogicalResult verifyConfigForType(Operation *op, TileConfigAttr config,
-                                  Type elementType) {
+LogicalResult mlir::ggemm::detail::verifyConfigForType(Operation *op,
+                                                       TileConfigAttr config,
+                                                       Type elementType) {
   if (!config)
     return success();
   int64_t bytes = getElementBytes(elementType);
@@ -109,6 +106,7 @@ LogicalResult verifyConfigForType(Operation *op, TileConfigAttr config,
   return success();
 }
 
+namespace {
 /// The logical dimensions of a grouped matmul.
 struct ProblemDims {
   int64_t rows;    // rows of x seen as a matrix (M)
@@ -355,22 +353,32 @@ LogicalResult QuantizeOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// Tile-level ops
+// Custom assembly directives of the tile and schedule ops
 //===----------------------------------------------------------------------===//
 
-/// `ggemm.foreach_tile segment ...`: the row mapping as a bare keyword.
-static ParseResult parseRowMapping(OpAsmParser &parser, RowMappingAttr &attr) {
+/// Parses an enum written as a bare keyword (`segment`, `persistent`) into
+/// its attribute; `expected` lists the keywords for the diagnostic.
+template <typename AttrT, typename EnumT>
+static ParseResult
+parseEnumKeyword(OpAsmParser &parser, AttrT &attr,
+                 std::optional<EnumT> (*symbolize)(StringRef),
+                 StringRef expected) {
   SMLoc loc = parser.getCurrentLocation();
   StringRef keyword;
   if (parser.parseKeyword(&keyword))
     return failure();
-  std::optional<RowMapping> value = symbolizeRowMapping(keyword);
+  std::optional<EnumT> value = symbolize(keyword);
   if (!value)
-    return parser.emitError(loc) << "expected a row mapping (segment, masked "
-                                    "or uniform), got '"
-                                 << keyword << "'";
-  attr = RowMappingAttr::get(parser.getContext(), *value);
+    return parser.emitError(loc)
+           << "expected " << expected << ", got '" << keyword << "'";
+  attr = AttrT::get(parser.getContext(), *value);
   return success();
+}
+
+/// `ggemm.foreach_tile segment ...`: the row mapping as a bare keyword.
+static ParseResult parseRowMapping(OpAsmParser &parser, RowMappingAttr &attr) {
+  return parseEnumKeyword(parser, attr, symbolizeRowMapping,
+                          "a row mapping (segment, masked or uniform)");
 }
 
 static void printRowMapping(OpAsmPrinter &printer, Operation *,
@@ -378,95 +386,34 @@ static void printRowMapping(OpAsmPrinter &printer, Operation *,
   printer << stringifyRowMapping(attr.getValue());
 }
 
-LogicalResult ForeachTileOp::verify() {
-  bool needsRows = getRowMapping() != RowMapping::uniform;
-  if (needsRows && !getGroupRows())
-    return emitOpError() << "expects a `rows` operand for row_mapping "
-                         << stringifyRowMapping(getRowMapping());
-  if (!needsRows && getGroupRows())
-    return emitOpError() << "expects no `rows` operand for row_mapping "
-                            "uniform";
-  if (getConfig().getSwapAb())
-    return emitOpError() << "expects swap_ab tiles to be rewritten by "
-                            "ggemm-swap-ab before tiling";
-  return success();
+/// `ggemm.launch %s grid(persistent)`: the grid policy as a bare keyword.
+static ParseResult parseGridPolicy(OpAsmParser &parser, GridPolicyAttr &attr) {
+  return parseEnumKeyword(parser, attr, symbolizeGridPolicy,
+                          "a grid policy (persistent or tiles)");
 }
 
-LogicalResult ForeachTileOp::verifyRegions() {
-  Block &body = getBody().front();
-  if (body.getNumArguments() != 4 ||
-      !llvm::all_of(body.getArgumentTypes(),
-                    [](Type t) { return t.isIndex(); })) {
-    std::string types;
-    llvm::raw_string_ostream os(types);
-    llvm::interleaveComma(body.getArgumentTypes(), os);
-    return emitOpError() << "expects the body to take 4 index arguments "
-                            "(group, row, row_end, col), got ("
-                         << types << ")";
-  }
-  return success();
+static void printGridPolicy(OpAsmPrinter &printer, Operation *,
+                            GridPolicyAttr attr) {
+  printer << stringifyGridPolicy(attr.getValue());
 }
 
-LogicalResult TileMmaOp::verify() {
-  MemRefType xType = getX().getType(), wType = getW().getType();
-  if (failed(verifyOperandTypes(*this, xType.getElementType(),
-                                wType.getElementType())))
+/// The ring type of a ring op, from which the types of its tiles follow.
+static ParseResult parseRingTiles(OpAsmParser &parser, Type &ringType,
+                                  SmallVectorImpl<Type> &tileTypes) {
+  SMLoc loc = parser.getCurrentLocation();
+  if (parser.parseType(ringType))
     return failure();
-  TileConfigAttr config = getConfig();
-  AccumulatorType acc = getAcc().getType();
-  if (acc.getShape()[0] != config.getBlockM() ||
-      acc.getShape()[1] != config.getBlockN())
-    return emitOpError() << "expects a " << config.getBlockM() << "x"
-                         << config.getBlockN()
-                         << " accumulator (the tile config's block), got "
-                         << acc.getShape()[0] << "x" << acc.getShape()[1];
-  bool kn = getWeightLayout() == WeightLayout::kn;
-  int64_t wK = kn ? wType.getDimSize(1) : wType.getDimSize(2);
-  if (!compatible(wK, xType.getDimSize(1)))
-    return emitOpError() << "expects w's K (" << dimStr(wK)
-                         << ") to match x's K (" << dimStr(xType.getDimSize(1))
-                         << ")";
-  if (failed(verifyTmaOperand(*this, "x", xType)) ||
-      failed(verifyTmaOperand(*this, "w", wType)))
-    return failure();
-  if (PipelineAttr pipeline = getPipelineAttr()) {
-    // ggemm-pipeline only ever lowers the stage count to fit the budget.
-    if (pipeline.getStages() > config.getStages())
-      return emitOpError() << "expects at most the tile config's "
-                           << config.getStages()
-                           << " stages in the pipeline plan, got "
-                           << pipeline.getStages();
-    int64_t bytes = getElementBytes(xType.getElementType());
-    int64_t aBytes = config.getBlockM() * config.getBlockK() * bytes;
-    int64_t bBytes = config.getBlockN() * config.getBlockK() * bytes;
-    if (pipeline.getAStageBytes() != aBytes ||
-        pipeline.getBStageBytes() != bBytes)
-      return emitOpError() << "expects pipeline stage sizes " << aBytes
-                           << " (A) and " << bBytes
-                           << " (B) for the tile config, got "
-                           << pipeline.getAStageBytes() << " and "
-                           << pipeline.getBStageBytes();
-  }
-  return verifyConfigForType(*this, config, xType.getElementType());
+  auto ring = dyn_cast<RingType>(ringType);
+  if (!ring)
+    return parser.emitError(loc)
+           << "expected a !ggemm.ring type, got " << ringType;
+  llvm::append_range(tileTypes, ring.getTiles());
+  return success();
 }
 
-LogicalResult TileStoreOp::verify() {
-  auto yType = getY().getType();
-  int64_t n = yType.getDimSize(1);
-  if (Value bias = getBias()) {
-    int64_t biasN = cast<MemRefType>(bias.getType()).getDimSize(1);
-    if (!compatible(biasN, n))
-      return emitOpError() << "expects bias rows of " << dimStr(n)
-                           << " columns, got " << dimStr(biasN);
-  }
-  if (Value rowScale = getRowScale()) {
-    int64_t rows = cast<MemRefType>(rowScale.getType()).getDimSize(0);
-    if (!compatible(rows, yType.getDimSize(0)))
-      return emitOpError() << "expects one row_scale entry per row of y ("
-                           << dimStr(yType.getDimSize(0)) << "), got "
-                           << dimStr(rows);
-  }
-  return success();
+static void printRingTiles(OpAsmPrinter &printer, Operation *, Type ringType,
+                           TypeRange) {
+  printer << ringType;
 }
 
 #define GET_OP_CLASSES

@@ -46,15 +46,27 @@ struct SelectConfigPass
   }
 
   void runOnOperation() override {
+    if (numSMs < 1 || expectedRows < 0) {
+      getOperation().emitError()
+          << getArgument()
+          << ": expects num-sms >= 1 and expected-rows >= 0, got num-sms = "
+          << numSMs.getValue()
+          << ", expected-rows = " << expectedRows.getValue();
+      return signalPassFailure();
+    }
     getOperation()->walk([&](Operation *op) {
       if (auto seg = dyn_cast<SegmentMatmulOp>(op)) {
-        int64_t groups = seg.getSegIndptr().getType().getDimSize(0);
+        // seg_indptr holds G + 1 entries; its size may be dynamic.
+        int64_t indptrSize = seg.getSegIndptr().getType().getDimSize(0);
+        int64_t groups = ShapedType::isDynamic(indptrSize)
+                             ? ShapedType::kDynamic
+                             : indptrSize - 1;
         int64_t rows = seg.getX().getType().getDimSize(0);
         int64_t perGroup = expectedRows;
         if (!perGroup && !ShapedType::isDynamic(rows) &&
-            !ShapedType::isDynamic(groups) && groups > 1)
-          perGroup = rows / (groups - 1);
-        apply(op, summarise(seg, groups - 1, perGroup));
+            !ShapedType::isDynamic(groups) && groups > 0)
+          perGroup = rows / groups;
+        apply(op, summarise(seg, groups, perGroup));
       } else if (auto masked = dyn_cast<MaskedMatmulOp>(op)) {
         MemRefType x = masked.getX().getType();
         int64_t perGroup = expectedRows ? expectedRows : x.getDimSize(1);

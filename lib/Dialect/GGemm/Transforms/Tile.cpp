@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::ggemm {
@@ -75,43 +76,93 @@ checkCollapsible(Operation *op,
   return success();
 }
 
+/// `memref.dim`, a constant when the size is static.
 Value dim(OpBuilder &b, Location loc, Value v, int64_t d) {
+  auto type = cast<MemRefType>(v.getType());
+  if (!type.isDynamicDim(d))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(d));
   return memref::DimOp::create(b, loc, v, d);
 }
 
+/// The number of `blockK` blocks of dimension `d` of `v`: a constant when
+/// the size is static, else `(size + blockK - 1) / blockK`.
+Value kBlockCount(OpBuilder &b, Location loc, Value v, int64_t d,
+                  int64_t divisor) {
+  auto type = cast<MemRefType>(v.getType());
+  if (!type.isDynamicDim(d))
+    return arith::ConstantIndexOp::create(
+        b, loc, llvm::divideCeil(type.getDimSize(d), divisor));
+  Value value = memref::DimOp::create(b, loc, v, d);
+  Value sum = arith::AddIOp::create(
+      b, loc, value, arith::ConstantIndexOp::create(b, loc, divisor - 1));
+  return arith::DivUIOp::create(
+      b, loc, sum, arith::ConstantIndexOp::create(b, loc, divisor));
+}
+
+/// Writes the tile program: a ggemm.foreach_tile whose body walks the K
+/// blocks with an scf.for, loading the A and B tiles of each block and
+/// multiplying them into the accumulator, then stores the tile.
 LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
                               const TileProblem &p) {
   Location loc = op->getLoc();
   MemRefType xType = cast<MemRefType>(p.x.getType());
-  if (isFp8(xType.getElementType()))
+  Type elementType = xType.getElementType();
+  if (isFp8(elementType))
     return op->emitOpError()
            << "FP8 operands have no tile-level lowering yet (scale-block "
               "promotion is not implemented)";
   if (p.config.getSwapAb())
-    return op->emitOpError() << "swap_ab configs need ggemm-swap-ab, which "
-                                "is not implemented yet";
+    return op->emitOpError() << "expects a tile config without swap_ab: "
+                                "swap-AB tile programs are not supported yet";
   Value numRows = dim(b, loc, p.x, 0);
   bool kn = p.layout == WeightLayout::kn;
   Value numCols = dim(b, loc, p.w, kn ? 2 : 1);
   auto loop = ForeachTileOp::create(
       b, loc, RowMappingAttr::get(b.getContext(), p.rowMapping), p.groupRows,
-      p.numGroups, p.rowsPerGroup, numRows, numCols, p.config,
-      /*persistent=*/b.getUnitAttr());
+      p.numGroups, p.rowsPerGroup, numRows, numCols, p.config);
   Block *body =
       b.createBlock(&loop.getBody(), {}, SmallVector<Type>(4, b.getIndexType()),
                     SmallVector<Location>(4, loc));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(body);
-  auto accType = AccumulatorType::get(
-      b.getContext(), {p.config.getBlockM(), p.config.getBlockN()},
-      b.getF32Type());
-  auto mma = TileMmaOp::create(
-      b, loc, accType, p.x, p.w, p.weightIndices, loop.getGroupArg(),
-      loop.getRowBeginArg(), loop.getColBeginArg(), p.config,
-      WeightLayoutAttr::get(b.getContext(), p.layout), PipelineAttr());
-  TileStoreOp::create(b, loc, mma.getAcc(), p.y, p.weightIndices, p.bias,
-                      p.rowScale, loop.getGroupArg(), loop.getRowBeginArg(),
-                      loop.getRowEndArg(), loop.getColBeginArg(), p.epilogue);
+  Value group = loop.getGroupArg(), row = loop.getRowBeginArg(),
+        col = loop.getColBeginArg();
+
+  int64_t blockM = p.config.getBlockM(), blockN = p.config.getBlockN(),
+          blockK = p.config.getBlockK();
+  MLIRContext *ctx = b.getContext();
+  auto accType = AccumulatorType::get(ctx, {blockM, blockN}, b.getF32Type());
+  auto aType =
+      TileType::get(ctx, {blockM, blockK}, elementType, TileLayout::k_major);
+  auto bType = TileType::get(ctx, {blockN, blockK}, elementType,
+                             kn ? TileLayout::mn_major : TileLayout::k_major);
+
+  Value weight = group;
+  if (p.weightIndices)
+    weight = WeightIndexOp::create(b, loc, p.weightIndices, group);
+  Value kBlocks = kBlockCount(b, loc, p.x, 1, blockK);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value blockKValue = arith::ConstantIndexOp::create(b, loc, blockK);
+  Value init = ZeroAccumulatorOp::create(b, loc, accType);
+  auto kLoop = scf::ForOp::create(b, loc, zero, kBlocks, one, ValueRange{init});
+  {
+    OpBuilder::InsertionGuard kGuard(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value k =
+        arith::MulIOp::create(b, loc, kLoop.getInductionVar(), blockKValue);
+    Value aTile = LoadTileOp::create(b, loc, aType, p.x, ValueRange{row, k});
+    SmallVector<Value> bIndices = {weight, col, k};
+    if (kn)
+      std::swap(bIndices[1], bIndices[2]);
+    Value bTile = LoadTileOp::create(b, loc, bType, p.w, bIndices);
+    Value next = MmaOp::create(b, loc, accType, aTile, bTile,
+                               kLoop.getRegionIterArg(0), IntegerAttr());
+    scf::YieldOp::create(b, loc, next);
+  }
+  StoreTileOp::create(b, loc, kLoop.getResult(0), p.y, row, loop.getRowEndArg(),
+                      col, p.bias, p.bias ? weight : Value(), p.rowScale,
+                      p.epilogue);
   YieldOp::create(b, loc);
   return success();
 }
@@ -119,10 +170,16 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
 struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
   void runOnOperation() override {
     SmallVector<Operation *> problems;
-    getOperation()->walk([&](Operation *op) {
+    WalkResult unsupported = getOperation()->walk([&](Operation *op) {
       if (isa<SegmentMatmulOp, MaskedMatmulOp, BatchedMatmulOp>(op))
         problems.push_back(op);
+      if (!isa<SegmentMatmulKOp, QuantizeOp>(op))
+        return WalkResult::advance();
+      op->emitOpError() << "has no tile-level lowering yet";
+      return WalkResult::interrupt();
     });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
     for (Operation *op : problems) {
       OpBuilder b(op);
       Location loc = op->getLoc();
@@ -138,9 +195,16 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
       if (auto seg = dyn_cast<SegmentMatmulOp>(op)) {
         p.rowMapping = RowMapping::segment;
         p.groupRows = seg.getSegIndptr();
+        int64_t indptrSize =
+            cast<MemRefType>(p.groupRows.getType()).getDimSize(0);
         p.numGroups =
-            arith::SubIOp::create(b, loc, dim(b, loc, p.groupRows, 0),
-                                  arith::ConstantIndexOp::create(b, loc, 1));
+            ShapedType::isDynamic(indptrSize)
+                ? arith::SubIOp::create(
+                      b, loc, dim(b, loc, p.groupRows, 0),
+                      arith::ConstantIndexOp::create(b, loc, 1))
+                      .getResult()
+                : arith::ConstantIndexOp::create(b, loc, indptrSize - 1)
+                      .getResult();
         p.rowsPerGroup = arith::ConstantIndexOp::create(b, loc, 0);
         p.x = seg.getX();
         p.w = seg.getW();

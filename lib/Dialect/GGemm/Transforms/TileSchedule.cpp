@@ -71,6 +71,18 @@ Value TileSchedule::totalTiles(OpBuilder &b, Location loc) const {
   return loop.getResult(0);
 }
 
+Value TileSchedule::tileBound(OpBuilder &b, Location loc, Value numRows) const {
+  Value rowTiles;
+  if (rowMapping == RowMapping::segment)
+    // A segment's last row tile may be partial: at most one extra per group.
+    rowTiles = arith::AddIOp::create(b, loc, ceilDiv(b, loc, numRows, blockM),
+                                     numGroups);
+  else
+    rowTiles = arith::MulIOp::create(b, loc, numGroups,
+                                     ceilDiv(b, loc, rowsPerGroup, blockM));
+  return arith::MulIOp::create(b, loc, rowTiles, numColTiles(b, loc));
+}
+
 TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
                                          Value tileId) const {
   Value group, local;

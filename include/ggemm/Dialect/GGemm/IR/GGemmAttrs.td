@@ -43,6 +43,30 @@ def GGemm_RasterOrder : I32EnumAttr<"RasterOrder",
   let cppNamespace = "::mlir::ggemm";
 }
 
+def GGemm_TileLayoutKMajor : I32EnumAttrCase<"k_major", 0>;
+def GGemm_TileLayoutMNMajor : I32EnumAttrCase<"mn_major", 1>;
+def GGemm_TileLayout : I32EnumAttr<"TileLayout",
+    "storage order of an operand tile: K contiguous, or rows contiguous",
+    [GGemm_TileLayoutKMajor, GGemm_TileLayoutMNMajor]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::ggemm";
+}
+
+def GGemm_GridPersistent : I32EnumAttrCase<"persistent", 0>;
+def GGemm_GridTiles : I32EnumAttrCase<"tiles", 1>;
+def GGemm_GridPolicy : I32EnumAttr<"GridPolicy",
+    "how many CTAs a kernel is launched with",
+    [GGemm_GridPersistent, GGemm_GridTiles]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::ggemm";
+}
+def GGemm_GridPolicyAttr : EnumAttr<GGemm_Dialect, GGemm_GridPolicy,
+                                    "grid_policy"> {
+  let summary = "`persistent`: one CTA per SM striding over the tile ids; "
+                "`tiles`: one CTA per tile id";
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def GGemm_RowMappingSegment : I32EnumAttrCase<"segment", 0>;
 def GGemm_RowMappingMasked : I32EnumAttrCase<"masked", 1>;
 def GGemm_RowMappingUniform : I32EnumAttrCase<"uniform", 2>;
@@ -153,30 +177,42 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
   }];
 }
 
-def GGemm_PipelineAttr : GGemm_Attr<"Pipeline", "pipeline"> {
-  let summary = "shared-memory plan of a tile's operand ring";
+def GGemm_RingLayoutAttr : GGemm_Attr<"RingLayout", "ring_layout"> {
+  let summary = "shared-memory placement of a stage ring";
   let description = [{
-    Set by `ggemm-pipeline` on `ggemm.tile_mma`: the number of ring stages,
-    the byte size of one stage's A and B tiles, and the byte offsets of the
-    A ring, the B ring and the full/empty mbarrier array (two 8-byte
-    mbarriers per stage) inside the CTA's dynamic shared memory. Stage sizes
-    and ring offsets are 1024-byte aligned (128-byte swizzle); the three
-    regions may come in any order but must not overlap and must end within
-    `smem_bytes`, the dynamic shared memory the kernel is launched with (at
-    most 227 KB).
+    Set by `ggemm-stage-ring` on `ggemm.create_ring`: the number of stages,
+    and for each tile type of the ring (in the order of its
+    `!ggemm.ring<...>` type) the byte offset of its buffer inside the CTA's
+    dynamic shared memory and the bytes of one stage slot; then the byte
+    offset of the mbarrier array (a `full` mbarrier per stage, then an
+    `empty` one per stage, 8 bytes each) and `smem_bytes`, the dynamic shared
+    memory the kernel is launched with (at most 227 KB). Slot `s` of tile
+    `j` starts at `offsets[j] + s * stage_bytes[j]`; `full[s]` at
+    `barrier_offset + 8 s`, `empty[s]` at `barrier_offset + 8 (stages + s)`.
+    Stage sizes and buffer offsets are 1024-byte aligned (128-byte swizzle);
+    the buffers and the mbarriers must not overlap and must end within
+    `smem_bytes`.
 
     ```mlir
-    #ggemm.pipeline<stages = 4, a_stage_bytes = 16384, b_stage_bytes = 16384,
-                    a_offset = 0, b_offset = 65536, barrier_offset = 131072,
-                    smem_bytes = 132096>
+    #ggemm.ring_layout<stages = 4, offsets = [0, 65536],
+                       stage_bytes = [16384, 32768], barrier_offset = 196608,
+                       smem_bytes = 196672>
     ```
   }];
-  let parameters = (ins "int64_t":$stages, "int64_t":$a_stage_bytes,
-                    "int64_t":$b_stage_bytes, "int64_t":$a_offset,
-                    "int64_t":$b_offset, "int64_t":$barrier_offset,
-                    "int64_t":$smem_bytes);
-  let assemblyFormat = "`<` struct(params) `>`";
+  let parameters = (ins "int64_t":$stages,
+                    ArrayRefParameter<"int64_t">:$offsets,
+                    ArrayRefParameter<"int64_t">:$stage_bytes,
+                    "int64_t":$barrier_offset, "int64_t":$smem_bytes);
+  let assemblyFormat = [{
+    `<` `stages` `=` $stages `,` `offsets` `=` `[` $offsets `]` `,`
+    `stage_bytes` `=` `[` $stage_bytes `]` `,`
+    `barrier_offset` `=` $barrier_offset `,` `smem_bytes` `=` $smem_bytes `>`
+  }];
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of the mbarrier array: a full and an empty mbarrier per stage.
+    int64_t getBarrierBytes() const { return 16 * getStages(); }
+  }];
 }
 
 #endif // GGEMM_ATTRS_TD

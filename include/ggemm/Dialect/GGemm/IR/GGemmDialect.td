@@ -11,16 +11,20 @@ def GGemm_Dialect : Dialect {
   let description = [{
     The `ggemm` dialect states *what* a grouped matrix product computes (which
     rows go with which weight, which scales apply, what the epilogue does) at
-    the **problem level**, and *how* one CTA computes its tiles at the **tile
-    level**. Problem-level ops take memrefs; one op is one kernel launch.
-    Passes pick a tile configuration, tile the problem and lower the tile
-    program either to NVGPU/NVVM (PTX for `sm_90a`) or to plain loops (the CPU
-    reference back end).
+    the **problem level**, the program that computes one output tile at the
+    **tile level** (a K loop of tile loads and mma), and how that program
+    runs on the hardware at the **schedule level** (a launch over CTAs, warp
+    roles, a ring of shared-memory stages). Problem-level ops take memrefs;
+    one op is one kernel launch. Passes pick a tile configuration, tile the
+    problem, schedule the tile program and lower it either to NVVM (PTX for
+    `sm_90a`) or to plain loops (the CPU reference back end). See
+    `docs/RationaleIRLevels.md`.
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
+    void registerTypes();
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect"];

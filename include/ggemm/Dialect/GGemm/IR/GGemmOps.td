@@ -4,31 +4,10 @@
 
 include "ggemm/Dialect/GGemm/IR/GGemmDialect.td"
 include "ggemm/Dialect/GGemm/IR/GGemmAttrs.td"
+include "ggemm/Dialect/GGemm/IR/GGemmTypes.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
-
-//===----------------------------------------------------------------------===//
-// Types
-//===----------------------------------------------------------------------===//
-
-def GGemm_AccumulatorType : TypeDef<GGemm_Dialect, "Accumulator"> {
-  let mnemonic = "accumulator";
-  let summary = "a CTA's accumulator tile";
-  let description = [{
-    The `block_m x block_n` accumulator a CTA holds for one output tile. On
-    the GPU it lives in the consumer warpgroups' registers in wgmma's
-    fragment layout; the CPU reference back end keeps it in a buffer.
-
-    ```mlir
-    !ggemm.accumulator<128x128xf32>
-    ```
-  }];
-  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
-                    "::mlir::Type":$elementType);
-  let hasCustomAssemblyFormat = 1;
-  let genVerifyDecl = 1;
-}
 
 //===----------------------------------------------------------------------===//
 // Operand constraints
@@ -258,149 +237,7 @@ def GGemm_QuantizeOp : GGemm_Op<"quantize"> {
   let hasVerifier = 1;
 }
 
-//===----------------------------------------------------------------------===//
-// Tile level
-//===----------------------------------------------------------------------===//
-
-def GGemm_YieldOp : GGemm_Op<"yield", [Pure, Terminator,
-                                       HasParent<"ForeachTileOp">]> {
-  let summary = "terminates a ggemm.foreach_tile body";
-  let assemblyFormat = "attr-dict";
-}
-
-def GGemm_ForeachTileOp : GGemm_Op<"foreach_tile", [
-    SingleBlockImplicitTerminator<"YieldOp">]> {
-  let summary = "the tile loop of a grouped matmul kernel";
-  let description = [{
-    Runs its body once per output tile `(group, m-tile, n-tile)`. Rows of the
-    flattened `[num_rows, *]` activation matrix split into `num_groups`
-    groups by `row_mapping`:
-
-    - `segment`: group `g` owns rows `[r[g], r[g+1])` with `r = group_rows`
-      (`seg_indptr`);
-    - `masked`: group `g` owns rows `[g * rows_per_group, g * rows_per_group
-      + min(r[g], rows_per_group))` with `r = group_rows` (the counts);
-    - `uniform`: group `g` owns rows `[g * rows_per_group, (g+1) *
-      rows_per_group)`; there is no `group_rows` operand.
-
-    Each group's rows are cut into `block_m` tiles and the `num_cols` output
-    columns into `block_n` tiles. Tile ids enumerate groups in order; inside
-    a group they walk the `(m, n)` grid along `n` (`raster = along_n`) or
-    along `m`. The mapping from a tile id to its group is computed on the
-    device from `group_rows` (no host read), so the launch is CUDA-graph safe.
-    With `persistent`, one CTA per SM strides over the tile ids; otherwise
-    each CTA runs one tile id.
-
-    The body receives the group, the first row of the tile, the end of the
-    group's rows (`row_end`, exclusive: rows at or past it belong to another
-    group and must not be written) and the first column.
-
-    ```mlir
-    ggemm.foreach_tile segment rows(%indptr : memref<9xi32>)
-        groups(%c8) rows_per_group(%c0) num_rows(%m) num_cols(%c4096)
-        config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) persistent {
-    ^bb0(%group: index, %row: index, %row_end: index, %col: index):
-      %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<8x4096x256xbf16>)
-          group(%group) row(%row) col(%col)
-          {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
-           weight_layout = #ggemm.weight_layout<nk>}
-          -> !ggemm.accumulator<128x128xf32>
-      ggemm.tile_store %acc to %y group(%group) row(%row) row_end(%row_end) col(%col)
-          : !ggemm.accumulator<128x128xf32>, memref<?x4096xbf16>
-    }
-    ```
-  }];
-  let arguments = (ins GGemm_RowMappingAttr:$row_mapping,
-                   Optional<GGemm_IndexVector>:$group_rows,
-                   Index:$num_groups, Index:$rows_per_group, Index:$num_rows,
-                   Index:$num_cols, GGemm_TileConfigAttr:$config,
-                   UnitAttr:$persistent);
-  let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = [{
-    custom<RowMapping>($row_mapping) (`rows` `(` $group_rows^ `:` type($group_rows) `)`)?
-    `groups` `(` $num_groups `)` `rows_per_group` `(` $rows_per_group `)`
-    `num_rows` `(` $num_rows `)` `num_cols` `(` $num_cols `)`
-    `config` `(` qualified($config) `)` (`persistent` $persistent^)? attr-dict-with-keyword
-    $body
-  }];
-  let hasVerifier = 1;
-  let hasRegionVerifier = 1;
-  let extraClassDeclaration = [{
-    ::mlir::Value getGroupArg() { return getBody().getArgument(0); }
-    ::mlir::Value getRowBeginArg() { return getBody().getArgument(1); }
-    ::mlir::Value getRowEndArg() { return getBody().getArgument(2); }
-    ::mlir::Value getColBeginArg() { return getBody().getArgument(3); }
-  }];
-}
-
-def GGemm_TileMmaOp : GGemm_Op<"tile_mma", [MemoryEffects<[MemRead]>]> {
-  let summary = "accumulator tile of one output tile over the whole K";
-  let description = [{
-    `acc[i, j] = sum_k x[row + i, k] * w[widx, col + j, k]` for the tile at
-    `(row, col)` with `widx = weight_indices[group]` (or `group` without
-    weight indices). Rows of `x` at or past `num_rows` and columns at or past
-    `N` read as zero (TMA's out-of-bounds fill), so does the K tail. The
-    shape of the result is the tile config's `block_m x block_n`.
-
-    On the GPU this becomes the TMA loads of A and B into a shared-memory
-    ring (`ggemm-pipeline` plans it and sets `pipeline`) and a chain of
-    `wgmma.mma_async`; on the CPU, plain loops.
-
-    ```mlir
-    %acc = ggemm.tile_mma ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
-        group(%g) row(%row) col(%col)
-        {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
-         weight_layout = #ggemm.weight_layout<nk>}
-        -> !ggemm.accumulator<128x128xf32>
-    ```
-  }];
-  let arguments = (ins GGemm_Matrix:$x, GGemm_Batch:$w,
-                   Optional<MemRefRankOf<[I32], [1]>>:$weight_indices,
-                   Index:$group, Index:$row, Index:$col,
-                   GGemm_TileConfigAttr:$config,
-                   GGemm_WeightLayoutAttr:$weight_layout,
-                   OptionalAttr<GGemm_PipelineAttr>:$pipeline);
-  let results = (outs GGemm_AccumulatorType:$acc);
-  let assemblyFormat = [{
-    `ins` `(` $x `,` $w `:` type($x) `,` type($w) `)`
-    (`weight_indices` `(` $weight_indices^ `:` type($weight_indices) `)`)?
-    `group` `(` $group `)` `row` `(` $row `)` `col` `(` $col `)`
-    attr-dict `->` qualified(type($acc))
-  }];
-  let hasVerifier = 1;
-}
-
-def GGemm_TileStoreOp : GGemm_Op<"tile_store", [AttrSizedOperandSegments]> {
-  let summary = "epilogue and masked store of an accumulator tile";
-  let description = [{
-    Applies the epilogue to `acc` and writes the rows `[row, min(row +
-    block_m, row_end))` and columns `[col, min(col + block_n, N))` of `y`;
-    nothing else is written. `bias` is indexed by the tile's weight
-    (`weight_indices[group]` or `group`), `row_scale` by the output row.
-
-    On the GPU the consumer warpgroups write their wgmma fragments with
-    row-masked global stores; on the CPU, plain loops.
-
-    ```mlir
-    ggemm.tile_store %acc to %y group(%g) row(%row) row_end(%end) col(%col)
-        : !ggemm.accumulator<128x128xf32>, memref<?x256xbf16>
-    ```
-  }];
-  let arguments = (ins GGemm_AccumulatorType:$acc, GGemm_OutMatrix:$y,
-                   Optional<MemRefRankOf<[I32], [1]>>:$weight_indices,
-                   Optional<MemRefRankOf<[F32], [2]>>:$bias,
-                   Optional<MemRefRankOf<[F32], [1]>>:$row_scale,
-                   Index:$group, Index:$row, Index:$row_end, Index:$col,
-                   OptionalAttr<GGemm_EpilogueAttr>:$epilogue);
-  let assemblyFormat = [{
-    $acc `to` $y
-    (`weight_indices` `(` $weight_indices^ `:` type($weight_indices) `)`)?
-    (`bias` `(` $bias^ `:` type($bias) `)`)?
-    (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
-    `group` `(` $group `)` `row` `(` $row `)` `row_end` `(` $row_end `)`
-    `col` `(` $col `)` attr-dict `:` qualified(type($acc)) `,` type($y)
-  }];
-  let hasVerifier = 1;
-}
+include "ggemm/Dialect/GGemm/IR/GGemmTileOps.td"
+include "ggemm/Dialect/GGemm/IR/GGemmScheduleOps.td"
 
 #endif // GGEMM_OPS_TD

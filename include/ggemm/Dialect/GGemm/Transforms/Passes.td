@@ -1,4 +1,10 @@
 //===- Passes.td - ggemm transformation passes ------------*- tablegen -*-===//
+//
+// In ggemm-to-ptx order: ggemm-select-config, ggemm-tile,
+// ggemm-persistent-schedule, ggemm-warp-specialize, ggemm-stage-ring, then
+// convert-ggemm-to-nvvm and ggemm-export-bundle. Kept alphabetical here.
+//
+//===----------------------------------------------------------------------===//
 #ifndef GGEMM_TRANSFORMS_PASSES_TD
 #define GGEMM_TRANSFORMS_PASSES_TD
 
@@ -19,17 +25,71 @@ def GGemmExportBundle : Pass<"ggemm-export-bundle", "::mlir::ModuleOp"> {
   ];
 }
 
-def GGemmPipeline : Pass<"ggemm-pipeline", "::mlir::ModuleOp"> {
-  let summary = "plan the multi-stage shared-memory ring of each tile_mma";
+def GGemmPersistentSchedule
+    : Pass<"ggemm-persistent-schedule", "::mlir::ModuleOp"> {
+  let summary = "spread the tiles of each tile loop over a grid of CTAs";
   let description = [{
-    Sets `#ggemm.pipeline<...>` on every `ggemm.tile_mma`: the number of ring
-    stages (the tile config's `stages`, lowered when they would not fit the
-    227 KB budget), the 1024-byte aligned A and B stage buffers and the
-    full/empty mbarrier array. `convert-ggemm-to-nvgpu` turns the plan into
-    TMA loads completing on the full barriers and wgmma consumers releasing
-    the empty barriers.
+    Replaces every `ggemm.foreach_tile` by a `ggemm.tile_schedule` (the
+    numbering of its tiles) and a `ggemm.launch` whose CTAs walk the tile
+    ids. With `grid=persistent` (the default) the kernel is launched with
+    one CTA per SM and each CTA strides over the tile ids from its own id;
+    with `grid=tiles` every CTA computes the tile with its own id, if there
+    is one. Either way each tile id is mapped to its tile on the device by
+    `ggemm.map_tile`, and the tile body is unchanged.
+
+    Before:
+
+    ```mlir
+    ggemm.foreach_tile segment rows(%indptr : memref<9xi32>) groups(%c8)
+        rows_per_group(%c0) num_rows(%m) num_cols(%c4096) config(#cfg) {
+    ^bb0(%group: index, %row: index, %row_end: index, %col: index):
+      ...
+    }
+    ```
+
+    After (`grid=persistent`):
+
+    ```mlir
+    %sched = ggemm.tile_schedule segment rows(%indptr : memref<9xi32>)
+        groups(%c8) rows_per_group(%c0) num_rows(%m) num_cols(%c4096)
+        config(#cfg)
+    ggemm.launch %sched grid(persistent) {
+    ^bb0(%cta: index, %num_ctas: index):
+      %total = ggemm.tile_count %sched
+      scf.for %t = %cta to %total step %num_ctas {
+        %group, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+        ...
+      }
+    }
+    ```
+
+    After (`grid=tiles`):
+
+    ```mlir
+    ggemm.launch %sched grid(tiles) {
+    ^bb0(%cta: index, %num_ctas: index):
+      %total = ggemm.tile_count %sched
+      %has_tile = arith.cmpi ult, %cta, %total : index
+      scf.if %has_tile {
+        %group, %row, %row_end, %col = ggemm.map_tile %sched[%cta]
+        ...
+      }
+    }
+    ```
   }];
-  let dependentDialects = ["::mlir::ggemm::GGemmDialect"];
+  let options = [
+    Option<"grid", "grid", "::mlir::ggemm::GridPolicy",
+           /*default=*/"::mlir::ggemm::GridPolicy::persistent",
+           "how many CTAs the kernel is launched with",
+           [{::llvm::cl::values(
+               clEnumValN(::mlir::ggemm::GridPolicy::persistent, "persistent",
+                          "one CTA per SM, striding over the tile ids"),
+               clEnumValN(::mlir::ggemm::GridPolicy::tiles, "tiles",
+                          "one CTA per tile id"))}]>,
+  ];
+  let dependentDialects = ["::mlir::ggemm::GGemmDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def GGemmSelectConfig : Pass<"ggemm-select-config", "::mlir::ModuleOp"> {
@@ -39,13 +99,60 @@ def GGemmSelectConfig : Pass<"ggemm-select-config", "::mlir::ModuleOp"> {
     has none, from N, K, the element type, the expected rows per group and
     the SM count (see `TileConfigHeuristics.h`). A config the user wrote is
     kept.
+
+    Before:
+
+    ```mlir
+    ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+        segments(%indptr : memref<9xi32>) outs(%y : memref<?x4096xbf16>)
+    ```
+
+    After:
+
+    ```mlir
+    ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+        segments(%indptr : memref<9xi32>) outs(%y : memref<?x4096xbf16>)
+        {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64,
+                                     stages = 4, raster = along_m>}
+    ```
   }];
   let options = [
     Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
-           "streaming multiprocessors of the target GPU">,
+           "streaming multiprocessors of the target GPU (positive)">,
     Option<"expectedRows", "expected-rows", "int64_t", /*default=*/"0",
            "expected rows per group when they are dynamic (0: unknown)">,
   ];
+  let dependentDialects = ["::mlir::ggemm::GGemmDialect"];
+}
+
+def GGemmStageRing : Pass<"ggemm-stage-ring", "::mlir::ModuleOp"> {
+  let summary = "place each stage ring in shared memory";
+  let description = [{
+    Sets `layout = #ggemm.ring_layout<...>` on every `ggemm.create_ring`:
+    the number of stages (the tile config's `stages`, lowered when they
+    would not fit the 227 KB budget), a 1024-byte aligned buffer of stage
+    slots per tile type and the full/empty mbarrier array behind them. A
+    layout already set is kept. `convert-ggemm-to-nvvm` then addresses slot
+    `i mod stages` of each buffer and its mbarriers exactly as the layout
+    says.
+
+    Before:
+
+    ```mlir
+    %ring = ggemm.create_ring release_count(256)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+    ```
+
+    After (config `stages = 4`):
+
+    ```mlir
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536],
+                                  stage_bytes = [16384, 32768],
+                                  barrier_offset = 196608, smem_bytes = 196672>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+    ```
+  }];
   let dependentDialects = ["::mlir::ggemm::GGemmDialect"];
 }
 
@@ -54,14 +161,152 @@ def GGemmTile : Pass<"ggemm-tile", "::mlir::ModuleOp"> {
   let description = [{
     Replaces each `ggemm.segment_matmul`, `ggemm.masked_matmul` and
     `ggemm.batched_matmul` that carries a tile config by a
-    `ggemm.foreach_tile` whose body is one `ggemm.tile_mma` and one
-    `ggemm.tile_store`. Three-dimensional activations and outputs are
-    collapsed to `[groups * rows, *]`, so the tile program only sees
-    matrices.
+    `ggemm.foreach_tile` whose body computes one output tile: an `scf.for`
+    over the K blocks loads the A and B tiles of a block
+    (`ggemm.load_tile`) and multiplies them into the accumulator
+    (`ggemm.mma`); `ggemm.store_tile` applies the epilogue. Three-dimensional
+    activations and outputs are collapsed to `[groups * rows, *]`, so the
+    tile program only sees matrices.
+
+    Before:
+
+    ```mlir
+    ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+        segments(%indptr : memref<9xi32>) outs(%y : memref<?x4096xbf16>)
+        {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64>}
+    ```
+
+    After:
+
+    ```mlir
+    ggemm.foreach_tile segment rows(%indptr : memref<9xi32>) groups(%c8)
+        rows_per_group(%c0) num_rows(%m) num_cols(%c4096) config(#cfg) {
+    ^bb0(%group: index, %row: index, %row_end: index, %col: index):
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x256xf32>
+      %acc = scf.for %kb = %c0 to %c112 step %c1
+          iter_args(%a = %zero) -> (!ggemm.accumulator<128x256xf32>) {
+        %k = arith.muli %kb, %c64 : index
+        %ta = ggemm.load_tile %x[%row, %k]
+            : memref<?x7168xbf16> -> !ggemm.tile<128x64xbf16>
+        %tb = ggemm.load_tile %w[%group, %col, %k]
+            : memref<8x4096x7168xbf16> -> !ggemm.tile<256x64xbf16>
+        %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<128x64xbf16>,
+            !ggemm.tile<256x64xbf16> -> !ggemm.accumulator<128x256xf32>
+        scf.yield %next : !ggemm.accumulator<128x256xf32>
+      }
+      ggemm.store_tile %acc to %y row(%row) row_end(%row_end) col(%col)
+          : !ggemm.accumulator<128x256xf32>, memref<?x4096xbf16>
+    }
+    ```
   }];
   let dependentDialects = ["::mlir::ggemm::GGemmDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def GGemmWarpSpecialize : Pass<"ggemm-warp-specialize", "::mlir::ModuleOp"> {
+  let summary = "split each launch into a TMA producer and MMA consumers";
+  let description = [{
+    Rewrites the tile loop of every `ggemm.launch` into a
+    `ggemm.warp_specialize` of two roles that share a `!ggemm.ring` of
+    stages (`ggemm.create_ring`), as Triton's warp specialisation
+    partitions a loop:
+
+    - the producer runs the tile loop and, per K block, the tile loads,
+      putting them into the next ring position (`ggemm.ring_put`);
+    - the consumers run the tile loop and, per K block, take the tiles
+      (`ggemm.ring_get`), multiply them with up to `pending-mmas` wgmma
+      groups left in flight (`ggemm.mma {pending}`), and release each
+      position once the mma that read it has finished
+      (`ggemm.ring_release`); after the K loop they wait for the last mma
+      (`ggemm.mma_wait`) and store the tile.
+
+    The ring position is a counter both roles carry through their tile and
+    K loops, so the mbarrier phases run on across tiles. The consumers split
+    each tile's rows (64 per warpgroup), so `block_m` must be 64 times the
+    consumer warpgroup count. The registers of the roles are `setmaxnreg`
+    budgets and must fit the SM's 64 K registers.
+
+    Before (the body of a `ggemm.launch`):
+
+    ```mlir
+    scf.for %t = %cta to %total step %num_ctas {
+      %group, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+      %zero = ggemm.zero_accumulator : !acc
+      %acc = scf.for %kb = %c0 to %c112 step %c1 iter_args(%a = %zero) -> (!acc) {
+        %ta = ggemm.load_tile %x[%row, %k] : ... -> !ta
+        %tb = ggemm.load_tile %w[%group, %col, %k] : ... -> !tb
+        %next = ggemm.mma %ta, %tb, %a : !ta, !tb -> !acc
+        scf.yield %next : !acc
+      }
+      ggemm.store_tile %acc to %y ...
+    }
+    ```
+
+    After:
+
+    ```mlir
+    %ring = ggemm.create_ring release_count(256) : !ggemm.ring<!ta, !tb>
+    ggemm.warp_specialize producer registers(40) {
+      %0 = scf.for %t = %cta to %total step %num_ctas iter_args(%p = %c0) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+        %1 = scf.for %kb = %c0 to %c112 step %c1 iter_args(%i = %p) -> (index) {
+          %ta = ggemm.load_tile %x[%row, %k] : ... -> !ta
+          %tb = ggemm.load_tile %w[%group, %col, %k] : ... -> !tb
+          ggemm.ring_put %ring[%i], %ta, %tb : !ggemm.ring<!ta, !tb>
+          %2 = arith.addi %i, %c1 : index
+          scf.yield %2 : index
+        }
+        scf.yield %1 : index
+      }
+    } consumers(2) registers(232) {
+      %0 = scf.for %t = %cta to %total step %num_ctas iter_args(%p = %c0) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+        %zero = ggemm.zero_accumulator : !acc
+        %1:2 = scf.for %kb = %c0 to %c112 step %c1
+            iter_args(%a = %zero, %i = %p) -> (!acc, index) {
+          %ta, %tb = ggemm.ring_get %ring[%i] : !ggemm.ring<!ta, !tb>
+          %next = ggemm.mma %ta, %tb, %a {pending = 1} : !ta, !tb -> !acc
+          %later = arith.cmpi ugt, %kb, %c0 : index
+          scf.if %later {
+            %prev = arith.subi %i, %c1 : index
+            ggemm.ring_release %ring[%prev] : !ggemm.ring<!ta, !tb>
+          }
+          %2 = arith.addi %i, %c1 : index
+          scf.yield %next, %2 : !acc, index
+        }
+        %done = ggemm.mma_wait %1#0 : !acc
+        %ran = arith.cmpi ugt, %1#1, %p : index
+        scf.if %ran {
+          %last = arith.subi %1#1, %c1 : index
+          ggemm.ring_release %ring[%last] : !ggemm.ring<!ta, !tb>
+        }
+        ggemm.store_tile %done to %y ...
+        scf.yield %1#1 : index
+      }
+    }
+    ```
+  }];
+  let options = [
+    Option<"consumerWarpgroups", "consumer-warpgroups", "int64_t",
+           /*default=*/"0",
+           "consumer warpgroups, 1 to 3 (0: the tile config's)">,
+    Option<"producerRegisters", "producer-registers", "int64_t",
+           /*default=*/"40",
+           "setmaxnreg budget of the producer warpgroup (24..256, a multiple "
+           "of 8)">,
+    Option<"consumerRegisters", "consumer-registers", "int64_t",
+           /*default=*/"232",
+           "setmaxnreg budget of each consumer warpgroup (24..256, a "
+           "multiple of 8)">,
+    Option<"pendingMmas", "pending-mmas", "int64_t", /*default=*/"1",
+           "wgmma groups a consumer keeps in flight while it waits for the "
+           "next stage (0 or 1)">,
+  ];
+  let dependentDialects = ["::mlir::ggemm::GGemmDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 #endif // GGEMM_TRANSFORMS_PASSES_TD

@@ -1,0 +1,279 @@
+//===- GGemmScheduleOps.td - ggemm schedule-level ops ------*- tablegen -*-===//
+//
+// The schedule level: how the tiles of a tile program are spread over CTAs
+// (ggemm-persistent-schedule), which warps of a CTA do what
+// (ggemm-warp-specialize) and how the warp roles hand tiles over through a
+// ring of shared-memory stages (ggemm-stage-ring). By the time IR reaches
+// convert-ggemm-to-nvvm, every such decision is written here.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GGEMM_SCHEDULE_OPS_TD
+#define GGEMM_SCHEDULE_OPS_TD
+
+include "mlir/IR/OpAsmInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Persistent schedule
+//===----------------------------------------------------------------------===//
+
+def GGemm_TileScheduleOp : GGemm_Op<"tile_schedule", [Pure]> {
+  let summary = "the tiles of a grouped matmul and how tile ids map to them";
+  let description = [{
+    Describes the tiles of a `ggemm.foreach_tile` (same operands, same
+    meaning) and numbers them: tile ids enumerate the groups in order, and
+    inside a group walk its `(m, n)` tile grid along `n` or along `m` (the
+    config's `raster`). The numbering is computed on the device from
+    `group_rows` (no host read), so a launch is CUDA-graph safe.
+
+    ```mlir
+    %sched = ggemm.tile_schedule segment rows(%indptr : memref<9xi32>)
+        groups(%c8) rows_per_group(%c0) num_rows(%m) num_cols(%c4096)
+        config(#ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64>)
+    ```
+  }];
+  let arguments = (ins GGemm_RowMappingAttr:$row_mapping,
+                   Optional<GGemm_IndexVector>:$group_rows,
+                   Index:$num_groups, Index:$rows_per_group, Index:$num_rows,
+                   Index:$num_cols, GGemm_TileConfigAttr:$config);
+  let results = (outs GGemm_ScheduleType:$schedule);
+  let assemblyFormat = [{
+    custom<RowMapping>($row_mapping) (`rows` `(` $group_rows^ `:` type($group_rows) `)`)?
+    `groups` `(` $num_groups `)` `rows_per_group` `(` $rows_per_group `)`
+    `num_rows` `(` $num_rows `)` `num_cols` `(` $num_cols `)`
+    `config` `(` qualified($config) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def GGemm_LaunchOp : GGemm_Op<"launch", [
+    SingleBlockImplicitTerminator<"YieldOp">,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
+  let summary = "one kernel launch over a grid of CTAs";
+  let description = [{
+    The body is what every CTA of the kernel runs; it receives the CTA's id
+    and the number of CTAs. How many CTAs there are is the `grid` policy,
+    decided by `ggemm-persistent-schedule`:
+
+    - `persistent`: as many CTAs as fit on the device at once (one per SM),
+      each striding over the tile ids of `schedule`;
+    - `tiles`: one CTA per tile id; the host launches a bound on the tile
+      count it can compute without reading device data, and CTAs past the
+      real count find no tile.
+
+    `convert-ggemm-to-nvvm` outlines the body into a `gpu.func`; the
+    manifest's `grid.policy` is this policy. `convert-ggemm-to-loops` runs
+    it as a loop over simulated CTAs.
+
+    ```mlir
+    ggemm.launch %sched grid(persistent) {
+    ^bb0(%cta: index, %num_ctas: index):
+      %total = ggemm.tile_count %sched
+      scf.for %t = %cta to %total step %num_ctas {
+        %group, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+        ...
+      }
+    }
+    ```
+  }];
+  let arguments = (ins GGemm_ScheduleType:$schedule,
+                   GGemm_GridPolicyAttr:$grid);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $schedule `grid` `(` custom<GridPolicy>($grid) `)` attr-dict-with-keyword
+    $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Value getCtaArg() { return getBody().getArgument(0); }
+    ::mlir::Value getNumCtasArg() { return getBody().getArgument(1); }
+    /// The tile_schedule op that defines the schedule (null if the schedule
+    /// is not defined by one).
+    TileScheduleOp getScheduleOp();
+  }];
+}
+
+def GGemm_TileCountOp : GGemm_Op<"tile_count", [MemoryEffects<[MemRead]>]> {
+  let summary = "the number of tiles of a schedule";
+  let description = [{
+    Sums the tiles of every group, reading `group_rows` on the device.
+
+    ```mlir
+    %total = ggemm.tile_count %sched
+    ```
+  }];
+  let arguments = (ins GGemm_ScheduleType:$schedule);
+  let results = (outs Index:$count);
+  let assemblyFormat = "$schedule attr-dict";
+  let builders = [OpBuilder<(ins "::mlir::Value":$schedule), [{
+    build($_builder, $_state, $_builder.getIndexType(), schedule);
+  }]>];
+}
+
+def GGemm_MapTileOp : GGemm_Op<"map_tile", [
+    MemoryEffects<[MemRead]>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
+  let summary = "the tile with a given id";
+  let description = [{
+    Maps tile id `tile` (below `ggemm.tile_count`) to its group, its first
+    row, the end of its group's rows (exclusive) and its first column, by
+    walking the groups' tile counts on the device (`TileSchedule` in the
+    code, shared by the GPU and the CPU back ends).
+
+    ```mlir
+    %group, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+    ```
+  }];
+  let arguments = (ins GGemm_ScheduleType:$schedule, Index:$tile);
+  let results = (outs Index:$group, Index:$row, Index:$row_end, Index:$col);
+  let assemblyFormat = "$schedule `[` $tile `]` attr-dict";
+  let builders = [OpBuilder<(ins "::mlir::Value":$schedule,
+                                 "::mlir::Value":$tile), [{
+    ::mlir::Type index = $_builder.getIndexType();
+    build($_builder, $_state, index, index, index, index, schedule, tile);
+  }]>];
+}
+
+//===----------------------------------------------------------------------===//
+// Warp specialisation and the stage ring
+//===----------------------------------------------------------------------===//
+
+def GGemm_WarpSpecializeOp : GGemm_Op<"warp_specialize", [
+    HasParent<"LaunchOp">, SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "the warp roles of a CTA";
+  let description = [{
+    Splits the threads of a CTA into roles that run concurrently and hand
+    tiles over through a `!ggemm.ring`:
+
+    - the **producer**, one warpgroup: one elected thread of its first warp
+      runs the `producer` region (it issues every TMA load); the warpgroup
+      shrinks its registers to `registers` with `setmaxnreg.dec`;
+    - the **consumers**, `consumers` warpgroups that run the `consumers`
+      region together (cooperatively: consumer warpgroup `w` computes rows
+      `[64 w, 64 w + 64)` of every tile) after growing their registers to
+      `registers` with `setmaxnreg.inc`.
+
+    The CTA has `128 * (consumers + 1)` threads; consumer warpgroup `w` is
+    threads `[128 w, 128 w + 128)`, the producer the last warpgroup. Both
+    regions capture values of the enclosing `ggemm.launch`. Written by
+    `ggemm-warp-specialize`, after Triton's `ttg.warp_specialize`.
+
+    ```mlir
+    ggemm.warp_specialize producer registers(40) {
+      ...  // tile loop: ggemm.load_tile, ggemm.ring_put
+    } consumers(2) registers(232) {
+      ...  // tile loop: ggemm.ring_get, ggemm.mma, ggemm.ring_release,
+           // ggemm.store_tile
+    }
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<24>,
+                                              IntMaxValue<256>]>:$producer_registers,
+                   ConfinedAttr<I64Attr, [IntMinValue<1>,
+                                          IntMaxValue<3>]>:$consumer_warpgroups,
+                   ConfinedAttr<I64Attr, [IntMinValue<24>,
+                                          IntMaxValue<256>]>:$consumer_registers);
+  let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumers);
+  let assemblyFormat = [{
+    `producer` `registers` `(` $producer_registers `)` $producer
+    `consumers` `(` $consumer_warpgroups `)` `registers` `(` $consumer_registers `)`
+    $consumers attr-dict
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+}
+
+def GGemm_CreateRingOp : GGemm_Op<"create_ring", [HasParent<"LaunchOp">]> {
+  let summary = "the stage ring of a CTA";
+  let description = [{
+    Creates the ring the warp roles exchange tiles through. A stage slot is
+    free again once `release_count` threads have released it (one per
+    consumer thread). `layout` (set by `ggemm-stage-ring`) places the slots
+    and the mbarriers in shared memory.
+
+    On the GPU thread 0 initialises a `full` mbarrier (1 arrival plus the
+    TMA bytes) and an `empty` mbarrier (`release_count` arrivals) per stage,
+    then `fence.mbarrier_init` and a CTA barrier.
+
+    ```mlir
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536],
+                                  stage_bytes = [16384, 32768],
+                                  barrier_offset = 196608, smem_bytes = 196672>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$release_count,
+                   OptionalAttr<GGemm_RingLayoutAttr>:$layout);
+  let results = (outs GGemm_RingType:$ring);
+  let assemblyFormat = [{
+    `release_count` `(` $release_count `)` (`layout` `(` qualified($layout)^ `)`)?
+    attr-dict `:` qualified(type($ring))
+  }];
+  let hasVerifier = 1;
+}
+
+def GGemm_RingPutOp : GGemm_Op<"ring_put"> {
+  let summary = "fill ring position `position` with freshly loaded tiles";
+  let description = [{
+    Waits until the slot of `position` is free (its previous use released),
+    then loads each tile into it. Every tile must come from a
+    `ggemm.load_tile` used only here: on the GPU the loads become TMA copies
+    straight into the slot (`mbarrier.try_wait.parity` on `empty`,
+    `mbarrier.arrive.expect_tx` on `full` for the bytes of all tiles, one
+    `cp.async.bulk.tensor` per 128-byte-wide box completing on `full`).
+    Position `i` uses slot `i mod stages` in phase `(i / stages) mod 2`.
+
+    ```mlir
+    ggemm.ring_put %ring[%i], %a, %b
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+    ```
+  }];
+  let arguments = (ins GGemm_RingType:$ring, Index:$position,
+                   Variadic<GGemm_TileType>:$tiles);
+  let assemblyFormat = [{
+    $ring `[` $position `]` `,` $tiles attr-dict `:`
+    custom<RingTiles>(qualified(type($ring)), type($tiles))
+  }];
+  let hasVerifier = 1;
+}
+
+def GGemm_RingGetOp : GGemm_Op<"ring_get"> {
+  let summary = "the tiles of ring position `position`";
+  let description = [{
+    Waits until the tiles of `position` have arrived (`mbarrier.try_wait.parity`
+    on the slot's `full` mbarrier) and returns them; on the GPU they are the
+    slot's shared-memory buffers, valid until the position is released.
+
+    ```mlir
+    %a, %b = ggemm.ring_get %ring[%i]
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+    ```
+  }];
+  let arguments = (ins GGemm_RingType:$ring, Index:$position);
+  let results = (outs Variadic<GGemm_TileType>:$tiles);
+  let assemblyFormat = [{
+    $ring `[` $position `]` attr-dict `:`
+    custom<RingTiles>(qualified(type($ring)), type($tiles))
+  }];
+  let hasVerifier = 1;
+}
+
+def GGemm_RingReleaseOp : GGemm_Op<"ring_release"> {
+  let summary = "give ring position `position` back to the producer";
+  let description = [{
+    Every consumer thread arrives on the slot's `empty` mbarrier
+    (`mbarrier.arrive`); the producer may refill the slot once all
+    `release_count` threads have. Release a position only after the mma
+    that read it has finished (see `pending` of `ggemm.mma`).
+
+    ```mlir
+    ggemm.ring_release %ring[%i]
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+    ```
+  }];
+  let arguments = (ins GGemm_RingType:$ring, Index:$position);
+  let assemblyFormat = "$ring `[` $position `]` attr-dict `:` qualified(type($ring))";
+}
+
+#endif // GGEMM_SCHEDULE_OPS_TD

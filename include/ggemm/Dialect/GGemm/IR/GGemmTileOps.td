@@ -1,0 +1,242 @@
+//===- GGemmTileOps.td - ggemm tile-level operations -------*- tablegen -*-===//
+//
+// The tile level: the program that computes one output tile, written by
+// ggemm-tile. A plain scf.for walks the K blocks; each step loads the A and
+// B tiles of one K block and multiplies them into an accumulator value.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GGEMM_TILE_OPS_TD
+#define GGEMM_TILE_OPS_TD
+
+include "mlir/IR/OpAsmInterface.td"
+
+def GGemm_YieldOp : GGemm_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["ForeachTileOp", "LaunchOp", "WarpSpecializeOp"]>]> {
+  let summary = "terminates the body of a tile loop, a launch or a warp role";
+  let assemblyFormat = "attr-dict";
+}
+
+def GGemm_ForeachTileOp : GGemm_Op<"foreach_tile", [
+    SingleBlockImplicitTerminator<"YieldOp">,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
+  let summary = "the tile loop of a grouped matmul";
+  let description = [{
+    Runs its body once per output tile `(group, m-tile, n-tile)`, in no
+    particular order. Rows of the flattened `[num_rows, *]` activation matrix
+    split into `num_groups` groups by the row mapping:
+
+    - `segment`: group `g` owns rows `[r[g], r[g+1])` with `r = group_rows`
+      (`seg_indptr`);
+    - `masked`: group `g` owns rows `[g * rows_per_group, g * rows_per_group
+      + min(r[g], rows_per_group))` with `r = group_rows` (the counts);
+    - `uniform`: group `g` owns rows `[g * rows_per_group, (g+1) *
+      rows_per_group)`; there is no `group_rows` operand.
+
+    Each group's rows are cut into `block_m` tiles and the `num_cols` output
+    columns into `block_n` tiles of the tile config. The body receives the
+    group, the first row of the tile, the end of the group's rows (`row_end`,
+    exclusive: rows at or past it belong to another group and must not be
+    written) and the first column. How tiles are spread over CTAs is not
+    decided here: `ggemm-persistent-schedule` turns the loop into a
+    `ggemm.launch` (see there).
+
+    ```mlir
+    ggemm.foreach_tile segment rows(%indptr : memref<9xi32>)
+        groups(%c8) rows_per_group(%c0) num_rows(%m) num_cols(%c4096)
+        config(#ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64>) {
+    ^bb0(%group: index, %row: index, %row_end: index, %col: index):
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x256xf32>
+      %acc = scf.for %kb = %c0 to %c112 step %c1
+          iter_args(%a = %zero) -> (!ggemm.accumulator<128x256xf32>) {
+        %k = arith.muli %kb, %c64 : index
+        %ta = ggemm.load_tile %x[%row, %k]
+            : memref<?x7168xbf16> -> !ggemm.tile<128x64xbf16>
+        %tb = ggemm.load_tile %w[%group, %col, %k]
+            : memref<8x4096x7168xbf16> -> !ggemm.tile<256x64xbf16>
+        %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<128x64xbf16>,
+            !ggemm.tile<256x64xbf16> -> !ggemm.accumulator<128x256xf32>
+        scf.yield %next : !ggemm.accumulator<128x256xf32>
+      }
+      ggemm.store_tile %acc to %y row(%row) row_end(%row_end) col(%col)
+          : !ggemm.accumulator<128x256xf32>, memref<?x4096xbf16>
+    }
+    ```
+  }];
+  let arguments = (ins GGemm_RowMappingAttr:$row_mapping,
+                   Optional<GGemm_IndexVector>:$group_rows,
+                   Index:$num_groups, Index:$rows_per_group, Index:$num_rows,
+                   Index:$num_cols, GGemm_TileConfigAttr:$config);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    custom<RowMapping>($row_mapping) (`rows` `(` $group_rows^ `:` type($group_rows) `)`)?
+    `groups` `(` $num_groups `)` `rows_per_group` `(` $rows_per_group `)`
+    `num_rows` `(` $num_rows `)` `num_cols` `(` $num_cols `)`
+    `config` `(` qualified($config) `)` attr-dict-with-keyword
+    $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Value getGroupArg() { return getBody().getArgument(0); }
+    ::mlir::Value getRowBeginArg() { return getBody().getArgument(1); }
+    ::mlir::Value getRowEndArg() { return getBody().getArgument(2); }
+    ::mlir::Value getColBeginArg() { return getBody().getArgument(3); }
+  }];
+}
+
+def GGemm_WeightIndexOp : GGemm_Op<"weight_index",
+    [MemoryEffects<[MemRead]>]> {
+  let summary = "the weight matrix of a group";
+  let description = [{
+    Reads `weight_indices[group]`: the index of the weight matrix group
+    `group` multiplies with. Without weight indices the group is its own
+    weight index and no op is needed.
+
+    On the GPU a 32-bit global load; on the CPU, a `memref.load`.
+
+    ```mlir
+    %w = ggemm.weight_index %indices[%group] : memref<8xi32>
+    ```
+  }];
+  let arguments = (ins MemRefRankOf<[I32], [1]>:$weight_indices,
+                   Index:$group);
+  let results = (outs Index:$weight);
+  let builders = [OpBuilder<(ins "::mlir::Value":$weight_indices,
+                                 "::mlir::Value":$group), [{
+    build($_builder, $_state, $_builder.getIndexType(), weight_indices, group);
+  }]>];
+  let assemblyFormat = [{
+    $weight_indices `[` $group `]` attr-dict `:` type($weight_indices)
+  }];
+}
+
+def GGemm_ZeroAccumulatorOp : GGemm_Op<"zero_accumulator", [Pure]> {
+  let summary = "an accumulator of zeros";
+  let description = [{
+    The accumulator a tile starts from. On the GPU the zeros are set before
+    the first `wgmma.fence`, so ptxas does not serialise around them.
+
+    ```mlir
+    %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x256xf32>
+    ```
+  }];
+  let results = (outs GGemm_AccumulatorType:$acc);
+  let assemblyFormat = "attr-dict `:` qualified(type($acc))";
+}
+
+def GGemm_LoadTileOp : GGemm_Op<"load_tile", [MemoryEffects<[MemRead]>]> {
+  let summary = "read one K block of an operand tile";
+  let description = [{
+    Reads the tile of the result type from `source`, a matrix (`x`) or a
+    batch of matrices (`w`), at `indices` (one per dimension of `source`;
+    with a batch the first selects the matrix). A `k_major` tile of shape
+    `R x C` is the box `source[..., i : i + R, j : j + C]`; an `mn_major`
+    one is the box `source[..., i : i + C, j : j + R]` read transposed (a
+    `[K, N]` weight). Elements outside `source` read as zero, as TMA fills
+    them.
+
+    On the GPU the producer issues it as TMA (`cp.async.bulk.tensor`) into
+    a stage slot of a `!ggemm.ring` (see `ggemm.ring_put`); on the CPU it
+    copies into a buffer.
+
+    ```mlir
+    %a = ggemm.load_tile %x[%row, %k] : memref<?x7168xbf16> -> !ggemm.tile<128x64xbf16>
+    %b = ggemm.load_tile %w[%widx, %k, %col]
+        : memref<8x7168x4096xbf16> -> !ggemm.tile<256x64xbf16, mn_major>
+    ```
+  }];
+  let arguments = (ins MemRefOf<[GGemm_OperandElement]>:$source,
+                   Variadic<Index>:$indices);
+  let results = (outs GGemm_TileType:$tile);
+  let assemblyFormat = [{
+    $source `[` $indices `]` attr-dict `:` type($source) `->` qualified(type($tile))
+  }];
+  let hasVerifier = 1;
+}
+
+def GGemm_MmaOp : GGemm_Op<"mma", [MemoryEffects<[MemRead]>,
+                                   AllTypesMatch<["acc", "result"]>]> {
+  let summary = "multiply one K block into an accumulator";
+  let description = [{
+    `result[i, j] = acc[i, j] + sum_k a[i, k] * b[j, k]`: `a` has the
+    accumulator's rows (tokens), `b` its columns (weight rows, i.e. output
+    columns), both over the same K block.
+
+    On the GPU each consumer warpgroup issues `wgmma.fence`, one
+    `wgmma.mma_async` (m64nNk16 for bf16/f16) per 16-wide K step of its 64
+    rows, and `wgmma.commit_group`, then waits until at most `pending`
+    groups are still in flight (`wgmma.wait_group pending`). `pending` is set
+    by `ggemm-warp-specialize` (absent: 0, the product is complete). While
+    groups are pending the result may only feed another `ggemm.mma`, or
+    `ggemm.mma_wait`. On the CPU, loops in f32.
+
+    A per-K-block scale (FP8 block-scale promotion) goes between the `mma`
+    of one K block, started from `ggemm.zero_accumulator`, and the running
+    accumulator.
+
+    ```mlir
+    %next = ggemm.mma %a, %b, %acc : !ggemm.tile<128x64xbf16>,
+        !ggemm.tile<256x64xbf16> -> !ggemm.accumulator<128x256xf32>
+    ```
+  }];
+  let arguments = (ins GGemm_TileType:$a, GGemm_TileType:$b,
+                   GGemm_AccumulatorType:$acc,
+                   OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<0>,
+                                                       IntMaxValue<7>]>>:$pending);
+  let results = (outs GGemm_AccumulatorType:$result);
+  let assemblyFormat = [{
+    $a `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,` qualified(type($b))
+    `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def GGemm_MmaWaitOp : GGemm_Op<"mma_wait", [AllTypesMatch<["acc", "result"]>]> {
+  let summary = "wait until every pending mma of an accumulator has finished";
+  let description = [{
+    Returns `acc` once no `ggemm.mma` into it is in flight
+    (`wgmma.wait_group 0` on the GPU; nothing on the CPU).
+
+    ```mlir
+    %done = ggemm.mma_wait %acc : !ggemm.accumulator<128x256xf32>
+    ```
+  }];
+  let arguments = (ins GGemm_AccumulatorType:$acc);
+  let results = (outs GGemm_AccumulatorType:$result);
+  let assemblyFormat = "$acc attr-dict `:` qualified(type($acc))";
+}
+
+def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
+  let summary = "epilogue and masked store of an accumulator tile";
+  let description = [{
+    Applies the epilogue to `acc` and writes the rows `[row, min(row +
+    block_m, row_end))` and columns `[col, min(col + block_n, N))` of `y`;
+    nothing else is written. `bias` is read at row `weight` (the tile's
+    weight matrix), `row_scale` at the output row.
+
+    On the GPU the consumer warpgroups write their wgmma fragments with
+    row-masked global stores; on the CPU, loops.
+
+    ```mlir
+    ggemm.store_tile %acc to %y row(%row) row_end(%end) col(%col)
+        bias(%b[%widx] : memref<4x256xf32>)
+        {epilogue = #ggemm.epilogue<activation = silu>}
+        : !ggemm.accumulator<128x256xf32>, memref<?x256xbf16>
+    ```
+  }];
+  let arguments = (ins GGemm_AccumulatorType:$acc, GGemm_OutMatrix:$y,
+                   Index:$row, Index:$row_end, Index:$col,
+                   Optional<MemRefRankOf<[F32], [2]>>:$bias,
+                   Optional<Index>:$weight,
+                   Optional<MemRefRankOf<[F32], [1]>>:$row_scale,
+                   OptionalAttr<GGemm_EpilogueAttr>:$epilogue);
+  let assemblyFormat = [{
+    $acc `to` $y `row` `(` $row `)` `row_end` `(` $row_end `)` `col` `(` $col `)`
+    (`bias` `(` $bias^ `[` $weight `]` `:` type($bias) `)`)?
+    (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
+    attr-dict `:` qualified(type($acc)) `,` type($y)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // GGEMM_TILE_OPS_TD

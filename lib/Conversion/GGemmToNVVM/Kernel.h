@@ -1,0 +1,152 @@
+//===- Kernel.h - what convert-ggemm-to-nvvm builds a kernel from -*- C++
+//-*-===//
+//
+// Private to convert-ggemm-to-nvvm: the kernel's parameter ABI, the facts a
+// launch's IR states (read once, checked against what this back end can
+// compile), the launch manifest, and the translator that writes the kernel
+// body op by op.
+//
+//===----------------------------------------------------------------------===//
+#ifndef GGEMM_LIB_CONVERSION_GGEMMTONVVM_KERNEL_H
+#define GGEMM_LIB_CONVERSION_GGEMMTONVVM_KERNEL_H
+
+#include "../Utils/ProgramTranslator.h"
+#include "ggemm/Dialect/GGemm/Transforms/TileSchedule.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+namespace mlir::ggemm::nvvm {
+
+/// Kernel parameters, in order. Keep in step with docs/Bundle.md and the
+/// runtime's manifest reader.
+enum KernelParam : unsigned {
+  kADesc,
+  kBDesc,
+  kY,
+  kGroupRows,
+  kWeightIndices,
+  kBias,
+  kRowScale,
+  kNumRows,
+  kRowsPerGroup,
+  kNumGroups,
+  kN,
+  kK,
+  kLdy,
+  kNumParams
+};
+
+/// The parameter types, in the order above.
+SmallVector<Type> kernelParamTypes(MLIRContext *ctx);
+
+/// Bytes of one 128-byte swizzle row: the contiguous extent of every smem
+/// tile box.
+constexpr int64_t kSwizzleBytes = 128;
+
+/// What a launch's IR says about its kernel, read by `analyseLaunch`.
+struct KernelFacts {
+  std::string name;
+  // Op handles are value types whose accessors are not const.
+  mutable LaunchOp launch;
+  mutable TileScheduleOp schedule;
+  mutable WarpSpecializeOp roles;
+  mutable CreateRingOp ring;
+  mutable StoreTileOp store;
+  TileConfigAttr config;
+  RingLayoutAttr layout;
+  /// The memrefs the kernel reads and writes, bound to parameters; null
+  /// where the kernel has none.
+  Value x, w, y, groupRows, weightIndices, bias, rowScale;
+  TileType aTile, bTile;
+  Type outElem, indexElem; // indexElem: null for uniform rows
+  int64_t numConsumers;
+  int64_t threads;
+  // Static sizes for the manifest, -1 when dynamic.
+  int64_t staticN, staticK, staticGroups, staticWeights;
+
+  bool nMajorB() const { return bTile.isMNMajor(); }
+  Type aElem() const { return aTile.getElementType(); }
+};
+
+/// Reads the facts of `launch`, or explains why this back end cannot
+/// compile it.
+FailureOr<KernelFacts> analyseLaunch(LaunchOp launch, StringRef name);
+
+/// The launch manifest of a kernel (see docs/Bundle.md), as an attribute so
+/// it survives until ggemm-export-bundle writes it as JSON.
+DictionaryAttr buildManifest(MLIRContext *ctx, const KernelFacts &facts);
+
+/// Writes the body of a kernel from the launch's IR, one small function
+/// per ggemm op.
+class KernelTranslator : public ProgramTranslator {
+public:
+  KernelTranslator(OpBuilder &b, const KernelFacts &facts,
+                   gpu::GPUFuncOp kernel, LLVM::GlobalOp smem);
+
+  /// Translates the launch body into the kernel.
+  LogicalResult translate();
+
+protected:
+  LogicalResult translateGGemmOp(Operation *op) override;
+  LogicalResult translateOther(Operation *op) override;
+  Value resolveExternal(Value value, Operation *user) override;
+
+private:
+  // Helpers (NVVMHelpers.cpp).
+  Value idx(int64_t v);
+  Value c32(int64_t v);
+  Value c64(int64_t v);
+  Value toIndex(Value v);
+  Value toI32(Value v);
+  Value toI64(Value v);
+  Value add(Value x, Value y);
+  Value mul(Value x, Value y);
+  Value cmp(arith::CmpIPredicate p, Value x, Value y);
+  Value byteOffset(Value base, Value offset);
+  Value elementAddress(Value base, Type elemType, Value index);
+  Value load(Type type, Value address);
+  Value wgmmaDescriptor(Value smemAddress, int64_t leadingBytes,
+                        int64_t strideBytes);
+  Value param(KernelParam p) { return kernel.getArgument(p); }
+
+  // The ring (RingToNVVM.cpp).
+  Value ringSlot(Value position);
+  Value ringParity(Value position);
+  Value ringBarrier(Value slot, bool empty);
+  Value ringBuffer(unsigned tile, Value slot);
+  LogicalResult translateCreateRing(CreateRingOp op);
+  LogicalResult translateRingPut(RingPutOp op);
+  LogicalResult translateRingGet(RingGetOp op);
+  LogicalResult translateRingRelease(RingReleaseOp op);
+  LogicalResult translateWarpSpecialize(WarpSpecializeOp op);
+
+  // The tile ops (TileOpsToNVVM.cpp).
+  LogicalResult translateMma(MmaOp op);
+  LogicalResult translateStore(StoreTileOp op);
+  void storeElement(Value value, Value rowScale, Value row, Value col,
+                    Value weight);
+  void storePair(Value v0, Value v1, Value rowScale, Value row, Value col,
+                 Value weight);
+  LogicalResult translateDim(memref::DimOp op);
+
+  const KernelFacts &facts;
+  gpu::GPUFuncOp kernel;
+  LLVM::GlobalOp smemGlobal;
+  Location loc;
+  MLIRContext *ctx;
+  Type i1, i32, i64;
+  FloatType f32;
+  LLVM::LLVMPointerType ptrShared, ptrCluster;
+  /// Set up at the kernel's entry.
+  Value tid, warpgroup, smem;
+  Value numRows, rowsPerGroup, numGroups, n, k, ldy;
+  std::optional<TileSchedule> schedule;
+  /// Constants of the host function, cloned once into the kernel.
+  IRMapping externalConstants;
+  OpBuilder entry;
+};
+
+} // namespace mlir::ggemm::nvvm
+
+#endif // GGEMM_LIB_CONVERSION_GGEMMTONVVM_KERNEL_H

@@ -1,0 +1,343 @@
+//===- KernelFacts.cpp - read a launch, write its manifest ----------------===//
+
+#include "Kernel.h"
+
+using namespace mlir;
+using namespace mlir::ggemm;
+using namespace mlir::ggemm::nvvm;
+
+SmallVector<Type> mlir::ggemm::nvvm::kernelParamTypes(MLIRContext *ctx) {
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto ptrGlobal = LLVM::LLVMPointerType::get(ctx, 1);
+  auto i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
+  return {ptr, ptr, ptrGlobal, ptrGlobal, ptrGlobal, ptrGlobal, ptrGlobal,
+          i64, i64, i32,       i32,       i32,       i64};
+}
+
+namespace {
+
+/// The value of an index known at compile time (a constant, or the static
+/// size of a memref.dim), or -1.
+int64_t staticIndex(Value value) {
+  if (auto cst = value.getDefiningOp<arith::ConstantIndexOp>())
+    return cst.value();
+  if (auto dim = value.getDefiningOp<memref::DimOp>()) {
+    auto type = dyn_cast<MemRefType>(dim.getSource().getType());
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (type && index && *index >= 0 && *index < type.getRank() &&
+        !type.isDynamicDim(*index))
+      return type.getDimSize(*index);
+  }
+  return -1;
+}
+
+/// Checks a memref the kernel reads or writes through a bare pointer: the
+/// innermost dimension must be contiguous, and `dense` ones must have the
+/// identity (row-major, unpadded) layout.
+LogicalResult verifyKernelAddressed(Operation *op, StringRef name, Value value,
+                                    bool dense) {
+  auto type = cast<MemRefType>(value.getType());
+  if (dense) {
+    if (!type.getLayout().isIdentity() &&
+        !type.areTrailingDimsContiguous(type.getRank()))
+      return op->emitOpError() << "expects " << name
+                               << " to be a dense row-major memref for the "
+                                  "GPU back end, got "
+                               << type;
+    return success();
+  }
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides.empty() ||
+      strides.back() != 1)
+    return op->emitOpError()
+           << "expects the innermost dimension of " << name
+           << " to be contiguous for the GPU back end, got " << type;
+  return success();
+}
+
+/// Binds `value` to the kernel operand `slot` (named `name`): every op of a
+/// kernel that reads an operand must read the same memref.
+LogicalResult bind(Operation *user, StringRef name, Value &slot, Value value) {
+  if (!value)
+    return success();
+  if (slot && slot != value)
+    return user->emitOpError() << "expects the kernel's " << name
+                               << " to be one memref: it reads two";
+  slot = value;
+  return success();
+}
+
+/// Checks a tile against the 128-byte swizzled TMA boxes and the wgmma
+/// shapes the kernel uses.
+LogicalResult checkTile(Operation *op, StringRef name, TileType tile) {
+  int64_t bytes = getElementBytes(tile.getElementType());
+  if (isFp8(tile.getElementType()))
+    return op->emitOpError()
+           << "FP8 tiles are not supported by the GPU back end yet";
+  if (tile.getK() * bytes != kSwizzleBytes)
+    return op->emitOpError()
+           << "expects " << name << " tiles whose K block is " << kSwizzleBytes
+           << " bytes (one swizzle row), got " << tile;
+  if (tile.isMNMajor() && (tile.getRows() * bytes) % kSwizzleBytes != 0)
+    return op->emitOpError()
+           << "expects the rows of an mn_major " << name
+           << " tile to be whole 128-byte TMA boxes, got " << tile;
+  return success();
+}
+} // namespace
+
+FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
+                                                        StringRef name) {
+  KernelFacts f;
+  f.name = name.str();
+  f.launch = launch;
+  f.schedule = launch.getScheduleOp();
+  f.config = f.schedule.getConfig();
+  Block &body = launch.getBody().front();
+  auto roles = body.getOps<WarpSpecializeOp>();
+  auto rings = body.getOps<CreateRingOp>();
+  if (roles.empty() || rings.empty())
+    return launch.emitOpError() << "has no warp roles: run "
+                                   "ggemm-warp-specialize and "
+                                   "ggemm-stage-ring before "
+                                   "convert-ggemm-to-nvvm";
+  if (std::next(roles.begin()) != roles.end() ||
+      std::next(rings.begin()) != rings.end())
+    return launch.emitOpError()
+           << "expects one ggemm.warp_specialize and one ggemm.create_ring";
+  f.roles = *roles.begin();
+  f.ring = *rings.begin();
+  f.layout = f.ring.getLayoutAttr();
+  if (!f.layout)
+    return f.ring.emitOpError() << "expects a layout: run ggemm-stage-ring "
+                                   "before convert-ggemm-to-nvvm";
+  f.numConsumers = f.roles.getConsumerWarpgroups();
+  f.threads = 128 * (f.numConsumers + 1);
+  if (f.ring.getReleaseCount() != 128 * f.numConsumers)
+    return f.ring.emitOpError()
+           << "expects a release count of one per consumer thread ("
+           << 128 * f.numConsumers << "), got " << f.ring.getReleaseCount();
+  if (f.config.getClusterM() * f.config.getClusterN() != 1)
+    return launch.emitOpError() << "thread-block clusters are not supported "
+                                   "by the GPU back end yet";
+
+  // The operands the kernel reads, bound to its parameters.
+  f.groupRows = f.schedule.getGroupRows();
+  if (f.groupRows)
+    f.indexElem = cast<MemRefType>(f.groupRows.getType()).getElementType();
+  SmallVector<StoreTileOp> stores;
+  WalkResult walk = launch.walk([&](Operation *op) {
+    LogicalResult ok = success();
+    if (auto load = dyn_cast<LoadTileOp>(op)) {
+      bool isA = load.getSource().getType().getRank() == 2;
+      ok = bind(op, isA ? "x" : "w", isA ? f.x : f.w, load.getSource());
+      if (succeeded(ok))
+        ok = checkTile(op, isA ? "A" : "B", load.getType());
+      if (succeeded(ok) && isA && load.getType().isMNMajor())
+        ok = op->emitOpError() << "expects a k_major A tile for the GPU back "
+                                  "end, got "
+                               << load.getType();
+      (isA ? f.aTile : f.bTile) = load.getType();
+    } else if (auto index = dyn_cast<WeightIndexOp>(op)) {
+      ok =
+          bind(op, "weight_indices", f.weightIndices, index.getWeightIndices());
+    } else if (auto store = dyn_cast<StoreTileOp>(op)) {
+      stores.push_back(store);
+      if (succeeded(ok = bind(op, "y", f.y, store.getY())) &&
+          succeeded(ok = bind(op, "bias", f.bias, store.getBias())))
+        ok = bind(op, "row_scale", f.rowScale, store.getRowScale());
+    } else if (isa<ForeachTileOp, LaunchOp, TileScheduleOp>(op) &&
+               op != launch) {
+      ok = op->emitOpError() << "is not supported inside a ggemm.launch";
+    }
+    return failed(ok) ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (!f.x || !f.w || stores.size() != 1)
+    return launch.emitOpError() << "expects tile loads of x and w and one "
+                                   "ggemm.store_tile in the kernel";
+  f.store = stores.front();
+  f.outElem = cast<MemRefType>(f.y.getType()).getElementType();
+  if (f.aTile.getElementType() != f.bTile.getElementType())
+    return launch.emitOpError() << "expects x and w of one element type";
+  if (f.aTile.getRows() != 64 * f.numConsumers)
+    return launch.emitOpError()
+           << "expects A tiles of 64 rows per consumer warpgroup ("
+           << 64 * f.numConsumers << "), got " << f.aTile;
+  if (f.config.getBlockM() != f.aTile.getRows() ||
+      f.config.getBlockN() != f.bTile.getRows())
+    return launch.emitOpError()
+           << "expects the tiles of the schedule's "
+              "config (block_m = "
+           << f.config.getBlockM() << ", block_n = " << f.config.getBlockN()
+           << "), got " << f.aTile << " and " << f.bTile;
+  ArrayRef<Type> ringTiles = f.ring.getRing().getType().getTiles();
+  if (ringTiles.size() != 2 || ringTiles[0] != f.aTile ||
+      ringTiles[1] != f.bTile)
+    return f.ring.emitOpError() << "expects a ring of the A and B tiles ("
+                                << f.aTile << ", " << f.bTile << ")";
+
+  // The kernel addresses y, bias and row_scale itself (y row by row with the
+  // runtime's row stride, bias and row_scale densely).
+  if (failed(verifyKernelAddressed(f.store, "y", f.y, /*dense=*/false)) ||
+      (f.bias &&
+       failed(verifyKernelAddressed(f.store, "bias", f.bias, true))) ||
+      (f.rowScale &&
+       failed(verifyKernelAddressed(f.store, "row_scale", f.rowScale, true))))
+    return failure();
+
+  MemRefType wType = cast<MemRefType>(f.w.getType());
+  auto staticOr = [](int64_t d) { return ShapedType::isDynamic(d) ? -1 : d; };
+  f.staticN = staticOr(wType.getDimSize(f.nMajorB() ? 2 : 1));
+  f.staticK = staticOr(wType.getDimSize(f.nMajorB() ? 1 : 2));
+  f.staticWeights = staticOr(wType.getDimSize(0));
+  f.staticGroups = staticIndex(f.schedule.getNumGroups());
+  if (f.groupRows) {
+    // The group count is also the static size of seg_indptr (G + 1) or of
+    // the masked counts (G).
+    int64_t size = cast<MemRefType>(f.groupRows.getType()).getDimSize(0);
+    if (!ShapedType::isDynamic(size))
+      f.staticGroups =
+          f.schedule.getRowMapping() == RowMapping::segment ? size - 1 : size;
+  }
+  return f;
+}
+
+namespace {
+StringRef dtypeName(Type t) {
+  if (t.isBF16())
+    return "bf16";
+  if (t.isF16())
+    return "f16";
+  if (t.isF32())
+    return "f32";
+  if (isa<Float8E4M3FNType>(t))
+    return "f8e4m3";
+  if (isa<Float8E5M2Type>(t))
+    return "f8e5m2";
+  if (t.isInteger(32))
+    return "i32";
+  return "i64";
+}
+
+StringRef opName(RowMapping mapping) {
+  switch (mapping) {
+  case RowMapping::segment:
+    return "segment_matmul";
+  case RowMapping::masked:
+    return "masked_matmul";
+  case RowMapping::uniform:
+    return "batched_matmul";
+  }
+  llvm_unreachable("unknown row mapping");
+}
+} // namespace
+
+DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
+                                                const KernelFacts &f) {
+  Builder b(ctx);
+  auto named = [&](StringRef k, Attribute v) { return b.getNamedAttr(k, v); };
+  auto i = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+  auto s = [&](StringRef v) { return b.getStringAttr(v); };
+  auto arr = [&](ArrayRef<int64_t> vs) {
+    SmallVector<Attribute> attrs;
+    for (int64_t v : vs)
+      attrs.push_back(i(v));
+    return b.getArrayAttr(attrs);
+  };
+  StringRef op = opName(f.schedule.getRowMapping());
+  EpilogueAttr epilogue = f.store.getEpilogueAttr();
+  Activation activation =
+      epilogue ? epilogue.getActivation() : Activation::none;
+  bool accumulate = epilogue && epilogue.getAccumulate();
+  StringRef aDtype = dtypeName(f.aElem());
+  SmallVector<NamedAttribute> problem = {
+      named("op", s(op)),
+      named("a_dtype", s(aDtype)),
+      named("b_dtype", s(aDtype)),
+      named("out_dtype", s(dtypeName(f.outElem))),
+      named("index_dtype", s(f.indexElem ? dtypeName(f.indexElem) : "i32")),
+      named("weight_layout", s(f.nMajorB() ? "kn" : "nk")),
+      named("m", i(-1)),
+      named("n", i(f.staticN)),
+      named("k", i(f.staticK)),
+      named("num_groups", i(f.staticGroups)),
+      named("num_weights", i(f.staticWeights)),
+      named("has_weight_indices", b.getBoolAttr(bool(f.weightIndices))),
+      named("has_bias", b.getBoolAttr(bool(f.bias))),
+      named("has_row_scale", b.getBoolAttr(bool(f.rowScale))),
+      named("accumulate", b.getBoolAttr(accumulate)),
+      named("activation", s(stringifyActivation(activation)))};
+  int64_t blockK = f.aTile.getK();
+  SmallVector<NamedAttribute> tile = {
+      named("block_m", i(f.aTile.getRows())),
+      named("block_n", i(f.bTile.getRows())), named("block_k", i(blockK)),
+      named("stages", i(f.layout.getStages())),
+      named("consumer_warpgroups", i(f.numConsumers))};
+  SmallVector<NamedAttribute> grid = {
+      named("policy", s(stringifyGridPolicy(f.launch.getGrid()))),
+      named("ctas_per_sm", i(1))};
+  auto param = [&](ArrayRef<NamedAttribute> fields) {
+    return b.getDictionaryAttr(fields);
+  };
+  // An N-major B tile is loaded as boxes of one 128-byte swizzle row of
+  // columns.
+  int64_t elemBytes = getElementBytes(f.aElem());
+  int64_t bBoxN = f.nMajorB() ? kSwizzleBytes / elemBytes : f.bTile.getRows();
+  SmallVector<int64_t> bBox = f.nMajorB()
+                                  ? SmallVector<int64_t>{bBoxN, blockK, 1}
+                                  : SmallVector<int64_t>{blockK, bBoxN, 1};
+  StringRef rowsTensor = op == "masked_matmul" ? "masked_m" : "seg_indptr";
+  SmallVector<Attribute> params = {
+      param({named("name", s("a_desc")), named("kind", s("tma_descriptor")),
+             named("tensor", s("x")), named("dtype", s(aDtype)),
+             named("rank", i(2)),
+             named("box", arr({blockK, f.aTile.getRows()})),
+             named("swizzle", s("128B")), named("oob_fill", s("zero"))}),
+      param({named("name", s("b_desc")), named("kind", s("tma_descriptor")),
+             named("tensor", s("w")), named("dtype", s(aDtype)),
+             named("rank", i(3)), named("box", arr(bBox)),
+             named("swizzle", s("128B")), named("oob_fill", s("zero"))}),
+      param({named("name", s("y")), named("kind", s("pointer")),
+             named("tensor", s("y"))}),
+      // Uniform groups read no group_rows: the slot is a null pointer.
+      f.indexElem
+          ? param({named("name", s("group_rows")), named("kind", s("pointer")),
+                   named("tensor", s(rowsTensor)),
+                   named("optional", b.getBoolAttr(false))})
+          : param({named("name", s("group_rows")), named("kind", s("scalar")),
+                   named("dtype", s("i64")), named("value", i(0))}),
+      param({named("name", s("weight_indices")), named("kind", s("pointer")),
+             named("tensor", s("weight_indices")),
+             named("optional", b.getBoolAttr(true))}),
+      param({named("name", s("bias")), named("kind", s("pointer")),
+             named("tensor", s("bias")),
+             named("optional", b.getBoolAttr(true))}),
+      param({named("name", s("row_scale")), named("kind", s("pointer")),
+             named("tensor", s("row_scale")),
+             named("optional", b.getBoolAttr(true))})};
+  for (auto [pname, dtype] :
+       {std::pair<StringRef, StringRef>{"num_rows", "i64"},
+        {"rows_per_group", "i64"},
+        {"num_groups", "i32"},
+        {"n", "i32"},
+        {"k", "i32"},
+        {"ldy", "i64"}})
+    params.push_back(
+        param({named("name", s(pname)), named("kind", s("scalar")),
+               named("dtype", s(dtype)), named("value", s(pname))}));
+  SmallVector<NamedAttribute> manifest = {
+      named("format", s("ggemm-bundle")),
+      named("version", i(1)),
+      named("entry", s(f.name)),
+      named("block", arr({f.threads, 1, 1})),
+      named("cluster", arr({1, 1, 1})),
+      named("dynamic_smem", i(f.layout.getSmemBytes())),
+      named("problem", b.getDictionaryAttr(problem)),
+      named("tile", b.getDictionaryAttr(tile)),
+      named("grid", b.getDictionaryAttr(grid)),
+      named("params", b.getArrayAttr(params))};
+  return b.getDictionaryAttr(manifest);
+}

@@ -1,0 +1,233 @@
+//===- KernelTranslator.cpp - a launch body -> a kernel body --------------===//
+//
+// The entry of the kernel and the ops that need no hardware: the tile
+// schedule, weight indices, sizes, the accumulator's zeros. The ring and the
+// warp roles are in RingToNVVM.cpp, the mma and the store in
+// TileOpsToNVVM.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernel.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::ggemm;
+using namespace mlir::ggemm::nvvm;
+
+KernelTranslator::KernelTranslator(OpBuilder &b, const KernelFacts &facts,
+                                   gpu::GPUFuncOp kernel, LLVM::GlobalOp smem)
+    : ProgramTranslator(b), facts(facts), kernel(kernel), smemGlobal(smem),
+      loc(facts.launch.getLoc()), ctx(b.getContext()), entry(b) {
+  i1 = b.getI1Type();
+  i32 = b.getI32Type();
+  i64 = b.getI64Type();
+  f32 = b.getF32Type();
+  ptrShared = LLVM::LLVMPointerType::get(ctx, 3);
+  ptrCluster = LLVM::LLVMPointerType::get(ctx, 7);
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+Value KernelTranslator::idx(int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+Value KernelTranslator::c32(int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, v, 32);
+}
+Value KernelTranslator::c64(int64_t v) {
+  return arith::ConstantIntOp::create(b, loc, v, 64);
+}
+Value KernelTranslator::toIndex(Value v) {
+  if (v.getType().isIndex())
+    return v;
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+}
+Value KernelTranslator::toI32(Value v) {
+  return arith::IndexCastOp::create(b, loc, i32, v);
+}
+Value KernelTranslator::toI64(Value v) {
+  return arith::IndexCastOp::create(b, loc, i64, v);
+}
+Value KernelTranslator::add(Value x, Value y) {
+  return arith::AddIOp::create(b, loc, x, y);
+}
+Value KernelTranslator::mul(Value x, Value y) {
+  return arith::MulIOp::create(b, loc, x, y);
+}
+Value KernelTranslator::cmp(arith::CmpIPredicate p, Value x, Value y) {
+  return arith::CmpIOp::create(b, loc, p, x, y);
+}
+Value KernelTranslator::byteOffset(Value base, Value offset) {
+  return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
+                             ValueRange{toI64(offset)});
+}
+Value KernelTranslator::elementAddress(Value base, Type elemType, Value index) {
+  return LLVM::GEPOp::create(b, loc, base.getType(), elemType, base,
+                             ValueRange{toI64(index)});
+}
+Value KernelTranslator::load(Type type, Value address) {
+  return LLVM::LoadOp::create(b, loc, type, address);
+}
+
+//===----------------------------------------------------------------------===//
+// Entry and dispatch
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelTranslator::translate() {
+  b.setInsertionPointToStart(&kernel.getBody().front());
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  warpgroup = arith::DivUIOp::create(b, loc, tid, idx(128));
+  smem = LLVM::AddressOfOp::create(b, loc, ptrShared, smemGlobal.getSymName());
+  // Scalars of the tile schedule. num_rows only bounds TMA reads, which the
+  // descriptors do by themselves.
+  numRows = toIndex(param(kNumRows));
+  rowsPerGroup = toIndex(param(kRowsPerGroup));
+  numGroups = toIndex(param(kNumGroups));
+  n = toIndex(param(kN));
+  k = toIndex(param(kK));
+  ldy = toIndex(param(kLdy));
+  Type indexElem = facts.indexElem ? facts.indexElem : i32;
+  auto loadGroupRow = [this, indexElem](OpBuilder &, Location,
+                                        Value i) -> Value {
+    return toIndex(
+        load(indexElem, elementAddress(param(kGroupRows), indexElem, i)));
+  };
+  TileConfigAttr config = facts.config;
+  schedule = TileSchedule{facts.schedule.getRowMapping(),
+                          config.getBlockM(),
+                          config.getBlockN(),
+                          config.getRaster(),
+                          numGroups,
+                          rowsPerGroup,
+                          n,
+                          loadGroupRow};
+  // Host constants go before everything else.
+  entry.setInsertionPointToStart(&kernel.getBody().front());
+  mapping.map(facts.launch.getCtaArg(),
+              gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  mapping.map(facts.launch.getNumCtasArg(),
+              gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
+  if (failed(translateBlock(facts.launch.getBody().front())))
+    return failure();
+  gpu::ReturnOp::create(b, loc);
+  return success();
+}
+
+Value KernelTranslator::resolveExternal(Value value, Operation *user) {
+  // Constants of the host function are cloned into the kernel's entry.
+  Operation *def = value.getDefiningOp();
+  if (def && def->hasTrait<OpTrait::ConstantLike>()) {
+    if (Value cloned = externalConstants.lookupOrNull(value))
+      return cloned;
+    Operation *copy = entry.clone(*def);
+    externalConstants.map(def->getResults(), copy->getResults());
+    return externalConstants.lookup(value);
+  }
+  user->emitOpError() << "uses a value defined outside the ggemm.launch "
+                         "that is neither a constant nor a kernel operand ("
+                      << value << ")";
+  return Value();
+}
+
+LogicalResult KernelTranslator::translateGGemmOp(Operation *op) {
+  return TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](TileCountOp count) {
+        mapping.map(count.getCount(), schedule->totalTiles(b, loc));
+        return success();
+      })
+      .Case([&](MapTileOp map) {
+        Value tileId = lookup(map.getTile(), map);
+        if (!tileId)
+          return failure();
+        TileSchedule::Tile tile = schedule->mapTile(b, loc, tileId);
+        mapping.map(map.getResults(), ValueRange{tile.group, tile.rowBegin,
+                                                 tile.rowEnd, tile.colBegin});
+        return success();
+      })
+      .Case([&](WeightIndexOp index) {
+        Value group = lookup(index.getGroup(), index);
+        if (!group)
+          return failure();
+        mapping.map(index.getWeight(),
+                    toIndex(load(i32, elementAddress(param(kWeightIndices), i32,
+                                                     group))));
+        return success();
+      })
+      .Case([&](ZeroAccumulatorOp zero) {
+        // Set before the first wgmma fence, so ptxas does not have to
+        // serialise around register moves (FACTS.md §2).
+        mapping.map(zero.getAcc(),
+                    LLVM::ZeroOp::create(
+                        b, loc,
+                        LLVM::LLVMStructType::getLiteral(
+                            ctx, SmallVector<Type>(
+                                     zero.getType().getShape()[1] / 2, f32))));
+        return success();
+      })
+      .Case([&](LoadTileOp load) -> LogicalResult {
+        // Issued by the ring_put its tile goes to, straight into the slot.
+        if (load->hasOneUse() && isa<RingPutOp>(*load->user_begin()))
+          return success();
+        return load.emitOpError()
+               << "expects its tile to be put into a stage ring: run "
+                  "ggemm-warp-specialize before convert-ggemm-to-nvvm";
+      })
+      .Case([&](CreateRingOp op) { return translateCreateRing(op); })
+      .Case([&](WarpSpecializeOp op) { return translateWarpSpecialize(op); })
+      .Case([&](RingPutOp op) { return translateRingPut(op); })
+      .Case([&](RingGetOp op) { return translateRingGet(op); })
+      .Case([&](RingReleaseOp op) { return translateRingRelease(op); })
+      .Case([&](MmaOp op) { return translateMma(op); })
+      .Case([&](MmaWaitOp wait) {
+        Value acc = lookup(wait.getAcc(), wait);
+        if (!acc)
+          return failure();
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+        mapping.map(wait.getResult(), acc);
+        return success();
+      })
+      .Case([&](StoreTileOp op) { return translateStore(op); })
+      .Default([&](Operation *other) {
+        return other->emitOpError()
+               << "is not supported inside a ggemm.launch by "
+                  "convert-ggemm-to-nvvm";
+      });
+}
+
+LogicalResult KernelTranslator::translateOther(Operation *op) {
+  if (auto dim = dyn_cast<memref::DimOp>(op))
+    return translateDim(dim);
+  return copy(op);
+}
+
+/// Sizes of the kernel's operands: static ones are constants, dynamic ones
+/// the scalar parameters the runtime passes.
+LogicalResult KernelTranslator::translateDim(memref::DimOp op) {
+  std::optional<int64_t> index = op.getConstantIndex();
+  auto type = dyn_cast<MemRefType>(op.getSource().getType());
+  if (!index || !type || *index < 0 || *index >= type.getRank())
+    return op.emitOpError() << "expects a constant dimension of a memref in "
+                               "a kernel";
+  if (!type.isDynamicDim(*index)) {
+    mapping.map(op.getResult(), idx(type.getDimSize(*index)));
+    return success();
+  }
+  Value source = op.getSource(), size;
+  bool kn = facts.nMajorB();
+  if (source == facts.x)
+    size = *index == 0 ? numRows : k;
+  else if (source == facts.w && *index > 0)
+    size = (*index == 1) == kn ? k : n;
+  else if (source == facts.y && *index == 1)
+    size = n;
+  if (!size)
+    return op.emitOpError() << "reads a size the kernel has no parameter for "
+                               "(dimension "
+                            << *index << " of " << type << ")";
+  mapping.map(op.getResult(), size);
+  return success();
+}

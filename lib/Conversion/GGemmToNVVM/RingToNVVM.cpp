@@ -1,0 +1,177 @@
+//===- RingToNVVM.cpp - stage ring and warp roles -> NVVM -----------------===//
+//
+// The ring's slots and mbarriers sit where its #ggemm.ring_layout says;
+// position i is slot i mod stages, in mbarrier phase (i / stages) mod 2.
+// full[s] completes on the producer's expect_tx arrival plus the TMA bytes,
+// empty[s] on one arrival per consumer thread.
+//
+// The kernel is written with NVVM ops (mbarriers, TMA, setmaxnreg) and LLVM
+// pointers rather than nvgpu: nvgpu's mbarrier group lives in static shared
+// memory with no control of the layout, and its TMA descriptor type cannot be
+// a kernel argument (shared/mlir22/FACTS.md, §5c and §7).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernel.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::ggemm;
+using namespace mlir::ggemm::nvvm;
+
+/// Spin hint for mbarrier.try_wait.
+static constexpr int64_t kWaitTicks = 10000000;
+
+Value KernelTranslator::ringSlot(Value position) {
+  return arith::RemUIOp::create(b, loc, position,
+                                idx(facts.layout.getStages()));
+}
+
+Value KernelTranslator::ringParity(Value position) {
+  Value round =
+      arith::DivUIOp::create(b, loc, position, idx(facts.layout.getStages()));
+  return toI32(arith::AndIOp::create(b, loc, round, idx(1)));
+}
+
+Value KernelTranslator::ringBarrier(Value slot, bool empty) {
+  Value index = empty ? add(slot, idx(facts.layout.getStages())) : slot;
+  return byteOffset(
+      smem, add(idx(facts.layout.getBarrierOffset()), mul(index, idx(8))));
+}
+
+Value KernelTranslator::ringBuffer(unsigned tile, Value slot) {
+  RingLayoutAttr layout = facts.layout;
+  return byteOffset(smem, add(idx(layout.getOffsets()[tile]),
+                              mul(slot, idx(layout.getStageBytes()[tile]))));
+}
+
+LogicalResult KernelTranslator::translateCreateRing(CreateRingOp op) {
+  // One thread initialises the ring's mbarriers, then the whole CTA waits.
+  auto init =
+      scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, tid, idx(0)),
+                        /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(init.thenBlock());
+    for (int64_t s = 0; s < facts.layout.getStages(); ++s) {
+      NVVM::MBarrierInitOp::create(b, loc, ringBarrier(idx(s), false), c32(1),
+                                   Value());
+      NVVM::MBarrierInitOp::create(b, loc, ringBarrier(idx(s), true),
+                                   c32(op.getReleaseCount()), Value());
+    }
+    NVVM::FenceMbarrierInitOp::create(b, loc);
+  }
+  gpu::BarrierOp::create(b, loc);
+  // The ring value is the shared-memory base its layout is relative to.
+  mapping.map(op.getRing(), smem);
+  return success();
+}
+
+LogicalResult KernelTranslator::translateWarpSpecialize(WarpSpecializeOp op) {
+  // Consumer warpgroups are 0 .. C-1 (their index is their share of a
+  // tile's rows), the producer is warpgroup C.
+  Value isProducer =
+      cmp(arith::CmpIPredicate::eq, warpgroup, idx(op.getConsumerWarpgroups()));
+  auto roles = scf::IfOp::create(b, loc, isProducer, /*withElse=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(roles.thenBlock()->getTerminator());
+  NVVM::SetMaxRegisterOp::create(b, loc, op.getProducerRegisters(),
+                                 NVVM::SetMaxRegisterAction::decrease);
+  // One elected thread of the producer's first warp issues every load.
+  Value warpInGroup = arith::DivUIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, tid, idx(128)), idx(32));
+  auto warp0 = scf::IfOp::create(
+      b, loc, cmp(arith::CmpIPredicate::eq, warpInGroup, idx(0)), false);
+  b.setInsertionPoint(warp0.thenBlock()->getTerminator());
+  Value leader = NVVM::ElectSyncOp::create(b, loc, i1, Value());
+  auto leaderIf = scf::IfOp::create(b, loc, leader, false);
+  b.setInsertionPoint(leaderIf.thenBlock()->getTerminator());
+  if (failed(translateBlock(op.getProducer().front())))
+    return failure();
+
+  b.setInsertionPoint(roles.elseBlock()->getTerminator());
+  NVVM::SetMaxRegisterOp::create(b, loc, op.getConsumerRegisters(),
+                                 NVVM::SetMaxRegisterAction::increase);
+  return translateBlock(op.getConsumers().front());
+}
+
+LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
+  Value position = lookup(op.getPosition(), op);
+  if (!position)
+    return failure();
+  Value slot = ringSlot(position);
+  // Wait until the consumers released the slot's previous use (the first
+  // round passes at once: the empty barrier starts in the other phase).
+  Value emptyParity =
+      arith::XOrIOp::create(b, loc, ringParity(position), c32(1));
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, ringBarrier(slot, true),
+                                        emptyParity, c32(kWaitTicks));
+  Value full = ringBarrier(slot, false);
+  int64_t txBytes = 0;
+  for (Value tile : op.getTiles())
+    txBytes += cast<TileType>(tile.getType()).getNumBytes();
+  NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, c32(txBytes),
+                                         NVVM::MemScopeKind::CTA,
+                                         /*relaxed=*/false, Value());
+  for (auto [index, tile] : llvm::enumerate(op.getTiles())) {
+    auto tileLoad = tile.getDefiningOp<LoadTileOp>();
+    if (!tileLoad || !tile.hasOneUse())
+      return op.emitOpError() << "expects tile " << index
+                              << " to come from a ggemm.load_tile used only "
+                                 "here (its TMA goes straight into the slot)";
+    TileType type = tileLoad.getType();
+    bool isA = tileLoad.getSource().getType().getRank() == 2;
+    Value desc = param(isA ? kADesc : kBDesc);
+    // TMA coordinates run innermost first: the memref indices reversed.
+    SmallVector<Value> coords;
+    for (Value i : llvm::reverse(tileLoad.getIndices())) {
+      Value mapped = lookup(i, tileLoad);
+      if (!mapped)
+        return failure();
+      coords.push_back(toI32(mapped));
+    }
+    // A box is one 128-byte swizzle row wide: an mn_major tile (rows
+    // contiguous) is several boxes side by side along its rows.
+    int64_t elemBytes = getElementBytes(type.getElementType());
+    int64_t boxElems = kSwizzleBytes / elemBytes;
+    int64_t boxes = type.isMNMajor() ? type.getRows() / boxElems : 1;
+    int64_t boxBytes = type.getNumBytes() / boxes;
+    Value dst = ringBuffer(index, slot);
+    for (int64_t j = 0; j < boxes; ++j) {
+      SmallVector<Value> at(coords);
+      if (j)
+        at[0] = arith::AddIOp::create(b, loc, coords[0], c32(j * boxElems));
+      Value boxDst = j ? byteOffset(dst, idx(j * boxBytes)) : dst;
+      Value dstCluster =
+          LLVM::AddrSpaceCastOp::create(b, loc, ptrCluster, boxDst);
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          b, loc, dstCluster, desc, at, full, ValueRange{}, Value(), Value(),
+          NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+          NVVM::CTAGroupKindAttr(), Value());
+    }
+  }
+  return success();
+}
+
+LogicalResult KernelTranslator::translateRingGet(RingGetOp op) {
+  Value position = lookup(op.getPosition(), op);
+  if (!position)
+    return failure();
+  Value slot = ringSlot(position);
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, ringBarrier(slot, false),
+                                        ringParity(position), c32(kWaitTicks));
+  // A tile is the address of its slot's buffer.
+  for (auto [index, tile] : llvm::enumerate(op.getTiles()))
+    mapping.map(tile, ringBuffer(index, slot));
+  return success();
+}
+
+LogicalResult KernelTranslator::translateRingRelease(RingReleaseOp op) {
+  Value position = lookup(op.getPosition(), op);
+  if (!position)
+    return failure();
+  NVVM::MBarrierArriveOp::create(
+      b, loc, Type(), ringBarrier(ringSlot(position), true), Value());
+  return success();
+}

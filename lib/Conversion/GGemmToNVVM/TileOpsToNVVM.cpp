@@ -1,0 +1,198 @@
+//===- TileOpsToNVVM.cpp - mma and store_tile -> wgmma and stores ---------===//
+//
+// Each consumer warpgroup owns 64 rows of a tile: its share of the A tile
+// and of the accumulator, which lives in its registers in wgmma's m64nNk16
+// fragment layout (warp w of the warpgroup holds rows 16w + lane/4 (+8);
+// register 4i + 2h + e holds column 8i + 2(lane % 4) + e of row half h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernel.h"
+
+#include "ggemm/Dialect/GGemm/Transforms/Epilogue.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::ggemm;
+using namespace mlir::ggemm::nvvm;
+
+static NVVM::WGMMATypes wgmmaType(Type t) {
+  if (t.isBF16())
+    return NVVM::WGMMATypes::bf16;
+  if (t.isF16())
+    return NVVM::WGMMATypes::f16;
+  if (isa<Float8E4M3FNType>(t))
+    return NVVM::WGMMATypes::e4m3;
+  return NVVM::WGMMATypes::e5m2;
+}
+
+Value KernelTranslator::wgmmaDescriptor(Value smemAddress, int64_t leadingBytes,
+                                        int64_t strideBytes) {
+  // Start address >> 4 in bits [0, 14), leading byte offset >> 4 in
+  // [16, 30), stride byte offset >> 4 in [32, 46), swizzle mode 1 (128 B)
+  // in [62, 64).
+  Value addr = LLVM::PtrToIntOp::create(b, loc, i64, smemAddress);
+  Value addrField = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, addr, c64(4)), c64(0x3fff));
+  uint64_t constant = (uint64_t(leadingBytes >> 4) & 0x3fff) << 16 |
+                      (uint64_t(strideBytes >> 4) & 0x3fff) << 32 |
+                      uint64_t(1) << 62;
+  return arith::OrIOp::create(b, loc, addrField,
+                              c64(static_cast<int64_t>(constant)));
+}
+
+LogicalResult KernelTranslator::translateMma(MmaOp op) {
+  Value aTile = lookup(op.getA(), op), bTile = lookup(op.getB(), op);
+  Value acc = lookup(op.getAcc(), op);
+  if (!aTile || !bTile || !acc)
+    return failure();
+  TileType aType = op.getA().getType(), bType = op.getB().getType();
+  Type elem = aType.getElementType();
+  int64_t elemBytes = getElementBytes(elem);
+  int64_t blockN = bType.getRows(), blockK = aType.getK();
+  const int64_t wgmmaK = 16;
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  // This warpgroup's 64 rows of the A tile: 64 rows of one 128-byte swizzle
+  // row each.
+  Value aRows = byteOffset(aTile, mul(warpgroup, idx(64 * kSwizzleBytes)));
+  // K-major tiles: 8-row swizzle atoms 1024 bytes apart (stride byte
+  // offset); the leading byte offset is unused. An mn_major B steps over its
+  // 128-byte-wide boxes with the leading byte offset.
+  bool nMajorB = bType.isMNMajor();
+  Value descA = wgmmaDescriptor(aRows, 16, 8 * kSwizzleBytes);
+  int64_t bLeading =
+      nMajorB ? (kSwizzleBytes / elemBytes) * blockK * elemBytes : 16;
+  Value descB = wgmmaDescriptor(bTile, bLeading, 8 * kSwizzleBytes);
+  NVVM::MMALayout layoutB =
+      nMajorB ? NVVM::MMALayout::row : NVVM::MMALayout::col;
+  for (int64_t kk = 0; kk < blockK / wgmmaK; ++kk) {
+    // Advance along K: 32 bytes inside the swizzled row for K-major tiles,
+    // 16 rows of 128 bytes for an mn_major B.
+    int64_t aStep = (kk * wgmmaK * elemBytes) >> 4;
+    int64_t bStep = nMajorB ? (kk * wgmmaK * kSwizzleBytes) >> 4 : aStep;
+    Value dA = kk ? add(descA, c64(aStep)) : descA;
+    Value dB = kk ? add(descB, c64(bStep)) : descB;
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, acc.getType(), acc, dA, dB,
+        NVVM::MMAShapeAttr::get(ctx, 64, blockN, wgmmaK), wgmmaType(elem),
+        wgmmaType(elem), NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        layoutB, NVVM::MMAIntOverflowAttr());
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  int64_t pending = op.getPending() ? *op.getPending() : 0;
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
+  mapping.map(op.getResult(), acc);
+  return success();
+}
+
+void KernelTranslator::storeElement(Value value, Value rowScale, Value row,
+                                    Value col, Value weight) {
+  EpilogueAttr epilogue = facts.store.getEpilogueAttr();
+  Value bias, old;
+  if (facts.bias)
+    bias =
+        load(f32, elementAddress(param(kBias), f32, add(mul(weight, n), col)));
+  Value address =
+      elementAddress(param(kY), facts.outElem, add(mul(row, ldy), col));
+  if (epilogue && epilogue.getAccumulate())
+    old = load(facts.outElem, address);
+  Value v =
+      buildEpilogue(b, loc, value, bias,
+                    epilogue ? epilogue.getActivation() : Activation::none,
+                    rowScale, old, facts.outElem);
+  LLVM::StoreOp::create(b, loc, v, address);
+}
+
+void KernelTranslator::storePair(Value v0, Value v1, Value rowScale, Value row,
+                                 Value col, Value weight) {
+  EpilogueAttr epilogue = facts.store.getEpilogueAttr();
+  auto pairType = VectorType::get({2}, facts.outElem);
+  int64_t pairBytes = 2 * getElementBytes(facts.outElem);
+  Value address =
+      elementAddress(param(kY), facts.outElem, add(mul(row, ldy), col));
+  Value oldPair;
+  if (epilogue && epilogue.getAccumulate())
+    oldPair = LLVM::LoadOp::create(b, loc, pairType, address, pairBytes);
+  Value pair = LLVM::UndefOp::create(b, loc, pairType);
+  Value values[2] = {v0, v1};
+  for (int64_t e = 0; e < 2; ++e) {
+    Value position = c32(e);
+    Value bias, old;
+    if (facts.bias)
+      bias = load(f32, elementAddress(param(kBias), f32,
+                                      add(mul(weight, n), add(col, idx(e)))));
+    if (oldPair)
+      old = LLVM::ExtractElementOp::create(b, loc, oldPair, position);
+    Value v =
+        buildEpilogue(b, loc, values[e], bias,
+                      epilogue ? epilogue.getActivation() : Activation::none,
+                      rowScale, old, facts.outElem);
+    pair = LLVM::InsertElementOp::create(b, loc, pair, v, position);
+  }
+  LLVM::StoreOp::create(b, loc, pair, address, pairBytes);
+}
+
+LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
+  Value acc = lookup(op.getAcc(), op), row0 = lookup(op.getRow(), op),
+        rowEnd = lookup(op.getRowEnd(), op), col0 = lookup(op.getCol(), op);
+  Value weight = op.getWeight() ? lookup(op.getWeight(), op) : Value();
+  if (!acc || !row0 || !rowEnd || !col0 || (op.getWeight() && !weight))
+    return failure();
+  int64_t blockN = op.getAcc().getType().getShape()[1];
+  Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+  Value warpInGroup = arith::DivUIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, tid, idx(128)), idx(32));
+  Value rowBase = add(add(row0, mul(warpgroup, idx(64))),
+                      add(mul(warpInGroup, idx(16)),
+                          arith::DivUIOp::create(b, loc, lane, idx(4))));
+  Value colBase =
+      add(col0, mul(arith::RemUIOp::create(b, loc, lane, idx(4)), idx(2)));
+  // A thread's two adjacent columns go out as one vector store when y's
+  // rows keep pairs aligned (the runtime only guarantees the element's
+  // alignment); the scalar path covers the rest and the N tail.
+  int64_t pairBytes = 2 * getElementBytes(facts.outElem);
+  Value yAddress = LLVM::PtrToIntOp::create(b, loc, i64, param(kY));
+  Value pairAligned = arith::AndIOp::create(
+      b, loc,
+      cmp(arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, yAddress, c64(pairBytes)), c64(0)),
+      cmp(arith::CmpIPredicate::eq, arith::RemUIOp::create(b, loc, ldy, idx(2)),
+          idx(0)));
+  OpBuilder::InsertionGuard guard(b);
+  for (int64_t h = 0; h < 2; ++h) {
+    Value row = add(rowBase, idx(8 * h));
+    // Rows at or past the group's end belong to another group.
+    auto rowIf = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::ult, row, rowEnd), false);
+    OpBuilder::InsertionGuard rowGuard(b);
+    b.setInsertionPointToStart(rowIf.thenBlock());
+    Value rowScale;
+    if (facts.rowScale)
+      rowScale = load(f32, elementAddress(param(kRowScale), f32, row));
+    for (int64_t i = 0; i < blockN / 8; ++i) {
+      Value col = add(colBase, idx(8 * i));
+      Value v0 = LLVM::ExtractValueOp::create(b, loc, acc,
+                                              ArrayRef<int64_t>{4 * i + 2 * h});
+      Value v1 = LLVM::ExtractValueOp::create(
+          b, loc, acc, ArrayRef<int64_t>{4 * i + 2 * h + 1});
+      Value pairOk = arith::AndIOp::create(
+          b, loc, pairAligned,
+          cmp(arith::CmpIPredicate::ult, add(col, idx(1)), n));
+      auto pairIf = scf::IfOp::create(b, loc, pairOk, /*withElse=*/true);
+      OpBuilder::InsertionGuard pairGuard(b);
+      b.setInsertionPointToStart(pairIf.thenBlock());
+      storePair(v0, v1, rowScale, row, col, weight);
+      b.setInsertionPointToStart(pairIf.elseBlock());
+      for (int64_t e = 0; e < 2; ++e) {
+        Value colE = add(col, idx(e));
+        auto colIf = scf::IfOp::create(
+            b, loc, cmp(arith::CmpIPredicate::ult, colE, n), false);
+        OpBuilder::InsertionGuard colGuard(b);
+        b.setInsertionPointToStart(colIf.thenBlock());
+        storeElement(e ? v1 : v0, rowScale, row, colE, weight);
+      }
+    }
+  }
+  return success();
+}

@@ -1,0 +1,133 @@
+//===- GGemmScheduleOps.cpp - schedule-level ops --------------------------===//
+
+#include "VerifyUtils.h"
+
+using namespace mlir;
+using namespace mlir::ggemm;
+using namespace mlir::ggemm::detail;
+
+/// Registers of an SM's register file (64 K 32-bit registers on sm_90).
+static constexpr int64_t kRegistersPerSm = 64 * 1024;
+
+//===----------------------------------------------------------------------===//
+// TileScheduleOp, LaunchOp, MapTileOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TileScheduleOp::verify() {
+  return verifyTileHeader(*this, getRowMapping(), getGroupRows(), getConfig());
+}
+
+TileScheduleOp LaunchOp::getScheduleOp() {
+  return getSchedule().getDefiningOp<TileScheduleOp>();
+}
+
+LogicalResult LaunchOp::verify() {
+  if (!getScheduleOp())
+    return emitOpError() << "expects its schedule to be the result of a "
+                            "ggemm.tile_schedule";
+  return success();
+}
+
+LogicalResult LaunchOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 2 ||
+      !llvm::all_of(body.getArgumentTypes(),
+                    [](Type t) { return t.isIndex(); }))
+    return emitOpError() << "expects the body to take 2 index arguments "
+                            "(cta, num_ctas), got "
+                         << body.getNumArguments() << " arguments";
+  return success();
+}
+
+void LaunchOp::getAsmBlockArgumentNames(Region &region,
+                                        OpAsmSetValueNameFn setNameFn) {
+  if (region.empty() || region.front().getNumArguments() != 2)
+    return;
+  setNameFn(region.front().getArgument(0), "cta");
+  setNameFn(region.front().getArgument(1), "num_ctas");
+}
+
+void MapTileOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getGroup(), "group");
+  setNameFn(getRow(), "row");
+  setNameFn(getRowEnd(), "row_end");
+  setNameFn(getCol(), "col");
+}
+
+//===----------------------------------------------------------------------===//
+// WarpSpecializeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WarpSpecializeOp::verify() {
+  for (auto [name, registers] :
+       {std::pair<StringRef, int64_t>{"producer", getProducerRegisters()},
+        {"consumer", getConsumerRegisters()}})
+    if (registers % 8 != 0)
+      return emitOpError() << "expects the " << name
+                           << " registers to be a multiple of 8 (setmaxnreg), "
+                              "got "
+                           << registers;
+  int64_t total = 128 * (getProducerRegisters() +
+                         getConsumerWarpgroups() * getConsumerRegisters());
+  if (total > kRegistersPerSm)
+    return emitOpError() << "expects the roles' registers to fit an SM's "
+                         << kRegistersPerSm << ": 128 x ("
+                         << getProducerRegisters() << " + "
+                         << getConsumerWarpgroups() << " x "
+                         << getConsumerRegisters() << ") = " << total;
+  return success();
+}
+
+LogicalResult WarpSpecializeOp::verifyRegions() {
+  for (Region *region : {&getProducer(), &getConsumers()})
+    if (region->front().getNumArguments() != 0)
+      return emitOpError() << "expects role regions without arguments";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Ring ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult CreateRingOp::verify() {
+  RingLayoutAttr layout = getLayoutAttr();
+  if (!layout)
+    return success();
+  ArrayRef<Type> tiles = getRing().getType().getTiles();
+  if (layout.getOffsets().size() != tiles.size())
+    return emitOpError() << "expects a layout with one buffer per tile type ("
+                         << tiles.size() << "), got "
+                         << layout.getOffsets().size();
+  for (auto [index, tile, bytes] :
+       llvm::enumerate(tiles, layout.getStageBytes())) {
+    int64_t needed = cast<TileType>(tile).getNumBytes();
+    if (bytes < needed)
+      return emitOpError() << "expects stage slots of at least " << needed
+                           << " bytes for tile " << index << " (" << tile
+                           << "), got " << bytes;
+  }
+  return success();
+}
+
+/// Checks that `types` are the tile types of `ring`.
+static LogicalResult verifyRingTiles(Operation *op, RingType ring,
+                                     TypeRange types, StringRef what) {
+  if (TypeRange(ring.getTiles()) == types)
+    return success();
+  std::string expected, actual;
+  llvm::raw_string_ostream e(expected), a(actual);
+  llvm::interleaveComma(ring.getTiles(), e);
+  llvm::interleaveComma(types, a);
+  return op->emitOpError() << "expects " << what << " of the ring's types ("
+                           << expected << "), got (" << actual << ")";
+}
+
+LogicalResult RingPutOp::verify() {
+  return verifyRingTiles(*this, getRing().getType(), getTiles().getTypes(),
+                         "tiles");
+}
+
+LogicalResult RingGetOp::verify() {
+  return verifyRingTiles(*this, getRing().getType(), getTiles().getTypes(),
+                         "results");
+}

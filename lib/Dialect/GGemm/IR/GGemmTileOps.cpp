@@ -1,0 +1,134 @@
+//===- GGemmTileOps.cpp - tile-level ops ----------------------------------===//
+
+#include "VerifyUtils.h"
+
+using namespace mlir;
+using namespace mlir::ggemm;
+using namespace mlir::ggemm::detail;
+
+LogicalResult mlir::ggemm::detail::verifyTileHeader(Operation *op,
+                                                    RowMapping rowMapping,
+                                                    Value groupRows,
+                                                    TileConfigAttr config) {
+  bool needsRows = rowMapping != RowMapping::uniform;
+  if (needsRows && !groupRows)
+    return op->emitOpError() << "expects a `rows` operand for row_mapping "
+                             << stringifyRowMapping(rowMapping);
+  if (!needsRows && groupRows)
+    return op->emitOpError() << "expects no `rows` operand for row_mapping "
+                                "uniform";
+  if (config.getSwapAb())
+    return op->emitOpError() << "expects a tile config without swap_ab: "
+                                "swap-AB tile programs are not supported yet";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ForeachTileOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ForeachTileOp::verify() {
+  return verifyTileHeader(*this, getRowMapping(), getGroupRows(), getConfig());
+}
+
+LogicalResult ForeachTileOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 4 ||
+      !llvm::all_of(body.getArgumentTypes(),
+                    [](Type t) { return t.isIndex(); })) {
+    std::string types;
+    llvm::raw_string_ostream os(types);
+    llvm::interleaveComma(body.getArgumentTypes(), os);
+    return emitOpError() << "expects the body to take 4 index arguments "
+                            "(group, row, row_end, col), got ("
+                         << types << ")";
+  }
+  return success();
+}
+
+void ForeachTileOp::getAsmBlockArgumentNames(Region &region,
+                                             OpAsmSetValueNameFn setNameFn) {
+  if (region.empty() || region.front().getNumArguments() != 4)
+    return;
+  const char *names[] = {"group", "row", "row_end", "col"};
+  for (auto [arg, name] : llvm::zip(region.front().getArguments(), names))
+    setNameFn(arg, name);
+}
+
+//===----------------------------------------------------------------------===//
+// LoadTileOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LoadTileOp::verify() {
+  MemRefType sourceType = getSource().getType();
+  TileType tileType = getTile().getType();
+  int64_t rank = sourceType.getRank();
+  if (rank != 2 && rank != 3)
+    return emitOpError() << "expects source to be a matrix or a batch of "
+                            "matrices (rank 2 or 3), got rank "
+                         << rank;
+  if (static_cast<int64_t>(getIndices().size()) != rank)
+    return emitOpError() << "expects " << rank
+                         << " indices (one per dimension of source), got "
+                         << getIndices().size();
+  if (sourceType.getElementType() != tileType.getElementType())
+    return emitOpError() << "expects the tile's element type "
+                         << tileType.getElementType() << " to be source's, "
+                         << sourceType.getElementType();
+  if (isFp8(tileType.getElementType()) && tileType.isMNMajor())
+    return emitOpError() << "expects a k_major FP8 tile (wgmma reads FP8 "
+                            "operands K-major only), got mn_major";
+  return verifyTmaOperand(*this, "source", sourceType);
+}
+
+//===----------------------------------------------------------------------===//
+// MmaOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MmaOp::verify() {
+  TileType a = getA().getType(), b = getB().getType();
+  AccumulatorType acc = getAcc().getType();
+  if (a.getRows() != acc.getShape()[0])
+    return emitOpError() << "expects a's rows (" << a.getRows()
+                         << ") to be the accumulator's rows ("
+                         << acc.getShape()[0] << ")";
+  if (b.getRows() != acc.getShape()[1])
+    return emitOpError() << "expects b's rows (" << b.getRows()
+                         << ") to be the accumulator's columns ("
+                         << acc.getShape()[1] << ")";
+  if (a.getK() != b.getK())
+    return emitOpError() << "expects a and b over the same K block, got "
+                         << a.getK() << " and " << b.getK();
+  if (failed(verifyOperandTypes(*this, a.getElementType(), b.getElementType())))
+    return failure();
+  if (isFp8(a.getElementType()) && (a.isMNMajor() || b.isMNMajor()))
+    return emitOpError() << "expects k_major FP8 tiles (wgmma reads FP8 "
+                            "operands K-major only)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// StoreTileOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult StoreTileOp::verify() {
+  MemRefType yType = getY().getType();
+  int64_t n = yType.getDimSize(1);
+  if (static_cast<bool>(getBias()) != static_cast<bool>(getWeight()))
+    return emitOpError() << "expects a `weight` index exactly when a bias is "
+                            "given (the bias row to read)";
+  if (Value bias = getBias()) {
+    int64_t biasN = cast<MemRefType>(bias.getType()).getDimSize(1);
+    if (!compatible(biasN, n))
+      return emitOpError() << "expects bias rows of " << dimStr(n)
+                           << " columns, got " << dimStr(biasN);
+  }
+  if (Value rowScale = getRowScale()) {
+    int64_t rows = cast<MemRefType>(rowScale.getType()).getDimSize(0);
+    if (!compatible(rows, yType.getDimSize(0)))
+      return emitOpError() << "expects one row_scale entry per row of y ("
+                           << dimStr(yType.getDimSize(0)) << "), got "
+                           << dimStr(rows);
+  }
+  return success();
+}

@@ -1,0 +1,322 @@
+//===- WarpSpecialize.cpp - TMA producer and MMA consumer roles -----------===//
+//
+// Splits the tile loop of a ggemm.launch into two roles, as Triton's warp
+// specialisation partitions a loop: the producer keeps the tile loads, the
+// consumers the mma and the store, and a ring of stages carries the tiles
+// from one to the other. Both roles walk the same tile ids and K blocks and
+// count ring positions the same way, so they agree on every position
+// without talking to each other except through the ring.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ggemm/Dialect/GGemm/Transforms/Passes.h"
+#include "ggemm/Dialect/GGemm/Transforms/StageChecks.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::ggemm {
+#define GEN_PASS_DEF_GGEMMWARPSPECIALIZE
+#include "ggemm/Dialect/GGemm/Transforms/Passes.h.inc"
+} // namespace mlir::ggemm
+
+using namespace mlir;
+using namespace mlir::ggemm;
+
+namespace {
+
+/// The parts of a launch's tile program the roles are built from.
+struct TileProgram {
+  /// The tile loop: an scf.for (persistent grid) or scf.if (one CTA per
+  /// tile) directly in the launch body.
+  Operation *tileLoop;
+  /// The K loop, directly in the tile loop's body, carrying the accumulator.
+  scf::ForOp kLoop;
+  /// The mma of a K block and the loads of its two tiles.
+  MmaOp mma;
+  LoadTileOp aLoad, bLoad;
+};
+
+/// Finds the tile program in `launch`, or explains what does not fit.
+FailureOr<TileProgram> matchTileProgram(LaunchOp launch) {
+  SmallVector<MmaOp> mmas;
+  launch.walk([&](MmaOp mma) { mmas.push_back(mma); });
+  if (mmas.size() != 1)
+    return launch.emitOpError() << "expects exactly one ggemm.mma in the tile "
+                                   "program to warp-specialize, got "
+                                << mmas.size();
+  TileProgram p;
+  p.mma = mmas.front();
+  p.kLoop = dyn_cast<scf::ForOp>(p.mma->getParentOp());
+  if (!p.kLoop || p.kLoop.getNumRegionIterArgs() != 1 ||
+      p.mma.getAcc() != p.kLoop.getRegionIterArg(0) ||
+      !p.kLoop.getRegionIterArg(0).hasOneUse() ||
+      p.kLoop.getYieldedValues()[0] != p.mma.getResult())
+    return p.mma.emitOpError()
+           << "expects to be the only use of the accumulator of an scf.for K "
+              "loop that yields its result";
+  p.tileLoop = p.kLoop->getParentOp();
+  bool isTileFor =
+      isa<scf::ForOp>(p.tileLoop) && p.tileLoop->getNumResults() == 0;
+  bool isTileIf = isa<scf::IfOp>(p.tileLoop) &&
+                  p.tileLoop->getNumResults() == 0 &&
+                  cast<scf::IfOp>(p.tileLoop).getElseRegion().empty();
+  if (!(isTileFor || isTileIf) || p.tileLoop->getParentOp() != launch)
+    return p.kLoop.emitOpError()
+           << "expects the K loop directly in the tile loop (an scf.for or "
+              "scf.if without results in the ggemm.launch body), as "
+              "ggemm-persistent-schedule writes it";
+  for (auto [name, operand] :
+       {std::pair<StringRef, Value>{"a", p.mma.getA()}, {"b", p.mma.getB()}}) {
+    auto load = operand.getDefiningOp<LoadTileOp>();
+    if (!load || load->getParentOp() != p.kLoop || !operand.hasOneUse())
+      return p.mma.emitOpError()
+             << "expects operand " << name
+             << " to be a ggemm.load_tile of the K loop used only here";
+    (name == "a" ? p.aLoad : p.bLoad) = load;
+  }
+  // The roles duplicate the control flow and the index arithmetic: apart
+  // from the loads, the mma and the final store, nothing may write memory.
+  for (Operation &op : p.kLoop.getBody()->without_terminator())
+    if (&op != p.mma && &op != p.aLoad && &op != p.bLoad &&
+        !wouldOpBeTriviallyDead(&op))
+      return op.emitOpError() << "is not supported in a K loop to "
+                                 "warp-specialize (only the tile loads, the "
+                                 "mma and side-effect-free ops)";
+  for (Operation &op : p.kLoop->getBlock()->without_terminator()) {
+    if (&op == p.kLoop)
+      break;
+    if (!wouldOpBeTriviallyDead(&op))
+      return op.emitOpError() << "is not supported before the K loop of a "
+                                 "tile to warp-specialize (only "
+                                 "side-effect-free ops)";
+  }
+  return p;
+}
+
+/// Builds one role of the tile program.
+class RoleBuilder {
+public:
+  RoleBuilder(OpBuilder &b, TileProgram program, Value ring)
+      : b(b), p(program), ring(ring), loc(program.kLoop.getLoc()) {}
+
+  /// The producer: the tile loop with the loads of each K block put into
+  /// the ring.
+  void buildProducer() {
+    buildTileLoop([&](Value start) {
+      scf::ForOp kLoop = p.kLoop;
+      auto loop = scf::ForOp::create(
+          b, loc, map.lookupOrDefault(kLoop.getLowerBound()),
+          map.lookupOrDefault(kLoop.getUpperBound()),
+          map.lookupOrDefault(kLoop.getStep()), ValueRange{start});
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      map.map(kLoop.getInductionVar(), loop.getInductionVar());
+      for (Operation &op : kLoop.getBody()->without_terminator())
+        if (&op != p.mma)
+          b.clone(op, map);
+      Value position = loop.getRegionIterArg(0);
+      RingPutOp::create(
+          b, loc, ring, position,
+          ValueRange{map.lookup(p.mma.getA()), map.lookup(p.mma.getB())});
+      scf::YieldOp::create(b, loc, increment(position));
+      return loop.getResult(0);
+    });
+  }
+
+  /// The consumers: the tile loop with each K block's tiles taken from the
+  /// ring, multiplied and released, then the store.
+  void buildConsumers(int64_t pendingMmas) {
+    buildTileLoop([&](Value start) {
+      scf::ForOp kLoop = p.kLoop;
+      Value lowerBound = map.lookupOrDefault(kLoop.getLowerBound());
+      auto loop = scf::ForOp::create(
+          b, loc, lowerBound, map.lookupOrDefault(kLoop.getUpperBound()),
+          map.lookupOrDefault(kLoop.getStep()),
+          ValueRange{map.lookupOrDefault(kLoop.getInitArgs()[0]), start});
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(loop.getBody());
+        map.map(kLoop.getInductionVar(), loop.getInductionVar());
+        for (Operation &op : kLoop.getBody()->without_terminator())
+          if (&op != p.mma && &op != p.aLoad && &op != p.bLoad)
+            b.clone(op, map);
+        Value position = loop.getRegionIterArg(1);
+        auto get = RingGetOp::create(
+            b, loc, TypeRange{p.aLoad.getType(), p.bLoad.getType()}, ring,
+            position);
+        IntegerAttr pending =
+            pendingMmas ? b.getI64IntegerAttr(pendingMmas) : IntegerAttr();
+        Value next =
+            MmaOp::create(b, loc, p.mma.getType(), get.getResult(0),
+                          get.getResult(1), loop.getRegionIterArg(0), pending);
+        if (pendingMmas == 0) {
+          RingReleaseOp::create(b, loc, ring, position);
+        } else {
+          // The mma of this block may still run: release the previous
+          // block's position, whose mma has finished.
+          Value later =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                    loop.getInductionVar(), lowerBound);
+          releaseIf(later, position);
+        }
+        scf::YieldOp::create(b, loc, ValueRange{next, increment(position)});
+      }
+      Value acc = loop.getResult(0), end = loop.getResult(1);
+      if (pendingMmas > 0) {
+        acc = MmaWaitOp::create(b, loc, acc.getType(), acc);
+        Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                          end, start);
+        releaseIf(ran, end);
+      }
+      map.map(kLoop.getResult(0), acc);
+      for (Operation *op = kLoop->getNextNode();
+           op && !op->hasTrait<OpTrait::IsTerminator>(); op = op->getNextNode())
+        b.clone(*op, map);
+      return end;
+    });
+  }
+
+private:
+  /// Recreates the tile loop carrying the ring position; `buildBody` emits
+  /// the role's K loop from a start position and returns the end position.
+  void buildTileLoop(function_ref<Value(Value)> buildBody) {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    OpBuilder::InsertionGuard guard(b);
+    if (auto tiles = dyn_cast<scf::ForOp>(p.tileLoop)) {
+      auto loop = scf::ForOp::create(b, tiles.getLoc(), tiles.getLowerBound(),
+                                     tiles.getUpperBound(), tiles.getStep(),
+                                     ValueRange{zero});
+      map.map(tiles.getInductionVar(), loop.getInductionVar());
+      b.setInsertionPointToStart(loop.getBody());
+      cloneUntilKLoop(tiles.getBody());
+      scf::YieldOp::create(b, loc, buildBody(loop.getRegionIterArg(0)));
+      return;
+    }
+    auto tile = cast<scf::IfOp>(p.tileLoop);
+    auto newIf = scf::IfOp::create(b, tile.getLoc(), tile.getCondition(),
+                                   /*withElseRegion=*/false);
+    b.setInsertionPoint(newIf.thenBlock()->getTerminator());
+    cloneUntilKLoop(tile.thenBlock());
+    buildBody(zero);
+  }
+
+  void cloneUntilKLoop(Block *body) {
+    for (Operation &op : *body) {
+      if (&op == p.kLoop)
+        return;
+      b.clone(op, map);
+    }
+  }
+
+  Value increment(Value position) {
+    return arith::AddIOp::create(b, loc, position,
+                                 arith::ConstantIndexOp::create(b, loc, 1));
+  }
+
+  /// `if (condition) ring_release(position - 1)`.
+  void releaseIf(Value condition, Value position) {
+    auto release = scf::IfOp::create(b, loc, condition, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(release.thenBlock()->getTerminator());
+    Value previous = arith::SubIOp::create(
+        b, loc, position, arith::ConstantIndexOp::create(b, loc, 1));
+    RingReleaseOp::create(b, loc, ring, previous);
+  }
+
+  OpBuilder &b;
+  TileProgram p;
+  Value ring;
+  Location loc;
+  IRMapping map;
+};
+
+struct WarpSpecializePass
+    : public ggemm::impl::GGemmWarpSpecializeBase<WarpSpecializePass> {
+  using Base::Base;
+
+  LogicalResult checkOptions() {
+    for (auto [name, registers] : {std::pair<StringRef, int64_t>{
+                                       "producer-registers", producerRegisters},
+                                   {"consumer-registers", consumerRegisters}})
+      if (registers < 24 || registers > 256 || registers % 8 != 0)
+        return getOperation().emitError()
+               << getArgument() << ": expects " << name
+               << " to be a multiple of 8 in [24, 256] (setmaxnreg), got "
+               << registers;
+    if (consumerWarpgroups < 0 || consumerWarpgroups > 3)
+      return getOperation().emitError()
+             << getArgument()
+             << ": expects consumer-warpgroups in [0, 3] (0: the tile "
+                "config's), got "
+             << consumerWarpgroups.getValue();
+    if (pendingMmas < 0 || pendingMmas > 1)
+      return getOperation().emitError()
+             << getArgument() << ": expects pending-mmas to be 0 or 1, got "
+             << pendingMmas.getValue();
+    return success();
+  }
+
+  LogicalResult specialize(LaunchOp launch) {
+    FailureOr<TileProgram> program = matchTileProgram(launch);
+    if (failed(program))
+      return failure();
+    TileConfigAttr config = launch.getScheduleOp().getConfig();
+    int64_t consumers = consumerWarpgroups ? consumerWarpgroups.getValue()
+                                           : config.getConsumerWarpgroups();
+    if (config.getBlockM() != 64 * consumers)
+      return launch.emitOpError()
+             << "expects block_m (" << config.getBlockM()
+             << ") to be 64 x the consumer warpgroups (" << consumers
+             << "): each consumer warpgroup computes 64 rows of a tile";
+    int64_t registers =
+        128 * (producerRegisters + consumers * consumerRegisters);
+    if (registers > 64 * 1024)
+      return launch.emitOpError()
+             << "expects the roles' registers to fit an SM's 65536: 128 x ("
+             << producerRegisters.getValue() << " + " << consumers << " x "
+             << consumerRegisters.getValue() << ") = " << registers;
+
+    Location loc = launch.getLoc();
+    OpBuilder b(program->tileLoop);
+    auto ringType = RingType::get(
+        b.getContext(), {program->aLoad.getType(), program->bLoad.getType()});
+    Value ring = CreateRingOp::create(b, loc, ringType,
+                                      b.getI64IntegerAttr(128 * consumers),
+                                      RingLayoutAttr());
+    auto roles = WarpSpecializeOp::create(
+        b, loc, b.getI64IntegerAttr(producerRegisters),
+        b.getI64IntegerAttr(consumers), b.getI64IntegerAttr(consumerRegisters));
+    b.createBlock(&roles.getProducer());
+    RoleBuilder(b, *program, ring).buildProducer();
+    YieldOp::create(b, loc);
+    b.createBlock(&roles.getConsumers());
+    RoleBuilder(b, *program, ring).buildConsumers(pendingMmas);
+    YieldOp::create(b, loc);
+    program->tileLoop->erase();
+    // Each role cloned the index arithmetic of the whole tile; drop what it
+    // does not use.
+    IRRewriter rewriter(b.getContext());
+    (void)runRegionDCE(rewriter, roles->getRegions());
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (failed(checkOptions()) ||
+        failed(expectScheduled(getOperation(), getArgument())))
+      return signalPassFailure();
+    SmallVector<LaunchOp> launches;
+    getOperation()->walk([&](LaunchOp launch) {
+      // A launch that already has roles is left as it is.
+      if (launch.getBody().front().getOps<WarpSpecializeOp>().empty())
+        launches.push_back(launch);
+    });
+    for (LaunchOp launch : launches)
+      if (failed(specialize(launch)))
+        return signalPassFailure();
+  }
+};
+} // namespace

@@ -1,0 +1,556 @@
+// convert-ggemm-to-nvvm: each warp-specialised launch becomes a gpu.func
+// kernel written with NVVM ops (TMA, mbarriers, wgmma, setmaxnreg), op by op
+// from the schedule-level IR; its launch manifest becomes a module
+// attribute and the host function is erased. Launches this back end cannot
+// compile, and IR of an earlier stage, are diagnosed.
+// RUN: gemm-opt %s -split-input-file -convert-ggemm-to-nvvm="chip=sm_90a" -verify-diagnostics | FileCheck %s
+// RUN: not gemm-opt %s -split-input-file -convert-ggemm-to-nvvm="chip=sm_90" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHIP
+
+// CHIP: error: convert-ggemm-to-nvvm: expects chip sm_90a (wgmma and setmaxnreg), got sm_90
+
+// Segments, K-major weights, two consumer warpgroups, 4 stages, weight
+// indices, bias and SiLU, i64 seg_indptr, a persistent grid.
+// CHECK: module attributes {ggemm.manifests = {seg_kernel = {block = [384, 1, 1], cluster = [1, 1, 1], dynamic_smem = 131136 : i64, entry = "seg_kernel", format = "ggemm-bundle", grid = {ctas_per_sm = 1 : i64, policy = "persistent"}
+// CHECK-SAME: problem = {a_dtype = "bf16", accumulate = false, activation = "silu", b_dtype = "bf16", has_bias = true, has_row_scale = false, has_weight_indices = true, index_dtype = "i64", k = 256 : i64, m = -1 : i64, n = 128 : i64, num_groups = 8 : i64, num_weights = 4 : i64, op = "segment_matmul", out_dtype = "bf16", weight_layout = "nk"}
+// CHECK-SAME: tile = {block_k = 64 : i64, block_m = 128 : i64, block_n = 128 : i64, consumer_warpgroups = 2 : i64, stages = 4 : i64}
+// CHECK-SAME: gpu.container_module
+// CHECK-NOT: func.func @seg
+// CHECK-LABEL: gpu.module @seg_kernel_module
+// Dynamic shared memory: an extern array, 1024-byte aligned for 128-byte swizzle.
+// CHECK: llvm.mlir.global external @ggemm_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
+// Parameters: A and B TMA descriptors, 5 global pointers, 6 scalars.
+// CHECK: gpu.func @seg_kernel(%[[ADESC:[a-z0-9]+]]: !llvm.ptr, %[[BDESC:[a-z0-9]+]]: !llvm.ptr, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i32, %{{.+}}: i32, %{{.+}}: i32, %{{.+}}: i64) kernel
+// CHECK-SAME: attributes {ggemm.grid_constant_args = array<i64: 0, 1>, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
+// The launch's CTA id and count.
+// CHECK: gpu.block_id x
+// CHECK: gpu.grid_dim x
+// ggemm.tile_count: the walk over seg_indptr.
+// CHECK: scf.for
+// CHECK: llvm.load %{{.+}} : !llvm.ptr<1> -> i64
+// ggemm.create_ring: thread 0 sets up a full (1 arrival) and an empty (256
+// releases) mbarrier per stage at the layout's offsets.
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c1_i32{{(_[0-9]+)?}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c256_i32{{(_[0-9]+)?}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c1_i32{{(_[0-9]+)?}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c256_i32{{(_[0-9]+)?}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c1_i32{{(_[0-9]+)?}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c256_i32{{(_[0-9]+)?}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c1_i32{{(_[0-9]+)?}} : !llvm.ptr<3>, i32
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c256_i32{{(_[0-9]+)?}} : !llvm.ptr<3>, i32
+// CHECK-NOT: nvvm.mbarrier.init
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: gpu.barrier
+// ggemm.warp_specialize: the producer is the warpgroup after the consumers.
+// CHECK: %[[IS_PRODUCER:.+]] = arith.cmpi eq, %{{.+}}, %c2{{(_[0-9]+)?}} : index
+// CHECK: scf.if %[[IS_PRODUCER]] {
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.elect.sync
+// ggemm.ring_put: wait for the empty slot, expect the bytes of both tiles,
+// one TMA per tile into the slot.
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: %[[TX:.+]] = arith.constant 32768 : i32
+// CHECK: nvvm.mbarrier.arrive.expect_tx %{{.+}}, %[[TX]] : !llvm.ptr<3>, i32
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %[[ADESC]], %{{.+}}, box[%{{.+}}, %{{.+}}] : !llvm.ptr<7>, !llvm.ptr
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %[[BDESC]], %{{.+}}, box[%{{.+}}, %{{.+}}, %{{.+}}] : !llvm.ptr<7>, !llvm.ptr
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// Consumers: ggemm.ring_get waits for the full slot; ggemm.mma is 4 x k16
+// wgmma over block_k = 64 with K-major A (row) and B (col), then keeps one
+// group in flight (pending = 1); ggemm.ring_release arrives on empty.
+// CHECK: } else {
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.+}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: nvvm.mbarrier.arrive %{{.+}} : !llvm.ptr<3>
+// ggemm.mma_wait, then the last release.
+// CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: nvvm.mbarrier.arrive %{{.+}} : !llvm.ptr<3>
+// ggemm.store_tile: bias, SiLU, bf16 stores masked by the segment end.
+// CHECK: arith.cmpi ult, %{{.+}}, %{{.+}} : index
+// CHECK: llvm.load %{{.+}} : !llvm.ptr<1> -> f32
+// CHECK: math.exp
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: llvm.store %{{.+}}, %{{.+}} : bf16, !llvm.ptr<1>
+// CHECK: gpu.return
+func.func @seg(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: memref<9xi64>, %arg3: memref<8xi32>, %arg4: memref<4x128xf32>, %arg5: memref<?x128xbf16>) {
+  %c8 = arith.constant 8 : index
+  %c0 = arith.constant 0 : index
+  %c0_0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0_0 : memref<?x256xbf16>
+  %c128 = arith.constant 128 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<9xi64>) groups(%c8) rows_per_group(%c0) num_rows(%dim) num_cols(%c128) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.tile_count %0
+    %2 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      %c0_1 = arith.constant 0 : index
+      %3 = scf.for %arg6 = %cta to %1 step %num_ctas iter_args(%arg7 = %c0_1) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
+        %4 = ggemm.weight_index %arg3[%group] : memref<8xi32>
+        %c4 = arith.constant 4 : index
+        %c0_2 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %c64 = arith.constant 64 : index
+        %5 = scf.for %arg8 = %c0_2 to %c4 step %c1 iter_args(%arg9 = %arg7) -> (index) {
+          %6 = arith.muli %arg8, %c64 : index
+          %7 = ggemm.load_tile %arg0[%row, %6] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+          %8 = ggemm.load_tile %arg1[%4, %col, %6] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+          ggemm.ring_put %2[%arg9], %7, %8 : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          %c1_3 = arith.constant 1 : index
+          %9 = arith.addi %arg9, %c1_3 : index
+          scf.yield %9 : index
+        }
+        scf.yield %5 : index
+      }
+    } consumers(2) registers(232) {
+      %c0_1 = arith.constant 0 : index
+      %3 = scf.for %arg6 = %cta to %1 step %num_ctas iter_args(%arg7 = %c0_1) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
+        %4 = ggemm.weight_index %arg3[%group] : memref<8xi32>
+        %c4 = arith.constant 4 : index
+        %c0_2 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %5 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+        %6:2 = scf.for %arg8 = %c0_2 to %c4 step %c1 iter_args(%arg9 = %5, %arg10 = %arg7) -> (!ggemm.accumulator<128x128xf32>, index) {
+          %9:2 = ggemm.ring_get %2[%arg10] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          %10 = ggemm.mma %9#0, %9#1, %arg9 {pending = 1 : i64} : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<128x128xf32>
+          %11 = arith.cmpi ugt, %arg8, %c0_2 : index
+          scf.if %11 {
+            %c1_4 = arith.constant 1 : index
+            %13 = arith.subi %arg10, %c1_4 : index
+            ggemm.ring_release %2[%13] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          }
+          %c1_3 = arith.constant 1 : index
+          %12 = arith.addi %arg10, %c1_3 : index
+          scf.yield %10, %12 : !ggemm.accumulator<128x128xf32>, index
+        }
+        %7 = ggemm.mma_wait %6#0 : !ggemm.accumulator<128x128xf32>
+        %8 = arith.cmpi ugt, %6#1, %arg7 : index
+        scf.if %8 {
+          %c1_3 = arith.constant 1 : index
+          %9 = arith.subi %6#1, %c1_3 : index
+          ggemm.ring_release %2[%9] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+        }
+        ggemm.store_tile %7 to %arg5 row(%row) row_end(%row_end) col(%col) bias(%arg4[%4] : memref<4x128xf32>) {epilogue = #ggemm.epilogue<activation = silu>} : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+        scf.yield %6#1 : index
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Masked groups with a dynamic group size, an mn_major (kn) B tile: each
+// stage's B is two 64-column TMA boxes and wgmma reads B transposed (row);
+// one consumer warpgroup, f32 out, one CTA per tile.
+// CHECK: module attributes {ggemm.manifests = {masked_kn_kernel = {block = [256, 1, 1], cluster = [1, 1, 1], dynamic_smem = 49184 : i64
+// CHECK-SAME: grid = {ctas_per_sm = 1 : i64, policy = "tiles"}
+// CHECK-SAME: {box = [64, 64, 1], dtype = "f16", kind = "tma_descriptor", name = "b_desc"
+// CHECK-SAME: {kind = "pointer", name = "group_rows", optional = false, tensor = "masked_m"}
+// CHECK-SAME: index_dtype = "i64"
+// CHECK-SAME: op = "masked_matmul", out_dtype = "f32", weight_layout = "kn"
+// CHECK-LABEL: gpu.module @masked_kn_kernel_module
+// CHECK: gpu.func @masked_kn_kernel(
+// CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
+// CHECK: nvvm.setmaxregister decrease 40
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK-COUNT-3: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK-NOT: nvvm.cp.async.bulk.tensor
+// CHECK: nvvm.setmaxregister increase 232
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.+}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>, <one>, <row>], B[<f16>, <one>, <row>]
+// CHECK: llvm.store %{{.+}}, %{{.+}} : f32, !llvm.ptr<1>
+// CHECK: gpu.return
+func.func @masked_kn(%arg0: memref<4x?x256xf16>, %arg1: memref<4x256x128xf16>, %arg2: memref<4xi64>, %arg3: memref<4x?x128xf32>) {
+  %c4 = arith.constant 4 : index
+  %c1 = arith.constant 1 : index
+  %dim = memref.dim %arg0, %c1 : memref<4x?x256xf16>
+  %collapse_shape = memref.collapse_shape %arg0 [[0, 1], [2]] : memref<4x?x256xf16> into memref<?x256xf16>
+  %collapse_shape_0 = memref.collapse_shape %arg3 [[0, 1], [2]] : memref<4x?x128xf32> into memref<?x128xf32>
+  %c0 = arith.constant 0 : index
+  %dim_1 = memref.dim %collapse_shape, %c0 : memref<?x256xf16>
+  %c128 = arith.constant 128 : index
+  %0 = ggemm.tile_schedule masked rows(%arg2 : memref<4xi64>) groups(%c4) rows_per_group(%dim) num_rows(%dim_1) num_cols(%c128) config(#ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 2, consumer_warpgroups = 1>)
+  ggemm.launch %0 grid(tiles) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.tile_count %0
+    %2 = arith.cmpi ult, %cta, %1 : index
+    %3 = ggemm.create_ring release_count(128) layout(#ggemm.ring_layout<stages = 2, offsets = [0, 16384], stage_bytes = [8192, 16384], barrier_offset = 49152, smem_bytes = 49184>) : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
+    ggemm.warp_specialize producer registers(40) {
+      %c0_2 = arith.constant 0 : index
+      scf.if %2 {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%cta]
+        %c4_3 = arith.constant 4 : index
+        %c0_4 = arith.constant 0 : index
+        %c1_5 = arith.constant 1 : index
+        %c64 = arith.constant 64 : index
+        %4 = scf.for %arg4 = %c0_4 to %c4_3 step %c1_5 iter_args(%arg5 = %c0_2) -> (index) {
+          %5 = arith.muli %arg4, %c64 : index
+          %6 = ggemm.load_tile %collapse_shape[%row, %5] : memref<?x256xf16> -> !ggemm.tile<64x64xf16>
+          %7 = ggemm.load_tile %arg1[%group, %5, %col] : memref<4x256x128xf16> -> !ggemm.tile<128x64xf16, mn_major>
+          ggemm.ring_put %3[%arg5], %6, %7 : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
+          %c1_6 = arith.constant 1 : index
+          %8 = arith.addi %arg5, %c1_6 : index
+          scf.yield %8 : index
+        }
+      }
+    } consumers(1) registers(232) {
+      %c0_2 = arith.constant 0 : index
+      scf.if %2 {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%cta]
+        %c4_3 = arith.constant 4 : index
+        %c0_4 = arith.constant 0 : index
+        %c1_5 = arith.constant 1 : index
+        %4 = ggemm.zero_accumulator : !ggemm.accumulator<64x128xf32>
+        %5:2 = scf.for %arg4 = %c0_4 to %c4_3 step %c1_5 iter_args(%arg5 = %4, %arg6 = %c0_2) -> (!ggemm.accumulator<64x128xf32>, index) {
+          %8:2 = ggemm.ring_get %3[%arg6] : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
+          %9 = ggemm.mma %8#0, %8#1, %arg5 {pending = 1 : i64} : !ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major> -> !ggemm.accumulator<64x128xf32>
+          %10 = arith.cmpi ugt, %arg4, %c0_4 : index
+          scf.if %10 {
+            %c1_7 = arith.constant 1 : index
+            %12 = arith.subi %arg6, %c1_7 : index
+            ggemm.ring_release %3[%12] : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
+          }
+          %c1_6 = arith.constant 1 : index
+          %11 = arith.addi %arg6, %c1_6 : index
+          scf.yield %9, %11 : !ggemm.accumulator<64x128xf32>, index
+        }
+        %6 = ggemm.mma_wait %5#0 : !ggemm.accumulator<64x128xf32>
+        %7 = arith.cmpi ugt, %5#1, %c0_2 : index
+        scf.if %7 {
+          %c1_6 = arith.constant 1 : index
+          %8 = arith.subi %5#1, %c1_6 : index
+          ggemm.ring_release %3[%8] : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
+        }
+        ggemm.store_tile %6 to %collapse_shape_0 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<64x128xf32>, memref<?x128xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Two launches in one function: two kernels, numbered.
+// CHECK: module attributes {ggemm.manifests = {two_kernel_0 = {{.+}}, two_kernel_1 = {{.+}}}
+// CHECK-DAG: gpu.module @two_kernel_0_module
+// CHECK-DAG: gpu.module @two_kernel_1_module
+// CHECK-NOT: func.func
+func.func @two(%arg0: memref<4x64x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: memref<4x64x128xbf16>) {
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %collapse_shape = memref.collapse_shape %arg0 [[0, 1], [2]] : memref<4x64x256xbf16> into memref<256x256xbf16>
+  %collapse_shape_0 = memref.collapse_shape %arg2 [[0, 1], [2]] : memref<4x64x128xbf16> into memref<256x128xbf16>
+  %c256 = arith.constant 256 : index
+  %c128 = arith.constant 128 : index
+  %0 = ggemm.tile_schedule uniform groups(%c4) rows_per_group(%c64) num_rows(%c256) num_cols(%c128) config(#ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, consumer_warpgroups = 1>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %2 = ggemm.tile_count %0
+    %3 = ggemm.create_ring release_count(128) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 32768], stage_bytes = [8192, 16384], barrier_offset = 98304, smem_bytes = 98368>) : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      %c0 = arith.constant 0 : index
+      %4 = scf.for %arg3 = %cta to %2 step %num_ctas iter_args(%arg4 = %c0) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg3]
+        %c4_7 = arith.constant 4 : index
+        %c0_8 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %c64_9 = arith.constant 64 : index
+        %5 = scf.for %arg5 = %c0_8 to %c4_7 step %c1 iter_args(%arg6 = %arg4) -> (index) {
+          %6 = arith.muli %arg5, %c64_9 : index
+          %7 = ggemm.load_tile %collapse_shape[%row, %6] : memref<256x256xbf16> -> !ggemm.tile<64x64xbf16>
+          %8 = ggemm.load_tile %arg1[%group, %col, %6] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+          ggemm.ring_put %3[%arg6], %7, %8 : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
+          %c1_10 = arith.constant 1 : index
+          %9 = arith.addi %arg6, %c1_10 : index
+          scf.yield %9 : index
+        }
+        scf.yield %5 : index
+      }
+    } consumers(1) registers(232) {
+      %c0 = arith.constant 0 : index
+      %4 = scf.for %arg3 = %cta to %2 step %num_ctas iter_args(%arg4 = %c0) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg3]
+        %c4_7 = arith.constant 4 : index
+        %c0_8 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %5 = ggemm.zero_accumulator : !ggemm.accumulator<64x128xf32>
+        %6:2 = scf.for %arg5 = %c0_8 to %c4_7 step %c1 iter_args(%arg6 = %5, %arg7 = %arg4) -> (!ggemm.accumulator<64x128xf32>, index) {
+          %9:2 = ggemm.ring_get %3[%arg7] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
+          %10 = ggemm.mma %9#0, %9#1, %arg6 {pending = 1 : i64} : !ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<64x128xf32>
+          %11 = arith.cmpi ugt, %arg5, %c0_8 : index
+          scf.if %11 {
+            %c1_10 = arith.constant 1 : index
+            %13 = arith.subi %arg7, %c1_10 : index
+            ggemm.ring_release %3[%13] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
+          }
+          %c1_9 = arith.constant 1 : index
+          %12 = arith.addi %arg7, %c1_9 : index
+          scf.yield %10, %12 : !ggemm.accumulator<64x128xf32>, index
+        }
+        %7 = ggemm.mma_wait %6#0 : !ggemm.accumulator<64x128xf32>
+        %8 = arith.cmpi ugt, %6#1, %arg4 : index
+        scf.if %8 {
+          %c1_9 = arith.constant 1 : index
+          %9 = arith.subi %6#1, %c1_9 : index
+          ggemm.ring_release %3[%9] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
+        }
+        ggemm.store_tile %7 to %collapse_shape_0 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<64x128xf32>, memref<256x128xbf16>
+        scf.yield %6#1 : index
+      }
+    }
+  }
+  %c4_1 = arith.constant 4 : index
+  %c64_2 = arith.constant 64 : index
+  %collapse_shape_3 = memref.collapse_shape %arg0 [[0, 1], [2]] : memref<4x64x256xbf16> into memref<256x256xbf16>
+  %collapse_shape_4 = memref.collapse_shape %arg2 [[0, 1], [2]] : memref<4x64x128xbf16> into memref<256x128xbf16>
+  %c256_5 = arith.constant 256 : index
+  %c128_6 = arith.constant 128 : index
+  %1 = ggemm.tile_schedule uniform groups(%c4_1) rows_per_group(%c64_2) num_rows(%c256_5) num_cols(%c128_6) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %1 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %2 = ggemm.tile_count %1
+    %3 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      %c0 = arith.constant 0 : index
+      %4 = scf.for %arg3 = %cta to %2 step %num_ctas iter_args(%arg4 = %c0) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %1[%arg3]
+        %c4_7 = arith.constant 4 : index
+        %c0_8 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %c64_9 = arith.constant 64 : index
+        %5 = scf.for %arg5 = %c0_8 to %c4_7 step %c1 iter_args(%arg6 = %arg4) -> (index) {
+          %6 = arith.muli %arg5, %c64_9 : index
+          %7 = ggemm.load_tile %collapse_shape_3[%row, %6] : memref<256x256xbf16> -> !ggemm.tile<128x64xbf16>
+          %8 = ggemm.load_tile %arg1[%group, %col, %6] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+          ggemm.ring_put %3[%arg6], %7, %8 : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          %c1_10 = arith.constant 1 : index
+          %9 = arith.addi %arg6, %c1_10 : index
+          scf.yield %9 : index
+        }
+        scf.yield %5 : index
+      }
+    } consumers(2) registers(232) {
+      %c0 = arith.constant 0 : index
+      %4 = scf.for %arg3 = %cta to %2 step %num_ctas iter_args(%arg4 = %c0) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %1[%arg3]
+        %c4_7 = arith.constant 4 : index
+        %c0_8 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %5 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+        %6:2 = scf.for %arg5 = %c0_8 to %c4_7 step %c1 iter_args(%arg6 = %5, %arg7 = %arg4) -> (!ggemm.accumulator<128x128xf32>, index) {
+          %9:2 = ggemm.ring_get %3[%arg7] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          %10 = ggemm.mma %9#0, %9#1, %arg6 {pending = 1 : i64} : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<128x128xf32>
+          %11 = arith.cmpi ugt, %arg5, %c0_8 : index
+          scf.if %11 {
+            %c1_10 = arith.constant 1 : index
+            %13 = arith.subi %arg7, %c1_10 : index
+            ggemm.ring_release %3[%13] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          }
+          %c1_9 = arith.constant 1 : index
+          %12 = arith.addi %arg7, %c1_9 : index
+          scf.yield %10, %12 : !ggemm.accumulator<128x128xf32>, index
+        }
+        %7 = ggemm.mma_wait %6#0 : !ggemm.accumulator<128x128xf32>
+        %8 = arith.cmpi ugt, %6#1, %arg4 : index
+        scf.if %8 {
+          %c1_9 = arith.constant 1 : index
+          %9 = arith.subi %6#1, %c1_9 : index
+          ggemm.ring_release %3[%9] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+        }
+        ggemm.store_tile %7 to %collapse_shape_4 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<128x128xf32>, memref<256x128xbf16>
+        scf.yield %6#1 : index
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// A module without launches is left alone.
+// CHECK-LABEL: func.func @no_launch(
+// CHECK-NOT: gpu.module
+func.func @no_launch() {
+  return
+}
+
+// -----
+
+// IR of an earlier stage.
+func.func @problem(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                   %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op is a problem-level op: run ggemm-select-config and ggemm-tile before convert-ggemm-to-nvvm}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @no_roles(%n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  // expected-error @+1 {{'ggemm.launch' op has no warp roles: run ggemm-warp-specialize and ggemm-stage-ring before convert-ggemm-to-nvvm}}
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+  }
+  return
+}
+
+// -----
+
+func.func @no_layout(%n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.create_ring' op expects a layout: run ggemm-stage-ring before convert-ggemm-to-nvvm}}
+    %ring = ggemm.create_ring release_count(256)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+    } consumers(2) registers(232) {
+    }
+  }
+  return
+}
+
+// -----
+
+// The host function is erased: a caller would be left dangling.
+// expected-error @+1 {{'func.func' op expects no callers: convert-ggemm-to-nvvm replaces the body of a function that holds ggemm launches by kernels the runtime launches, and erases the function}}
+func.func @called(%n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+  }
+  return
+}
+func.func @caller(%n: index) {
+  func.call @called(%n) : (index) -> ()
+  return
+}
+
+// -----
+
+// ... and so would any other work of the host function.
+func.func @other_work(%n: index, %m: memref<4xf32>, %f: f32) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  // expected-error @+1 {{'memref.store' op would be lost: convert-ggemm-to-nvvm erases the host function of ggemm launches, which may only hold the launches and side-effect-free ops}}
+  memref.store %f, %m[%n] : memref<4xf32>
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+  }
+  return
+}
+
+// -----
+
+// A load whose tile is not put into a ring has no kernel counterpart.
+func.func @load_without_ring(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                             %y: memref<?x128xbf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      // expected-error @+1 {{'ggemm.load_tile' op expects its tile to be put into a stage ring: run ggemm-warp-specialize before convert-ggemm-to-nvvm}}
+      %ta = ggemm.load_tile %x[%cta, %cta] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%cta, %cta, %cta] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      %acc = ggemm.mma %ta, %tb, %zero : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>
+          -> !ggemm.accumulator<128x128xf32>
+    } consumers(2) registers(232) {
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      ggemm.store_tile %zero to %y row(%cta) row_end(%cta) col(%cta)
+          : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+    }
+  }
+  return
+}
+
+// -----
+
+// The kernel addresses y row by row: its rows must be contiguous.
+func.func @strided_y(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                     %y: memref<?x128xbf16, strided<[256, 2]>>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      %ta = ggemm.load_tile %x[%cta, %cta] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%cta, %cta, %cta] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+      ggemm.ring_put %ring[%cta], %ta, %tb
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    } consumers(2) registers(232) {
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      // expected-error @+1 {{'ggemm.store_tile' op expects the innermost dimension of y to be contiguous for the GPU back end, got 'memref<?x128xbf16, strided<[256, 2]>>'}}
+      ggemm.store_tile %zero to %y row(%cta) row_end(%cta) col(%cta)
+          : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16, strided<[256, 2]>>
+    }
+  }
+  return
+}
+
+// -----
+
+// Each consumer warpgroup takes 64 rows of the A tile.
+func.func @a_rows(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                  %y: memref<?x128xbf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  // expected-error @+1 {{'ggemm.launch' op expects A tiles of 64 rows per consumer warpgroup (64), got '!ggemm.tile<128x64xbf16>'}}
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(128)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      %ta = ggemm.load_tile %x[%cta, %cta] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%cta, %cta, %cta] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+      ggemm.ring_put %ring[%cta], %ta, %tb
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    } consumers(1) registers(232) {
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      ggemm.store_tile %zero to %y row(%cta) row_end(%cta) col(%cta)
+          : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @cluster(%n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, cluster_m = 2>)
+  // expected-error @+1 {{'ggemm.launch' op thread-block clusters are not supported by the GPU back end yet}}
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+    } consumers(2) registers(232) {
+    }
+  }
+  return
+}

@@ -1,0 +1,442 @@
+// Every diagnostic of the tile-level and schedule-level ops and types
+// (lib/Dialect/GGemm/IR/GGemm{Tile,Schedule}Ops.cpp, GGemmTypes.cpp).
+// RUN: gemm-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// !ggemm.tile, !ggemm.ring
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{expects a rank-2 tile, got rank 3}}
+func.func @tile_rank(%t: !ggemm.tile<2x64x64xbf16>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects a static, positive tile shape}}
+func.func @tile_empty(%t: !ggemm.tile<0x64xbf16>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects a bf16, f16 or FP8 tile, got 'f32'}}
+func.func @tile_f32(%t: !ggemm.tile<64x64xf32>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expected a tile layout (k_major or mn_major), got 'row'}}
+func.func @tile_layout(%t: !ggemm.tile<64x64xbf16, row>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects a ring of !ggemm.tile types, got 'f32'}}
+func.func @ring_not_tiles(%r: !ggemm.ring<f32>) {
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// ggemm.foreach_tile, ggemm.tile_schedule
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @foreach_tile_segment_rows(%i: index) {
+  // expected-error @+1 {{'ggemm.foreach_tile' op expects a `rows` operand for row_mapping segment}}
+  ggemm.foreach_tile segment groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  return
+}
+
+// -----
+
+func.func @foreach_tile_masked_rows(%i: index) {
+  // expected-error @+1 {{'ggemm.foreach_tile' op expects a `rows` operand for row_mapping masked}}
+  ggemm.foreach_tile masked groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  return
+}
+
+// -----
+
+func.func @foreach_tile_uniform_rows(%rows: memref<4xi32>, %i: index) {
+  // expected-error @+1 {{'ggemm.foreach_tile' op expects no `rows` operand for row_mapping uniform}}
+  ggemm.foreach_tile uniform rows(%rows : memref<4xi32>) groups(%i) rows_per_group(%i)
+      num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  return
+}
+
+// -----
+
+func.func @foreach_tile_swap_ab(%i: index) {
+  // expected-error @+1 {{'ggemm.foreach_tile' op expects a tile config without swap_ab: swap-AB tile programs are not supported yet}}
+  ggemm.foreach_tile uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64,
+                                consumer_warpgroups = 1, swap_ab = true>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  return
+}
+
+// -----
+
+func.func @foreach_tile_three_args(%i: index) {
+  // expected-error @+1 {{'ggemm.foreach_tile' op expects the body to take 4 index arguments (group, row, row_end, col), got (index, index, index)}}
+  ggemm.foreach_tile uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index):
+  }
+  return
+}
+
+// -----
+
+func.func @foreach_tile_i32_arg(%i: index) {
+  // expected-error @+1 {{'ggemm.foreach_tile' op expects the body to take 4 index arguments (group, row, row_end, col), got (index, index, index, i32)}}
+  ggemm.foreach_tile uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: i32):
+  }
+  return
+}
+
+// -----
+
+func.func @foreach_tile_bad_row_mapping(%n: index) {
+  // expected-error @+1 {{expected a row mapping (segment, masked or uniform), got 'ragged'}}
+  ggemm.foreach_tile ragged groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  return
+}
+
+// -----
+
+func.func @tile_schedule_rows(%i: index) {
+  // expected-error @+1 {{'ggemm.tile_schedule' op expects a `rows` operand for row_mapping segment}}
+  %s = ggemm.tile_schedule segment groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  return
+}
+
+// -----
+
+func.func @yield_outside() {
+  // expected-error @+1 {{'ggemm.yield' op expects parent op to be one of 'ggemm.foreach_tile, ggemm.launch, ggemm.warp_specialize'}}
+  ggemm.yield
+}
+
+//===----------------------------------------------------------------------===//
+// ggemm.load_tile
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @load_tile_rank(%x: memref<256xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.load_tile' op expects source to be a matrix or a batch of matrices (rank 2 or 3), got rank 1}}
+  %t = ggemm.load_tile %x[%i] : memref<256xbf16> -> !ggemm.tile<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_tile_indices(%x: memref<?x256xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.load_tile' op expects 2 indices (one per dimension of source), got 3}}
+  %t = ggemm.load_tile %x[%i, %i, %i] : memref<?x256xbf16> -> !ggemm.tile<64x64xbf16>
+  return
+}
+
+// -----
+
+func.func @load_tile_element(%x: memref<?x256xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.load_tile' op expects the tile's element type 'f16' to be source's, 'bf16'}}
+  %t = ggemm.load_tile %x[%i, %i] : memref<?x256xbf16> -> !ggemm.tile<64x64xf16>
+  return
+}
+
+// -----
+
+func.func @load_tile_fp8_mn_major(%w: memref<4x256x128xf8E4M3FN>, %i: index) {
+  // expected-error @+1 {{'ggemm.load_tile' op expects a k_major FP8 tile (wgmma reads FP8 operands K-major only), got mn_major}}
+  %t = ggemm.load_tile %w[%i, %i, %i]
+      : memref<4x256x128xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN, mn_major>
+  return
+}
+
+// -----
+
+func.func @load_tile_tma(%x: memref<?x100xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.load_tile' op expects dimension 0 of source to have a stride that is a multiple of 16 bytes (TMA), got 200 bytes}}
+  %t = ggemm.load_tile %x[%i, %i] : memref<?x100xbf16> -> !ggemm.tile<64x64xbf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// ggemm.mma, ggemm.store_tile
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @mma_rows(%a: !ggemm.tile<64x64xbf16>, %b: !ggemm.tile<128x64xbf16>,
+                    %acc: !ggemm.accumulator<128x128xf32>) {
+  // expected-error @+1 {{'ggemm.mma' op expects a's rows (64) to be the accumulator's rows (128)}}
+  %r = ggemm.mma %a, %b, %acc : !ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>
+      -> !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @mma_cols(%a: !ggemm.tile<128x64xbf16>, %b: !ggemm.tile<256x64xbf16>,
+                    %acc: !ggemm.accumulator<128x128xf32>) {
+  // expected-error @+1 {{'ggemm.mma' op expects b's rows (256) to be the accumulator's columns (128)}}
+  %r = ggemm.mma %a, %b, %acc : !ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>
+      -> !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @mma_k(%a: !ggemm.tile<128x64xbf16>, %b: !ggemm.tile<128x32xbf16>,
+                 %acc: !ggemm.accumulator<128x128xf32>) {
+  // expected-error @+1 {{'ggemm.mma' op expects a and b over the same K block, got 64 and 32}}
+  %r = ggemm.mma %a, %b, %acc : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x32xbf16>
+      -> !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @mma_types(%a: !ggemm.tile<128x64xbf16>, %b: !ggemm.tile<128x64xf16>,
+                     %acc: !ggemm.accumulator<128x128xf32>) {
+  // expected-error @+1 {{'ggemm.mma' op expects x and w to be both bf16, both f16, or both FP8 (f8E4M3FN/f8E5M2), got 'bf16' and 'f16'}}
+  %r = ggemm.mma %a, %b, %acc : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xf16>
+      -> !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @mma_fp8_mn_major(%a: !ggemm.tile<128x128xf8E4M3FN>,
+                            %b: !ggemm.tile<128x128xf8E4M3FN, mn_major>,
+                            %acc: !ggemm.accumulator<128x128xf32>) {
+  // expected-error @+1 {{'ggemm.mma' op expects k_major FP8 tiles (wgmma reads FP8 operands K-major only)}}
+  %r = ggemm.mma %a, %b, %acc
+      : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN, mn_major>
+      -> !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @mma_pending(%a: !ggemm.tile<128x64xbf16>, %b: !ggemm.tile<128x64xbf16>,
+                       %acc: !ggemm.accumulator<128x128xf32>) {
+  // expected-error @+1 {{'ggemm.mma' op attribute 'pending' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 0 whose maximum value is 7}}
+  %r = ggemm.mma %a, %b, %acc {pending = 8} : !ggemm.tile<128x64xbf16>,
+      !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @store_tile_weight_without_bias(%acc: !ggemm.accumulator<128x128xf32>,
+                                          %y: memref<?x128xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects a `weight` index exactly when a bias is given (the bias row to read)}}
+  "ggemm.store_tile"(%acc, %y, %i, %i, %i, %i)
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0>}>
+      : (!ggemm.accumulator<128x128xf32>, memref<?x128xbf16>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+func.func @store_tile_bias(%acc: !ggemm.accumulator<128x128xf32>, %y: memref<?x256xbf16>,
+                           %b: memref<4x128xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects bias rows of 256 columns, got 128}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) bias(%b[%i] : memref<4x128xf32>)
+      : !ggemm.accumulator<128x128xf32>, memref<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_row_scale(%acc: !ggemm.accumulator<128x128xf32>,
+                                %y: memref<100x256xbf16>, %rs: memref<128xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects one row_scale entry per row of y (100), got 128}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) row_scale(%rs : memref<128xf32>)
+      : !ggemm.accumulator<128x128xf32>, memref<100x256xbf16>
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// ggemm.launch, ggemm.warp_specialize, ring ops
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @launch_schedule(%s: !ggemm.schedule) {
+  // expected-error @+1 {{'ggemm.launch' op expects its schedule to be the result of a ggemm.tile_schedule}}
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+  }
+  return
+}
+
+// -----
+
+func.func @launch_args(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  // expected-error @+1 {{'ggemm.launch' op expects the body to take 2 index arguments (cta, num_ctas), got 1 arguments}}
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index):
+  }
+  return
+}
+
+// -----
+
+func.func @launch_grid(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  // expected-error @+1 {{expected a grid policy (persistent or tiles), got 'cluster'}}
+  ggemm.launch %s grid(cluster) {
+  ^bb0(%cta: index, %num_ctas: index):
+  }
+  return
+}
+
+// -----
+
+func.func @warp_specialize_outside_launch() {
+  // expected-error @+1 {{'ggemm.warp_specialize' op expects parent op 'ggemm.launch'}}
+  ggemm.warp_specialize producer registers(40) {
+  } consumers(2) registers(232) {
+  }
+  return
+}
+
+// -----
+
+func.func @warp_specialize_registers(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.warp_specialize' op expects the consumer registers to be a multiple of 8 (setmaxnreg), got 230}}
+    ggemm.warp_specialize producer registers(40) {
+    } consumers(2) registers(230) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @warp_specialize_register_file(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.warp_specialize' op expects the roles' registers to fit an SM's 65536: 128 x (40 + 3 x 232) = 94208}}
+    ggemm.warp_specialize producer registers(40) {
+    } consumers(3) registers(232) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @warp_specialize_register_range(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.warp_specialize' op attribute 'producer_registers' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 24 whose maximum value is 256}}
+    ggemm.warp_specialize producer registers(16) {
+    } consumers(1) registers(232) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @create_ring_buffers(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.create_ring' op expects a layout with one buffer per tile type (2), got 1}}
+    %r = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0], stage_bytes = [16384],
+                                  barrier_offset = 16384, smem_bytes = 16400>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+  }
+  return
+}
+
+// -----
+
+func.func @create_ring_slot_size(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.create_ring' op expects stage slots of at least 16384 bytes for tile 0 ('!ggemm.tile<128x64xbf16>'), got 8192}}
+    %r = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0], stage_bytes = [8192],
+                                  barrier_offset = 8192, smem_bytes = 8208>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>>
+  }
+  return
+}
+
+// -----
+
+func.func @create_ring_outside_launch() {
+  // expected-error @+1 {{'ggemm.create_ring' op expects parent op 'ggemm.launch'}}
+  %r = ggemm.create_ring release_count(128) : !ggemm.ring<!ggemm.tile<64x64xbf16>>
+  return
+}
+
+// -----
+
+func.func @ring_put_types(%r: !ggemm.ring<!ggemm.tile<64x64xbf16>>,
+                          %t: !ggemm.tile<64x64xf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.ring_put' op expects tiles of the ring's types (!ggemm.tile<64x64xbf16>), got (!ggemm.tile<64x64xf16>)}}
+  "ggemm.ring_put"(%r, %i, %t)
+      : (!ggemm.ring<!ggemm.tile<64x64xbf16>>, index, !ggemm.tile<64x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @ring_get_types(%r: !ggemm.ring<!ggemm.tile<64x64xbf16>>, %i: index) {
+  // expected-error @+1 {{'ggemm.ring_get' op expects results of the ring's types (!ggemm.tile<64x64xbf16>), got (!ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16>)}}
+  %a, %b = "ggemm.ring_get"(%r, %i)
+      : (!ggemm.ring<!ggemm.tile<64x64xbf16>>, index)
+      -> (!ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16>)
+  return
+}
+
+// -----
+
+func.func @ring_get_not_a_ring(%i: index) {
+  // expected-error @+1 {{expected a !ggemm.ring type, got 'index'}}
+  %a = ggemm.ring_get %i[%i] : index
+  return
+}

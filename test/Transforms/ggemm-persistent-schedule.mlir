@@ -1,0 +1,90 @@
+// ggemm-persistent-schedule: a tile loop becomes a tile schedule and a
+// launch whose CTAs walk the tile ids (grid=persistent) or take one tile id
+// each (grid=tiles); the tile body moves in unchanged, its arguments
+// replaced by ggemm.map_tile's results.
+// RUN: gemm-opt %s -split-input-file -ggemm-persistent-schedule -verify-diagnostics | FileCheck %s
+// RUN: gemm-opt %s -split-input-file -ggemm-persistent-schedule=grid=tiles -verify-diagnostics | FileCheck %s --check-prefix=TILES
+
+// CHECK-LABEL: func.func @segment(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x128x256xbf16>, %[[P:[a-z0-9]+]]: memref<5xi32>, %[[Y:[a-z0-9]+]]: memref<?x128xbf16>, %[[G:[a-z0-9]+]]: index, %[[M:[a-z0-9]+]]: index, %[[N:[a-z0-9]+]]: index)
+// CHECK: %[[S:.+]] = ggemm.tile_schedule segment rows(%[[P]] : memref<5xi32>) groups(%[[G]]) rows_per_group(%{{.+}}) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, raster = along_m>)
+// CHECK-NEXT: ggemm.launch %[[S]] grid(persistent) {
+// CHECK-NEXT: ^bb0(%[[CTA:.+]]: index, %[[NUM:.+]]: index):
+// CHECK-NEXT: %[[T:.+]] = ggemm.tile_count %[[S]]
+// CHECK-NEXT: scf.for %[[ID:.+]] = %[[CTA]] to %[[T]] step %[[NUM]] {
+// CHECK-NEXT: %[[GRP:.+]], %[[ROW:.+]], %[[END:.+]], %[[COL:.+]] = ggemm.map_tile %[[S]][%[[ID]]]
+// CHECK: ggemm.load_tile %[[X]][%[[ROW]], %{{.+}}]
+// CHECK-NEXT: ggemm.load_tile %[[W]][%[[GRP]], %[[COL]], %{{.+}}]
+// CHECK: ggemm.store_tile %{{.+}} to %[[Y]] row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]])
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NOT: ggemm.foreach_tile
+
+// TILES-LABEL: func.func @segment(
+// TILES: %[[S:.+]] = ggemm.tile_schedule segment
+// TILES-NEXT: ggemm.launch %[[S]] grid(tiles) {
+// TILES-NEXT: ^bb0(%[[CTA:.+]]: index, %{{.+}}: index):
+// TILES-NEXT: %[[T:.+]] = ggemm.tile_count %[[S]]
+// TILES-NEXT: %[[HAS:.+]] = arith.cmpi ult, %[[CTA]], %[[T]] : index
+// TILES-NEXT: scf.if %[[HAS]] {
+// TILES-NEXT: %{{.+}}, %[[ROW:.+]], %[[END:.+]], %[[COL:.+]] = ggemm.map_tile %[[S]][%[[CTA]]]
+// TILES: ggemm.store_tile %{{.+}} row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]])
+func.func @segment(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %indptr: memref<5xi32>,
+                   %y: memref<?x128xbf16>, %groups: index, %m: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  ggemm.foreach_tile segment rows(%indptr : memref<5xi32>) groups(%groups)
+      rows_per_group(%c0) num_rows(%m) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, raster = along_m>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c64 = arith.constant 64 : index
+    %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+    %acc = scf.for %kb = %c0 to %c4 step %c1 iter_args(%a = %zero)
+        -> (!ggemm.accumulator<128x128xf32>) {
+      %k = arith.muli %kb, %c64 : index
+      %ta = ggemm.load_tile %x[%row, %k] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%g, %col, %k] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>
+          -> !ggemm.accumulator<128x128xf32>
+      scf.yield %next : !ggemm.accumulator<128x128xf32>
+    }
+    ggemm.store_tile %acc to %y row(%row) row_end(%row_end) col(%col)
+        : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+  }
+  return
+}
+
+// -----
+
+// Every tile loop of a function gets its own schedule and launch.
+// CHECK-LABEL: func.func @two(
+// CHECK: %[[S0:.+]] = ggemm.tile_schedule uniform
+// CHECK-NEXT: ggemm.launch %[[S0]] grid(persistent)
+// CHECK: %[[S1:.+]] = ggemm.tile_schedule masked
+// CHECK-NEXT: ggemm.launch %[[S1]] grid(persistent)
+// TILES-LABEL: func.func @two(
+// TILES-COUNT-2: grid(tiles)
+func.func @two(%counts: memref<4xi32>, %n: index) {
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  ggemm.foreach_tile masked rows(%counts : memref<4xi32>) groups(%n) rows_per_group(%n)
+      num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  return
+}
+
+// -----
+
+// Problem-level ops must be tiled first.
+func.func @problem(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                   %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op is a problem-level op: run ggemm-select-config and ggemm-tile before ggemm-persistent-schedule}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}

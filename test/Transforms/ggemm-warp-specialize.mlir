@@ -1,0 +1,221 @@
+// ggemm-warp-specialize: the tile loop of a launch becomes a producer role
+// (tile loads put into a ring of stages) and a consumer role (tiles taken
+// from the ring, multiplied with one wgmma group left in flight, released
+// once that group has finished, then stored). Both roles carry the ring
+// position through their tile and K loops.
+// RUN: gemm-opt %s -split-input-file -ggemm-warp-specialize -verify-diagnostics | FileCheck %s
+// RUN: gemm-opt %s -split-input-file -ggemm-warp-specialize="pending-mmas=0 producer-registers=24 consumer-registers=240" -verify-diagnostics | FileCheck %s --check-prefix=SYNC
+// RUN: not gemm-opt %s -ggemm-warp-specialize=pending-mmas=2 -o /dev/null 2>&1 | FileCheck %s --check-prefix=PENDING
+// RUN: not gemm-opt %s -ggemm-warp-specialize=consumer-registers=236 -o /dev/null 2>&1 | FileCheck %s --check-prefix=REGISTERS
+
+// PENDING: error: ggemm-warp-specialize: expects pending-mmas to be 0 or 1, got 2
+// REGISTERS: error: ggemm-warp-specialize: expects consumer-registers to be a multiple of 8 in [24, 256] (setmaxnreg), got 236
+
+// CHECK-LABEL: func.func @segment(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x128x256xbf16>, %{{.+}}: memref<5xi32>, %[[IDX:[a-z0-9]+]]: memref<4xi32>, %[[B:[a-z0-9]+]]: memref<4x128xf32>, %[[Y:[a-z0-9]+]]: memref<?x128xbf16>
+// CHECK: ggemm.launch %[[S:.+]] grid(persistent) {
+// CHECK-NEXT: ^bb0(%[[CTA:.+]]: index, %[[NUM:.+]]: index):
+// CHECK-NEXT: %[[T:.+]] = ggemm.tile_count %[[S]]
+// CHECK-NEXT: %[[RING:.+]] = ggemm.create_ring release_count(256) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+// CHECK-NEXT: ggemm.warp_specialize producer registers(40) {
+// CHECK-NEXT: %[[P0:.+]] = arith.constant 0 : index
+// CHECK-NEXT: scf.for %[[ID:.+]] = %[[CTA]] to %[[T]] step %[[NUM]] iter_args(%[[PT:.+]] = %[[P0]]) -> (index) {
+// CHECK-NEXT: %[[GRP:.+]], %[[ROW:.+]], %{{.+}}, %[[COL:.+]] = ggemm.map_tile %[[S]][%[[ID]]]
+// CHECK-NEXT: %[[WIDX:.+]] = ggemm.weight_index %[[IDX]][%[[GRP]]] : memref<4xi32>
+// CHECK-NOT: ggemm.zero_accumulator
+// CHECK: %[[PEND:.+]] = scf.for %[[KB:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[PK:.+]] = %[[PT]]) -> (index) {
+// CHECK-NEXT: %[[K:.+]] = arith.muli %[[KB]], %{{.+}} : index
+// CHECK-NEXT: %[[TA:.+]] = ggemm.load_tile %[[X]][%[[ROW]], %[[K]]] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+// CHECK-NEXT: %[[TB:.+]] = ggemm.load_tile %[[W]][%[[WIDX]], %[[COL]], %[[K]]] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+// CHECK-NEXT: ggemm.ring_put %[[RING]][%[[PK]]], %[[TA]], %[[TB]] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+// CHECK-NEXT: %{{.+}} = arith.constant 1 : index
+// CHECK-NEXT: %[[PN:.+]] = arith.addi %[[PK]], %{{.+}} : index
+// CHECK-NEXT: scf.yield %[[PN]] : index
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.yield %[[PEND]] : index
+// CHECK-NEXT: }
+// CHECK-NEXT: } consumers(2) registers(232) {
+// CHECK-NEXT: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-NEXT: scf.for %[[ID:.+]] = %[[CTA]] to %[[T]] step %[[NUM]] iter_args(%[[CT:.+]] = %[[C0]]) -> (index) {
+// CHECK-NEXT: %[[GRP:.+]], %[[ROW:.+]], %[[END:.+]], %[[COL:.+]] = ggemm.map_tile %[[S]][%[[ID]]]
+// CHECK-NEXT: %[[WIDX:.+]] = ggemm.weight_index %[[IDX]][%[[GRP]]] : memref<4xi32>
+// CHECK-NOT: ggemm.load_tile
+// CHECK: %[[ZERO:.+]] = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: %[[LOOP:.+]]:2 = scf.for %[[KB:.+]] = %[[LB:.+]] to %{{.+}} step %{{.+}} iter_args(%[[A:.+]] = %[[ZERO]], %[[CK:.+]] = %[[CT]]) -> (!ggemm.accumulator<128x128xf32>, index) {
+// CHECK-NEXT: %[[TILES:.+]]:2 = ggemm.ring_get %[[RING]][%[[CK]]] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+// CHECK-NEXT: %[[NEXT:.+]] = ggemm.mma %[[TILES]]#0, %[[TILES]]#1, %[[A]] {pending = 1 : i64} : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: %[[LATER:.+]] = arith.cmpi ugt, %[[KB]], %[[LB]] : index
+// CHECK-NEXT: scf.if %[[LATER]] {
+// CHECK-NEXT: %{{.+}} = arith.constant 1 : index
+// CHECK-NEXT: %[[PREV:.+]] = arith.subi %[[CK]], %{{.+}} : index
+// CHECK-NEXT: ggemm.ring_release %[[RING]][%[[PREV]]]
+// CHECK-NEXT: }
+// CHECK: scf.yield %[[NEXT]], %{{.+}} : !ggemm.accumulator<128x128xf32>, index
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[DONE:.+]] = ggemm.mma_wait %[[LOOP]]#0 : !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: %[[RAN:.+]] = arith.cmpi ugt, %[[LOOP]]#1, %[[CT]] : index
+// CHECK-NEXT: scf.if %[[RAN]] {
+// CHECK-NEXT: %{{.+}} = arith.constant 1 : index
+// CHECK-NEXT: %[[LAST:.+]] = arith.subi %[[LOOP]]#1, %{{.+}} : index
+// CHECK-NEXT: ggemm.ring_release %[[RING]][%[[LAST]]]
+// CHECK-NEXT: }
+// CHECK-NEXT: ggemm.store_tile %[[DONE]] to %[[Y]] row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) bias(%[[B]][%[[WIDX]]] : memref<4x128xf32>)
+// CHECK-NEXT: scf.yield %[[LOOP]]#1 : index
+
+// Without pending mmas every position is released right after its mma.
+// SYNC-LABEL: func.func @segment(
+// SYNC: ggemm.warp_specialize producer registers(24) {
+// SYNC: } consumers(2) registers(240) {
+// SYNC: %[[TILES:.+]]:2 = ggemm.ring_get %[[RING:.+]][%[[CK:.+]]] :
+// SYNC-NEXT: ggemm.mma %[[TILES]]#0, %[[TILES]]#1, %{{.+}} : !ggemm.tile
+// SYNC-NEXT: ggemm.ring_release %[[RING]][%[[CK]]]
+// SYNC-NOT: ggemm.mma_wait
+// SYNC: ggemm.store_tile
+func.func @segment(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %indptr: memref<5xi32>,
+                   %idx: memref<4xi32>, %b: memref<4x128xf32>, %y: memref<?x128xbf16>,
+                   %groups: index, %m: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  %sched = ggemm.tile_schedule segment rows(%indptr : memref<5xi32>) groups(%groups)
+      rows_per_group(%c0) num_rows(%m) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, raster = along_m>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %total = ggemm.tile_count %sched
+    scf.for %t = %cta to %total step %num_ctas {
+      %g, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+      %widx = ggemm.weight_index %idx[%g] : memref<4xi32>
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %c64 = arith.constant 64 : index
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      %acc = scf.for %kb = %c0 to %c4 step %c1 iter_args(%a = %zero)
+          -> (!ggemm.accumulator<128x128xf32>) {
+        %k = arith.muli %kb, %c64 : index
+        %ta = ggemm.load_tile %x[%row, %k] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+        %tb = ggemm.load_tile %w[%widx, %col, %k] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+        %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>
+            -> !ggemm.accumulator<128x128xf32>
+        scf.yield %next : !ggemm.accumulator<128x128xf32>
+      }
+      ggemm.store_tile %acc to %y row(%row) row_end(%row_end) col(%col)
+          bias(%b[%widx] : memref<4x128xf32>)
+          : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+    }
+  }
+  return
+}
+
+// -----
+
+// One CTA per tile: the roles keep the scf.if and count positions from 0.
+// CHECK-LABEL: func.func @tiles(
+// CHECK: ggemm.warp_specialize producer registers(40) {
+// CHECK-NEXT: %[[Z:.+]] = arith.constant 0 : index
+// CHECK-NEXT: scf.if %{{.+}} {
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[Z]]) -> (index) {
+// CHECK: ggemm.ring_put
+// CHECK: } consumers(1) registers(232) {
+// CHECK-NEXT: %[[Z:.+]] = arith.constant 0 : index
+// CHECK-NEXT: scf.if %{{.+}} {
+// CHECK: scf.for {{.+}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %[[Z]]) -> (!ggemm.accumulator<64x128xf32>, index) {
+// CHECK: ggemm.store_tile
+func.func @tiles(%x: memref<?x256xf16>, %w: memref<4x256x128xf16>, %counts: memref<4xi32>,
+                 %y: memref<?x128xf32>, %n: index) {
+  %sched = ggemm.tile_schedule masked rows(%counts : memref<4xi32>) groups(%n)
+      rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, consumer_warpgroups = 1>)
+  ggemm.launch %sched grid(tiles) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %total = ggemm.tile_count %sched
+    %has = arith.cmpi ult, %cta, %total : index
+    scf.if %has {
+      %g, %row, %row_end, %col = ggemm.map_tile %sched[%cta]
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c4 = arith.constant 4 : index
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<64x128xf32>
+      %acc = scf.for %k = %c0 to %c4 step %c1 iter_args(%a = %zero)
+          -> (!ggemm.accumulator<64x128xf32>) {
+        %ta = ggemm.load_tile %x[%row, %k] : memref<?x256xf16> -> !ggemm.tile<64x64xf16>
+        %tb = ggemm.load_tile %w[%g, %k, %col]
+            : memref<4x256x128xf16> -> !ggemm.tile<128x64xf16, mn_major>
+        %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<64x64xf16>,
+            !ggemm.tile<128x64xf16, mn_major> -> !ggemm.accumulator<64x128xf32>
+        scf.yield %next : !ggemm.accumulator<64x128xf32>
+      }
+      ggemm.store_tile %acc to %y row(%row) row_end(%row_end) col(%col)
+          : !ggemm.accumulator<64x128xf32>, memref<?x128xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Cooperative consumers need 64 rows per warpgroup.
+func.func @block_m(%x: memref<?x256xf16>, %w: memref<4x256x128xf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, consumer_warpgroups = 1>)
+  // expected-error @+1 {{'ggemm.launch' op expects block_m (128) to be 64 x the consumer warpgroups (1): each consumer warpgroup computes 64 rows of a tile}}
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %total = ggemm.tile_count %sched
+    scf.for %t = %cta to %total step %num_ctas {
+      %g, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      %acc = scf.for %k = %c0 to %c1 step %c1 iter_args(%a = %zero)
+          -> (!ggemm.accumulator<128x128xf32>) {
+        %ta = ggemm.load_tile %x[%row, %k] : memref<?x256xf16> -> !ggemm.tile<128x64xf16>
+        %tb = ggemm.load_tile %w[%g, %k, %col]
+            : memref<4x256x128xf16> -> !ggemm.tile<128x64xf16, mn_major>
+        %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<128x64xf16>,
+            !ggemm.tile<128x64xf16, mn_major> -> !ggemm.accumulator<128x128xf32>
+        scf.yield %next : !ggemm.accumulator<128x128xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// The loads must feed the mma straight from the K loop.
+func.func @load_outside_k_loop(%x: memref<?x256xf16>, %w: memref<4x256x128xf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, consumer_warpgroups = 1>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %total = ggemm.tile_count %sched
+    scf.for %t = %cta to %total step %num_ctas {
+      %g, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %ta = ggemm.load_tile %x[%row, %c0] : memref<?x256xf16> -> !ggemm.tile<64x64xf16>
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<64x128xf32>
+      %acc = scf.for %k = %c0 to %c1 step %c1 iter_args(%a = %zero)
+          -> (!ggemm.accumulator<64x128xf32>) {
+        %tb = ggemm.load_tile %w[%g, %k, %col]
+            : memref<4x256x128xf16> -> !ggemm.tile<128x64xf16, mn_major>
+        // expected-error @+1 {{'ggemm.mma' op expects operand a to be a ggemm.load_tile of the K loop used only here}}
+        %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<64x64xf16>,
+            !ggemm.tile<128x64xf16, mn_major> -> !ggemm.accumulator<64x128xf32>
+        scf.yield %next : !ggemm.accumulator<64x128xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Tile loops must be scheduled first.
+func.func @unscheduled(%n: index) {
+  // expected-error @+1 {{'ggemm.foreach_tile' op is an unscheduled tile loop: run ggemm-persistent-schedule before ggemm-warp-specialize}}
+  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
+  }
+  return
+}
