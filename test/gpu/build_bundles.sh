@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Compiles every GPU-test and benchmark kernel to a cubin bundle (and PTX)
-# on the CPU machine, into .device/bundles (ignored by git, carried to the
-# GPU machine by the device tool).
-#   bash test/gpu/build_bundles.sh [build-dir]
+# Compiles every GPU-test and benchmark kernel to a cubin bundle on the CPU
+# machine, into .device/bundles (ignored by git, carried to the GPU machine
+# by the device tool). A kernel file may add ggemm-to-ptx options with a
+# line `// ggemm-to-ptx-options: grid=tiles`.
+#   bash test/gpu/build_bundles.sh [build-dir] [out-dir]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
-out=.device/bundles
+out=${2:-.device/bundles}
 rm -rf "$out" && mkdir -p "$out"
 for f in test/gpu/kernels/*.mlir bench/kernels/*.mlir; do
-  "$build/bin/gemm-opt" "$f" --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=$out" -o /dev/null
+  extra=$(sed -n 's|^// ggemm-to-ptx-options: ||p' "$f" | head -1)
+  "$build/bin/gemm-opt" "$f" \
+    --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=$out $extra" -o /dev/null
 done
-# Keep the runtime sources and the Python package next to the bundles.
 git rev-parse --short HEAD > "$out/COMMIT"
 ls "$out"

@@ -83,10 +83,17 @@ class Case:
         if not kn and rng.random() < 0.3:
             n = rng.choice([7, 33, 129, 255])  # odd N: only the store masks it
         k = rng.choice([8, 56, 64, 72, 128, 192, 200, 512, 1000, 1024])
+        # A kernel compiled for static sizes gets problems of those sizes.
+        if p["n"] > 0:
+            n = p["n"]
+        if p["k"] > 0:
+            k = p["k"]
+        static_groups = p["num_groups"] if p["num_groups"] > 0 else None
+        static_weights = p["num_weights"] if p["num_weights"] > 0 else None
         self.n, self.k = n, k
         self.desc = {}
         if op == "segment_matmul":
-            groups = rng.choice([1, 2, 3, 8, 17, 64, 128])
+            groups = static_groups or rng.choice([1, 2, 3, 8, 17, 64, 128])
             style = rng.choice(["mixed", "mixed", "skewed", "tiny", "big"])
             lengths = rand_segments(rng, groups, style)
             start = rng.choice([0, 0, 0, rng.randint(1, 50)])
@@ -98,6 +105,7 @@ class Case:
             num_weights = groups
             if p["has_weight_indices"]:
                 num_weights = rng.choice([max(1, groups // 2), groups, groups + 3])
+            num_weights = static_weights or num_weights
             index_dtype = torch.int64 if p["index_dtype"] == "i64" else torch.int32
             self.seg_indptr = torch.tensor(offsets, dtype=index_dtype, device=device)
             self.groups = [(offsets[g], offsets[g + 1]) for g in range(groups)]
@@ -105,7 +113,7 @@ class Case:
             y_shape = (rows, n)
             self.desc = dict(G=groups, style=style, rows=rows)
         elif op == "masked_matmul":
-            groups = rng.choice([1, 4, 8, 16])
+            groups = static_groups or rng.choice([1, 4, 8, 16])
             mmax = rng.choice([1, 16, 64, 100, 128, 256])
             counts = [rng.choice([0, 1, mmax, mmax + 5, rng.randint(0, mmax)])
                       for _ in range(groups)]
@@ -117,7 +125,7 @@ class Case:
             y_shape = (groups, mmax, n)
             self.desc = dict(G=groups, Mmax=mmax)
         else:
-            batch = rng.choice([1, 2, 5, 16])
+            batch = static_groups or rng.choice([1, 2, 5, 16])
             m = rng.choice([1, 7, 64, 100, 128, 300])
             self.groups = [(b * m, (b + 1) * m) for b in range(batch)]
             num_weights = batch

@@ -3,6 +3,8 @@
 # with CMake (no LLVM there), then runs the end-to-end check and the
 # benchmark on the bundles carried in .device/bundles. Results go to $OUT.
 #   bash test/gpu/run_on_device.sh [check|bench|all]
+# BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
+# benchmark time those kernels against the new ones in the same run.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 what=${1:-all}
@@ -21,7 +23,8 @@ if [ "$what" = check ] || [ "$what" = all ]; then
   [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
-  python3 bench/bench_e2e.py --bundles .device/bundles --report "$OUT/bench.md" \
+  python3 bench/bench_e2e.py --bundles .device/bundles ${BASELINE:+--baseline "$BASELINE"} \
+    --report "$OUT/bench.md" \
     2>&1 | tee "$OUT/bench.log" || rc=1
 fi
 exit $rc
