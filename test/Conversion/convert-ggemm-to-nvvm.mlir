@@ -24,9 +24,6 @@
 // The launch's CTA id and count.
 // CHECK: gpu.block_id x
 // CHECK: gpu.grid_dim x
-// ggemm.tile_count: the walk over seg_indptr.
-// CHECK: scf.for
-// CHECK: llvm.load %{{.+}} : !llvm.ptr<1> -> i64
 // ggemm.create_ring: thread 0 sets up a full (1 arrival) and an empty (256
 // releases) mbarrier per stage at the layout's offsets.
 // CHECK: scf.if
@@ -41,6 +38,9 @@
 // CHECK-NOT: nvvm.mbarrier.init
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: gpu.barrier
+// ggemm.tile_count: the walk over seg_indptr.
+// CHECK: scf.for
+// CHECK: llvm.load %{{.+}} : !llvm.ptr<1> -> i64
 // ggemm.warp_specialize: the producer is the warpgroup after the consumers.
 // CHECK: %[[IS_PRODUCER:.+]] = arith.cmpi eq, %{{.+}}, %c2{{(_[0-9]+)?}} : index
 // CHECK: scf.if %[[IS_PRODUCER]] {
@@ -85,11 +85,11 @@ func.func @seg(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: 
   %0 = ggemm.tile_schedule segment rows(%arg2 : memref<9xi64>) groups(%c8) rows_per_group(%c0) num_rows(%dim) num_cols(%c128) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
   ggemm.launch %0 grid(persistent) {
   ^bb0(%cta: index, %num_ctas: index):
-    %1 = ggemm.tile_count %0
-    %2 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    %1 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    %2 = ggemm.tile_count %0
     ggemm.warp_specialize producer registers(40) {
       %c0_1 = arith.constant 0 : index
-      %3 = scf.for %arg6 = %cta to %1 step %num_ctas iter_args(%arg7 = %c0_1) -> (index) {
+      %3 = scf.for %arg6 = %cta to %2 step %num_ctas iter_args(%arg7 = %c0_1) -> (index) {
         %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
         %4 = ggemm.weight_index %arg3[%group] : memref<8xi32>
         %c4 = arith.constant 4 : index
@@ -100,7 +100,7 @@ func.func @seg(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: 
           %6 = arith.muli %arg8, %c64 : index
           %7 = ggemm.load_tile %arg0[%row, %6] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
           %8 = ggemm.load_tile %arg1[%4, %col, %6] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
-          ggemm.ring_put %2[%arg9], %7, %8 : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          ggemm.ring_put %1[%arg9], %7, %8 : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
           %c1_3 = arith.constant 1 : index
           %9 = arith.addi %arg9, %c1_3 : index
           scf.yield %9 : index
@@ -109,7 +109,7 @@ func.func @seg(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: 
       }
     } consumers(2) registers(232) {
       %c0_1 = arith.constant 0 : index
-      %3 = scf.for %arg6 = %cta to %1 step %num_ctas iter_args(%arg7 = %c0_1) -> (index) {
+      %3 = scf.for %arg6 = %cta to %2 step %num_ctas iter_args(%arg7 = %c0_1) -> (index) {
         %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
         %4 = ggemm.weight_index %arg3[%group] : memref<8xi32>
         %c4 = arith.constant 4 : index
@@ -117,13 +117,13 @@ func.func @seg(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: 
         %c1 = arith.constant 1 : index
         %5 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
         %6:2 = scf.for %arg8 = %c0_2 to %c4 step %c1 iter_args(%arg9 = %5, %arg10 = %arg7) -> (!ggemm.accumulator<128x128xf32>, index) {
-          %9:2 = ggemm.ring_get %2[%arg10] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          %9:2 = ggemm.ring_get %1[%arg10] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
           %10 = ggemm.mma %9#0, %9#1, %arg9 {pending = 1 : i64} : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<128x128xf32>
           %11 = arith.cmpi ugt, %arg8, %c0_2 : index
           scf.if %11 {
             %c1_4 = arith.constant 1 : index
             %13 = arith.subi %arg10, %c1_4 : index
-            ggemm.ring_release %2[%13] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+            ggemm.ring_release %1[%13] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
           }
           %c1_3 = arith.constant 1 : index
           %12 = arith.addi %arg10, %c1_3 : index
@@ -134,7 +134,7 @@ func.func @seg(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: 
         scf.if %8 {
           %c1_3 = arith.constant 1 : index
           %9 = arith.subi %6#1, %c1_3 : index
-          ggemm.ring_release %2[%9] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          ggemm.ring_release %1[%9] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
         }
         ggemm.store_tile %7 to %arg5 row(%row) row_end(%row_end) col(%col) bias(%arg4[%4] : memref<4x128xf32>) {epilogue = #ggemm.epilogue<activation = silu>} : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
         scf.yield %6#1 : index
@@ -178,12 +178,12 @@ func.func @masked_kn(%arg0: memref<4x?x256xf16>, %arg1: memref<4x256x128xf16>, %
   %0 = ggemm.tile_schedule masked rows(%arg2 : memref<4xi64>) groups(%c4) rows_per_group(%dim) num_rows(%dim_1) num_cols(%c128) config(#ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 2, consumer_warpgroups = 1>)
   ggemm.launch %0 grid(tiles) {
   ^bb0(%cta: index, %num_ctas: index):
-    %1 = ggemm.tile_count %0
-    %2 = arith.cmpi ult, %cta, %1 : index
-    %3 = ggemm.create_ring release_count(128) layout(#ggemm.ring_layout<stages = 2, offsets = [0, 16384], stage_bytes = [8192, 16384], barrier_offset = 49152, smem_bytes = 49184>) : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
+    %1 = ggemm.create_ring release_count(128) layout(#ggemm.ring_layout<stages = 2, offsets = [0, 16384], stage_bytes = [8192, 16384], barrier_offset = 49152, smem_bytes = 49184>) : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
+    %2 = ggemm.tile_count %0
+    %3 = arith.cmpi ult, %cta, %2 : index
     ggemm.warp_specialize producer registers(40) {
       %c0_2 = arith.constant 0 : index
-      scf.if %2 {
+      scf.if %3 {
         %group, %row, %row_end, %col = ggemm.map_tile %0[%cta]
         %c4_3 = arith.constant 4 : index
         %c0_4 = arith.constant 0 : index
@@ -193,7 +193,7 @@ func.func @masked_kn(%arg0: memref<4x?x256xf16>, %arg1: memref<4x256x128xf16>, %
           %5 = arith.muli %arg4, %c64 : index
           %6 = ggemm.load_tile %collapse_shape[%row, %5] : memref<?x256xf16> -> !ggemm.tile<64x64xf16>
           %7 = ggemm.load_tile %arg1[%group, %5, %col] : memref<4x256x128xf16> -> !ggemm.tile<128x64xf16, mn_major>
-          ggemm.ring_put %3[%arg5], %6, %7 : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
+          ggemm.ring_put %1[%arg5], %6, %7 : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
           %c1_6 = arith.constant 1 : index
           %8 = arith.addi %arg5, %c1_6 : index
           scf.yield %8 : index
@@ -201,20 +201,20 @@ func.func @masked_kn(%arg0: memref<4x?x256xf16>, %arg1: memref<4x256x128xf16>, %
       }
     } consumers(1) registers(232) {
       %c0_2 = arith.constant 0 : index
-      scf.if %2 {
+      scf.if %3 {
         %group, %row, %row_end, %col = ggemm.map_tile %0[%cta]
         %c4_3 = arith.constant 4 : index
         %c0_4 = arith.constant 0 : index
         %c1_5 = arith.constant 1 : index
         %4 = ggemm.zero_accumulator : !ggemm.accumulator<64x128xf32>
         %5:2 = scf.for %arg4 = %c0_4 to %c4_3 step %c1_5 iter_args(%arg5 = %4, %arg6 = %c0_2) -> (!ggemm.accumulator<64x128xf32>, index) {
-          %8:2 = ggemm.ring_get %3[%arg6] : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
+          %8:2 = ggemm.ring_get %1[%arg6] : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
           %9 = ggemm.mma %8#0, %8#1, %arg5 {pending = 1 : i64} : !ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major> -> !ggemm.accumulator<64x128xf32>
           %10 = arith.cmpi ugt, %arg4, %c0_4 : index
           scf.if %10 {
             %c1_7 = arith.constant 1 : index
             %12 = arith.subi %arg6, %c1_7 : index
-            ggemm.ring_release %3[%12] : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
+            ggemm.ring_release %1[%12] : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
           }
           %c1_6 = arith.constant 1 : index
           %11 = arith.addi %arg6, %c1_6 : index
@@ -225,7 +225,7 @@ func.func @masked_kn(%arg0: memref<4x?x256xf16>, %arg1: memref<4x256x128xf16>, %
         scf.if %7 {
           %c1_6 = arith.constant 1 : index
           %8 = arith.subi %5#1, %c1_6 : index
-          ggemm.ring_release %3[%8] : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
+          ggemm.ring_release %1[%8] : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
         }
         ggemm.store_tile %6 to %collapse_shape_0 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<64x128xf32>, memref<?x128xf32>
       }
@@ -251,11 +251,11 @@ func.func @two(%arg0: memref<4x64x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg
   %0 = ggemm.tile_schedule uniform groups(%c4) rows_per_group(%c64) num_rows(%c256) num_cols(%c128) config(#ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, consumer_warpgroups = 1>)
   ggemm.launch %0 grid(persistent) {
   ^bb0(%cta: index, %num_ctas: index):
-    %2 = ggemm.tile_count %0
-    %3 = ggemm.create_ring release_count(128) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 32768], stage_bytes = [8192, 16384], barrier_offset = 98304, smem_bytes = 98368>) : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
+    %2 = ggemm.create_ring release_count(128) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 32768], stage_bytes = [8192, 16384], barrier_offset = 98304, smem_bytes = 98368>) : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
+    %3 = ggemm.tile_count %0
     ggemm.warp_specialize producer registers(40) {
       %c0 = arith.constant 0 : index
-      %4 = scf.for %arg3 = %cta to %2 step %num_ctas iter_args(%arg4 = %c0) -> (index) {
+      %4 = scf.for %arg3 = %cta to %3 step %num_ctas iter_args(%arg4 = %c0) -> (index) {
         %group, %row, %row_end, %col = ggemm.map_tile %0[%arg3]
         %c4_7 = arith.constant 4 : index
         %c0_8 = arith.constant 0 : index
@@ -265,7 +265,7 @@ func.func @two(%arg0: memref<4x64x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg
           %6 = arith.muli %arg5, %c64_9 : index
           %7 = ggemm.load_tile %collapse_shape[%row, %6] : memref<256x256xbf16> -> !ggemm.tile<64x64xbf16>
           %8 = ggemm.load_tile %arg1[%group, %col, %6] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
-          ggemm.ring_put %3[%arg6], %7, %8 : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
+          ggemm.ring_put %2[%arg6], %7, %8 : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
           %c1_10 = arith.constant 1 : index
           %9 = arith.addi %arg6, %c1_10 : index
           scf.yield %9 : index
@@ -274,20 +274,20 @@ func.func @two(%arg0: memref<4x64x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg
       }
     } consumers(1) registers(232) {
       %c0 = arith.constant 0 : index
-      %4 = scf.for %arg3 = %cta to %2 step %num_ctas iter_args(%arg4 = %c0) -> (index) {
+      %4 = scf.for %arg3 = %cta to %3 step %num_ctas iter_args(%arg4 = %c0) -> (index) {
         %group, %row, %row_end, %col = ggemm.map_tile %0[%arg3]
         %c4_7 = arith.constant 4 : index
         %c0_8 = arith.constant 0 : index
         %c1 = arith.constant 1 : index
         %5 = ggemm.zero_accumulator : !ggemm.accumulator<64x128xf32>
         %6:2 = scf.for %arg5 = %c0_8 to %c4_7 step %c1 iter_args(%arg6 = %5, %arg7 = %arg4) -> (!ggemm.accumulator<64x128xf32>, index) {
-          %9:2 = ggemm.ring_get %3[%arg7] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
+          %9:2 = ggemm.ring_get %2[%arg7] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
           %10 = ggemm.mma %9#0, %9#1, %arg6 {pending = 1 : i64} : !ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<64x128xf32>
           %11 = arith.cmpi ugt, %arg5, %c0_8 : index
           scf.if %11 {
             %c1_10 = arith.constant 1 : index
             %13 = arith.subi %arg7, %c1_10 : index
-            ggemm.ring_release %3[%13] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
+            ggemm.ring_release %2[%13] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
           }
           %c1_9 = arith.constant 1 : index
           %12 = arith.addi %arg7, %c1_9 : index
@@ -298,7 +298,7 @@ func.func @two(%arg0: memref<4x64x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg
         scf.if %8 {
           %c1_9 = arith.constant 1 : index
           %9 = arith.subi %6#1, %c1_9 : index
-          ggemm.ring_release %3[%9] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
+          ggemm.ring_release %2[%9] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16>>
         }
         ggemm.store_tile %7 to %collapse_shape_0 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<64x128xf32>, memref<256x128xbf16>
         scf.yield %6#1 : index
@@ -314,11 +314,11 @@ func.func @two(%arg0: memref<4x64x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg
   %1 = ggemm.tile_schedule uniform groups(%c4_1) rows_per_group(%c64_2) num_rows(%c256_5) num_cols(%c128_6) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
   ggemm.launch %1 grid(persistent) {
   ^bb0(%cta: index, %num_ctas: index):
-    %2 = ggemm.tile_count %1
-    %3 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    %2 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    %3 = ggemm.tile_count %1
     ggemm.warp_specialize producer registers(40) {
       %c0 = arith.constant 0 : index
-      %4 = scf.for %arg3 = %cta to %2 step %num_ctas iter_args(%arg4 = %c0) -> (index) {
+      %4 = scf.for %arg3 = %cta to %3 step %num_ctas iter_args(%arg4 = %c0) -> (index) {
         %group, %row, %row_end, %col = ggemm.map_tile %1[%arg3]
         %c4_7 = arith.constant 4 : index
         %c0_8 = arith.constant 0 : index
@@ -328,7 +328,7 @@ func.func @two(%arg0: memref<4x64x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg
           %6 = arith.muli %arg5, %c64_9 : index
           %7 = ggemm.load_tile %collapse_shape_3[%row, %6] : memref<256x256xbf16> -> !ggemm.tile<128x64xbf16>
           %8 = ggemm.load_tile %arg1[%group, %col, %6] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
-          ggemm.ring_put %3[%arg6], %7, %8 : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          ggemm.ring_put %2[%arg6], %7, %8 : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
           %c1_10 = arith.constant 1 : index
           %9 = arith.addi %arg6, %c1_10 : index
           scf.yield %9 : index
@@ -337,20 +337,20 @@ func.func @two(%arg0: memref<4x64x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg
       }
     } consumers(2) registers(232) {
       %c0 = arith.constant 0 : index
-      %4 = scf.for %arg3 = %cta to %2 step %num_ctas iter_args(%arg4 = %c0) -> (index) {
+      %4 = scf.for %arg3 = %cta to %3 step %num_ctas iter_args(%arg4 = %c0) -> (index) {
         %group, %row, %row_end, %col = ggemm.map_tile %1[%arg3]
         %c4_7 = arith.constant 4 : index
         %c0_8 = arith.constant 0 : index
         %c1 = arith.constant 1 : index
         %5 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
         %6:2 = scf.for %arg5 = %c0_8 to %c4_7 step %c1 iter_args(%arg6 = %5, %arg7 = %arg4) -> (!ggemm.accumulator<128x128xf32>, index) {
-          %9:2 = ggemm.ring_get %3[%arg7] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          %9:2 = ggemm.ring_get %2[%arg7] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
           %10 = ggemm.mma %9#0, %9#1, %arg6 {pending = 1 : i64} : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<128x128xf32>
           %11 = arith.cmpi ugt, %arg5, %c0_8 : index
           scf.if %11 {
             %c1_10 = arith.constant 1 : index
             %13 = arith.subi %arg7, %c1_10 : index
-            ggemm.ring_release %3[%13] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+            ggemm.ring_release %2[%13] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
           }
           %c1_9 = arith.constant 1 : index
           %12 = arith.addi %arg7, %c1_9 : index
@@ -361,7 +361,7 @@ func.func @two(%arg0: memref<4x64x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg
         scf.if %8 {
           %c1_9 = arith.constant 1 : index
           %9 = arith.subi %6#1, %c1_9 : index
-          ggemm.ring_release %3[%9] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          ggemm.ring_release %2[%9] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
         }
         ggemm.store_tile %7 to %collapse_shape_4 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<128x128xf32>, memref<256x128xbf16>
         scf.yield %6#1 : index

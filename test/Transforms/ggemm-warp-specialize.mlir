@@ -15,8 +15,8 @@
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x128x256xbf16>, %{{.+}}: memref<5xi32>, %[[IDX:[a-z0-9]+]]: memref<4xi32>, %[[B:[a-z0-9]+]]: memref<4x128xf32>, %[[Y:[a-z0-9]+]]: memref<?x128xbf16>
 // CHECK: ggemm.launch %[[S:.+]] grid(persistent) {
 // CHECK-NEXT: ^bb0(%[[CTA:.+]]: index, %[[NUM:.+]]: index):
-// CHECK-NEXT: %[[T:.+]] = ggemm.tile_count %[[S]]
 // CHECK-NEXT: %[[RING:.+]] = ggemm.create_ring release_count(256) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+// CHECK-NEXT: %[[T:.+]] = ggemm.tile_count %[[S]]
 // CHECK-NEXT: ggemm.warp_specialize producer registers(40) {
 // CHECK-NEXT: %[[P0:.+]] = arith.constant 0 : index
 // CHECK-NEXT: scf.for %[[ID:.+]] = %[[CTA]] to %[[T]] step %[[NUM]] iter_args(%[[PT:.+]] = %[[P0]]) -> (index) {

@@ -117,7 +117,8 @@ class Case:
             mmax = rng.choice([1, 16, 64, 100, 128, 256])
             counts = [rng.choice([0, 1, mmax, mmax + 5, rng.randint(0, mmax)])
                       for _ in range(groups)]
-            self.masked_m = torch.tensor(counts, dtype=torch.int32, device=device)
+            index_dtype = torch.int64 if p["index_dtype"] == "i64" else torch.int32
+            self.masked_m = torch.tensor(counts, dtype=index_dtype, device=device)
             self.groups = [(g * mmax, g * mmax + min(max(c, 0), mmax))
                            for g, c in enumerate(counts)]
             num_weights = groups

@@ -281,12 +281,15 @@ struct WarpSpecializePass
              << consumerRegisters.getValue() << ") = " << registers;
 
     Location loc = launch.getLoc();
-    OpBuilder b(program->tileLoop);
+    // The ring comes first in the launch, so its mbarriers are set up before
+    // anything else a CTA does (as the kernel did before it was IR).
+    OpBuilder b = OpBuilder::atBlockBegin(&launch.getBody().front());
     auto ringType = RingType::get(
         b.getContext(), {program->aLoad.getType(), program->bLoad.getType()});
     Value ring = CreateRingOp::create(b, loc, ringType,
                                       b.getI64IntegerAttr(128 * consumers),
                                       RingLayoutAttr());
+    b.setInsertionPoint(program->tileLoop);
     auto roles = WarpSpecializeOp::create(
         b, loc, b.getI64IntegerAttr(producerRegisters),
         b.getI64IntegerAttr(consumers), b.getI64IntegerAttr(consumerRegisters));
