@@ -4,7 +4,8 @@
 # benchmark on the bundles carried in .device/bundles. Results go to $OUT.
 #   bash test/gpu/run_on_device.sh [check|bench|all]
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
-# benchmark time those kernels against the new ones in the same run.
+# benchmark time those kernels against the new ones in the same run,
+# REPEATS (default 5) times each, alternating.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 what=${1:-all}
@@ -24,7 +25,7 @@ if [ "$what" = check ] || [ "$what" = all ]; then
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   python3 bench/bench_e2e.py --bundles .device/bundles ${BASELINE:+--baseline "$BASELINE"} \
-    --report "$OUT/bench.md" \
+    --repeats "${REPEATS:-5}" --report "$OUT/bench.md" \
     2>&1 | tee "$OUT/bench.log" || rc=1
 fi
 exit $rc
