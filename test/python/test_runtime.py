@@ -229,6 +229,14 @@ def test_k_mismatch(kernel: Kernel) -> None:
                    "7168", **segment_tensors(w=w))
 
 
+def test_static_k_blames_the_wrong_tensor(kernel: Kernel) -> None:
+    # The kernel is compiled for k = 7168: x is wrong, not w.
+    x = FakeTensor(BASE + 0x100000, (1000, 4096), "bfloat16")
+    expect_invalid(kernel, "tensor 'x': dimension 1 (k) is 4096, expected "
+                   "7168 (the kernel was compiled for k = 7168)",
+                   **segment_tensors(x=x))
+
+
 def test_n_mismatch(kernel: Kernel) -> None:
     y = FakeTensor(BASE + 0x300000, (1000, 2048), "bfloat16")
     expect_invalid(kernel, "tensor 'y': dimension 1 (n) is 2048, expected "
