@@ -98,13 +98,57 @@ Status checkExtent(const TensorArg &tensor, int dim, int64_t expected,
   return Status::success();
 }
 
-/// Checks a size derived from the tensors against the manifest's static one.
-Status checkStatic(const char *what, int64_t actual, int64_t compiled,
-                   const std::string &from) {
-  if (compiled != -1 && actual != compiled)
-    return invalidArgument(std::string(what) + " is " + std::to_string(actual) +
-                           " (" + from + "), but the kernel was compiled for " +
-                           what + " = " + std::to_string(compiled));
+/// Where a problem size shows in the tensors: dimension `dim` of `role`,
+/// whose extent is the size plus `offset` (seg_indptr holds num_groups + 1
+/// offsets). `label` names the dimension when that is not the size's name.
+struct SizeSource {
+  TensorRole role;
+  int dim;
+  int64_t offset = 0;
+  const char *label = nullptr;
+};
+
+/// Binds the size `what` to every present tensor of `sources`. When the
+/// kernel was compiled for a static size (`compiled` != -1), each tensor is
+/// checked against it, so that the error names the tensor that is wrong;
+/// otherwise the first tensor gives the size and the error names both
+/// tensors that disagree.
+Status bindSize(const BoundArgs &args, const char *what, int64_t compiled,
+                const std::vector<SizeSource> &sources, int64_t &size) {
+  auto dimText = [&](const SizeSource &source) {
+    return "dimension " + std::to_string(source.dim) + " (" +
+           (source.label ? source.label : what) + ")";
+  };
+  const TensorArg *reference = nullptr;
+  const SizeSource *referenceSource = nullptr;
+  for (const SizeSource &source : sources) {
+    const TensorArg &tensor = args.get(source.role);
+    if (!tensor.present)
+      continue;
+    const int64_t extent = tensor.shape[source.dim];
+    if (compiled != -1 && extent != compiled + source.offset)
+      return invalidArgument(tensorPrefix(tensor) + dimText(source) + " is " +
+                             std::to_string(extent) + ", expected " +
+                             std::to_string(compiled + source.offset) +
+                             " (the kernel was compiled for " + what + " = " +
+                             std::to_string(compiled) + "); shape is " +
+                             shapeText(tensor.shape.data(), tensor.rank));
+    if (!reference) {
+      reference = &tensor;
+      referenceSource = &source;
+      size = extent - source.offset;
+    } else if (extent - source.offset != size) {
+      return invalidArgument(
+          std::string("tensors '") + reference->name + "' and '" + tensor.name +
+          "' disagree on " + what + ": " + reference->name + " " +
+          dimText(*referenceSource) + " is " +
+          std::to_string(reference->shape[referenceSource->dim]) + ", " +
+          tensor.name + " " + dimText(source) + " is " +
+          std::to_string(extent) + "; shapes are " +
+          shapeText(reference->shape.data(), reference->rank) + " and " +
+          shapeText(tensor.shape.data(), tensor.rank));
+    }
+  }
   return Status::success();
 }
 
@@ -317,153 +361,112 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
         return status;
   }
 
-  // x gives the rows and k; w gives n and the number of weights.
-  if (Status status =
-          checkRank(x, segment ? 2 : 3, segment ? "[m, k]" : "[groups, m, k]");
-      !status.ok())
-    return status;
-  if (Status status =
-          checkRank(w, 3,
-                    problem.weightLayout == WeightLayout::NK
-                        ? "[num_weights, n, k] for weight_layout \"nk\""
-                        : "[num_weights, k, n] for weight_layout \"kn\"");
-      !status.ok())
-    return status;
+  // Ranks, before any extent is read.
   const bool nk = problem.weightLayout == WeightLayout::NK;
-  shape.k = x.shape[x.rank - 1];
-  shape.n = nk ? w.shape[1] : w.shape[2];
-  shape.numWeights = w.shape[0];
-  if (Status status = checkExtent(w, nk ? 2 : 1, shape.k, "k",
-                                  "x dimension " + std::to_string(x.rank - 1));
+  const TensorArg &indptr = args.get(TensorRole::SegIndptr);
+  const TensorArg &counts = args.get(TensorRole::MaskedM);
+  const TensorArg &indices = args.get(TensorRole::WeightIndices);
+  const TensorArg &bias = args.get(TensorRole::Bias);
+  const TensorArg &scale = args.get(TensorRole::RowScale);
+  const bool groupedScale = !segment && scale.present && scale.rank == 2;
+  struct RankRule {
+    const TensorArg &tensor;
+    int rank;
+    const char *layout;
+  };
+  const RankRule ranks[] = {
+      {x, segment ? 2 : 3, segment ? "[m, k]" : "[groups, m, k]"},
+      {w, 3,
+       nk ? "[num_weights, n, k] for weight_layout \"nk\""
+          : "[num_weights, k, n] for weight_layout \"kn\""},
+      {y, segment ? 2 : 3, segment ? "[m, n]" : "[groups, m, n]"},
+      {indptr, 1, "[num_groups + 1]"},
+      {counts, 1, "[num_groups]"},
+      {indices, 1, "[num_groups]"},
+      {bias, 2, "[num_weights, n]"},
+      {scale, groupedScale ? 2 : 1,
+       segment ? "[m]" : "[groups * m] or [groups, m]"},
+  };
+  for (const RankRule &rule : ranks)
+    if (rule.tensor.present)
+      if (Status status = checkRank(rule.tensor, rule.rank, rule.layout);
+          !status.ok())
+        return status;
+  if (segment && indptr.shape[0] < 1)
+    return invalidArgument(tensorPrefix(indptr) +
+                           "expected at least 1 element (num_groups + 1), "
+                           "got 0");
+
+  // Sizes. Every tensor that carries a size is checked, against the static
+  // size where the kernel has one, so that an error blames the right tensor.
+  using Role = TensorRole;
+  if (Status status =
+          bindSize(args, "k", problem.k,
+                   {{Role::X, x.rank - 1}, {Role::W, nk ? 2 : 1}}, shape.k);
+      !status.ok())
+    return status;
+  if (Status status = bindSize(
+          args, "n", problem.n,
+          {{Role::W, nk ? 1 : 2}, {Role::Y, y.rank - 1}, {Role::Bias, 1}},
+          shape.n);
+      !status.ok())
+    return status;
+  // Rows: all of them for segment_matmul, those of a group otherwise.
+  const int rowDim = segment ? 0 : 1;
+  std::vector<SizeSource> rows = {{Role::X, rowDim}, {Role::Y, rowDim}};
+  if (segment || groupedScale)
+    rows.push_back({Role::RowScale, rowDim});
+  if (Status status = bindSize(args, "m", problem.m, rows, shape.m);
+      !status.ok())
+    return status;
+
+  // Without weight_indices there is one weight matrix per group: w and bias
+  // carry the number of groups, and a static num_weights fixes it.
+  std::vector<SizeSource> groups;
+  if (segment)
+    groups = {{Role::SegIndptr, 0, 1, "num_groups + 1"}};
+  else
+    groups = {{Role::X, 0}, {Role::MaskedM, 0}, {Role::Y, 0}};
+  if (groupedScale)
+    groups.push_back({Role::RowScale, 0});
+  std::vector<SizeSource> weights = {{Role::W, 0}, {Role::Bias, 0}};
+  int64_t staticGroups = problem.numGroups;
+  if (problem.hasWeightIndices) {
+    groups.push_back({Role::WeightIndices, 0});
+  } else {
+    const char *label = "num_weights: one per group without weight_indices";
+    groups.insert(groups.end(),
+                  {{Role::W, 0, 0, label}, {Role::Bias, 0, 0, label}});
+    weights.clear();
+    if (staticGroups == -1)
+      staticGroups = problem.numWeights;
+  }
+  if (Status status =
+          bindSize(args, "num_groups", staticGroups, groups, shape.numGroups);
+      !status.ok())
+    return status;
+  shape.numWeights = shape.numGroups;
+  if (Status status = bindSize(args, "num_weights", problem.numWeights, weights,
+                               shape.numWeights);
       !status.ok())
     return status;
 
   if (segment) {
-    shape.m = x.shape[0];
     shape.numRows = shape.m;
     shape.rowsPerGroup = 0;
-    const TensorArg &indptr = args.get(TensorRole::SegIndptr);
-    if (Status status = checkRank(indptr, 1, "[num_groups + 1]"); !status.ok())
-      return status;
-    if (indptr.shape[0] < 1)
-      return invalidArgument(tensorPrefix(indptr) +
-                             "expected at least 1 element (num_groups + 1), "
-                             "got 0");
-    shape.numGroups = indptr.shape[0] - 1;
   } else {
-    shape.numGroups = x.shape[0];
-    shape.m = x.shape[1];
     shape.rowsPerGroup = shape.m;
     shape.numRows = shape.numGroups * shape.m; // both <= 2^40: no overflow
     if (shape.numRows > kMaxExtent)
       return invalidArgument(
           tensorPrefix(x) + "groups * rows = " + std::to_string(shape.numRows) +
           " is larger than 2^40");
-    if (problem.op == Op::MaskedMatmul) {
-      const TensorArg &counts = args.get(TensorRole::MaskedM);
-      if (Status status = checkRank(counts, 1, "[num_groups]"); !status.ok())
-        return status;
-      if (Status status = checkExtent(counts, 0, shape.numGroups, "num_groups",
-                                      "x dimension 0");
-          !status.ok())
-        return status;
-    }
-  }
-
-  if (!problem.hasWeightIndices && shape.numWeights != shape.numGroups) {
-    std::string from = segment ? "num_groups from seg_indptr"
-                               : "num_groups from x dimension 0";
-    return checkExtent(w, 0, shape.numGroups, "num_weights",
-                       from + "; the kernel has no weight_indices");
-  }
-
-  if (segment) {
-    if (Status status = checkRank(y, 2, "[m, n]"); !status.ok())
-      return status;
-    if (Status status = checkExtent(y, 0, shape.m, "m", "x dimension 0");
-        !status.ok())
-      return status;
-    if (Status status = checkExtent(y, 1, shape.n, "n", "from w"); !status.ok())
-      return status;
-  } else {
-    if (Status status = checkRank(y, 3, "[groups, m, n]"); !status.ok())
-      return status;
-    if (Status status =
-            checkExtent(y, 0, shape.numGroups, "groups", "x dimension 0");
-        !status.ok())
-      return status;
-    if (Status status = checkExtent(y, 1, shape.m, "m", "x dimension 1");
-        !status.ok())
-      return status;
-    if (Status status = checkExtent(y, 2, shape.n, "n", "from w"); !status.ok())
-      return status;
-  }
-
-  if (const TensorArg &indices = args.get(TensorRole::WeightIndices);
-      indices.present) {
-    if (Status status = checkRank(indices, 1, "[num_groups]"); !status.ok())
-      return status;
-    if (Status status = checkExtent(indices, 0, shape.numGroups, "num_groups",
-                                    "number of groups");
-        !status.ok())
-      return status;
-  }
-  if (const TensorArg &bias = args.get(TensorRole::Bias); bias.present) {
-    if (Status status = checkRank(bias, 2, "[num_weights, n]"); !status.ok())
-      return status;
-    if (Status status = checkExtent(bias, 0, shape.numWeights, "num_weights",
-                                    "w dimension 0");
-        !status.ok())
-      return status;
-    if (Status status = checkExtent(bias, 1, shape.n, "n", "from w");
-        !status.ok())
-      return status;
-  }
-  if (const TensorArg &scale = args.get(TensorRole::RowScale); scale.present) {
-    if (scale.rank == 2 && !segment) {
-      if (Status status =
-              checkExtent(scale, 0, shape.numGroups, "groups", "x dimension 0");
-          !status.ok())
-        return status;
-      if (Status status = checkExtent(scale, 1, shape.m, "m", "x dimension 1");
-          !status.ok())
-        return status;
-    } else {
-      if (Status status = checkRank(
-              scale, 1, segment ? "[m]" : "[groups * m] or [groups, m]");
-          !status.ok())
-        return status;
+    if (scale.present && !groupedScale)
       if (Status status =
               checkExtent(scale, 0, shape.numRows, "rows", "rows of x");
           !status.ok())
         return status;
-    }
   }
-
-  // Static sizes the kernel was specialised for.
-  if (Status status = checkStatic("k", shape.k, problem.k,
-                                  "x dimension " + std::to_string(x.rank - 1));
-      !status.ok())
-    return status;
-  if (Status status = checkStatic("n", shape.n, problem.n,
-                                  nk ? "w dimension 1" : "w dimension 2");
-      !status.ok())
-    return status;
-  if (Status status = checkStatic("m", shape.m, problem.m,
-                                  segment ? "x dimension 0" : "x dimension 1");
-      !status.ok())
-    return status;
-  if (Status status =
-          checkStatic("num_groups", shape.numGroups, problem.numGroups,
-                      segment ? "seg_indptr has num_groups + 1 "
-                                "elements"
-                              : "x dimension 0");
-      !status.ok())
-    return status;
-  if (Status status = checkStatic("num_weights", shape.numWeights,
-                                  problem.numWeights, "w dimension 0");
-      !status.ok())
-    return status;
 
   // Layouts and alignment.
   const char *tmaWhy = "TMA needs 16-byte aligned global addresses";

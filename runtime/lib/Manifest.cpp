@@ -1,13 +1,22 @@
 //===- Manifest.cpp - Kernel-bundle manifest (format version 1) -----------===//
+//
+// The JSON is parsed by nlohmann/json, made as strict as RFC 8259 asks
+// (parseJson), and the manifest is read from tables of the keys each object
+// may hold. Errors name the bundle file and the field as a JSON pointer
+// (RFC 6901): "k.json: /params/3/dtype: ...".
+//
+//===----------------------------------------------------------------------===//
 
 #include "Manifest.h"
 
-#include "Json.h"
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <initializer_list>
+#include <functional>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -193,207 +202,317 @@ std::string listNames(const EnumEntry<T> (&table)[N]) {
 
 std::string quote(const std::string &text) { return "\"" + text + "\""; }
 
+using Json = nlohmann::json;
+using Pointer = Json::json_pointer;
+
 /// Short rendering of a JSON value for "got ..." messages.
-std::string describe(const json::Value &value) {
-  switch (value.getKind()) {
-  case json::Value::Kind::String:
-    return "string " + quote(value.getString());
-  case json::Value::Kind::Number: {
-    if (value.isInteger())
-      return std::to_string(value.getInteger());
-    std::ostringstream stream;
-    stream.imbue(std::locale::classic());
-    stream << value.getNumber();
-    return stream.str();
-  }
-  case json::Value::Kind::Bool:
-    return value.getBool() ? "true" : "false";
-  default:
-    return json::Value::kindName(value.getKind());
-  }
+std::string describe(const Json &value) {
+  if (!value.is_string() && !value.is_number() && !value.is_boolean())
+    return value.type_name();
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return value.is_string() ? "string " + text : text;
 }
 
+/// JSON integers that fit int64_t. nlohmann/json reads positive integers as
+/// unsigned, and integers beyond 64 bits as floating point.
+bool isInt64(const Json &value) {
+  return value.is_number_integer() &&
+         (!value.is_number_unsigned() ||
+          value.get<uint64_t>() <= uint64_t(INT64_MAX));
+}
+
+// Deep enough for any manifest; the old hand-written reader had the same
+// bound, so the same documents are rejected.
+constexpr int kMaxDepth = 64;
+
+/// Thrown from the parser callback to stop at a document nlohmann/json would
+/// accept but a manifest must not be.
+struct Rejection {
+  std::string at; // JSON pointer; empty when no field is to blame
+  std::string message;
+};
+
+/// Where the parser is, for the JSON pointer of an error, and the keys seen
+/// in each open object, to reject duplicates.
+struct ParseLevel {
+  bool isObject;
+  std::set<std::string> keys;
+  std::string key;  // objects: the member being parsed
+  size_t index = 0; // arrays: the element being parsed
+};
+
+std::string pointerTo(const std::vector<ParseLevel> &levels) {
+  Pointer at;
+  for (const ParseLevel &level : levels) {
+    if (level.isObject && level.keys.empty())
+      break;
+    at = level.isObject ? at / level.key : at / level.index;
+  }
+  return at.to_string();
+}
+
+/// nlohmann/json's message without its "[json.exception.NAME.ID] " tag and
+/// its "parse error at line L, column C: " (said by the caller), with bytes
+/// outside ASCII escaped: the text it quotes may not be UTF-8.
+std::string jsonMessage(const std::string &what) {
+  std::string message = what;
+  size_t tagEnd = message.find("] ");
+  if (message.rfind("[json.exception.", 0) == 0 && tagEnd != std::string::npos)
+    message.erase(0, tagEnd + 2);
+  size_t colon = message.find(": ");
+  if (message.rfind("parse error", 0) == 0 && colon != std::string::npos)
+    message.erase(0, colon + 2);
+  std::string escaped;
+  for (unsigned char c : message) {
+    if (c < 0x80) {
+      escaped += static_cast<char>(c);
+      continue;
+    }
+    static const char *hex = "0123456789abcdef";
+    escaped += std::string("\\x") + hex[c >> 4] + hex[c & 15];
+  }
+  return escaped;
+}
+
+/// "SOURCE:LINE:COLUMN: invalid JSON at byte BYTE: MESSAGE", `byte`
+/// counting from 1 as nlohmann/json's parse_error::byte does.
+Status syntaxError(std::string_view text, size_t byte,
+                   const std::string &sourceName, const std::string &message) {
+  std::string_view before =
+      text.substr(0, std::min<size_t>(byte ? byte - 1 : 0, text.size()));
+  size_t lineStart = before.rfind('\n');
+  size_t column =
+      before.size() - (lineStart == std::string_view::npos ? 0 : lineStart + 1);
+  return badManifest(
+      sourceName + ":" +
+      std::to_string(1 + std::count(before.begin(), before.end(), '\n')) + ":" +
+      std::to_string(column + 1) + ": invalid JSON at byte " +
+      std::to_string(byte) + ": " + message);
+}
+
+/// Parses `text` as one RFC 8259 document. nlohmann/json is strict (no
+/// comments, no trailing commas, UTF-8 checked) except that a repeated key
+/// silently replaces the earlier value, nesting is unbounded and a NUL byte
+/// ends the input; those are rejected here. Nothing it throws gets out.
+Status parseJson(std::string_view text, const std::string &sourceName,
+                 Json &root) {
+  if (size_t nul = text.find('\0'); nul != std::string_view::npos)
+    return syntaxError(text, nul + 1, sourceName,
+                       "NUL byte (JSON text cannot contain one)");
+  std::vector<ParseLevel> levels;
+  auto track = [&](int depth, Json::parse_event_t event, Json &parsed) {
+    using Event = Json::parse_event_t;
+    if ((event == Event::object_start || event == Event::array_start ||
+         event == Event::value) &&
+        depth > kMaxDepth)
+      throw Rejection{"", "nesting deeper than " + std::to_string(kMaxDepth) +
+                              " levels"};
+    if (event == Event::object_start || event == Event::array_start)
+      levels.push_back({event == Event::object_start, {}, {}, 0});
+    if (event == Event::key) {
+      ParseLevel &level = levels.back();
+      level.key = parsed.get<std::string>();
+      if (!level.keys.insert(level.key).second)
+        throw Rejection{pointerTo(levels), "duplicate key " + quote(level.key)};
+    }
+    if (event == Event::object_end || event == Event::array_end)
+      levels.pop_back();
+    // An element is complete: the next one of the array has the next index.
+    if ((event == Event::value || event == Event::object_end ||
+         event == Event::array_end) &&
+        !levels.empty() && !levels.back().isObject)
+      ++levels.back().index;
+    return true;
+  };
+  std::string at;
+  std::string message;
+  try {
+    root = Json::parse(text.begin(), text.end(), track,
+                       /*allow_exceptions=*/true, /*ignore_comments=*/false);
+    return Status::success();
+  } catch (const Rejection &rejection) {
+    at = rejection.at;
+    message = rejection.message;
+  } catch (const Json::parse_error &error) {
+    return syntaxError(text, error.byte, sourceName, jsonMessage(error.what()));
+  } catch (const Json::exception &error) {
+    // E.g. "number overflow parsing '1e999'", which carries no position.
+    at = pointerTo(levels);
+    message = jsonMessage(error.what());
+  }
+  return badManifest(sourceName + ": " + (at.empty() ? "" : at + ": ") +
+                     "invalid JSON: " + message);
+}
+
+enum Presence : bool { Optional = false, Required = true };
+enum Strictness : bool { KnownKeysOnly = true, AnyKeys = false };
+
+/// One expected member of an object: `read` checks the value and stores it,
+/// or is null for a key that is allowed but not used by the runtime.
+struct Field {
+  const char *key;
+  Presence presence;
+  std::function<Status(const Json &value, const Pointer &at)> read;
+};
+
+Field ignored(const char *key) { return {key, Optional, nullptr}; }
+
 /// Reads typed fields out of the manifest's JSON and formats errors as
-/// "SOURCE:LINE:COLUMN: FIELD: MESSAGE".
+/// "SOURCE: POINTER: MESSAGE", POINTER naming the field (RFC 6901).
 class Reader {
 public:
   explicit Reader(const std::string &sourceName) : sourceName(sourceName) {}
 
-  Status error(const json::Value &at, const std::string &field,
-               const std::string &message) const {
-    std::string location = sourceName + ":" + std::to_string(at.getLine()) +
-                           ":" + std::to_string(at.getColumn()) + ": ";
-    return badManifest(location + (field.empty() ? "" : field + ": ") +
+  Status error(const Pointer &at, const std::string &message) const {
+    std::string field = at.to_string();
+    return badManifest(sourceName + ": " + (field.empty() ? "" : field + ": ") +
                        message);
   }
 
-  static std::string join(const std::string &path, const char *key) {
-    return path.empty() ? std::string(key) : path + "." + key;
-  }
-
-  Status expectObject(const json::Value &value,
-                      const std::string &field) const {
-    if (!value.isObject())
-      return error(value, field,
-                   std::string("expected an object, got ") + describe(value));
-    return Status::success();
-  }
-
-  /// Rejects members not in `allowed`: in a semantic section a misspelt key
-  /// would otherwise silently fall back to a default.
-  Status checkKeys(const json::Value &object, const std::string &path,
-                   std::initializer_list<const char *> allowed) const {
-    for (const auto &member : object.getObject()) {
-      bool known = false;
-      std::string names;
-      for (const char *key : allowed) {
-        known |= member.first == key;
-        names += names.empty() ? "" : ", ";
-        names += key;
+  /// Reads the members of `object` listed in `fields`, in their order.
+  /// KnownKeysOnly rejects other keys first: in a semantic section a
+  /// misspelt key would otherwise silently fall back to a default.
+  Status readObject(const Json &object, const Pointer &at,
+                    const std::vector<Field> &fields,
+                    Strictness strictness) const {
+    if (!object.is_object())
+      return error(at, "expected an object, got " + describe(object));
+    if (strictness == KnownKeysOnly)
+      for (const auto &member : object.items()) {
+        bool known = false;
+        std::string names;
+        for (const Field &field : fields) {
+          known |= member.key() == field.key;
+          names += (names.empty() ? "" : ", ") + std::string(field.key);
+        }
+        if (!known)
+          return error(at / member.key(),
+                       "unknown key (expected one of " + names + ")");
       }
-      if (!known)
-        return error(member.second, join(path, member.first.c_str()),
-                     "unknown key (expected one of " + names + ")");
+    for (const Field &field : fields) {
+      auto member = object.find(field.key);
+      if (member == object.end()) {
+        if (field.presence == Required)
+          return error(at / field.key, "missing required key");
+        continue;
+      }
+      if (field.read)
+        if (Status status = field.read(*member, at / field.key); !status.ok())
+          return status;
     }
     return Status::success();
   }
 
-  /// Sets `result` to the member, or null when it is absent and optional.
-  Status member(const json::Value &object, const std::string &path,
-                const char *key, bool required,
-                const json::Value *&result) const {
-    result = object.find(key);
-    if (!result && required)
-      return error(object, path.empty() ? "" : path,
-                   std::string("missing required key ") + quote(key));
-    return Status::success();
-  }
-
-  Status readString(const json::Value &object, const std::string &path,
-                    const char *key, bool required, std::string &out) const {
-    const json::Value *value;
-    if (Status status = member(object, path, key, required, value);
-        !status.ok() || !value)
-      return status;
-    if (!value->isString())
-      return error(*value, join(path, key),
-                   "expected a string, got " + describe(*value));
-    if (value->getString().empty())
-      return error(*value, join(path, key), "expected a non-empty string");
-    out = value->getString();
-    return Status::success();
-  }
-
-  Status checkInteger(const json::Value &value, const std::string &field,
-                      int64_t min, int64_t max) const {
-    if (!value.isInteger())
-      return error(value, field, "expected an integer, got " + describe(value));
-    if (value.getInteger() < min || value.getInteger() > max)
-      return error(value, field,
-                   "expected an integer in [" + std::to_string(min) + ", " +
-                       std::to_string(max) + "], got " +
-                       std::to_string(value.getInteger()));
-    return Status::success();
-  }
-
-  Status readInteger(const json::Value &object, const std::string &path,
-                     const char *key, bool required, int64_t min, int64_t max,
-                     int64_t &out) const {
-    const json::Value *value;
-    if (Status status = member(object, path, key, required, value);
-        !status.ok() || !value)
-      return status;
-    if (Status status = checkInteger(*value, join(path, key), min, max);
-        !status.ok())
-      return status;
-    out = value->getInteger();
-    return Status::success();
-  }
-
-  template <typename T>
-  Status readInteger(const json::Value &object, const std::string &path,
-                     const char *key, bool required, int64_t min, int64_t max,
-                     T &out) const {
-    int64_t wide = static_cast<int64_t>(out);
-    Status status = readInteger(object, path, key, required, min, max, wide);
-    out = static_cast<T>(wide);
-    return status;
-  }
-
-  /// A static size: -1 (taken from the tensors at launch) or positive.
-  Status readSize(const json::Value &object, const std::string &path,
-                  const char *key, bool required, int64_t &out) const {
-    const json::Value *value;
-    if (Status status = member(object, path, key, required, value);
-        !status.ok() || !value)
-      return status;
-    if (!value->isInteger() ||
-        (value->getInteger() != -1 && value->getInteger() <= 0))
-      return error(*value, join(path, key),
-                   "expected a positive integer or -1 (dynamic), got " +
-                       describe(*value));
-    out = value->getInteger();
-    return Status::success();
-  }
-
-  Status readBool(const json::Value &object, const std::string &path,
-                  const char *key, bool &out) const {
-    const json::Value *value = object.find(key);
-    if (!value)
-      return Status::success();
-    if (!value->isBool())
-      return error(*value, join(path, key),
-                   "expected true or false, got " + describe(*value));
-    out = value->getBool();
+  Status checkInteger(const Json &value, const Pointer &at, int64_t min,
+                      int64_t max) const {
+    if (!isInt64(value))
+      return error(at, "expected an integer, got " + describe(value));
+    int64_t integer = value.get<int64_t>();
+    if (integer < min || integer > max)
+      return error(at, "expected an integer in [" + std::to_string(min) + ", " +
+                           std::to_string(max) + "], got " +
+                           std::to_string(integer));
     return Status::success();
   }
 
   template <typename T, size_t N>
-  Status readEnum(const json::Value &object, const std::string &path,
-                  const char *key, bool required,
+  Status readEnum(const Json &value, const Pointer &at,
                   const EnumEntry<T> (&table)[N], T &out) const {
-    const json::Value *value;
-    if (Status status = member(object, path, key, required, value);
-        !status.ok() || !value)
-      return status;
-    if (value->isString())
+    if (value.is_string())
       for (const EnumEntry<T> &entry : table)
-        if (value->getString() == entry.name) {
+        if (value.get_ref<const std::string &>() == entry.name) {
           out = entry.value;
           return Status::success();
         }
-    return error(*value, join(path, key),
-                 "expected one of " + listNames(table) + ", got " +
-                     describe(*value));
+    return error(at, "expected one of " + listNames(table) + ", got " +
+                         describe(value));
   }
 
   /// A fixed-length array of integers in [min, max].
   template <typename T>
-  Status readIntegerArray(const json::Value &object, const std::string &path,
-                          const char *key, bool required, size_t length,
-                          int64_t min, int64_t max, T *out) const {
-    const json::Value *value;
-    if (Status status = member(object, path, key, required, value);
-        !status.ok() || !value)
-      return status;
-    std::string field = join(path, key);
-    if (!value->isArray() || value->getArray().size() != length)
+  Status readIntegers(const Json &value, const Pointer &at, size_t length,
+                      int64_t min, int64_t max, T *out) const {
+    if (!value.is_array() || value.size() != length)
       return error(
-          *value, field,
+          at,
           "expected an array of " + std::to_string(length) + " integers, got " +
-              (value->isArray()
-                   ? "an array of " + std::to_string(value->getArray().size()) +
-                         " elements"
-                   : describe(*value)));
+              (value.is_array()
+                   ? "an array of " + std::to_string(value.size()) + " elements"
+                   : describe(value)));
     for (size_t i = 0; i < length; ++i) {
-      const json::Value &element = value->getArray()[i];
-      if (Status status = checkInteger(
-              element, field + "[" + std::to_string(i) + "]", min, max);
+      if (Status status = checkInteger(value[i], at / i, min, max);
           !status.ok())
         return status;
-      out[i] = static_cast<T>(element.getInteger());
+      out[i] = static_cast<T>(value[i].get<int64_t>());
     }
     return Status::success();
+  }
+
+  // Fields of the tables below.
+
+  Field string(const char *key, Presence presence, std::string &out) const {
+    return {key, presence, [this, &out](const Json &value, const Pointer &at) {
+              if (!value.is_string())
+                return error(at, "expected a string, got " + describe(value));
+              if (value.get_ref<const std::string &>().empty())
+                return error(at, "expected a non-empty string");
+              out = value.get<std::string>();
+              return Status::success();
+            }};
+  }
+
+  template <typename T>
+  Field integer(const char *key, Presence presence, int64_t min, int64_t max,
+                T &out) const {
+    return {key, presence,
+            [this, min, max, &out](const Json &value, const Pointer &at) {
+              Status status = checkInteger(value, at, min, max);
+              if (status.ok())
+                out = static_cast<T>(value.get<int64_t>());
+              return status;
+            }};
+  }
+
+  /// A static size: -1 (taken from the tensors at launch) or positive.
+  Field size(const char *key, Presence presence, int64_t &out) const {
+    return {key, presence, [this, &out](const Json &value, const Pointer &at) {
+              if (!isInt64(value) ||
+                  (value.get<int64_t>() != -1 && value.get<int64_t>() <= 0))
+                return error(at, "expected a positive integer or -1 (dynamic), "
+                                 "got " +
+                                     describe(value));
+              out = value.get<int64_t>();
+              return Status::success();
+            }};
+  }
+
+  Field boolean(const char *key, bool &out) const {
+    return {key, Optional, [this, &out](const Json &value, const Pointer &at) {
+              if (!value.is_boolean())
+                return error(at,
+                             "expected true or false, got " + describe(value));
+              out = value.get<bool>();
+              return Status::success();
+            }};
+  }
+
+  template <typename T, size_t N>
+  Field choice(const char *key, Presence presence,
+               const EnumEntry<T> (&table)[N], T &out) const {
+    return {key, presence,
+            [this, &table, &out](const Json &value, const Pointer &at) {
+              return readEnum(value, at, table, out);
+            }};
+  }
+
+  template <typename T>
+  Field integers(const char *key, Presence presence, size_t length, int64_t min,
+                 int64_t max, T *out) const {
+    return {
+        key, presence,
+        [this, length, min, max, out](const Json &value, const Pointer &at) {
+          return readIntegers(value, at, length, min, max, out);
+        }};
   }
 
 private:
@@ -436,68 +555,35 @@ int64_t swizzleBytes(Swizzle swizzle) {
   return 0;
 }
 
-Status parseProblem(const Reader &reader, const json::Value &root,
+Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
                     ProblemSpec &problem) {
-  const json::Value *object;
-  if (Status status = reader.member(root, "", "problem", true, object);
+  if (Status status = reader.readObject(
+          object, at,
+          {reader.choice("op", Required, kOps, problem.op),
+           reader.choice("a_dtype", Required, kFloatDtypes, problem.aDtype),
+           reader.choice("b_dtype", Required, kFloatDtypes, problem.bDtype),
+           reader.choice("out_dtype", Required, kFloatDtypes, problem.outDtype),
+           reader.choice("index_dtype", Optional, kIndexDtypes,
+                         problem.indexDtype),
+           reader.choice("weight_layout", Optional, kWeightLayouts,
+                         problem.weightLayout),
+           reader.size("m", Required, problem.m),
+           reader.size("n", Required, problem.n),
+           reader.size("k", Required, problem.k),
+           reader.size("num_groups", Required, problem.numGroups),
+           reader.size("num_weights", Optional, problem.numWeights),
+           reader.boolean("has_weight_indices", problem.hasWeightIndices),
+           reader.boolean("has_bias", problem.hasBias),
+           reader.boolean("has_row_scale", problem.hasRowScale),
+           reader.boolean("accumulate", problem.accumulate),
+           ignored("activation")},
+          KnownKeysOnly);
       !status.ok())
-    return status;
-  const std::string path = "problem";
-  if (Status status = reader.expectObject(*object, path); !status.ok())
-    return status;
-  if (Status status = reader.checkKeys(
-          *object, path,
-          {"op", "a_dtype", "b_dtype", "out_dtype", "index_dtype",
-           "weight_layout", "m", "n", "k", "num_groups", "num_weights",
-           "has_weight_indices", "has_bias", "has_row_scale", "accumulate",
-           "activation"});
-      !status.ok())
-    return status;
-
-  Status status = reader.readEnum(*object, path, "op", true, kOps, problem.op);
-  if (status.ok())
-    status = reader.readEnum(*object, path, "a_dtype", true, kFloatDtypes,
-                             problem.aDtype);
-  if (status.ok())
-    status = reader.readEnum(*object, path, "b_dtype", true, kFloatDtypes,
-                             problem.bDtype);
-  if (status.ok())
-    status = reader.readEnum(*object, path, "out_dtype", true, kFloatDtypes,
-                             problem.outDtype);
-  if (status.ok())
-    status = reader.readEnum(*object, path, "index_dtype", false, kIndexDtypes,
-                             problem.indexDtype);
-  if (status.ok())
-    status = reader.readEnum(*object, path, "weight_layout", false,
-                             kWeightLayouts, problem.weightLayout);
-  if (status.ok())
-    status = reader.readSize(*object, path, "m", true, problem.m);
-  if (status.ok())
-    status = reader.readSize(*object, path, "n", true, problem.n);
-  if (status.ok())
-    status = reader.readSize(*object, path, "k", true, problem.k);
-  if (status.ok())
-    status =
-        reader.readSize(*object, path, "num_groups", true, problem.numGroups);
-  if (status.ok())
-    status = reader.readSize(*object, path, "num_weights", false,
-                             problem.numWeights);
-  if (status.ok())
-    status = reader.readBool(*object, path, "has_weight_indices",
-                             problem.hasWeightIndices);
-  if (status.ok())
-    status = reader.readBool(*object, path, "has_bias", problem.hasBias);
-  if (status.ok())
-    status =
-        reader.readBool(*object, path, "has_row_scale", problem.hasRowScale);
-  if (status.ok())
-    status = reader.readBool(*object, path, "accumulate", problem.accumulate);
-  if (!status.ok())
     return status;
 
   if (!problem.hasWeightIndices && problem.numGroups != -1 &&
       problem.numWeights != -1 && problem.numGroups != problem.numWeights)
-    return reader.error(*object, path,
+    return reader.error(at / "num_weights",
                         "num_weights (" + std::to_string(problem.numWeights) +
                             ") must equal num_groups (" +
                             std::to_string(problem.numGroups) +
@@ -505,191 +591,155 @@ Status parseProblem(const Reader &reader, const json::Value &root,
   return Status::success();
 }
 
-Status parseParam(const Reader &reader, const json::Value &object,
-                  const std::string &path, const ProblemSpec &problem,
-                  ParamSpec &param) {
-  if (Status status = reader.expectObject(object, path); !status.ok())
-    return status;
-  Status status = reader.readString(object, path, "name", true, param.name);
-  if (status.ok())
-    status =
-        reader.readEnum(object, path, "kind", true, kParamKinds, param.kind);
+Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
+                  const ProblemSpec &problem, ParamSpec &param) {
+  // The kind decides the other keys; descriptors and pointers name a tensor.
+  Status status = reader.readObject(
+      object, at,
+      {reader.string("name", Required, param.name),
+       reader.choice("kind", Required, kParamKinds, param.kind)},
+      AnyKeys);
+  if (status.ok() && param.kind != ParamKind::Scalar)
+    status = reader.readObject(
+        object, at,
+        {reader.choice("tensor", Required, kTensorRoles, param.tensor)},
+        AnyKeys);
   if (!status.ok())
     return status;
 
-  if (param.kind == ParamKind::Scalar) {
-    if (Status status =
-            reader.checkKeys(object, path, {"name", "kind", "dtype", "value"});
-        !status.ok())
-      return status;
-    if (Status status = reader.readEnum(object, path, "dtype", true,
-                                        kIndexDtypes, param.dtype);
-        !status.ok())
-      return status;
-    const json::Value *value;
-    if (Status status = reader.member(object, path, "value", true, value);
-        !status.ok())
-      return status;
-    std::string field = Reader::join(path, "value");
-    if (value->isInteger()) {
-      param.source = ScalarSource::Literal;
-      param.literal = value->getInteger();
-      if (param.dtype == GGEMM_DTYPE_I32 &&
-          (param.literal < INT32_MIN || param.literal > INT32_MAX))
-        return reader.error(*value, field,
-                            "literal " + std::to_string(param.literal) +
-                                " does not fit the scalar's dtype i32");
-      return Status::success();
-    }
-    return reader.readEnum(object, path, "value", true, kScalarSources,
-                           param.source);
-  }
+  if (param.kind == ParamKind::Scalar)
+    return reader.readObject(
+        object, at,
+        {ignored("name"),
+         ignored("kind"),
+         reader.choice("dtype", Required, kIndexDtypes, param.dtype),
+         {"value", Required,
+          [&](const Json &value, const Pointer &valueAt) {
+            if (!isInt64(value))
+              return reader.readEnum(value, valueAt, kScalarSources,
+                                     param.source);
+            param.source = ScalarSource::Literal;
+            param.literal = value.get<int64_t>();
+            if (param.dtype == GGEMM_DTYPE_I32 &&
+                (param.literal < INT32_MIN || param.literal > INT32_MAX))
+              return reader.error(valueAt,
+                                  "literal " + std::to_string(param.literal) +
+                                      " does not fit the scalar's dtype i32");
+            return Status::success();
+          }}},
+        KnownKeysOnly);
 
-  // Descriptors and pointers both name a tensor.
-  if (Status status = reader.readEnum(object, path, "tensor", true,
-                                      kTensorRoles, param.tensor);
-      !status.ok())
-    return status;
-  const json::Value &tensorValue = *object.find("tensor");
-  std::string tensorField = Reader::join(path, "tensor");
+  const char *tensorName = tensorRoleName(param.tensor);
   if (!tensorExistsForOp(param.tensor, problem.op))
-    return reader.error(tensorValue, tensorField,
-                        std::string("tensor ") +
-                            quote(tensorRoleName(param.tensor)) +
+    return reader.error(at / "tensor",
+                        std::string("tensor ") + quote(tensorName) +
                             " does not exist for " + opName(problem.op));
   ggemm_dtype expectedDtype = expectedTensorDtype(problem, param.tensor);
+  auto checkDtype = [&](ggemm_dtype dtype) {
+    if (dtype == expectedDtype)
+      return Status::success();
+    return reader.error(at / "dtype",
+                        std::string("tensor ") + quote(tensorName) +
+                            " has dtype " + dtypeName(expectedDtype) +
+                            " in this problem, got " + dtypeName(dtype));
+  };
 
   if (param.kind == ParamKind::Pointer) {
-    if (Status status = reader.checkKeys(
-            object, path, {"name", "kind", "tensor", "dtype", "optional"});
-        !status.ok())
-      return status;
-    if (Status status =
-            reader.readBool(object, path, "optional", param.optional);
-        !status.ok())
-      return status;
     // "dtype" is optional for pointers; when present it must agree.
     param.dtype = expectedDtype;
-    if (const json::Value *dtypeValue = object.find("dtype")) {
-      ggemm_dtype dtype = expectedDtype;
-      if (Status status =
-              reader.readEnum(object, path, "dtype", true, kAllDtypes, dtype);
-          !status.ok())
-        return status;
-      if (dtype != expectedDtype)
-        return reader.error(*dtypeValue, Reader::join(path, "dtype"),
-                            std::string("tensor ") +
-                                quote(tensorRoleName(param.tensor)) +
-                                " has dtype " + dtypeName(expectedDtype) +
-                                " in this problem, got " + dtypeName(dtype));
-    }
-    return Status::success();
+    status = reader.readObject(
+        object, at,
+        {ignored("name"), ignored("kind"), ignored("tensor"),
+         reader.choice("dtype", Optional, kAllDtypes, param.dtype),
+         reader.boolean("optional", param.optional)},
+        KnownKeysOnly);
+    return status.ok() ? checkDtype(param.dtype) : status;
   }
 
   // TMA descriptor.
-  if (Status status = reader.checkKeys(object, path,
-                                       {"name", "kind", "tensor", "dtype",
-                                        "rank", "box", "swizzle", "oob_fill"});
-      !status.ok())
-    return status;
   if (param.tensor != TensorRole::X && param.tensor != TensorRole::W &&
       param.tensor != TensorRole::Y)
-    return reader.error(tensorValue, tensorField,
+    return reader.error(at / "tensor",
                         "a tma_descriptor can describe x, w or y, got " +
-                            quote(tensorRoleName(param.tensor)));
-  status =
-      reader.readEnum(object, path, "dtype", true, kFloatDtypes, param.dtype);
+                            quote(tensorName));
+  status = reader.readObject(
+      object, at,
+      {ignored("name"), ignored("kind"), ignored("tensor"),
+       reader.choice("dtype", Required, kFloatDtypes, param.dtype),
+       reader.integer("rank", Required, 1, kMaxTensorMapRank, param.rank),
+       ignored("box"),
+       reader.choice("swizzle", Required, kSwizzles, param.swizzle),
+       reader.choice("oob_fill", Optional, kOobFills, param.oobFill)},
+      KnownKeysOnly);
   if (status.ok())
-    status = reader.readInteger(object, path, "rank", true, 1,
-                                kMaxTensorMapRank, param.rank);
-  if (status.ok())
-    status = reader.readEnum(object, path, "swizzle", true, kSwizzles,
-                             param.swizzle);
-  if (status.ok())
-    status = reader.readEnum(object, path, "oob_fill", false, kOobFills,
-                             param.oobFill);
+    status = checkDtype(param.dtype);
   if (!status.ok())
     return status;
-  if (param.dtype != expectedDtype)
-    return reader.error(*object.find("dtype"), Reader::join(path, "dtype"),
-                        std::string("tensor ") +
-                            quote(tensorRoleName(param.tensor)) +
-                            " has dtype " + dtypeName(expectedDtype) +
-                            " in this problem, got " + dtypeName(param.dtype));
 
-  const json::Value &rankValue = *object.find("rank");
   int expectedRank = param.tensor == TensorRole::W ? 3 : 2;
   bool rankOk = param.rank == expectedRank ||
                 (param.tensor != TensorRole::W && param.rank == 3 &&
                  problem.op != Op::SegmentMatmul);
   if (!rankOk)
     return reader.error(
-        rankValue, Reader::join(path, "rank"),
-        std::string("a descriptor of ") + quote(tensorRoleName(param.tensor)) +
-            " for " + opName(problem.op) + " has rank " +
+        at / "rank",
+        std::string("a descriptor of ") + quote(tensorName) + " for " +
+            opName(problem.op) + " has rank " +
             (param.tensor == TensorRole::W ? "3"
              : problem.op == Op::SegmentMatmul
                  ? "2"
                  : "2 (rows of all groups) or 3 (group, row, column)") +
             ", got " + std::to_string(param.rank));
 
-  if (Status status = reader.readIntegerArray(
-          object, path, "box", true, param.rank, 1, 256, param.box.data());
+  if (Status status =
+          reader.readObject(object, at,
+                            {reader.integers("box", Required, param.rank, 1,
+                                             256, param.box.data())},
+                            AnyKeys);
       !status.ok())
     return status;
-  const json::Value &boxValue = *object.find("box");
   int64_t innerBytes = int64_t(param.box[0]) * dtypeSize(param.dtype);
   int64_t swizzleWidth = swizzleBytes(param.swizzle);
   if (swizzleWidth == 0 && innerBytes % 16 != 0)
-    return reader.error(boxValue, Reader::join(path, "box"),
-                        "innermost box extent is " +
-                            std::to_string(innerBytes) +
-                            " bytes; TMA needs a multiple of 16 bytes");
+    return reader.error(at / "box", "innermost box extent is " +
+                                        std::to_string(innerBytes) +
+                                        " bytes; TMA needs a multiple of 16 "
+                                        "bytes");
   if (swizzleWidth != 0 && innerBytes != swizzleWidth)
-    return reader.error(boxValue, Reader::join(path, "box"),
-                        "innermost box extent is " +
-                            std::to_string(innerBytes) +
-                            " bytes, expected the swizzle width " +
-                            std::to_string(swizzleWidth) + " bytes");
+    return reader.error(
+        at / "box", "innermost box extent is " + std::to_string(innerBytes) +
+                        " bytes, expected the swizzle width " +
+                        std::to_string(swizzleWidth) + " bytes");
   if (param.oobFill == OobFill::Nan &&
       (param.dtype == GGEMM_DTYPE_F8E4M3 || param.dtype == GGEMM_DTYPE_F8E5M2))
-    return reader.error(*object.find("oob_fill"),
-                        Reader::join(path, "oob_fill"),
+    return reader.error(at / "oob_fill",
                         "\"nan\" fill is not available for fp8 tensors (TMA "
                         "sees them as uint8)");
   return Status::success();
 }
 
-Status parseParams(const Reader &reader, const json::Value &root,
+Status parseParams(const Reader &reader, const Json &array, const Pointer &at,
                    Manifest &manifest) {
-  const json::Value *array;
-  if (Status status = reader.member(root, "", "params", true, array);
-      !status.ok())
-    return status;
-  if (!array->isArray())
-    return reader.error(*array, "params",
-                        "expected an array, got " + describe(*array));
-  if (array->getArray().size() > size_t(kMaxKernelParams))
-    return reader.error(*array, "params",
-                        "at most " + std::to_string(kMaxKernelParams) +
-                            " parameters are supported, got " +
-                            std::to_string(array->getArray().size()));
+  if (!array.is_array())
+    return reader.error(at, "expected an array, got " + describe(array));
+  if (array.size() > size_t(kMaxKernelParams))
+    return reader.error(at, "at most " + std::to_string(kMaxKernelParams) +
+                                " parameters are supported, got " +
+                                std::to_string(array.size()));
   int numDescriptors = 0;
-  for (size_t i = 0; i < array->getArray().size(); ++i) {
-    const json::Value &object = array->getArray()[i];
-    std::string path = "params[" + std::to_string(i) + "]";
+  for (size_t i = 0; i < array.size(); ++i) {
     ParamSpec param;
     if (Status status =
-            parseParam(reader, object, path, manifest.problem, param);
+            parseParam(reader, array[i], at / i, manifest.problem, param);
         !status.ok())
       return status;
     for (const ParamSpec &previous : manifest.params)
       if (previous.name == param.name)
-        return reader.error(object, path,
+        return reader.error(at / i / "name",
                             "duplicate parameter name " + quote(param.name));
     if (param.kind == ParamKind::TmaDescriptor &&
         ++numDescriptors > kMaxTensorMapParams)
-      return reader.error(object, path,
+      return reader.error(at / i,
                           "at most " + std::to_string(kMaxTensorMapParams) +
                               " tma_descriptor parameters are supported");
     manifest.params.push_back(std::move(param));
@@ -719,10 +769,9 @@ Status parseParams(const Reader &reader, const json::Value &root,
   };
   for (const Requirement &requirement : requirements)
     if (requirement.required && !manifest.usesTensor(requirement.role))
-      return reader.error(*array, "params",
-                          std::string("no parameter passes tensor ") +
-                              quote(tensorRoleName(requirement.role)) + " (" +
-                              requirement.reason + ")");
+      return reader.error(at, std::string("no parameter passes tensor ") +
+                                  quote(tensorRoleName(requirement.role)) +
+                                  " (" + requirement.reason + ")");
   for (size_t i = 0; i < manifest.params.size(); ++i) {
     const ParamSpec &param = manifest.params[i];
     if (param.kind != ParamKind::Pointer || param.optional)
@@ -734,50 +783,50 @@ Status parseParams(const Reader &reader, const json::Value &root,
         (param.tensor == TensorRole::RowScale && !problem.hasRowScale);
     if (gatedOff)
       return reader.error(
-          array->getArray()[i], "params[" + std::to_string(i) + "]",
-          std::string("tensor ") + quote(tensorRoleName(param.tensor)) +
-              " is marked required (optional: false) but the problem is "
-              "compiled without it");
+          at / i, std::string("tensor ") + quote(tensorRoleName(param.tensor)) +
+                      " is marked required (optional: false) but the problem "
+                      "is compiled without it");
   }
   return Status::success();
 }
 
-Status parseRoot(const Reader &reader, const json::Value &root,
+Status parseRoot(const Reader &reader, const Json &root,
                  const std::string &directory, Manifest &manifest) {
-  if (Status status = reader.expectObject(root, "manifest"); !status.ok())
-    return status;
-
-  std::string format;
-  if (Status status = reader.readString(root, "", "format", true, format);
-      !status.ok())
-    return status;
-  if (format != "ggemm-bundle")
-    return reader.error(*root.find("format"), "format",
-                        "expected \"ggemm-bundle\", got " + quote(format));
-  int64_t version = 0;
-  if (Status status = reader.readInteger(root, "", "version", true, INT64_MIN,
-                                         INT64_MAX, version);
-      !status.ok())
-    return status;
-  if (version != kManifestVersion)
-    return reader.error(*root.find("version"), "version",
-                        "unsupported manifest version " +
-                            std::to_string(version) +
-                            " (this runtime reads version " +
-                            std::to_string(kManifestVersion) + ")");
-
-  Status status = reader.readString(root, "", "entry", true, manifest.entry);
+  const Pointer top;
   std::string ptx, cubin;
-  if (status.ok())
-    status = reader.readString(root, "", "ptx", false, ptx);
-  if (status.ok())
-    status = reader.readString(root, "", "cubin", false, cubin);
-  if (status.ok())
-    status = reader.readString(root, "", "arch", true, manifest.arch);
+  Status status = reader.readObject(
+      root, top,
+      {{"format", Required,
+        [&](const Json &value, const Pointer &at) {
+          if (value == "ggemm-bundle")
+            return Status::success();
+          return reader.error(at, "expected \"ggemm-bundle\", got " +
+                                      describe(value));
+        }},
+       {"version", Required,
+        [&](const Json &value, const Pointer &at) {
+          Status integer = reader.checkInteger(value, at, INT64_MIN, INT64_MAX);
+          if (integer.ok() && value.get<int64_t>() != kManifestVersion)
+            return reader.error(at, "unsupported manifest version " +
+                                        describe(value) +
+                                        " (this runtime reads version " +
+                                        std::to_string(kManifestVersion) + ")");
+          return integer;
+        }},
+       reader.string("entry", Required, manifest.entry),
+       reader.string("ptx", Optional, ptx),
+       reader.string("cubin", Optional, cubin),
+       reader.string("arch", Required, manifest.arch),
+       reader.integers("block", Required, 3, 1, 1024, manifest.block.data()),
+       reader.integers("cluster", Optional, 3, 1, 16, manifest.cluster.data()),
+       reader.integer("dynamic_smem", Optional, 0, int64_t(1) << 30,
+                      manifest.dynamicSmem)},
+      AnyKeys); // unknown top-level keys are metadata
   if (!status.ok())
     return status;
+
   if (ptx.empty() && cubin.empty())
-    return reader.error(root, "", "expected \"ptx\" or \"cubin\" (or both)");
+    return reader.error(top, "expected \"ptx\" or \"cubin\" (or both)");
   auto resolve = [&](const std::string &path) {
     if (path.empty() || path[0] == '/' || directory.empty())
       return path;
@@ -787,77 +836,56 @@ Status parseRoot(const Reader &reader, const json::Value &root,
   manifest.cubinPath = resolve(cubin);
   if (!parseArch(manifest.arch, manifest.archMajor, manifest.archMinor,
                  manifest.archSpecific))
-    return reader.error(*root.find("arch"), "arch",
+    return reader.error(top / "arch",
                         "expected sm_<major><minor>[a|f] such as \"sm_90a\", "
                         "got " +
                             quote(manifest.arch));
-
-  status = reader.readIntegerArray(root, "", "block", true, 3, 1, 1024,
-                                   manifest.block.data());
-  if (status.ok())
-    status = reader.readIntegerArray(root, "", "cluster", false, 3, 1, 16,
-                                     manifest.cluster.data());
-  if (status.ok())
-    status = reader.readInteger(root, "", "dynamic_smem", false, 0,
-                                int64_t(1) << 30, manifest.dynamicSmem);
-  if (!status.ok())
-    return status;
-  if (int64_t(manifest.block[0]) * manifest.block[1] * manifest.block[2] > 1024)
-    return reader.error(
-        *root.find("block"), "block",
-        "a block has at most 1024 threads, got " +
-            std::to_string(int64_t(manifest.block[0]) * manifest.block[1] *
-                           manifest.block[2]));
+  int64_t threads =
+      int64_t(manifest.block[0]) * manifest.block[1] * manifest.block[2];
+  if (threads > 1024)
+    return reader.error(top / "block",
+                        "a block has at most 1024 threads, got " +
+                            std::to_string(threads));
   if (manifest.cluster[1] != 1 || manifest.cluster[2] != 1)
-    return reader.error(*root.find("cluster"), "cluster",
+    return reader.error(top / "cluster",
                         "the grid is one-dimensional, so cluster[1] and "
                         "cluster[2] must be 1, got [" +
                             std::to_string(manifest.cluster[0]) + ", " +
                             std::to_string(manifest.cluster[1]) + ", " +
                             std::to_string(manifest.cluster[2]) + "]");
 
-  if (Status status = parseProblem(reader, root, manifest.problem);
-      !status.ok())
-    return status;
-
-  const json::Value *tile;
-  if (Status status = reader.member(root, "", "tile", true, tile); !status.ok())
-    return status;
-  status = reader.expectObject(*tile, "tile");
-  if (status.ok())
-    status = reader.checkKeys(
-        *tile, "tile",
-        {"block_m", "block_n", "block_k", "stages", "consumer_warpgroups"});
-  if (status.ok())
-    status = reader.readInteger(*tile, "tile", "block_m", true, 1, 1 << 16,
-                                manifest.blockM);
-  if (status.ok())
-    status = reader.readInteger(*tile, "tile", "block_n", true, 1, 1 << 16,
-                                manifest.blockN);
-  if (status.ok())
-    status = reader.readInteger(*tile, "tile", "block_k", false, 1, 1 << 16,
-                                manifest.blockK);
-  if (status.ok())
-    status = reader.readInteger(*tile, "tile", "stages", false, 1, 64,
-                                manifest.stages);
-  if (!status.ok())
-    return status;
-
-  if (const json::Value *grid = root.find("grid")) {
-    status = reader.expectObject(*grid, "grid");
-    if (status.ok())
-      status = reader.checkKeys(*grid, "grid", {"policy", "ctas_per_sm"});
-    if (status.ok())
-      status = reader.readEnum(*grid, "grid", "policy", false, kGridPolicies,
-                               manifest.gridPolicy);
-    if (status.ok())
-      status = reader.readInteger(*grid, "grid", "ctas_per_sm", false, 1, 64,
-                                  manifest.ctasPerSm);
-    if (!status.ok())
-      return status;
-  }
-
-  return parseParams(reader, root, manifest);
+  return reader.readObject(
+      root, top,
+      {{"problem", Required,
+        [&](const Json &value, const Pointer &at) {
+          return parseProblem(reader, value, at, manifest.problem);
+        }},
+       {"tile", Required,
+        [&](const Json &value, const Pointer &at) {
+          return reader.readObject(
+              value, at,
+              {reader.integer("block_m", Required, 1, 1 << 16, manifest.blockM),
+               reader.integer("block_n", Required, 1, 1 << 16, manifest.blockN),
+               reader.integer("block_k", Optional, 1, 1 << 16, manifest.blockK),
+               reader.integer("stages", Optional, 1, 64, manifest.stages),
+               ignored("consumer_warpgroups")},
+              KnownKeysOnly);
+        }},
+       {"grid", Optional,
+        [&](const Json &value, const Pointer &at) {
+          return reader.readObject(
+              value, at,
+              {reader.choice("policy", Optional, kGridPolicies,
+                             manifest.gridPolicy),
+               reader.integer("ctas_per_sm", Optional, 1, 64,
+                              manifest.ctasPerSm)},
+              KnownKeysOnly);
+        }},
+       {"params", Required,
+        [&](const Json &value, const Pointer &at) {
+          return parseParams(reader, value, at, manifest);
+        }}},
+      AnyKeys);
 }
 
 } // namespace
@@ -867,16 +895,12 @@ Status parseManifest(std::string_view text, const std::string &sourceName,
   manifest = Manifest();
   manifest.sourceName = sourceName;
   manifest.directory = directory;
-  json::Value root;
-  std::string jsonError;
-  if (!json::parse(text, root, jsonError))
-    return badManifest(sourceName + ":" + jsonError);
-  Reader reader(manifest.sourceName);
-  Status status = parseRoot(reader, root, directory, manifest);
-  if (!status.ok()) {
+  Json root;
+  Status status = parseJson(text, sourceName, root);
+  if (status.ok())
+    status = parseRoot(Reader(sourceName), root, directory, manifest);
+  if (!status.ok())
     manifest = Manifest();
-    return status;
-  }
   return status;
 }
 

@@ -189,33 +189,46 @@ TEST(Bind, WrongRank) {
 }
 
 TEST(Bind, ShapeMismatches) {
+  // Nothing static: the first tensor that carries a size gives it, and a
+  // tensor that disagrees is reported together with that one.
   Manifest manifest = dynamicSegmentManifest();
   {
     SegmentTensors t;
     t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 4096, 7000});
+    EXPECT_EQ(bindError(manifest, t.get(), 4),
+              "tensors 'x' and 'w' disagree on k: x dimension 1 (k) is 7168, "
+              "w dimension 2 (k) is 7000; shapes are [1000, 7168] and [8, "
+              "4096, 7000]");
+  }
+  {
+    SegmentTensors t;
+    t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {1000, 4096});
     EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
-                    "tensor 'w': dimension 2 (k) is 7000, expected 7168 (x "
-                    "dimension 1); shape is [8, 4096, 7000]");
+                    "tensors 'x' and 'w' disagree on k: x dimension 1 (k) is "
+                    "4096, w dimension 2 (k) is 7168");
   }
   {
     SegmentTensors t;
     t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {1000, 2048});
     EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
-                    "tensor 'y': dimension 1 (n) is 2048, expected 4096");
+                    "tensors 'w' and 'y' disagree on n: w dimension 1 (n) is "
+                    "4096, y dimension 1 (n) is 2048");
   }
   {
     SegmentTensors t;
     t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {999, 4096});
     EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
-                    "tensor 'y': dimension 0 (m) is 999, expected 1000");
+                    "tensors 'x' and 'y' disagree on m: x dimension 0 (m) is "
+                    "1000, y dimension 0 (m) is 999");
   }
   {
     SegmentTensors t;
     t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {5});
-    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
-                    "tensor 'w': dimension 0 (num_weights) is 8, expected 4 "
-                    "(num_groups from seg_indptr; the kernel has no "
-                    "weight_indices)");
+    EXPECT_EQ(bindError(manifest, t.get(), 4),
+              "tensors 'seg_indptr' and 'w' disagree on num_groups: "
+              "seg_indptr dimension 0 (num_groups + 1) is 5, w dimension 0 "
+              "(num_weights: one per group without weight_indices) is 8; "
+              "shapes are [5] and [8, 4096, 7168]");
   }
   {
     SegmentTensors t;
@@ -225,32 +238,87 @@ TEST(Bind, ShapeMismatches) {
   }
 }
 
-TEST(Bind, StaticSizes) {
-  Manifest manifest = segmentManifest(); // n = 4096, k = 7168, groups = 8
+TEST(Bind, StaticSizesBlameTheWrongTensor) {
+  // n = 4096, k = 7168, num_groups = num_weights = 8: every tensor is checked
+  // against the static size, so the error names the tensor that differs.
+  Manifest manifest =
+      manifestFrom(withManifest("\"has_bias\": false, \"has_row_scale\": false",
+                                "\"has_bias\": true, \"has_row_scale\": true"));
+  struct Case {
+    ggemm_tensor tensor;
+    const char *error;
+  };
+  const Case cases[] = {
+      {makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {1000, 4096}),
+       "tensor 'x': dimension 1 (k) is 4096, expected 7168 (the kernel was "
+       "compiled for k = 7168); shape is [1000, 4096]"},
+      {makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 4096, 4096}),
+       "tensor 'w': dimension 2 (k) is 4096, expected 7168 (the kernel was "
+       "compiled for k = 7168); shape is [8, 4096, 4096]"},
+      {makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 2048, 7168}),
+       "tensor 'w': dimension 1 (n) is 2048, expected 4096 (the kernel was "
+       "compiled for n = 4096)"},
+      {makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {1000, 2048}),
+       "tensor 'y': dimension 1 (n) is 2048, expected 4096 (the kernel was "
+       "compiled for n = 4096)"},
+      {makeTensor("bias", test::kExtra, GGEMM_DTYPE_F32, {8, 2048}),
+       "tensor 'bias': dimension 1 (n) is 2048, expected 4096 (the kernel "
+       "was compiled for n = 4096)"},
+      {makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {5}),
+       "tensor 'seg_indptr': dimension 0 (num_groups + 1) is 5, expected 9 "
+       "(the kernel was compiled for num_groups = 8); shape is [5]"},
+      {makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {4, 4096, 7168}),
+       "tensor 'w': dimension 0 (num_weights: one per group without "
+       "weight_indices) is 4, expected 8 (the kernel was compiled for "
+       "num_groups = 8)"},
+      {makeTensor("bias", test::kExtra, GGEMM_DTYPE_F32, {4, 4096}),
+       "tensor 'bias': dimension 0 (num_weights: one per group without "
+       "weight_indices) is 4, expected 8"},
+  };
+  for (const Case &c : cases) {
+    SegmentTensors t;
+    ggemm_tensor bias =
+        makeTensor("bias", test::kExtra, GGEMM_DTYPE_F32, {8, 4096});
+    ggemm_tensor scale = makeTensor("row_scale", test::kExtra + 0x100000,
+                                    GGEMM_DTYPE_F32, {1000});
+    for (ggemm_tensor *tensor : {&t.x, &t.w, &t.y, &t.indptr, &bias, &scale})
+      if (std::strcmp(tensor->name, c.tensor.name) == 0)
+        *tensor = c.tensor;
+    EXPECT_CONTAINS(bindError(manifest, t.get({bias, scale}), 6), c.error);
+  }
+}
+
+TEST(Bind, StaticRowsBlameTheWrongTensor) {
+  Manifest manifest = manifestFrom(
+      withManifest("\"m\": -1, \"n\": 4096", "\"m\": 1000, \"n\": 4096"));
+  manifest.problem.hasRowScale = true;
+  const ggemm_tensor scale =
+      makeTensor("row_scale", test::kExtra, GGEMM_DTYPE_F32, {1000});
   {
     SegmentTensors t;
-    t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {1000, 4096});
-    t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 4096, 4096});
-    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
-                    "k is 4096 (x dimension 1), but the kernel was compiled "
-                    "for k = 7168");
+    t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {999, 7168});
+    EXPECT_CONTAINS(bindError(manifest, t.get({scale}), 5),
+                    "tensor 'x': dimension 0 (m) is 999, expected 1000 (the "
+                    "kernel was compiled for m = 1000)");
   }
   {
     SegmentTensors t;
-    t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 2048, 7168});
-    t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {1000, 2048});
-    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
-                    "n is 2048 (w dimension 1), but the kernel was compiled "
-                    "for n = 4096");
+    t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {999, 4096});
+    EXPECT_CONTAINS(bindError(manifest, t.get({scale}), 5),
+                    "tensor 'y': dimension 0 (m) is 999, expected 1000");
   }
   {
     SegmentTensors t;
-    t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {4, 4096, 7168});
-    t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {5});
-    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
-                    "num_groups is 4 (seg_indptr has num_groups + 1 "
-                    "elements), but the kernel was compiled for num_groups = "
-                    "8");
+    ggemm_tensor shortScale = scale;
+    shortScale.shape[0] = 999;
+    EXPECT_CONTAINS(bindError(manifest, t.get({shortScale}), 5),
+                    "tensor 'row_scale': dimension 0 (m) is 999, expected "
+                    "1000");
+    // Without the static size, row_scale disagrees with x.
+    manifest.problem.m = -1;
+    EXPECT_CONTAINS(bindError(manifest, t.get({shortScale}), 5),
+                    "tensors 'x' and 'row_scale' disagree on m: x dimension 0 "
+                    "(m) is 1000, row_scale dimension 0 (m) is 999");
   }
 }
 
@@ -425,8 +493,28 @@ TEST(Bind, WeightIndices) {
   EXPECT_EQ(args.shape.numWeights, 3);
   indices.shape[0] = 7;
   EXPECT_CONTAINS(bindError(manifest, t.get({indices}), 5),
+                  "tensors 'seg_indptr' and 'weight_indices' disagree on "
+                  "num_groups: seg_indptr dimension 0 (num_groups + 1) is 9, "
+                  "weight_indices dimension 0 (num_groups) is 7");
+  ggemm_tensor bias =
+      makeTensor("bias", test::kExtra + 0x100000, GGEMM_DTYPE_F32, {4, 4096});
+  manifest.problem.hasBias = true;
+  indices.shape[0] = 8;
+  EXPECT_CONTAINS(bindError(manifest, t.get({indices, bias}), 6),
+                  "tensors 'w' and 'bias' disagree on num_weights: w "
+                  "dimension 0 (num_weights) is 3, bias dimension 0 "
+                  "(num_weights) is 4");
+  // Static sizes blame the tensor that differs from them.
+  manifest.problem.hasBias = false;
+  manifest.problem.numGroups = 8;
+  manifest.problem.numWeights = 4;
+  EXPECT_CONTAINS(bindError(manifest, t.get({indices}), 5),
+                  "tensor 'w': dimension 0 (num_weights) is 3, expected 4 (the "
+                  "kernel was compiled for num_weights = 4)");
+  indices.shape[0] = 7;
+  EXPECT_CONTAINS(bindError(manifest, t.get({indices}), 5),
                   "tensor 'weight_indices': dimension 0 (num_groups) is 7, "
-                  "expected 8");
+                  "expected 8 (the kernel was compiled for num_groups = 8)");
   EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
                   "missing tensor 'weight_indices'");
 }
@@ -466,8 +554,14 @@ TEST(Bind, MaskedShapes) {
 
   tensors[3].shape[0] = 3;
   EXPECT_CONTAINS(bindError(manifest, tensors, 4),
-                  "tensor 'masked_m': dimension 0 (num_groups) is 3, expected "
-                  "4 (x dimension 0)");
+                  "tensors 'x' and 'masked_m' disagree on num_groups: x "
+                  "dimension 0 (num_groups) is 4, masked_m dimension 0 "
+                  "(num_groups) is 3");
+  manifest.problem.numGroups = 3;
+  EXPECT_CONTAINS(bindError(manifest, tensors, 4),
+                  "tensor 'x': dimension 0 (num_groups) is 4, expected 3 (the "
+                  "kernel was compiled for num_groups = 3)");
+  manifest.problem.numGroups = -1;
   tensors[3].shape[0] = 4;
   // Groups of x must be packed so that x reads as [G * Mmax, K].
   tensors[0].strides[0] = 256 * 512 + 64;
@@ -477,7 +571,8 @@ TEST(Bind, MaskedShapes) {
   tensors[0].strides[0] = 256 * 512;
   tensors[2] = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {4, 128, 1024});
   EXPECT_CONTAINS(bindError(manifest, tensors, 4),
-                  "tensor 'y': dimension 1 (m) is 128, expected 256");
+                  "tensors 'x' and 'y' disagree on m: x dimension 1 (m) is "
+                  "256, y dimension 1 (m) is 128");
   tensors[2] = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {256, 1024});
   EXPECT_CONTAINS(bindError(manifest, tensors, 4),
                   "tensor 'y': expected rank 3 ([groups, m, n]), got rank 2");
@@ -524,6 +619,15 @@ TEST(Bind, RowScaleShapes) {
   EXPECT_CONTAINS(bindError(manifest, tensors, 5),
                   "tensor 'row_scale': dimension 0 (rows) is 1000, expected "
                   "1024 (rows of x)");
+  tensors[4] = makeTensor("row_scale", test::kExtra, GGEMM_DTYPE_F32, {3, 256});
+  EXPECT_CONTAINS(bindError(manifest, tensors, 5),
+                  "tensors 'x' and 'row_scale' disagree on num_groups: x "
+                  "dimension 0 (num_groups) is 4, row_scale dimension 0 "
+                  "(num_groups) is 3");
+  tensors[4] = makeTensor("row_scale", test::kExtra, GGEMM_DTYPE_F32, {4, 255});
+  EXPECT_CONTAINS(bindError(manifest, tensors, 5),
+                  "tensors 'x' and 'row_scale' disagree on m: x dimension 1 "
+                  "(m) is 256, row_scale dimension 1 (m) is 255");
 }
 
 TEST(Grid, TileBound) {

@@ -118,118 +118,130 @@ TEST(Manifest, AbsolutePathsAreKept) {
 }
 
 TEST(Manifest, RejectsInvalidJson) {
+  // nlohmann/json's position is the last byte it read: the end of the
+  // string that should have been preceded by a comma.
   EXPECT_CONTAINS(parseError(withManifest("\"version\": 1,", "\"version\": 1")),
-                  "k.json:3:3: expected ',' or '}' after an object member, "
-                  "got '\"'");
+                  "k.json:3:9: invalid JSON at byte 52: syntax error while "
+                  "parsing object - unexpected string literal; expected '}'");
   EXPECT_CONTAINS(parseError("{\"format\": \"ggemm-bundle\",}"),
-                  "k.json:1:27: trailing comma before '}'");
-  EXPECT_CONTAINS(parseError("[]"),
-                  "k.json:1:1: manifest: expected an object, got array");
+                  "k.json:1:27: invalid JSON at byte 27: syntax error while "
+                  "parsing object key - unexpected '}'; expected string "
+                  "literal");
+  EXPECT_EQ(parseError("[]"), "k.json: expected an object, got array");
 }
 
 TEST(Manifest, RejectsWrongFormatAndVersion) {
-  EXPECT_CONTAINS(parseError(withManifest("\"ggemm-bundle\"", "\"other\"")),
-                  "format: expected \"ggemm-bundle\", got \"other\"");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"ggemm-bundle\"", "\"other\"")),
+      "k.json: /format: expected \"ggemm-bundle\", got string \"other\"");
   EXPECT_CONTAINS(parseError(withManifest("\"version\": 1", "\"version\": 2")),
-                  "k.json:2:40: version: unsupported manifest version 2 (this "
+                  "k.json: /version: unsupported manifest version 2 (this "
                   "runtime reads version 1)");
   EXPECT_CONTAINS(
       parseError(withManifest("\"version\": 1", "\"version\": \"1\"")),
-      "version: expected an integer, got string \"1\"");
+      "k.json: /version: expected an integer, got string \"1\"");
 }
 
 TEST(Manifest, RejectsMissingKeys) {
   EXPECT_CONTAINS(parseError(withManifest(
                       "\"entry\": \"ggemm_segment_matmul_kernel\",", "")),
-                  "k.json:1:1: missing required key \"entry\"");
+                  "k.json: /entry: missing required key");
   EXPECT_CONTAINS(parseError(withManifest(
                       "\"ptx\": \"k.ptx\", \"cubin\": \"k.cubin\",", "")),
                   "expected \"ptx\" or \"cubin\" (or both)");
   EXPECT_CONTAINS(parseError(withManifest("\"a_dtype\": \"bf16\", ", "")),
-                  "problem: missing required key \"a_dtype\"");
+                  "k.json: /problem/a_dtype: missing required key");
   EXPECT_CONTAINS(parseError(withManifest("\"block_m\": 128, ", "")),
-                  "tile: missing required key \"block_m\"");
+                  "k.json: /tile/block_m: missing required key");
 }
 
 TEST(Manifest, RejectsBadEnums) {
   EXPECT_CONTAINS(
       parseError(withManifest("\"a_dtype\": \"bf16\"", "\"a_dtype\": \"bf8\"")),
-      "problem.a_dtype: expected one of bf16, f16, f32, f8e4m3 or f8e5m2, got "
+      "k.json: /problem/a_dtype: expected one of bf16, f16, f32, f8e4m3 or "
+      "f8e5m2, got "
       "string \"bf8\"");
-  EXPECT_CONTAINS(parseError(withManifest("\"segment_matmul\"", "\"gemm\"")),
-                  "problem.op: expected one of segment_matmul, masked_matmul "
-                  "or batched_matmul, got string \"gemm\"");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"segment_matmul\"", "\"gemm\"")),
+      "k.json: /problem/op: expected one of segment_matmul, masked_matmul "
+      "or batched_matmul, got string \"gemm\"");
   EXPECT_CONTAINS(parseError(withManifest("\"index_dtype\": \"i32\"",
                                           "\"index_dtype\": \"i16\"")),
-                  "problem.index_dtype: expected one of i32 or i64");
+                  "k.json: /problem/index_dtype: expected one of i32 or i64");
   EXPECT_CONTAINS(parseError(withManifest("\"weight_layout\": \"nk\"",
                                           "\"weight_layout\": \"kn2\"")),
-                  "problem.weight_layout: expected one of nk or kn");
+                  "k.json: /problem/weight_layout: expected one of nk or kn");
   EXPECT_CONTAINS(parseError(withManifest("\"persistent\"", "\"dynamic\"")),
-                  "grid.policy: expected one of persistent or tiles");
+                  "k.json: /grid/policy: expected one of persistent or tiles");
   EXPECT_CONTAINS(
       parseError(withManifest("\"swizzle\": \"128B\", \"oob_fill\": \"zero\"}"
                               ",\n    {\"name\": \"b_desc\"",
                               "\"swizzle\": \"96B\", \"oob_fill\": \"zero\"},"
                               "\n    {\"name\": \"b_desc\"")),
-      "params[0].swizzle: expected one of none, 32B, 64B or 128B, got string "
+      "k.json: /params/0/swizzle: expected one of none, 32B, 64B or 128B, got "
+      "string "
       "\"96B\"");
   EXPECT_CONTAINS(
       parseError(withManifest("\"kind\": \"pointer\", \"tensor\": \"y\"",
                               "\"kind\": \"ptr\", \"tensor\": \"y\"")),
-      "params[2].kind: expected one of tma_descriptor, pointer or scalar");
+      "k.json: /params/2/kind: expected one of tma_descriptor, pointer or "
+      "scalar");
   EXPECT_CONTAINS(
       parseError(withManifest("\"value\": \"ldy\"", "\"value\": \"lda_y\"")),
-      "params[12].value: expected one of num_rows, rows_per_group,"
+      "k.json: /params/12/value: expected one of num_rows, rows_per_group,"
       " num_groups, num_weights, m, n, k, lda, ldy or num_tiles, "
       "got string \"lda_y\"");
   EXPECT_CONTAINS(
       parseError(withManifest("\"arch\": \"sm_90a\"", "\"arch\": \"hopper\"")),
-      "arch: expected sm_<major><minor>[a|f] such as \"sm_90a\", "
+      "k.json: /arch: expected sm_<major><minor>[a|f] such as \"sm_90a\", "
       "got \"hopper\"");
 }
 
 TEST(Manifest, RejectsUnknownKeysInSemanticSections) {
   EXPECT_CONTAINS(
       parseError(withManifest("\"has_bias\": false", "\"has_bais\": false")),
-      "problem.has_bais: unknown key (expected one of op, a_dtype");
+      "k.json: /problem/has_bais: unknown key (expected one of op, a_dtype");
   EXPECT_CONTAINS(
       parseError(withManifest("\"stages\": 4", "\"stages\": 4, \"warps\": 4")),
-      "tile.warps: unknown key");
-  EXPECT_CONTAINS(parseError(withManifest("\"optional\": false",
-                                          "\"optional\": false, \"ro\": 1")),
-                  "params[3].ro: unknown key (expected one of name, kind, "
-                  "tensor, dtype, optional)");
+      "k.json: /tile/warps: unknown key");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"optional\": false",
+                              "\"optional\": false, \"ro\": 1")),
+      "k.json: /params/3/ro: unknown key (expected one of name, kind, "
+      "tensor, dtype, optional)");
 }
 
 TEST(Manifest, RejectsBadNumbers) {
-  EXPECT_CONTAINS(
-      parseError(withManifest("[384, 1, 1]", "[384, 1]")),
-      "block: expected an array of 3 integers, got an array of 2 elements");
+  EXPECT_CONTAINS(parseError(withManifest("[384, 1, 1]", "[384, 1]")),
+                  "k.json: /block: expected an array of 3 integers, got an "
+                  "array of 2 elements");
   EXPECT_CONTAINS(parseError(withManifest("[384, 1, 1]", "[384, 0, 1]")),
-                  "block[1]: expected an integer in [1, 1024], got 0");
+                  "k.json: /block/1: expected an integer in [1, 1024], got 0");
   EXPECT_CONTAINS(parseError(withManifest("[384, 1, 1]", "[512, 4, 1]")),
-                  "block: a block has at most 1024 threads, got 2048");
-  EXPECT_CONTAINS(parseError(withManifest("\"cluster\": [1, 1, 1]",
-                                          "\"cluster\": [2, 2, 1]")),
-                  "cluster: the grid is one-dimensional, so cluster[1] and "
-                  "cluster[2] must be 1, got [2, 2, 1]");
-  EXPECT_CONTAINS(parseError(withManifest("\"dynamic_smem\": 132096",
-                                          "\"dynamic_smem\": -1")),
-                  "dynamic_smem: expected an integer in [0, 1073741824], got "
-                  "-1");
+                  "k.json: /block: a block has at most 1024 threads, got 2048");
+  EXPECT_CONTAINS(
+      parseError(
+          withManifest("\"cluster\": [1, 1, 1]", "\"cluster\": [2, 2, 1]")),
+      "k.json: /cluster: the grid is one-dimensional, so cluster[1] and "
+      "cluster[2] must be 1, got [2, 2, 1]");
+  EXPECT_CONTAINS(
+      parseError(
+          withManifest("\"dynamic_smem\": 132096", "\"dynamic_smem\": -1")),
+      "k.json: /dynamic_smem: expected an integer in [0, 1073741824], got "
+      "-1");
   EXPECT_CONTAINS(
       parseError(withManifest("\"n\": 4096", "\"n\": 0")),
-      "problem.n: expected a positive integer or -1 (dynamic), got 0");
-  EXPECT_CONTAINS(
-      parseError(withManifest("\"k\": 7168", "\"k\": 71.5")),
-      "problem.k: expected a positive integer or -1 (dynamic), got 71.5");
+      "k.json: /problem/n: expected a positive integer or -1 (dynamic), got 0");
+  EXPECT_CONTAINS(parseError(withManifest("\"k\": 7168", "\"k\": 71.5")),
+                  "k.json: /problem/k: expected a positive integer or -1 "
+                  "(dynamic), got 71.5");
   EXPECT_CONTAINS(
       parseError(withManifest("\"block_m\": 128", "\"block_m\": true")),
-      "tile.block_m: expected an integer, got true");
+      "k.json: /tile/block_m: expected an integer, got true");
   EXPECT_CONTAINS(
       parseError(withManifest("\"num_weights\": 8", "\"num_weights\": 4")),
-      "problem: num_weights (4) must equal num_groups (8) when "
+      "k.json: /problem/num_weights: num_weights (4) must equal num_groups (8) "
+      "when "
       "has_weight_indices is false");
 }
 
@@ -237,50 +249,55 @@ TEST(Manifest, RejectsInconsistentDescriptors) {
   EXPECT_CONTAINS(
       parseError(withManifest("\"tensor\": \"x\", \"dtype\": \"bf16\"",
                               "\"tensor\": \"x\", \"dtype\": \"f16\"")),
-      "params[0].dtype: tensor \"x\" has dtype bf16 in this problem, got f16");
+      "k.json: /params/0/dtype: tensor \"x\" has dtype bf16 in this problem, "
+      "got f16");
   EXPECT_CONTAINS(
       parseError(withManifest("\"rank\": 2, \"box\": [64, 128]",
                               "\"rank\": 3, \"box\": [64, 128, 1]")),
-      "params[0].rank: a descriptor of \"x\" for segment_matmul has rank 2, "
+      "k.json: /params/0/rank: a descriptor of \"x\" for segment_matmul has "
+      "rank 2, "
       "got 3");
   EXPECT_CONTAINS(
       parseError(withManifest("\"box\": [64, 128]", "\"box\": [64, 128, 1]")),
-      "params[0].box: expected an array of 2 integers, got an "
+      "k.json: /params/0/box: expected an array of 2 integers, got an "
       "array of 3 elements");
   EXPECT_CONTAINS(
       parseError(withManifest("\"box\": [64, 128]", "\"box\": [64, 512]")),
-      "params[0].box[1]: expected an integer in [1, 256], got 512");
+      "k.json: /params/0/box/1: expected an integer in [1, 256], got 512");
   EXPECT_CONTAINS(
       parseError(withManifest("\"box\": [64, 128]", "\"box\": [32, 128]")),
-      "params[0].box: innermost box extent is 64 bytes, expected "
+      "k.json: /params/0/box: innermost box extent is 64 bytes, expected "
       "the swizzle width 128 bytes");
   EXPECT_CONTAINS(
       parseError(withManifest("\"box\": [64, 128], \"swizzle\": \"128B\"",
                               "\"box\": [4, 128], \"swizzle\": \"none\"")),
-      "params[0].box: innermost box extent is 8 bytes; TMA needs a multiple "
+      "k.json: /params/0/box: innermost box extent is 8 bytes; TMA needs a "
+      "multiple "
       "of 16 bytes");
   EXPECT_CONTAINS(
       parseError(withManifest("\"kind\": \"tma_descriptor\", \"tensor\": \"x\"",
                               "\"kind\": \"tma_descriptor\", \"tensor\": "
                               "\"bias\"")),
-      "params[0].tensor: a tma_descriptor can describe x, w or y, got "
+      "k.json: /params/0/tensor: a tma_descriptor can describe x, w or y, got "
       "\"bias\"");
 }
 
 TEST(Manifest, RejectsInconsistentParams) {
-  EXPECT_CONTAINS(parseError(withManifest("\"tensor\": \"seg_indptr\"",
-                                          "\"tensor\": \"masked_m\"")),
-                  "params[3].tensor: tensor \"masked_m\" does not exist for "
-                  "segment_matmul");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"tensor\": \"seg_indptr\"",
+                              "\"tensor\": \"masked_m\"")),
+      "k.json: /params/3/tensor: tensor \"masked_m\" does not exist for "
+      "segment_matmul");
   EXPECT_CONTAINS(
       parseError(withManifest("\"name\": \"ldy\"", "\"name\": \"k\"")),
-      "params[12]: duplicate parameter name \"k\"");
-  EXPECT_CONTAINS(parseError(withManifest(
-                      "{\"name\": \"y\", \"kind\": \"pointer\", \"tensor\": "
-                      "\"y\"},",
-                      "")),
-                  "params: no parameter passes tensor \"y\" (every problem "
-                  "writes y)");
+      "k.json: /params/12/name: duplicate parameter name \"k\"");
+  EXPECT_CONTAINS(
+      parseError(
+          withManifest("{\"name\": \"y\", \"kind\": \"pointer\", \"tensor\": "
+                       "\"y\"},",
+                       "")),
+      "k.json: /params: no parameter passes tensor \"y\" (every problem "
+      "writes y)");
 }
 
 TEST(Manifest, OptionalTensorsFollowTheProblem) {
@@ -290,7 +307,8 @@ TEST(Manifest, OptionalTensorsFollowTheProblem) {
   EXPECT_CONTAINS(
       parseError(withManifest("\"tensor\": \"bias\", \"optional\": true",
                               "\"tensor\": \"bias\", \"optional\": false")),
-      "params[5]: tensor \"bias\" is marked required (optional: false) but "
+      "k.json: /params/5: tensor \"bias\" is marked required (optional: false) "
+      "but "
       "the problem is compiled without it");
   // has_row_scale: true but no parameter passes row_scale.
   std::string text =
@@ -300,7 +318,7 @@ TEST(Manifest, OptionalTensorsFollowTheProblem) {
                         "\"tensor\": \"row_scale\", \"optional\": true},",
                         "");
   EXPECT_CONTAINS(parseError(text),
-                  "params: no parameter passes tensor \"row_scale\" "
+                  "k.json: /params: no parameter passes tensor \"row_scale\" "
                   "(problem.has_row_scale is true)");
 }
 
@@ -308,8 +326,22 @@ TEST(Manifest, ScalarLiteralsMustFitTheirDtype) {
   EXPECT_CONTAINS(
       parseError(withManifest("\"dtype\": \"i32\", \"value\": \"k\"",
                               "\"dtype\": \"i32\", \"value\": 4294967296")),
-      "params[11].value: literal 4294967296 does not fit the "
+      "k.json: /params/11/value: literal 4294967296 does not fit the "
       "scalar's dtype i32");
+}
+
+TEST(Manifest, ErrorsNameTheBundleFileAndTheField) {
+  test::TempDir dir;
+  std::string path = dir.write(
+      "k.json", withManifest("\"tensor\": \"seg_indptr\"",
+                             "\"tensor\": \"seg_indptr\", \"dtype\": \"i64\""));
+  Manifest manifest;
+  Status status = loadManifestFile(path, manifest);
+  EXPECT_EQ(status.getCode(), GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_EQ(status.getMessage(),
+            path + ": /params/3/dtype: tensor \"seg_indptr\" has dtype i32 in "
+                   "this problem, got i64");
+  EXPECT_TRUE(manifest.entry.empty());
 }
 
 TEST(Manifest, FileErrors) {

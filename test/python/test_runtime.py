@@ -175,15 +175,27 @@ def test_bad_manifest_dtype(tmp_path: Path) -> None:
     with pytest.raises(GGemmError) as error:
         Kernel(write_bundle(tmp_path, manifest))
     assert error.value.status == Status.BAD_MANIFEST
-    assert ("problem.a_dtype: expected one of bf16, f16, f32, f8e4m3 or "
-            "f8e5m2, got string \"bf8\"") in str(error.value)
+    assert ("k.json: /problem/a_dtype: expected one of bf16, f16, f32, "
+            "f8e4m3 or f8e5m2, got string \"bf8\"") in str(error.value)
 
 
 def test_malformed_json(tmp_path: Path) -> None:
     path = tmp_path / "k.json"
     path.write_text('{"format": "ggemm-bundle",}')
-    with pytest.raises(GGemmError, match=r"k\.json:1:27: trailing comma"):
+    message = (r"k\.json:1:27: invalid JSON at byte 27: syntax error while "
+               "parsing object key")
+    with pytest.raises(GGemmError, match=message) as error:
         Kernel(path)
+    assert error.value.status == Status.BAD_MANIFEST
+
+
+def test_duplicate_key(tmp_path: Path) -> None:
+    path = tmp_path / "k.json"
+    path.write_text(json.dumps(MANIFEST)[:-1] + ', "version": 1}')
+    with pytest.raises(GGemmError, match=r"k\.json: /version: invalid JSON: "
+                       "duplicate key") as error:
+        Kernel(path)
+    assert error.value.status == Status.BAD_MANIFEST
 
 
 def expect_invalid(kernel: Kernel, message: str, **tensors: Any) -> None:
@@ -215,6 +227,14 @@ def test_k_mismatch(kernel: Kernel) -> None:
     w = FakeTensor(BASE + 0x200000, (8, 4096, 7000), "bfloat16")
     expect_invalid(kernel, "tensor 'w': dimension 2 (k) is 7000, expected "
                    "7168", **segment_tensors(w=w))
+
+
+def test_static_k_blames_the_wrong_tensor(kernel: Kernel) -> None:
+    # The kernel is compiled for k = 7168: x is wrong, not w.
+    x = FakeTensor(BASE + 0x100000, (1000, 4096), "bfloat16")
+    expect_invalid(kernel, "tensor 'x': dimension 1 (k) is 4096, expected "
+                   "7168 (the kernel was compiled for k = 7168)",
+                   **segment_tensors(x=x))
 
 
 def test_n_mismatch(kernel: Kernel) -> None:
