@@ -15,17 +15,29 @@
 // CHECK-NEXT: %[[ABUF:.+]] = memref.alloca() : memref<64x64xbf16>
 // CHECK-NEXT: %[[BBUF:.+]] = memref.alloca() : memref<64x64xbf16>
 // CHECK-NOT: ggemm.
+// CHECK: %[[NUM_ROWS:.+]] = memref.dim %[[X]]
 // CHECK: %[[NUM_CTAS:.+]] = arith.constant 3 : index
 // CHECK: scf.for %[[CTA:[a-z0-9_]+]] = %{{.+}} to %[[NUM_CTAS]] step
-// Each CTA counts the tiles from seg_indptr, as on the GPU (tile_count).
-// CHECK: %[[TOTAL:.+]] = scf.for
-// CHECK: memref.load %[[ROWS]]
-// CHECK: arith.index_cast %{{.+}} : i32 to index
-// CHECK: scf.yield
+// Each CTA counts the tiles from seg_indptr, as on the GPU (tile_count):
+// offsets clamped into [0, num_rows], carried from group to group; a group
+// whose weight index is not below 4 counts no tiles.
+// CHECK: %[[S0:.+]] = memref.load %[[ROWS]]
+// CHECK: %[[TOTAL:.+]]:2 = scf.for {{.+}} iter_args(%{{.+}} = %{{.+}}, %[[START:.+]] = %{{.+}}) -> (index, index) {
+// CHECK: %[[NEXT:.+]] = memref.load %[[ROWS]]
+// CHECK: %[[NEXT_I:.+]] = arith.index_cast %[[NEXT]] : i32 to index
+// CHECK: %[[LO:.+]] = arith.maxsi %[[NEXT_I]], %{{.+}} : index
+// CHECK: %[[CLAMPED:.+]] = arith.minsi %[[LO]], %[[NUM_ROWS]] : index
+// CHECK: %[[END:.+]] = arith.maxsi %[[CLAMPED]], %[[START]] : index
+// CHECK: arith.subi %[[END]], %[[START]] : index
+// CHECK: %[[WL:.+]] = memref.load %[[IDX]]
+// CHECK: %[[WI:.+]] = arith.index_cast %[[WL]] : i32 to index
+// CHECK: %[[VALID:.+]] = arith.cmpi ult, %[[WI]], %{{.+}} : index
+// CHECK: arith.select %[[VALID]]
+// CHECK: scf.yield %{{.+}}, %[[CLAMPED]] : index, index
 // The grid-stride loop of the launch body.
-// CHECK: scf.for %[[TILE:[a-z0-9_]+]] = %[[CTA]] to %[[TOTAL]] step %[[NUM_CTAS]] {
+// CHECK: scf.for %[[TILE:[a-z0-9_]+]] = %[[CTA]] to %[[TOTAL]]#0 step %[[NUM_CTAS]] {
 // map_tile: find the group holding the tile id.
-// CHECK: %[[FOUND:.+]]:3 = scf.for
+// CHECK: %[[FOUND:.+]]:4 = scf.for
 // CHECK: arith.cmpi ule, %{{.+}}, %[[TILE]]
 // CHECK: arith.cmpi ult, %[[TILE]],
 // weight_index.
@@ -81,19 +93,20 @@ func.func @segment_persistent(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256
   %c0_0 = arith.constant 0 : index
   %dim = memref.dim %arg0, %c0_0 : memref<?x256xbf16>
   %c128 = arith.constant 128 : index
-  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<5xi32>) groups(%c4) rows_per_group(%c0) num_rows(%dim) num_cols(%c128) config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>)
+  %c4_1 = arith.constant 4 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<5xi32>) weights(%arg3 : memref<4xi32>) num_weights(%c4_1) groups(%c4) rows_per_group(%c0) num_rows(%dim) num_cols(%c128) config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 2, consumer_warpgroups = 1>)
   ggemm.launch %0 grid(persistent) {
   ^bb0(%cta: index, %num_ctas: index):
     %1 = ggemm.tile_count %0
     scf.for %arg6 = %cta to %1 step %num_ctas {
       %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
       %2 = ggemm.weight_index %arg3[%group] : memref<4xi32>
-      %c4_1 = arith.constant 4 : index
-      %c0_2 = arith.constant 0 : index
+      %c4_2 = arith.constant 4 : index
+      %c0_3 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
       %c64 = arith.constant 64 : index
       %3 = ggemm.zero_accumulator : !ggemm.accumulator<64x64xf32>
-      %4 = scf.for %arg7 = %c0_2 to %c4_1 step %c1 iter_args(%arg8 = %3) -> (!ggemm.accumulator<64x64xf32>) {
+      %4 = scf.for %arg7 = %c0_3 to %c4_2 step %c1 iter_args(%arg8 = %3) -> (!ggemm.accumulator<64x64xf32>) {
         %5 = arith.muli %arg7, %c64 : index
         %6 = ggemm.load_tile %arg0[%row, %5] : memref<?x256xbf16> -> !ggemm.tile<64x64xbf16>
         %7 = ggemm.load_tile %arg1[%2, %col, %5] : memref<4x128x256xbf16> -> !ggemm.tile<64x64xbf16>
@@ -117,8 +130,8 @@ func.func @segment_persistent(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256
 // CHECK: %[[RTG:.+]] = arith.addi %[[RT]], %[[G]] : index
 // CHECK: %[[BOUND:.+]] = arith.muli %[[RTG]], %{{.+}} : index
 // CHECK: scf.for %[[CTA:[a-z0-9_]+]] = %{{.+}} to %[[BOUND]] step
-// CHECK: %[[TOTAL:.+]] = scf.for
-// CHECK: %[[HAS:.+]] = arith.cmpi ult, %[[CTA]], %[[TOTAL]] : index
+// CHECK: %[[TOTAL:.+]]:2 = scf.for
+// CHECK: %[[HAS:.+]] = arith.cmpi ult, %[[CTA]], %[[TOTAL]]#0 : index
 // CHECK: scf.if %[[HAS]] {
 func.func @grid_tiles(%m: index, %n: index, %groups: index, %rows: memref<?xi64>) {
   %c0 = arith.constant 0 : index

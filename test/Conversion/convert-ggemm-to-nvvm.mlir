@@ -18,9 +18,10 @@
 // CHECK-LABEL: gpu.module @seg_kernel_module
 // Dynamic shared memory: an extern array, 1024-byte aligned for 128-byte swizzle.
 // CHECK: llvm.mlir.global external @ggemm_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
-// Parameters: A and B TMA descriptors, 5 global pointers, 6 scalars.
-// CHECK: gpu.func @seg_kernel(%[[ADESC:[a-z0-9]+]]: !llvm.ptr, %[[BDESC:[a-z0-9]+]]: !llvm.ptr, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i32, %{{.+}}: i32, %{{.+}}: i32, %{{.+}}: i64) kernel
+// Parameters: A and B TMA descriptors, 5 global pointers, 7 scalars.
+// CHECK: gpu.func @seg_kernel(%[[ADESC:[a-z0-9]+]]: !llvm.ptr, %[[BDESC:[a-z0-9]+]]: !llvm.ptr, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %[[WIDX:[a-z0-9]+]]: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i32, %{{.+}}: i32, %{{.+}}: i32, %{{.+}}: i64, %[[NUM_WEIGHTS:[a-z0-9]+]]: i32) kernel
 // CHECK-SAME: attributes {ggemm.grid_constant_args = array<i64: 0, 1>, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
+// CHECK: %[[GW:.+]] = arith.index_cast %[[NUM_WEIGHTS]] : i32 to index
 // The launch's CTA id and count.
 // CHECK: gpu.block_id x
 // CHECK: gpu.grid_dim x
@@ -38,9 +39,13 @@
 // CHECK-NOT: nvvm.mbarrier.init
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: gpu.barrier
-// ggemm.tile_count: the walk over seg_indptr.
+// ggemm.tile_count: the walk over seg_indptr, skipping groups whose weight
+// index is not below num_weights.
 // CHECK: scf.for
 // CHECK: llvm.load %{{.+}} : !llvm.ptr<1> -> i64
+// CHECK: llvm.getelementptr %[[WIDX]]
+// CHECK: llvm.load %{{.+}} : !llvm.ptr<1> -> i32
+// CHECK: arith.cmpi ult, %{{.+}}, %[[GW]] : index
 // ggemm.warp_specialize: the producer is the warpgroup after the consumers.
 // CHECK: %[[IS_PRODUCER:.+]] = arith.cmpi eq, %{{.+}}, %c2{{(_[0-9]+)?}} : index
 // CHECK: scf.if %[[IS_PRODUCER]] {
@@ -82,7 +87,8 @@ func.func @seg(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: 
   %c0_0 = arith.constant 0 : index
   %dim = memref.dim %arg0, %c0_0 : memref<?x256xbf16>
   %c128 = arith.constant 128 : index
-  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<9xi64>) groups(%c8) rows_per_group(%c0) num_rows(%dim) num_cols(%c128) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  %c4 = arith.constant 4 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<9xi64>) weights(%arg3 : memref<8xi32>) num_weights(%c4) groups(%c8) rows_per_group(%c0) num_rows(%dim) num_cols(%c128) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
   ggemm.launch %0 grid(persistent) {
   ^bb0(%cta: index, %num_ctas: index):
     %1 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
@@ -92,17 +98,17 @@ func.func @seg(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: 
       %3 = scf.for %arg6 = %cta to %2 step %num_ctas iter_args(%arg7 = %c0_1) -> (index) {
         %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
         %4 = ggemm.weight_index %arg3[%group] : memref<8xi32>
-        %c4 = arith.constant 4 : index
-        %c0_2 = arith.constant 0 : index
+        %c4_2 = arith.constant 4 : index
+        %c0_3 = arith.constant 0 : index
         %c1 = arith.constant 1 : index
         %c64 = arith.constant 64 : index
-        %5 = scf.for %arg8 = %c0_2 to %c4 step %c1 iter_args(%arg9 = %arg7) -> (index) {
+        %5 = scf.for %arg8 = %c0_3 to %c4_2 step %c1 iter_args(%arg9 = %arg7) -> (index) {
           %6 = arith.muli %arg8, %c64 : index
           %7 = ggemm.load_tile %arg0[%row, %6] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
           %8 = ggemm.load_tile %arg1[%4, %col, %6] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
           ggemm.ring_put %1[%arg9], %7, %8 : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
-          %c1_3 = arith.constant 1 : index
-          %9 = arith.addi %arg9, %c1_3 : index
+          %c1_4 = arith.constant 1 : index
+          %9 = arith.addi %arg9, %c1_4 : index
           scf.yield %9 : index
         }
         scf.yield %5 : index
@@ -112,28 +118,28 @@ func.func @seg(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: 
       %3 = scf.for %arg6 = %cta to %2 step %num_ctas iter_args(%arg7 = %c0_1) -> (index) {
         %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
         %4 = ggemm.weight_index %arg3[%group] : memref<8xi32>
-        %c4 = arith.constant 4 : index
-        %c0_2 = arith.constant 0 : index
+        %c4_2 = arith.constant 4 : index
+        %c0_3 = arith.constant 0 : index
         %c1 = arith.constant 1 : index
         %5 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
-        %6:2 = scf.for %arg8 = %c0_2 to %c4 step %c1 iter_args(%arg9 = %5, %arg10 = %arg7) -> (!ggemm.accumulator<128x128xf32>, index) {
+        %6:2 = scf.for %arg8 = %c0_3 to %c4_2 step %c1 iter_args(%arg9 = %5, %arg10 = %arg7) -> (!ggemm.accumulator<128x128xf32>, index) {
           %9:2 = ggemm.ring_get %1[%arg10] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
           %10 = ggemm.mma %9#0, %9#1, %arg9 {pending = 1 : i64} : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<128x128xf32>
-          %11 = arith.cmpi ugt, %arg8, %c0_2 : index
+          %11 = arith.cmpi ugt, %arg8, %c0_3 : index
           scf.if %11 {
-            %c1_4 = arith.constant 1 : index
-            %13 = arith.subi %arg10, %c1_4 : index
+            %c1_5 = arith.constant 1 : index
+            %13 = arith.subi %arg10, %c1_5 : index
             ggemm.ring_release %1[%13] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
           }
-          %c1_3 = arith.constant 1 : index
-          %12 = arith.addi %arg10, %c1_3 : index
+          %c1_4 = arith.constant 1 : index
+          %12 = arith.addi %arg10, %c1_4 : index
           scf.yield %10, %12 : !ggemm.accumulator<128x128xf32>, index
         }
         %7 = ggemm.mma_wait %6#0 : !ggemm.accumulator<128x128xf32>
         %8 = arith.cmpi ugt, %6#1, %arg7 : index
         scf.if %8 {
-          %c1_3 = arith.constant 1 : index
-          %9 = arith.subi %6#1, %c1_3 : index
+          %c1_4 = arith.constant 1 : index
+          %9 = arith.subi %6#1, %c1_4 : index
           ggemm.ring_release %1[%9] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
         }
         ggemm.store_tile %7 to %arg5 row(%row) row_end(%row_end) col(%col) bias(%arg4[%4] : memref<4x128xf32>) {epilogue = #ggemm.epilogue<activation = silu>} : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>

@@ -133,6 +133,18 @@ func.func @tile_schedule_rows(%i: index) {
 
 // -----
 
+func.func @tile_schedule_weights_without_count(%idx: memref<4xi32>, %i: index) {
+  // expected-error @+1 {{'ggemm.tile_schedule' op expects `weights` and `num_weights` together}}
+  %s = "ggemm.tile_schedule"(%idx, %i, %i, %i, %i)
+      <{row_mapping = #ggemm.row_mapping<uniform>,
+        config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
+        operandSegmentSizes = array<i32: 0, 1, 0, 1, 1, 1, 1>}>
+      : (memref<4xi32>, index, index, index, index) -> !ggemm.schedule
+  return
+}
+
+// -----
+
 func.func @yield_outside() {
   // expected-error @+1 {{'ggemm.yield' op expects parent op to be one of 'ggemm.foreach_tile, ggemm.launch, ggemm.warp_specialize'}}
   ggemm.yield

@@ -397,7 +397,7 @@ func.func @quantize(%x: memref<?x7168xbf16>, %q: memref<?x7168xf8E4M3FN>, %s: me
 // results are named after what they are.
 // CHECK-LABEL: func.func @tile_segment(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x128x256xbf16>, %[[P:[a-z0-9]+]]: memref<9xi32>, %[[IDX:[a-z0-9]+]]: memref<8xi32>, %[[B:[a-z0-9]+]]: memref<4x128xf32>, %[[RS:[a-z0-9]+]]: memref<?xf32>, %[[Y:[a-z0-9]+]]: memref<?x128xbf16>, %[[G:[a-z0-9]+]]: index, %[[M:[a-z0-9]+]]: index, %[[N:[a-z0-9]+]]: index, %[[KB:[a-z0-9]+]]: index)
-// CHECK: ggemm.foreach_tile segment rows(%[[P]] : memref<9xi32>) groups(%[[G]]) rows_per_group(%[[G]]) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+// CHECK: ggemm.foreach_tile segment rows(%[[P]] : memref<9xi32>) weights(%[[IDX]] : memref<8xi32>) num_weights(%[[G]]) groups(%[[G]]) rows_per_group(%[[G]]) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
 // CHECK-NEXT: ^bb0(%[[GRP:group]]: index, %[[ROW:row]]: index, %[[END:row_end]]: index, %[[COL:col]]: index):
 // CHECK-NEXT: %[[WIDX:.+]] = ggemm.weight_index %[[IDX]][%[[GRP]]] : memref<8xi32>
 // CHECK: %[[ZERO:.+]] = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
@@ -413,7 +413,8 @@ func.func @tile_segment(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
                         %b: memref<4x128xf32>, %rs: memref<?xf32>,
                         %y: memref<?x128xbf16>, %groups: index, %m: index, %n: index,
                         %kblocks: index) {
-  ggemm.foreach_tile segment rows(%indptr : memref<9xi32>) groups(%groups)
+  ggemm.foreach_tile segment rows(%indptr : memref<9xi32>)
+      weights(%idx : memref<8xi32>) num_weights(%groups) groups(%groups)
       rows_per_group(%groups) num_rows(%m) num_cols(%n)
       config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):

@@ -58,6 +58,11 @@ class Case:
     segments: Optional[list[int]] = None
     rows: int = 0
     weight_indices: Optional[list[int]] = None
+    # segment_matmul: seg_indptr written as given (device data the kernel
+    # cannot trust: decreasing, negative or past `rows`). The reference then
+    # checks every row against the owner the op's semantics give it (the
+    # clamped segment, or none for a weight index outside the weights).
+    indptr: Optional[list[int]] = None
     num_weights: Optional[int] = None
     # masked_matmul: per-group counts (clamped to rows_per_group) and the
     # rows of each group; batched_matmul: batch size and rows per batch.
@@ -87,6 +92,8 @@ class Case:
     @property
     def groups(self) -> int:
         if self.op == "segment":
+            if self.indptr is not None:
+                return len(self.indptr) - 1
             return len(self.segments)
         if self.op == "masked":
             return len(self.counts)
@@ -98,9 +105,28 @@ class Case:
             return self.num_weights
         return self.groups
 
+    def owners(self) -> list[int]:
+        """For `indptr` cases: the group each row belongs to, -1 for none.
+        Segments are clamped into [0, rows] (the end no lower than the
+        start); groups whose weight index is not a weight own nothing."""
+        owner = [-1] * self.rows
+        for g in range(self.groups):
+            begin = min(max(self.indptr[g], 0), self.rows)
+            end = max(min(max(self.indptr[g + 1], 0), self.rows), begin)
+            if self.weight_indices is not None and not (
+                    0 <= self.weight_indices[g] < self.weights):
+                continue
+            for r in range(begin, end):
+                assert owner[r] < 0, "overlapping segments have no single owner"
+                owner[r] = g
+        return owner
+
     def group_rows(self) -> list[tuple[int, int, int]]:
         """(group, first row, row count) of the rows each group owns, in
         the row coordinates of the reference loops."""
+        if self.op == "segment" and self.indptr is not None:
+            owner = self.owners()
+            return [(g, 0, owner.count(g)) for g in range(self.groups)]
         if self.op == "segment":
             out, start = [], 0
             for g, length in enumerate(self.segments):
@@ -311,6 +337,8 @@ class TestWriter:
         self.bias_type = f"memref<{c.weights}x{c.n}xf32>"
         self.rs_type = f"memref<{lead}xf32>"
         self.fills: set[tuple[int, str]] = set()
+        #: Module-level ops the test needs (constant tables).
+        self.globals: list[str] = []
 
     # -- the function that holds the ggemm op ------------------------------
     def gemm_function(self) -> str:
@@ -464,7 +492,9 @@ class TestWriter:
         rows = None
         if c.op != "batched":
             rows = e.op(f"memref.alloc() : {self.rows_type}", "rows")
-            if c.op == "segment":
+            if c.op == "segment" and c.indptr is not None:
+                values = c.indptr
+            elif c.op == "segment":
                 values = [0]
                 for length in c.segments:
                     values.append(values[-1] + length)
@@ -522,6 +552,10 @@ class TestWriter:
         n = e.const_index(c.n)
         k = e.const_index(c.k)
 
+        if c.indptr is not None:
+            self.owner_reference(e, x, w, widx, bias, rs, y, y_old, stats,
+                                 maxerr, n, k, atol_v, rtol_v)
+            return self.finish_main(e, stats, maxerr, [x, w, y, y_old])
         # The reference, group by group.
         groups = e.const_index(c.groups)
         g = e.for_loop("%zero", groups, "g")
@@ -548,6 +582,47 @@ class TestWriter:
         lead = [] if c.op == "segment" else [g]
         r = e.for_loop(begin, end, "r")
         col = e.for_loop("%zero", n, "c")
+        self.check_element(e, lead, r, col, wi, x, w, bias, rs, y, y_old,
+                           stats, maxerr, k, atol_v, rtol_v)
+        e.end()
+        e.end()
+        if c.op == "masked":
+            # Rows past the count belong to no group.
+            self.untouched_rows(e, lead, end, e.const_index(c.rows_per_group),
+                                n, y, y_old, stats, maxerr)
+        e.end()
+        if c.op == "segment":
+            # Rows past the last segment belong to no group.
+            last = e.op(f"memref.load {rows}[{groups}] : {self.rows_type}")
+            last = e.op(f"arith.index_cast {last} : {c.index_type} to index")
+            self.untouched_rows(e, [], last, "%m", n, y, y_old, stats, maxerr)
+
+        return self.finish_main(e, stats, maxerr, [x, w, y, y_old])
+
+    def finish_main(self, e: Emitter, stats: str, maxerr: str,
+                    buffers: list[str]) -> str:
+        """Prints the counts FileCheck reads and frees x, w, y, y_old."""
+        checked = e.op(f"memref.load {stats}[%zero] : memref<2xi64>")
+        errors = e.op(f"memref.load {stats}[%one] : memref<2xi64>")
+        worst = e.op(f"memref.load {maxerr}[%zero] : memref<1xf32>")
+        e.emit('vector.print str "checked: "')
+        e.emit(f"vector.print {checked} : i64")
+        e.emit('vector.print str "errors: "')
+        e.emit(f"vector.print {errors} : i64")
+        e.emit('vector.print str "max_abs_err: "')
+        e.emit(f"vector.print {worst} : f32")
+        types = [self.x_type, self.w_type, self.y_type, self.y_type]
+        for buf, ty in zip(buffers, types):
+            e.emit(f"memref.dealloc {buf} : {ty}")
+        body = "\n".join(e.lines)
+        return f"func.func @main() {{\n{body}\n  return\n}}\n"
+
+    def check_element(self, e: Emitter, lead: list[str], r: str, col: str,
+                      wi: str, x: str, w: str, bias: Optional[str],
+                      rs: Optional[str], y: str, y_old: str, stats: str,
+                      maxerr: str, k: str, atol_v: str, rtol_v: str) -> None:
+        """Computes y[lead..., r, col] from the inputs and checks it."""
+        c = self.c
         kk = e.fresh("k")
         s = e.fresh("s")
         acc = e.fresh("acc")
@@ -581,33 +656,48 @@ class TestWriter:
         e.emit(f"func.call @check({e.to_f32(got, c.out_type)}, {expected}, "
                f"{atol_v}, {rtol_v}, {stats}, {maxerr}) : (f32, f32, f32, "
                "f32, memref<2xi64>, memref<1xf32>) -> ()")
-        e.end()
-        e.end()
-        if c.op == "masked":
-            # Rows past the count belong to no group.
-            self.untouched_rows(e, lead, end, e.const_index(c.rows_per_group),
-                                n, y, y_old, stats, maxerr)
-        e.end()
-        if c.op == "segment":
-            # Rows past the last segment belong to no group.
-            last = e.op(f"memref.load {rows}[{groups}] : {self.rows_type}")
-            last = e.op(f"arith.index_cast {last} : {c.index_type} to index")
-            self.untouched_rows(e, [], last, "%m", n, y, y_old, stats, maxerr)
 
-        checked = e.op(f"memref.load {stats}[%zero] : memref<2xi64>")
-        errors = e.op(f"memref.load {stats}[%one] : memref<2xi64>")
-        worst = e.op(f"memref.load {maxerr}[%zero] : memref<1xf32>")
-        e.emit('vector.print str "checked: "')
-        e.emit(f"vector.print {checked} : i64")
-        e.emit('vector.print str "errors: "')
-        e.emit(f"vector.print {errors} : i64")
-        e.emit('vector.print str "max_abs_err: "')
-        e.emit(f"vector.print {worst} : f32")
-        for buf, ty in [(x, self.x_type), (w, self.w_type), (y, self.y_type),
-                        (y_old, self.y_type)]:
-            e.emit(f"memref.dealloc {buf} : {ty}")
-        body = "\n".join(e.lines)
-        return f"func.func @main() {{\n{body}\n  return\n}}\n"
+    def owner_reference(self, e: Emitter, x: str, w: str, widx: Optional[str],
+                        bias: Optional[str], rs: Optional[str], y: str,
+                        y_old: str, stats: str, maxerr: str, n: str, k: str,
+                        atol_v: str, rtol_v: str) -> None:
+        """Row by row: the owner's product, or the old value for rows no
+        group owns (see Case.owners)."""
+        c = self.c
+        owners = ", ".join(str(o) for o in c.owners())
+        self.globals.append(
+            f'memref.global "private" constant @owners : '
+            f'memref<{c.rows}xi32> = dense<[{owners}]>\n')
+        e.emit(f"%owners = memref.get_global @owners : memref<{c.rows}xi32>")
+        r = e.for_loop("%zero", "%m", "r")
+        o = e.op(f"memref.load %owners[{r}] : memref<{c.rows}xi32>")
+        owned = e.op(f"arith.cmpi sge, {o}, {e.op('arith.constant 0 : i32')} "
+                     ": i32")
+        e.emit(f"scf.if {owned} {{")
+        e.indent += 2
+        g = e.op(f"arith.index_cast {o} : i32 to index")
+        if widx:
+            wi = e.op(f"memref.load {widx}[{g}] : {self.widx_type}")
+            wi = e.op(f"arith.index_cast {wi} : i32 to index")
+        else:
+            wi = g
+        col = e.for_loop("%zero", n, "c")
+        self.check_element(e, [], r, col, wi, x, w, bias, rs, y, y_old, stats,
+                           maxerr, k, atol_v, rtol_v)
+        e.end()
+        e.indent -= 2
+        e.emit("} else {")
+        e.indent += 2
+        col = e.for_loop("%zero", n, "c")
+        got = e.op(f"memref.load {y}[{r}, {col}] : {self.y_type}")
+        old = e.op(f"memref.load {y_old}[{r}, {col}] : {self.y_type}")
+        e.emit(f"func.call @check_untouched({e.to_f32(got, c.out_type)}, "
+               f"{e.to_f32(old, c.out_type)}, {stats}, {maxerr}) : (f32, f32, "
+               "memref<2xi64>, memref<1xf32>) -> ()")
+        e.end()
+        e.indent -= 2
+        e.emit("}")
+        e.end()
 
     def untouched_rows(self, e: Emitter, lead: list[str], begin: str,
                        end: str, n: str, y: str, y_old: str, stats: str,
@@ -679,8 +769,9 @@ class TestWriter:
             "// CHECK-NEXT: errors: 0{{$}}",
             "// CHECK-NEXT: max_abs_err:",
         ]
-        return ("\n".join(header) + "\n\n" + gemm + "\n" + main + HELPERS
-                + "\n" + fills)
+        globals_ = "".join(self.globals)
+        return ("\n".join(header) + "\n\n" + globals_ + gemm + "\n" + main
+                + HELPERS + "\n" + fills)
 
 
 CASES = [
@@ -766,6 +857,20 @@ CASES = [
          "persistent grid of 2 CTAs",
          segments=[1, 90, 40], rows=140, tile_level=True, layout="kn",
          num_ctas=2, n=136, k=72, row_scale=True, accumulate=True),
+    Case("segment_untrusted_indptr", "segment",
+         "segment_matmul with device data it cannot trust: a negative start, "
+         "an offset past the rows (clamped to them), a decreasing last "
+         "offset (an empty segment), weight indices past the weights and "
+         "negative (those groups are skipped, their rows untouched)",
+         indptr=[-5, 40, 60, 75, 500, 20], rows=150,
+         weight_indices=[0, 7, 1, -1, 2], num_weights=3, bias=True,
+         out_type="f32"),
+    Case("segment_untrusted_grid_tiles", "segment",
+         "an untrusted seg_indptr (past the rows, then decreasing) and a "
+         "weight index past the weights, one CTA per tile, 128-row tiles",
+         indptr=[0, 70, 300, 150, 90], rows=200, block_m=128, block_n=64,
+         weight_indices=[2, 0, 1, 5], num_weights=3, grid="tiles",
+         out_type="bf16"),
     Case("segment_grid_tiles", "segment",
          "segment_matmul scheduled one CTA per tile: the host-side bound "
          "launches more CTAs than tiles, the extra ones find none",

@@ -59,14 +59,14 @@ func.func @segment(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %indptr: 
 
 // Every tile loop of a function gets its own schedule and launch.
 // CHECK-LABEL: func.func @two(
-// CHECK: %[[S0:.+]] = ggemm.tile_schedule uniform
+// CHECK: %[[S0:.+]] = ggemm.tile_schedule uniform weights(%{{.+}} : memref<4xi32>) num_weights(%{{.+}})
 // CHECK-NEXT: ggemm.launch %[[S0]] grid(persistent)
 // CHECK: %[[S1:.+]] = ggemm.tile_schedule masked
 // CHECK-NEXT: ggemm.launch %[[S1]] grid(persistent)
 // TILES-LABEL: func.func @two(
 // TILES-COUNT-2: grid(tiles)
 func.func @two(%counts: memref<4xi32>, %n: index) {
-  ggemm.foreach_tile uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+  ggemm.foreach_tile uniform weights(%counts : memref<4xi32>) num_weights(%n) groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
       config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
   ^bb0(%g: index, %row: index, %row_end: index, %col: index):
   }

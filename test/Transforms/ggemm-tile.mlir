@@ -12,7 +12,10 @@
 // CHECK-DAG: %[[G:.+]] = arith.constant 4 : index
 // CHECK-DAG: %[[M:.+]] = memref.dim %[[X]], %c0{{(_[0-9]+)?}} : memref<?x256xbf16>
 // CHECK-DAG: %[[N:.+]] = arith.constant 128 : index
-// CHECK: ggemm.foreach_tile segment rows(%[[P]] : memref<5xi64>) groups(%[[G]]) rows_per_group(%{{.+}}) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+// The weight indices go to the tile loop too, with the weight count, so that
+// groups whose device-side index is not a weight get no tiles.
+// CHECK-DAG: %[[GW:.+]] = arith.constant 2 : index
+// CHECK: ggemm.foreach_tile segment rows(%[[P]] : memref<5xi64>) weights(%[[IDX]] : memref<4xi32>) num_weights(%[[GW]]) groups(%[[G]]) rows_per_group(%{{.+}}) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
 // CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
 // CHECK-NEXT: %[[WIDX:.+]] = ggemm.weight_index %[[IDX]][%[[GRP]]] : memref<4xi32>
 // CHECK-DAG: %[[KB:.+]] = arith.constant 4 : index

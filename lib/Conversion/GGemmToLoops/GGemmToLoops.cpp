@@ -101,16 +101,28 @@ private:
 
 TileSchedule LoopsTranslator::scheduleOf(Value schedule) {
   auto op = schedule.getDefiningOp<TileScheduleOp>();
-  Value groupRows = op.getGroupRows();
-  auto loadGroupRow = [groupRows](OpBuilder &b, Location loc,
-                                  Value index) -> Value {
-    return toIndex(b, loc, memref::LoadOp::create(b, loc, groupRows, index));
+  auto loader = [](Value array) {
+    return [array](OpBuilder &b, Location loc, Value index) -> Value {
+      return toIndex(b, loc, memref::LoadOp::create(b, loc, array, index));
+    };
   };
   TileConfigAttr config = op.getConfig();
-  return TileSchedule{op.getRowMapping(), config.getBlockM(),
-                      config.getBlockN(), config.getRaster(),
-                      op.getNumGroups(),  op.getRowsPerGroup(),
-                      op.getNumCols(),    loadGroupRow};
+  TileSchedule s;
+  s.rowMapping = op.getRowMapping();
+  s.blockM = config.getBlockM();
+  s.blockN = config.getBlockN();
+  s.raster = config.getRaster();
+  s.numGroups = op.getNumGroups();
+  s.rowsPerGroup = op.getRowsPerGroup();
+  s.numRows = op.getNumRows();
+  s.numCols = op.getNumCols();
+  if (Value groupRows = op.getGroupRows())
+    s.loadGroupRow = loader(groupRows);
+  if (Value weightIndices = op.getWeightIndices()) {
+    s.loadWeightIndex = loader(weightIndices);
+    s.numWeights = op.getNumWeights();
+  }
+  return s;
 }
 
 Value LoopsTranslator::buffer(Type type, Location loc) {
@@ -133,7 +145,7 @@ void LoopsTranslator::lowerLaunch(LaunchOp launch, LogicalResult &result) {
   else
     // As the runtime does: one CTA per tile of a bound computed without
     // reading group_rows; the CTAs past the real tile count find no tile.
-    gridSize = schedule.tileBound(b, loc, launch.getScheduleOp().getNumRows());
+    gridSize = schedule.tileBound(b, loc);
   auto grid =
       scf::ForOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, 0),
                          gridSize, arith::ConstantIndexOp::create(b, loc, 1));

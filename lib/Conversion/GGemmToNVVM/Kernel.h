@@ -34,6 +34,7 @@ enum KernelParam : unsigned {
   kN,
   kK,
   kLdy,
+  kNumWeights,
   kNumParams
 };
 
@@ -140,7 +141,7 @@ private:
   LLVM::LLVMPointerType ptrShared, ptrCluster;
   /// Set up at the kernel's entry.
   Value tid, warpgroup, smem;
-  Value numRows, rowsPerGroup, numGroups, n, k, ldy;
+  Value numRows, rowsPerGroup, numGroups, n, k, ldy, numWeights;
   std::optional<TileSchedule> schedule;
   /// Constants of the host function, cloned once into the kernel.
   IRMapping externalConstants;

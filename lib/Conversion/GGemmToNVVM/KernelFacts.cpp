@@ -11,7 +11,7 @@ SmallVector<Type> mlir::ggemm::nvvm::kernelParamTypes(MLIRContext *ctx) {
   auto ptrGlobal = LLVM::LLVMPointerType::get(ctx, 1);
   auto i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
   return {ptr, ptr, ptrGlobal, ptrGlobal, ptrGlobal, ptrGlobal, ptrGlobal,
-          i64, i64, i32,       i32,       i32,       i64};
+          i64, i64, i32,       i32,       i32,       i64,       i32};
 }
 
 namespace {
@@ -124,6 +124,9 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
 
   // The operands the kernel reads, bound to its parameters.
   f.groupRows = f.schedule.getGroupRows();
+  if (failed(bind(f.schedule, "weight_indices", f.weightIndices,
+                  f.schedule.getWeightIndices())))
+    return failure();
   if (f.groupRows)
     f.indexElem = cast<MemRefType>(f.groupRows.getType()).getElementType();
   SmallVector<StoreTileOp> stores;
@@ -324,7 +327,8 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
         {"num_groups", "i32"},
         {"n", "i32"},
         {"k", "i32"},
-        {"ldy", "i64"}})
+        {"ldy", "i64"},
+        {"num_weights", "i32"}})
     params.push_back(
         param({named("name", s(pname)), named("kind", s("scalar")),
                named("dtype", s(dtype)), named("value", s(pname))}));

@@ -82,29 +82,37 @@ LogicalResult KernelTranslator::translate() {
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   warpgroup = arith::DivUIOp::create(b, loc, tid, idx(128));
   smem = LLVM::AddressOfOp::create(b, loc, ptrShared, smemGlobal.getSymName());
-  // Scalars of the tile schedule. num_rows only bounds TMA reads, which the
-  // descriptors do by themselves.
+  // Scalars of the tile schedule. num_rows clamps the segments and
+  // num_weights the weight indices, both device data.
   numRows = toIndex(param(kNumRows));
   rowsPerGroup = toIndex(param(kRowsPerGroup));
   numGroups = toIndex(param(kNumGroups));
   n = toIndex(param(kN));
   k = toIndex(param(kK));
   ldy = toIndex(param(kLdy));
-  Type indexElem = facts.indexElem ? facts.indexElem : i32;
-  auto loadGroupRow = [this, indexElem](OpBuilder &, Location,
-                                        Value i) -> Value {
-    return toIndex(
-        load(indexElem, elementAddress(param(kGroupRows), indexElem, i)));
+  numWeights = toIndex(param(kNumWeights));
+  auto loader = [this](KernelParam array, Type elem) {
+    return [this, array, elem](OpBuilder &, Location, Value i) -> Value {
+      return toIndex(load(elem, elementAddress(param(array), elem, i)));
+    };
   };
   TileConfigAttr config = facts.config;
-  schedule = TileSchedule{facts.schedule.getRowMapping(),
-                          config.getBlockM(),
-                          config.getBlockN(),
-                          config.getRaster(),
-                          numGroups,
-                          rowsPerGroup,
-                          n,
-                          loadGroupRow};
+  TileSchedule s;
+  s.rowMapping = facts.schedule.getRowMapping();
+  s.blockM = config.getBlockM();
+  s.blockN = config.getBlockN();
+  s.raster = config.getRaster();
+  s.numGroups = numGroups;
+  s.rowsPerGroup = rowsPerGroup;
+  s.numRows = numRows;
+  s.numCols = n;
+  s.loadGroupRow =
+      loader(kGroupRows, facts.indexElem ? facts.indexElem : Type(i32));
+  if (facts.schedule.getWeightIndices()) {
+    s.loadWeightIndex = loader(kWeightIndices, i32);
+    s.numWeights = numWeights;
+  }
+  schedule = s;
   // Host constants go before everything else.
   entry.setInsertionPointToStart(&kernel.getBody().front());
   mapping.map(facts.launch.getCtaArg(),

@@ -14,7 +14,8 @@ static constexpr int64_t kRegistersPerSm = 64 * 1024;
 //===----------------------------------------------------------------------===//
 
 LogicalResult TileScheduleOp::verify() {
-  return verifyTileHeader(*this, getRowMapping(), getGroupRows(), getConfig());
+  return verifyTileHeader(*this, getRowMapping(), getGroupRows(),
+                          getWeightIndices(), getNumWeights(), getConfig());
 }
 
 TileScheduleOp LaunchOp::getScheduleOp() {

@@ -6,10 +6,10 @@ using namespace mlir;
 using namespace mlir::ggemm;
 using namespace mlir::ggemm::detail;
 
-LogicalResult mlir::ggemm::detail::verifyTileHeader(Operation *op,
-                                                    RowMapping rowMapping,
-                                                    Value groupRows,
-                                                    TileConfigAttr config) {
+LogicalResult
+mlir::ggemm::detail::verifyTileHeader(Operation *op, RowMapping rowMapping,
+                                      Value groupRows, Value weightIndices,
+                                      Value numWeights, TileConfigAttr config) {
   bool needsRows = rowMapping != RowMapping::uniform;
   if (needsRows && !groupRows)
     return op->emitOpError() << "expects a `rows` operand for row_mapping "
@@ -17,6 +17,8 @@ LogicalResult mlir::ggemm::detail::verifyTileHeader(Operation *op,
   if (!needsRows && groupRows)
     return op->emitOpError() << "expects no `rows` operand for row_mapping "
                                 "uniform";
+  if (static_cast<bool>(weightIndices) != static_cast<bool>(numWeights))
+    return op->emitOpError() << "expects `weights` and `num_weights` together";
   if (config.getSwapAb())
     return op->emitOpError() << "expects a tile config without swap_ab: "
                                 "swap-AB tile programs are not supported yet";
@@ -28,7 +30,8 @@ LogicalResult mlir::ggemm::detail::verifyTileHeader(Operation *op,
 //===----------------------------------------------------------------------===//
 
 LogicalResult ForeachTileOp::verify() {
-  return verifyTileHeader(*this, getRowMapping(), getGroupRows(), getConfig());
+  return verifyTileHeader(*this, getRowMapping(), getGroupRows(),
+                          getWeightIndices(), getNumWeights(), getConfig());
 }
 
 LogicalResult ForeachTileOp::verifyRegions() {

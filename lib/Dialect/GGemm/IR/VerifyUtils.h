@@ -34,9 +34,11 @@ LogicalResult verifyConfigForType(Operation *op, TileConfigAttr config,
                                   Type elementType);
 
 /// What ggemm.foreach_tile and ggemm.tile_schedule check of their shared
-/// operands: the `rows` operand goes with the row mapping.
+/// operands: the `rows` operand goes with the row mapping, the weight
+/// indices with their count.
 LogicalResult verifyTileHeader(Operation *op, RowMapping rowMapping,
-                               Value groupRows, TileConfigAttr config);
+                               Value groupRows, Value weightIndices,
+                               Value numWeights, TileConfigAttr config);
 
 } // namespace mlir::ggemm::detail
 

@@ -37,7 +37,8 @@ void schedule(RewriterBase &rewriter, ForeachTileOp loop, GridPolicy grid) {
   rewriter.setInsertionPoint(loop);
   auto sched = TileScheduleOp::create(
       rewriter, loc, ScheduleType::get(rewriter.getContext()),
-      loop.getRowMappingAttr(), loop.getGroupRows(), loop.getNumGroups(),
+      loop.getRowMappingAttr(), loop.getGroupRows(), loop.getWeightIndices(),
+      loop.getNumWeights(), loop.getNumGroups(),
       loop.getRowsPerGroup(), loop.getNumRows(), loop.getNumCols(),
       loop.getConfigAttr());
   auto launch = LaunchOp::create(

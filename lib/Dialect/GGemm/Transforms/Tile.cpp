@@ -117,9 +117,13 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   Value numRows = dim(b, loc, p.x, 0);
   bool kn = p.layout == WeightLayout::kn;
   Value numCols = dim(b, loc, p.w, kn ? 2 : 1);
+  // Weight indices are device data: the schedule skips groups whose index
+  // is not a weight of w.
+  Value numWeights = p.weightIndices ? dim(b, loc, p.w, 0) : Value();
   auto loop = ForeachTileOp::create(
       b, loc, RowMappingAttr::get(b.getContext(), p.rowMapping), p.groupRows,
-      p.numGroups, p.rowsPerGroup, numRows, numCols, p.config);
+      p.weightIndices, numWeights, p.numGroups, p.rowsPerGroup, numRows,
+      numCols, p.config);
   Block *body =
       b.createBlock(&loop.getBody(), {}, SmallVector<Type>(4, b.getIndexType()),
                     SmallVector<Location>(4, loc));

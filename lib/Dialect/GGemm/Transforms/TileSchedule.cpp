@@ -18,20 +18,33 @@ static Value ceilDiv(OpBuilder &b, Location loc, Value a, int64_t d) {
   return arith::DivUIOp::create(b, loc, sum, cst(b, loc, d));
 }
 
+/// Entry `index` of seg_indptr clamped into [0, num_rows]: seg_indptr is
+/// device data, so a segment is [clamp(r[g]), max(clamp(r[g+1]), start)).
+/// A decreasing seg_indptr gives empty segments and offsets past the rows
+/// end there, so no tile reaches past y and the tile count stays bounded.
+static Value clampedOffset(OpBuilder &b, Location loc, const TileSchedule &s,
+                           Value index) {
+  Value offset = s.loadGroupRow(b, loc, index);
+  offset = arith::MaxSIOp::create(b, loc, offset, cst(b, loc, 0));
+  return arith::MinSIOp::create(b, loc, offset, s.numRows);
+}
+
+/// The row count of a segment from its clamped start and the clamped offset
+/// after it.
+static Value segmentLength(OpBuilder &b, Location loc, Value start,
+                           Value nextOffset) {
+  Value end = arith::MaxSIOp::create(b, loc, nextOffset, start);
+  return arith::SubIOp::create(b, loc, end, start);
+}
+
 std::pair<Value, Value> TileSchedule::groupRows(OpBuilder &b, Location loc,
                                                 Value group) const {
   switch (rowMapping) {
   case RowMapping::segment: {
-    Value begin = loadGroupRow(b, loc, group);
+    Value begin = clampedOffset(b, loc, *this, group);
     Value next = arith::AddIOp::create(b, loc, group, cst(b, loc, 1));
-    Value end = loadGroupRow(b, loc, next);
-    // A decreasing seg_indptr is invalid input: clamp to an empty segment
-    // rather than walk a negative row count.
-    Value len = arith::SubIOp::create(b, loc, end, begin);
-    Value neg = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, len,
-                                      cst(b, loc, 0));
-    len = arith::SelectOp::create(b, loc, neg, cst(b, loc, 0), len);
-    return {begin, len};
+    return {begin,
+            segmentLength(b, loc, begin, clampedOffset(b, loc, *this, next))};
   }
   case RowMapping::masked: {
     Value begin = arith::MulIOp::create(b, loc, group, rowsPerGroup);
@@ -51,27 +64,69 @@ Value TileSchedule::numColTiles(OpBuilder &b, Location loc) const {
   return ceilDiv(b, loc, numCols, blockN);
 }
 
+/// The tiles of group `group` with `rows` rows; none when its weight index
+/// is outside [0, num_weights) (negative ones compare as huge), which would
+/// read past w and bias.
+static Value tilesOf(OpBuilder &b, Location loc, const TileSchedule &s,
+                     Value group, Value rows) {
+  Value tiles = arith::MulIOp::create(b, loc, ceilDiv(b, loc, rows, s.blockM),
+                                      s.numColTiles(b, loc));
+  if (!s.loadWeightIndex)
+    return tiles;
+  Value weight = s.loadWeightIndex(b, loc, group);
+  Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, weight,
+                                      s.numWeights);
+  return arith::SelectOp::create(b, loc, valid, tiles, cst(b, loc, 0));
+}
+
 Value TileSchedule::groupTiles(OpBuilder &b, Location loc, Value group) const {
-  Value len = groupRows(b, loc, group).second;
-  return arith::MulIOp::create(b, loc, ceilDiv(b, loc, len, blockM),
-                               numColTiles(b, loc));
+  return tilesOf(b, loc, *this, group, groupRows(b, loc, group).second);
+}
+
+/// Whether every group has the same tiles, so no walk is needed.
+static bool isUniform(const TileSchedule &s) {
+  return s.rowMapping == RowMapping::uniform && !s.loadWeightIndex;
+}
+
+/// One step of the walk over the groups that totalTiles and mapTile share:
+/// the tiles of group `g`. Segments carry the clamped start of the group
+/// from step to step, so each step reads seg_indptr once.
+static std::pair<Value, Value> walkStep(OpBuilder &b, Location loc,
+                                        const TileSchedule &s, Value g,
+                                        Value start) {
+  if (s.rowMapping != RowMapping::segment)
+    return {s.groupTiles(b, loc, g), start};
+  Value next = arith::AddIOp::create(b, loc, g, cst(b, loc, 1));
+  Value nextStart = clampedOffset(b, loc, s, next);
+  Value rows = segmentLength(b, loc, start, nextStart);
+  return {tilesOf(b, loc, s, g, rows), nextStart};
+}
+
+/// The carried value of the first step of the walk.
+static Value walkStart(OpBuilder &b, Location loc, const TileSchedule &s) {
+  if (s.rowMapping != RowMapping::segment)
+    return cst(b, loc, 0);
+  return clampedOffset(b, loc, s, cst(b, loc, 0));
 }
 
 Value TileSchedule::totalTiles(OpBuilder &b, Location loc) const {
-  if (rowMapping == RowMapping::uniform)
+  if (isUniform(*this))
     return arith::MulIOp::create(b, loc, numGroups,
                                  groupTiles(b, loc, cst(b, loc, 0)));
-  auto loop = scf::ForOp::create(b, loc, cst(b, loc, 0), numGroups,
-                                 cst(b, loc, 1), ValueRange{cst(b, loc, 0)});
+  Value zero = cst(b, loc, 0);
+  // iter_args: (running count, carried start).
+  auto loop = scf::ForOp::create(b, loc, zero, numGroups, cst(b, loc, 1),
+                                 ValueRange{zero, walkStart(b, loc, *this)});
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value sum = arith::AddIOp::create(b, loc, loop.getRegionIterArg(0),
-                                    groupTiles(b, loc, loop.getInductionVar()));
-  scf::YieldOp::create(b, loc, sum);
+  auto [tiles, nextStart] =
+      walkStep(b, loc, *this, loop.getInductionVar(), loop.getRegionIterArg(1));
+  Value sum = arith::AddIOp::create(b, loc, loop.getRegionIterArg(0), tiles);
+  scf::YieldOp::create(b, loc, ValueRange{sum, nextStart});
   return loop.getResult(0);
 }
 
-Value TileSchedule::tileBound(OpBuilder &b, Location loc, Value numRows) const {
+Value TileSchedule::tileBound(OpBuilder &b, Location loc) const {
   Value rowTiles;
   if (rowMapping == RowMapping::segment)
     // A segment's last row tile may be partial: at most one extra per group.
@@ -86,7 +141,7 @@ Value TileSchedule::tileBound(OpBuilder &b, Location loc, Value numRows) const {
 TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
                                          Value tileId) const {
   Value group, local;
-  if (rowMapping == RowMapping::uniform) {
+  if (isUniform(*this)) {
     Value perGroup = groupTiles(b, loc, cst(b, loc, 0));
     group = arith::DivUIOp::create(b, loc, tileId, perGroup);
     local = arith::RemUIOp::create(b, loc, tileId, perGroup);
@@ -94,10 +149,12 @@ TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
     // Walk the groups, accumulating their tile counts, until the group that
     // holds `tileId`. Every thread of a CTA runs the same walk (the reads of
     // group_rows are uniform and cached), so no shared state is needed.
-    // iter_args: (group found so far, its first tile id, running count).
+    // iter_args: (group found so far, its first tile id, running count,
+    // carried start).
     Value zero = cst(b, loc, 0);
-    auto loop = scf::ForOp::create(b, loc, zero, numGroups, cst(b, loc, 1),
-                                   ValueRange{zero, zero, zero});
+    auto loop = scf::ForOp::create(
+        b, loc, zero, numGroups, cst(b, loc, 1),
+        ValueRange{zero, zero, zero, walkStart(b, loc, *this)});
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -105,8 +162,9 @@ TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
       Value foundGroup = loop.getRegionIterArg(0);
       Value foundStart = loop.getRegionIterArg(1);
       Value running = loop.getRegionIterArg(2);
-      Value next =
-          arith::AddIOp::create(b, loc, running, groupTiles(b, loc, g));
+      auto [tiles, nextStart] =
+          walkStep(b, loc, *this, g, loop.getRegionIterArg(3));
+      Value next = arith::AddIOp::create(b, loc, running, tiles);
       // The group holds the tile iff running <= tileId < next.
       Value geStart = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
                                             running, tileId);
@@ -115,7 +173,8 @@ TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
       Value hit = arith::AndIOp::create(b, loc, geStart, ltEnd);
       foundGroup = arith::SelectOp::create(b, loc, hit, g, foundGroup);
       foundStart = arith::SelectOp::create(b, loc, hit, running, foundStart);
-      scf::YieldOp::create(b, loc, ValueRange{foundGroup, foundStart, next});
+      scf::YieldOp::create(b, loc,
+                           ValueRange{foundGroup, foundStart, next, nextStart});
     }
     group = loop.getResult(0);
     local = arith::SubIOp::create(b, loc, tileId, loop.getResult(1));

@@ -16,11 +16,13 @@ include "mlir/IR/OpAsmInterface.td"
 // Persistent schedule
 //===----------------------------------------------------------------------===//
 
-def GGemm_TileScheduleOp : GGemm_Op<"tile_schedule", [Pure]> {
+def GGemm_TileScheduleOp : GGemm_Op<"tile_schedule", [
+    Pure, AttrSizedOperandSegments]> {
   let summary = "the tiles of a grouped matmul and how tile ids map to them";
   let description = [{
     Describes the tiles of a `ggemm.foreach_tile` (same operands, same
-    meaning) and numbers them: tile ids enumerate the groups in order, and
+    meaning, the same clamping of device-side rows and skipping of groups
+    with an out-of-range weight index) and numbers them: tile ids enumerate the groups in order, and
     inside a group walk its `(m, n)` tile grid along `n` or along `m` (the
     config's `raster`). The numbering is computed on the device from
     `group_rows` (no host read), so a launch is CUDA-graph safe.
@@ -33,11 +35,15 @@ def GGemm_TileScheduleOp : GGemm_Op<"tile_schedule", [Pure]> {
   }];
   let arguments = (ins GGemm_RowMappingAttr:$row_mapping,
                    Optional<GGemm_IndexVector>:$group_rows,
+                   Optional<MemRefRankOf<[I32], [1]>>:$weight_indices,
+                   Optional<Index>:$num_weights,
                    Index:$num_groups, Index:$rows_per_group, Index:$num_rows,
                    Index:$num_cols, GGemm_TileConfigAttr:$config);
   let results = (outs GGemm_ScheduleType:$schedule);
   let assemblyFormat = [{
     custom<RowMapping>($row_mapping) (`rows` `(` $group_rows^ `:` type($group_rows) `)`)?
+    (`weights` `(` $weight_indices^ `:` type($weight_indices) `)`
+     `num_weights` `(` $num_weights `)`)?
     `groups` `(` $num_groups `)` `rows_per_group` `(` $rows_per_group `)`
     `num_rows` `(` $num_rows `)` `num_cols` `(` $num_cols `)`
     `config` `(` qualified($config) `)` attr-dict

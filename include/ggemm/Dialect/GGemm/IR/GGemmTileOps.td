@@ -17,7 +17,7 @@ def GGemm_YieldOp : GGemm_Op<"yield", [Pure, Terminator,
 }
 
 def GGemm_ForeachTileOp : GGemm_Op<"foreach_tile", [
-    SingleBlockImplicitTerminator<"YieldOp">,
+    SingleBlockImplicitTerminator<"YieldOp">, AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>]> {
   let summary = "the tile loop of a grouped matmul";
   let description = [{
@@ -31,6 +31,14 @@ def GGemm_ForeachTileOp : GGemm_Op<"foreach_tile", [
       + min(r[g], rows_per_group))` with `r = group_rows` (the counts);
     - `uniform`: group `g` owns rows `[g * rows_per_group, (g+1) *
       rows_per_group)`; there is no `group_rows` operand.
+
+    `group_rows` lives on the device and is not checked on the host, so the
+    rows are clamped rather than trusted: a segment is `[b, e)` with `b =
+    clamp(r[g], 0, num_rows)` and `e = clamp(r[g+1], b, num_rows)` (a
+    decreasing `seg_indptr` gives empty segments, offsets past `num_rows`
+    end there), and masked counts are clamped to `[0, rows_per_group]`.
+    With `weights(weight_indices) num_weights(n)`, a group whose weight
+    index is outside `[0, n)` has no tiles: its rows are left as they are.
 
     Each group's rows are cut into `block_m` tiles and the `num_cols` output
     columns into `block_n` tiles of the tile config. The body receives the
@@ -64,11 +72,15 @@ def GGemm_ForeachTileOp : GGemm_Op<"foreach_tile", [
   }];
   let arguments = (ins GGemm_RowMappingAttr:$row_mapping,
                    Optional<GGemm_IndexVector>:$group_rows,
+                   Optional<MemRefRankOf<[I32], [1]>>:$weight_indices,
+                   Optional<Index>:$num_weights,
                    Index:$num_groups, Index:$rows_per_group, Index:$num_rows,
                    Index:$num_cols, GGemm_TileConfigAttr:$config);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     custom<RowMapping>($row_mapping) (`rows` `(` $group_rows^ `:` type($group_rows) `)`)?
+    (`weights` `(` $weight_indices^ `:` type($weight_indices) `)`
+     `num_weights` `(` $num_weights `)`)?
     `groups` `(` $num_groups `)` `rows_per_group` `(` $rows_per_group `)`
     `num_rows` `(` $num_rows `)` `num_cols` `(` $num_cols `)`
     `config` `(` qualified($config) `)` attr-dict-with-keyword

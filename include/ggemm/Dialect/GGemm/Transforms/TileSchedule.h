@@ -16,21 +16,28 @@
 
 namespace mlir::ggemm {
 
-/// Reads entry `index` (an index value) of the group-rows array and returns
-/// it as an index value. The GPU loads through a global pointer, the CPU
-/// through a memref.
+/// Reads entry `index` (an index value) of a device array (the group rows,
+/// the weight indices) and returns it as an index value. The GPU loads
+/// through a global pointer, the CPU through a memref.
 using GroupRowLoader = std::function<Value(OpBuilder &, Location, Value index)>;
 
-/// What the mapping needs to know about a foreach_tile.
+/// What the mapping needs to know about a tile_schedule (or foreach_tile).
+/// Device data is not trusted: segment rows are clamped to [0, numRows],
+/// masked counts to [0, rowsPerGroup], and with weight indices a group
+/// whose index is not below numWeights has no tiles.
 struct TileSchedule {
   RowMapping rowMapping;
-  int64_t blockM;
-  int64_t blockN;
-  RasterOrder raster;
+  int64_t blockM = 0;
+  int64_t blockN = 0;
+  RasterOrder raster = RasterOrder::along_n;
   Value numGroups;    // index
   Value rowsPerGroup; // index (masked / uniform)
+  Value numRows;      // index
   Value numCols;      // index
   GroupRowLoader loadGroupRow;
+  /// Null without weight indices.
+  GroupRowLoader loadWeightIndex;
+  Value numWeights; // index, with loadWeightIndex
 
   /// First row and row count of group `group`.
   std::pair<Value, Value> groupRows(OpBuilder &b, Location loc,
@@ -45,7 +52,7 @@ struct TileSchedule {
   /// size a one-CTA-per-tile grid without a sync (the runtime's formula):
   /// `(ceil(num_rows / block_m) + num_groups) * col_tiles` for segments,
   /// `num_groups * ceil(rows_per_group / block_m) * col_tiles` otherwise.
-  Value tileBound(OpBuilder &b, Location loc, Value numRows) const;
+  Value tileBound(OpBuilder &b, Location loc) const;
 
   /// The tile with id `tileId` (< totalTiles).
   struct Tile {
