@@ -15,4 +15,9 @@ for f in test/gpu/kernels/*.mlir bench/kernels/*.mlir; do
     --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=$out $extra" -o /dev/null
 done
 git rev-parse --short HEAD > "$out/COMMIT"
+# The GPU image has no nlohmann/json, which the runtime is built with: carry
+# the header and its CMake package (run_on_device.sh points CMake at it).
+rm -rf .device/nlohmann && mkdir -p .device/nlohmann/include .device/nlohmann/share/cmake
+cp -r /usr/include/nlohmann .device/nlohmann/include/
+cp -r /usr/share/cmake/nlohmann_json .device/nlohmann/share/cmake/
 ls "$out"

@@ -1,31 +1,48 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (through the device tool): builds the CUDA runtime
-# with CMake (no LLVM there), then runs the end-to-end check and the
-# benchmark on the bundles carried in .device/bundles. Results go to $OUT.
-#   bash test/gpu/run_on_device.sh [check|bench|all]
+# with CMake (no LLVM there), then the GPU checks and the benchmark on the
+# bundles carried in .device/bundles. Results go to $OUT.
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
-# REPEATS (default 5) times each, alternating.
+# REPEATS (default 5) times each, alternating. CASES (default 240) and
+# SAFETY_CASES (default 300) set the number of random cases.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-what=${1:-all}
+steps=${*:-all}
+[ "$steps" = all ] && steps="check bench safety load"
 OUT=${OUT:-/tmp/ggemm-out}
 mkdir -p "$OUT"
 commit=$(cat .device/bundles/COMMIT 2>/dev/null || echo unknown)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
-cmake -S runtime -B /tmp/build-rt -G Ninja -DCMAKE_BUILD_TYPE=Release > "$OUT/rt-build.log" 2>&1 &&
+# The image has no nlohmann/json: build_bundles.sh carries the header.
+prefix=()
+[ -d .device/nlohmann ] && prefix=(-DCMAKE_PREFIX_PATH="$PWD/.device/nlohmann")
+cmake -S runtime -B /tmp/build-rt -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DGGEMM_RUNTIME_BUILD_TESTS=OFF "${prefix[@]}" > "$OUT/rt-build.log" 2>&1 &&
   cmake --build /tmp/build-rt -j 16 >> "$OUT/rt-build.log" 2>&1 || { tail -30 "$OUT/rt-build.log"; exit 1; }
 export GGEMM_RUNTIME_LIB=$(find /tmp/build-rt -name 'libggemm_runtime.so' | head -1)
 export PYTHONUNBUFFERED=1 GGEMM_COMMIT=$commit
 rc=0
-if [ "$what" = check ] || [ "$what" = all ]; then
-  python3 test/gpu/check_e2e.py --bundles .device/bundles --cases "${CASES:-240}" \
-    --report "$OUT/e2e.md" 2>&1 | tee "$OUT/check.log" | grep -v "PASS$" || true
-  [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
-fi
-if [ "$what" = bench ] || [ "$what" = all ]; then
-  python3 bench/bench_e2e.py --bundles .device/bundles ${BASELINE:+--baseline "$BASELINE"} \
-    --repeats "${REPEATS:-5}" --report "$OUT/bench.md" \
-    2>&1 | tee "$OUT/bench.log" || rc=1
-fi
+for step in $steps; do
+  case $step in
+  check)
+    python3 test/gpu/check_e2e.py --bundles .device/bundles --cases "${CASES:-240}" \
+      --report "$OUT/e2e.md" 2>&1 | tee "$OUT/check.log" | grep -v "PASS$" || true
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  bench)
+    python3 bench/bench_e2e.py --bundles .device/bundles ${BASELINE:+--baseline "$BASELINE"} \
+      --repeats "${REPEATS:-5}" --report "$OUT/bench.md" \
+      2>&1 | tee "$OUT/bench.log" || rc=1 ;;
+  safety)
+    compute-sanitizer --tool memcheck --report-api-errors no \
+      python3 test/gpu/check_safety.py --bundles .device/bundles \
+      --cases "${SAFETY_CASES:-300}" > "$OUT/safety.log" 2>&1 || rc=1
+    grep -v "PASS$" "$OUT/safety.log" | tail -20 ;;
+  load)
+    python3 test/gpu/load_test.py --bundles .device/bundles \
+      2>&1 | tee "$OUT/load.log" || rc=1 ;;
+  *) echo "unknown step $step" >&2; exit 2 ;;
+  esac
+done
 exit $rc
