@@ -36,7 +36,18 @@ fi
 if [ "$ctest_rc" -ne 0 ] && [ -z "$summary" ]; then failed=$((failed + 1)); fi
 
 echo "== pytest"
-GGEMM_BUILD_DIR="$PWD/$BUILD_DIR" /usr/bin/python3 -m pytest -q -p no:cacheprovider test/python 2>&1 | tee "$log/pytest.txt"
+# In an ASan build (scripts/build-checked.sh asan) python loads instrumented
+# libraries through ctypes: the ASan runtime must be preloaded, CPython's
+# own leaks at exit are not ours, and a report must reach the log rather
+# than pytest's captured (and, on abort, lost) file descriptor 2.
+python_env=()
+preload=$(sed -n 's/^GGEMM_SANITIZER_PRELOAD:INTERNAL=//p' \
+            "$BUILD_DIR/CMakeCache.txt" 2>/dev/null || true)
+if [ -n "$preload" ]; then
+  python_env=(LD_PRELOAD="$preload" PYTEST_ADDOPTS="--capture=sys"
+              ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}")
+fi
+GGEMM_BUILD_DIR="$PWD/$BUILD_DIR" env "${python_env[@]}" /usr/bin/python3 -m pytest -q -p no:cacheprovider test/python 2>&1 | tee "$log/pytest.txt"
 py_rc=${PIPESTATUS[0]}
 p=$(grep -Eo '[0-9]+ passed' "$log/pytest.txt" | grep -Eo '^[0-9]+' | tail -1)
 f=$(grep -Eo '[0-9]+ (failed|error)' "$log/pytest.txt" | grep -Eo '^[0-9]+' | awk '{s+=$1} END {print s+0}')
