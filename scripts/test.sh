@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every CPU test: the lit suite (check-ggemm), the runtime's and the
-# C++ unit tests (ctest), the Python tests (pytest) and the out-of-tree
-# consumer build. Prints one closing line `tests: N passed, M failed`.
+# C++ unit tests (ctest), the Python tests (pytest), the out-of-tree
+# consumer build and a short seeded fuzz campaign of gemm-opt. Prints one
+# closing line `tests: N passed, M failed`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
@@ -64,6 +65,20 @@ else
   cat "$log/consumer.txt"
   failed=$((failed + 1))
 fi
+
+echo "== fuzz (gemm-opt, seeded)"
+# One test: a fixed campaign (the same mutants every run) passes with no
+# crash and no hang. Reproducers go to $BUILD_DIR/fuzz; see
+# README.md ("Fuzzing and checked builds") for longer campaigns.
+if /usr/bin/python3 test/fuzz/fuzz_gemm_opt.py \
+     --gemm-opt "$BUILD_DIR/bin/gemm-opt" --count "${FUZZ_COUNT:-3000}" \
+     --seed 1 --jobs "$(nproc)" --quiet --out "$BUILD_DIR/fuzz" \
+     > "$log/fuzz.txt" 2>&1; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+fi
+cat "$log/fuzz.txt"
 
 echo "tests: ${passed} passed, ${failed} failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
