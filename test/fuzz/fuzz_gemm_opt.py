@@ -537,6 +537,7 @@ def discover_modes(gemm_opt: str) -> list[Mode]:
 FRAME_RE = re.compile(r"^\s*#\d+ 0x[0-9a-f]+ (?:in )?(.*)$")
 HANDLER_FRAMES = ("PrintStackTrace", "RunSignalHandlers", "SignalHandler",
                   "__restore_rt", "__sanitizer", "__asan", "__ubsan",
+                  "__interceptor_",
                   "abort", "raise", "__assert_fail", "pthread_kill",
                   "__pthread_kill", "gsignal", "llvm_unreachable_internal",
                   "report_fatal_error", "reportFatal")
