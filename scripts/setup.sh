@@ -5,6 +5,9 @@
 #
 #   bash scripts/setup.sh            # installs, configures build/, builds
 #   BUILD_DIR=out bash scripts/setup.sh
+#   JOBS=1 bash scripts/setup.sh     # build parallelism (default: nproc)
+#   GGEMM_CMAKE_ARGS="-DGGEMM_ENABLE_ASSERTIONS=ON" bash scripts/setup.sh
+#                                    # more cache entries, split on spaces
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,5 +40,6 @@ cmake -S . -B "$BUILD_DIR" -G Ninja \
   -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
   -DPython3_EXECUTABLE=/usr/bin/python3 \
   -DGGEMM_ENABLE_RUNTIME="$RUNTIME" \
-  -DCMAKE_INSTALL_PREFIX="$PWD/$BUILD_DIR/install"
-cmake --build "$BUILD_DIR" -j "$(nproc)"
+  -DCMAKE_INSTALL_PREFIX="$PWD/$BUILD_DIR/install" \
+  ${GGEMM_CMAKE_ARGS:-}
+cmake --build "$BUILD_DIR" -j "${JOBS:-$(nproc)}"

@@ -48,9 +48,29 @@ gpu.module @not_a_pointer {
 // -----
 
 gpu.module @out_of_range {
-  // expected-error @+1 {{'llvm.func' op expects argument 2 to be a pointer to a TMA descriptor}}
+  // expected-error @+1 {{'llvm.func' op expects argument index 2 to be in [0, 2)}}
   llvm.func @kernel(%a: !llvm.ptr, %b: !llvm.ptr)
       attributes {ggemm.grid_constant_args = array<i64: 2>, nvvm.kernel} {
+    llvm.return
+  }
+}
+
+// -----
+
+// A negative index is out of range too (it used to reach getArgument(-1)).
+gpu.module @negative {
+  // expected-error @+1 {{'llvm.func' op expects argument index -1 to be in [0, 1)}}
+  llvm.func @kernel(%desc: !llvm.ptr)
+      attributes {ggemm.grid_constant_args = array<i64: -1>} {
+    llvm.return
+  }
+}
+
+// -----
+
+gpu.module @no_arguments {
+  // expected-error @+1 {{'llvm.func' op expects argument index 0 to be in [0, 0)}}
+  llvm.func @kernel() attributes {ggemm.grid_constant_args = array<i64: 0>} {
     llvm.return
   }
 }

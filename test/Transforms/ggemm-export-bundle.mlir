@@ -139,3 +139,28 @@ module attributes {ggemm.manifests = {llvm_kernel = {entry = "llvm_kernel"}}} {
   // expected-error @+1 {{expects PTX (format=isa) or cubin (format=bin) objects}}
   gpu.binary @llvm_kernel_module [#gpu.object<#nvvm.target<chip = "sm_90a">, offload = "BC">]
 }
+
+// -----
+
+// The manifest is read back from the IR: a value JSON cannot mirror (here
+// `none`, a type) is diagnosed. It used to be a report_fatal_error.
+// expected-error @+1 {{expects the manifest of kernel none_kernel to hold only bools, 64-bit integers, floats, strings, arrays and dictionaries, got none}}
+module attributes {ggemm.manifests = {none_kernel = {entry = "none_kernel", nested = {flag = [none]}}}} {
+  gpu.binary @none_kernel_module [#gpu.object<#nvvm.target<chip = "sm_90a">, assembly = "a">]
+}
+
+// -----
+
+// Unsigned values keep their value; one that does not fit JSON's int64_t is
+// diagnosed instead of being truncated.
+// expected-error @+1 {{expects the manifest of kernel wide_kernel to hold only bools, 64-bit integers, floats, strings, arrays and dictionaries, got 18446744073709551615 : ui64}}
+module attributes {ggemm.manifests = {wide_kernel = {entry = "wide_kernel", small = 200 : ui8, wide = 18446744073709551615 : ui64}}} {
+  gpu.binary @wide_kernel_module [#gpu.object<#nvvm.target<chip = "sm_90a">, assembly = "a">]
+}
+
+// -----
+
+// expected-error @+1 {{expects the manifest of kernel int_kernel to be a dictionary, got 1 : i64}}
+module attributes {ggemm.manifests = {int_kernel = 1}} {
+  gpu.binary @int_kernel_module [#gpu.object<#nvvm.target<chip = "sm_90a">, assembly = "a">]
+}

@@ -25,9 +25,16 @@ struct FinalizeKernelAbiPass
       MLIRContext *ctx = func.getContext();
       Builder b(ctx);
       auto tensorMap = LLVM::LLVMArrayType::get(b.getI8Type(), kTensorMapBytes);
+      // The list comes from the IR, so it is user input: a negative index
+      // must not reach getArgument() (it is an int64_t, the bound unsigned).
+      int64_t numArguments = func.getNumArguments();
       for (int64_t index : args.asArrayRef()) {
-        if (index >= func.getNumArguments() ||
-            !isa<LLVM::LLVMPointerType>(func.getArgument(index).getType())) {
+        if (index < 0 || index >= numArguments) {
+          func.emitOpError() << "expects argument index " << index
+                             << " to be in [0, " << numArguments << ")";
+          return signalPassFailure();
+        }
+        if (!isa<LLVM::LLVMPointerType>(func.getArgument(index).getType())) {
           func.emitOpError() << "expects argument " << index
                              << " to be a pointer to a TMA descriptor";
           return signalPassFailure();

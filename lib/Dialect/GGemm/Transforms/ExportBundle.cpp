@@ -20,30 +20,52 @@ using namespace mlir;
 using namespace mlir::ggemm;
 
 namespace {
-/// Manifests are kept as attributes until here; JSON mirrors them 1:1.
-llvm::json::Value toJson(Attribute attr) {
+/// Manifests are kept as attributes until here; JSON mirrors them 1:1. They
+/// are read back from the IR, so a value of another kind is diagnosed on
+/// `module`, not trusted.
+FailureOr<llvm::json::Value> toJson(ModuleOp module, StringRef kernel,
+                                    Attribute attr) {
   if (auto boolAttr = dyn_cast<BoolAttr>(attr))
-    return boolAttr.getValue();
-  if (auto intAttr = dyn_cast<IntegerAttr>(attr))
-    return intAttr.getInt();
+    return llvm::json::Value(boolAttr.getValue());
+  if (auto intAttr = dyn_cast<IntegerAttr>(attr)) {
+    // JSON integers are int64_t: a wider value is diagnosed, not truncated.
+    const APInt &value = intAttr.getValue();
+    if (intAttr.getType().isUnsignedInteger() ? value.isIntN(63)
+                                              : value.isSignedIntN(64))
+      return llvm::json::Value(intAttr.getType().isUnsignedInteger()
+                                   ? int64_t(value.getZExtValue())
+                                   : value.getSExtValue());
+  }
   if (auto floatAttr = dyn_cast<FloatAttr>(attr))
-    return floatAttr.getValueAsDouble();
+    return llvm::json::Value(floatAttr.getValueAsDouble());
   if (auto str = dyn_cast<StringAttr>(attr))
-    return str.getValue().str();
+    return llvm::json::Value(str.getValue().str());
   if (auto array = dyn_cast<ArrayAttr>(attr)) {
     llvm::json::Array out;
-    for (Attribute element : array)
-      out.push_back(toJson(element));
-    return out;
+    for (Attribute element : array) {
+      FailureOr<llvm::json::Value> value = toJson(module, kernel, element);
+      if (failed(value))
+        return failure();
+      out.push_back(std::move(*value));
+    }
+    return llvm::json::Value(std::move(out));
   }
   if (auto dict = dyn_cast<DictionaryAttr>(attr)) {
     llvm::json::Object out;
-    for (NamedAttribute field : dict)
-      out[field.getName().getValue()] = toJson(field.getValue());
-    return out;
+    for (NamedAttribute field : dict) {
+      FailureOr<llvm::json::Value> value =
+          toJson(module, kernel, field.getValue());
+      if (failed(value))
+        return failure();
+      out[field.getName().getValue()] = std::move(*value);
+    }
+    return llvm::json::Value(std::move(out));
   }
-  // Manifests hold only the kinds above; anything else is a writer bug.
-  llvm::report_fatal_error("ggemm-export-bundle: unexpected manifest value");
+  return module.emitError()
+         << "expects the manifest of kernel " << kernel
+         << " to hold only bools, 64-bit integers, floats, strings, arrays "
+            "and dictionaries, got "
+         << attr;
 }
 
 LogicalResult writeFile(Operation *op, StringRef path, StringRef contents) {
@@ -79,7 +101,15 @@ LogicalResult exportBundles(ModuleOp module, StringRef dir,
     if (objects.size() != 1)
       return binary.emitError() << "expects one object, got " << objects.size();
     auto object = cast<gpu::ObjectAttr>(objects[0]);
-    llvm::json::Object manifest = *toJson(entry.getValue()).getAsObject();
+    if (!isa<DictionaryAttr>(entry.getValue()))
+      return module.emitError()
+             << "expects the manifest of kernel " << kernel
+             << " to be a dictionary, got " << entry.getValue();
+    FailureOr<llvm::json::Value> json =
+        toJson(module, kernel, entry.getValue());
+    if (failed(json))
+      return failure();
+    llvm::json::Object manifest = std::move(*json->getAsObject());
     StringRef suffix;
     switch (object.getFormat()) {
     case gpu::CompilationTarget::Assembly:
