@@ -28,9 +28,14 @@ void ggemmCompilerDestroy(GGemmCompiler *compiler);
  *  pointer stays valid until the next call. */
 const char *ggemmCompilerLastError(GGemmCompiler *compiler);
 
-/** Parses (and verifies) MLIR text. Returns NULL on error. */
+/** Parses (and verifies) MLIR text. Returns NULL on error. Diagnostics
+ *  (see LastError) name the source `<source>`. */
 GGemmModule *ggemmModuleParse(GGemmCompiler *compiler, const char *source,
                               size_t length);
+/** As ggemmModuleParse; diagnostics name the source `source_name` (a file
+ *  name, say): "moe.mlir:3:5: error: ...". */
+GGemmModule *ggemmModuleParseNamed(GGemmCompiler *compiler, const char *source,
+                                   size_t length, const char *source_name);
 void ggemmModuleDestroy(GGemmModule *module);
 
 /** Runs a textual pass pipeline on the module, e.g.

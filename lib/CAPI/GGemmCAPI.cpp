@@ -14,8 +14,10 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
 #include <cstring>
 #include <mutex>
+#include <unistd.h>
 
 using namespace mlir;
 
@@ -25,6 +27,9 @@ struct GGemmCompiler {
   explicit GGemmCompiler(const DialectRegistry &registry)
       : context(registry, MLIRContext::Threading::DISABLED) {
     context.loadAllAvailableDialects();
+    // A diagnostic names the op and says what is wrong; the generic-form
+    // dump of the op that MLIR attaches by default only buries it.
+    context.printOpOnDiagnostic(false);
   }
 };
 
@@ -41,15 +46,41 @@ public:
       : compiler(compiler),
         handler(&compiler->context, [this](Diagnostic &diag) {
           llvm::raw_string_ostream os(this->compiler->lastError);
-          os << diag.getLocation() << ": " << diag << "\n";
+          os << location(diag.getLocation()) << ": "
+             << severity(diag.getSeverity()) << ": " << diag << "\n";
           for (Diagnostic &note : diag.getNotes())
-            os << note.getLocation() << ": note: " << note << "\n";
+            os << location(note.getLocation()) << ": note: " << note << "\n";
           return success();
         }) {
     compiler->lastError.clear();
   }
 
 private:
+  /// `file:line:col` as compilers print it, whatever wraps the location.
+  static std::string location(Location loc) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    if (auto file = loc->findInstanceOf<FileLineColLoc>())
+      os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+         << file.getColumn();
+    else
+      os << loc;
+    return text;
+  }
+  static StringRef severity(DiagnosticSeverity severity) {
+    switch (severity) {
+    case DiagnosticSeverity::Error:
+      return "error";
+    case DiagnosticSeverity::Warning:
+      return "warning";
+    case DiagnosticSeverity::Note:
+      return "note";
+    case DiagnosticSeverity::Remark:
+      return "remark";
+    }
+    return "error";
+  }
+
   GGemmCompiler *compiler;
   ScopedDiagnosticHandler handler;
 };
@@ -77,9 +108,15 @@ const char *ggemmCompilerLastError(GGemmCompiler *compiler) {
 
 GGemmModule *ggemmModuleParse(GGemmCompiler *compiler, const char *source,
                               size_t length) {
+  return ggemmModuleParseNamed(compiler, source, length, "<source>");
+}
+
+GGemmModule *ggemmModuleParseNamed(GGemmCompiler *compiler, const char *source,
+                                   size_t length, const char *sourceName) {
   DiagnosticCollector collect(compiler);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      StringRef(source, length), ParserConfig(&compiler->context));
+      StringRef(source, length), ParserConfig(&compiler->context),
+      sourceName ? sourceName : "<source>");
   if (!module)
     return nullptr;
   return new GGemmModule{compiler, std::move(module)};
@@ -87,14 +124,64 @@ GGemmModule *ggemmModuleParse(GGemmCompiler *compiler, const char *source,
 
 void ggemmModuleDestroy(GGemmModule *module) { delete module; }
 
+/// Runs `fn` with file descriptor 2 pointed at a temporary file and returns
+/// what was written to it. llvm::cl reports a bad pass-option value ("for the
+/// --format option: expects one of isa, bin; got 'cubin'") on llvm::errs(),
+/// with no stream to pass in, and the caller of the C API has to see it in
+/// LastError. Only one capture runs at a time; if the temporary file cannot
+/// be made, `fn` runs with stderr untouched and nothing is captured.
+static std::string captureStderr(llvm::function_ref<void()> fn) {
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  llvm::errs().flush();
+  std::fflush(stderr);
+  FILE *file = std::tmpfile();
+  int saved = file ? ::dup(2) : -1;
+  if (!file || saved < 0 || ::dup2(::fileno(file), 2) < 0) {
+    if (saved >= 0)
+      ::close(saved);
+    if (file)
+      std::fclose(file);
+    fn();
+    return {};
+  }
+  fn();
+  llvm::errs().flush();
+  std::fflush(stderr);
+  ::dup2(saved, 2);
+  ::close(saved);
+  std::string text;
+  std::rewind(file);
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof(buffer), file))
+    text.append(buffer, n);
+  std::fclose(file);
+  return text;
+}
+
 int ggemmModuleRunPipeline(GGemmModule *module, const char *pipeline) {
   DiagnosticCollector collect(module->compiler);
   PassManager pm(&module->compiler->context);
   std::string errors;
   llvm::raw_string_ostream os(errors);
-  if (failed(parsePassPipeline(pipeline, pm, os))) {
+  LogicalResult parsed = failure();
+  std::string optionErrors =
+      captureStderr([&] { parsed = parsePassPipeline(pipeline, pm, os); });
+  if (failed(parsed)) {
+    // llvm::cl prefixes its messages with the (empty) program name.
+    StringRef detail = StringRef(optionErrors).trim();
+    if (detail.consume_front(": "))
+      detail = detail.trim();
     module->compiler->lastError += "invalid pipeline: " + errors;
+    if (!detail.empty())
+      module->compiler->lastError += detail.str() + "\n";
     return 1;
+  }
+  // Whatever else reached stderr meanwhile (another thread's output, say)
+  // goes where it was headed.
+  if (!optionErrors.empty()) {
+    llvm::errs() << optionErrors;
+    llvm::errs().flush();
   }
   return failed(pm.run(*module->module)) ? 1 : 0;
 }

@@ -80,6 +80,8 @@ def load_compiler(path: Optional[Union[str, os.PathLike]] = None) -> ctypes.CDLL
             "ggemmCompilerDestroy": (None, [handle]),
             "ggemmCompilerLastError": (ctypes.c_char_p, [handle]),
             "ggemmModuleParse": (module, [handle, ctypes.c_char_p, ctypes.c_size_t]),
+            "ggemmModuleParseNamed": (module, [handle, ctypes.c_char_p, ctypes.c_size_t,
+                                               ctypes.c_char_p]),
             "ggemmModuleDestroy": (None, [module]),
             "ggemmModuleRunPipeline": (ctypes.c_int, [module, ctypes.c_char_p]),
             "ggemmModulePrint": (ctypes.c_void_p, [module, ctypes.c_int]),
@@ -102,15 +104,17 @@ def _library_digest(library: ctypes.CDLL) -> str:
 
 
 @contextlib.contextmanager
-def _module_after(source: str, pipeline: str
+def _module_after(source: str, pipeline: str, source_name: str
                   ) -> Iterator[Tuple[ctypes.CDLL, int, int]]:
-    """Parses ``source``, runs ``pipeline`` on it and yields
-    ``(library, compiler, module)``; frees both handles afterwards."""
+    """Parses ``source`` (diagnostics call it ``source_name``), runs
+    ``pipeline`` on it and yields ``(library, compiler, module)``; frees both
+    handles afterwards."""
     library = load_compiler()
     compiler = library.ggemmCompilerCreate()
     try:
         data = source.encode()
-        module = library.ggemmModuleParse(compiler, data, len(data))
+        module = library.ggemmModuleParseNamed(compiler, data, len(data),
+                                               source_name.encode())
         if not module:
             raise CompilerError(library.ggemmCompilerLastError(compiler).decode())
         try:
@@ -123,15 +127,17 @@ def _module_after(source: str, pipeline: str
         library.ggemmCompilerDestroy(compiler)
 
 
-def run_pipeline(source: str, pipeline: str, generic: bool = False) -> str:
+def run_pipeline(source: str, pipeline: str, generic: bool = False,
+                 source_name: str = "<string>") -> str:
     """Parses ``source``, runs the textual ``pipeline`` on it and returns the
-    printed result.
+    printed result. Errors raise :class:`CompilerError`, whose message holds
+    the diagnostics as ``source_name:line:col: error: ...``.
 
     Example::
 
         tiled = run_pipeline(source, "ggemm-select-config,ggemm-tile")
     """
-    with _module_after(source, pipeline) as (library, _, module):
+    with _module_after(source, pipeline, source_name) as (library, _, module):
         text = library.ggemmModulePrint(module, int(generic))
         try:
             return ctypes.string_at(text).decode()
@@ -141,15 +147,16 @@ def run_pipeline(source: str, pipeline: str, generic: bool = False) -> str:
 
 def compile_bundles(source: str, output_dir: Union[str, os.PathLike],
                     chip: str = "sm_90a", binary_format: str = "isa",
-                    cache_dir: Optional[Union[str, os.PathLike]] = None
-                    ) -> Dict[str, Path]:
+                    cache_dir: Optional[Union[str, os.PathLike]] = None,
+                    source_name: str = "<string>") -> Dict[str, Path]:
     """Compiles every problem op of ``source`` with ``ggemm-to-ptx`` and
     writes the bundles into ``output_dir``; returns ``{kernel: manifest}``.
 
     ``binary_format`` is ``"isa"`` (PTX) or ``"bin"`` (cubin, needs
     ``ptxas``). Results are cached under ``cache_dir`` (default
     ``$GGEMM_CACHE_DIR`` or ``~/.cache/ggemm``) by the hash of the source,
-    the options and the compiler library.
+    the options and the compiler library. Diagnostics name the source
+    ``source_name`` (pass the file name the IR came from).
 
     Example::
 
@@ -166,7 +173,7 @@ def compile_bundles(source: str, output_dir: Union[str, os.PathLike],
                       or Path.home() / ".cache" / "ggemm")
     cached = cache_root / key
     if not (cached / "COMPLETE").is_file():
-        with _module_after(source, pipeline) as (_, compiler, module):
+        with _module_after(source, pipeline, source_name) as (_, compiler, module):
             cache_root.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(dir=cache_root))
             if library.ggemmModuleExportBundles(module, str(staging).encode()):

@@ -62,3 +62,32 @@ def test_run_pipeline_tiles() -> None:
 def test_bad_format_is_rejected(tmp_path: Path) -> None:
     with pytest.raises(CompilerError, match="binary_format"):
         ggemm.compile_bundles("", tmp_path, binary_format="fatbin")
+
+
+def test_errors_name_the_source_line_and_column(tmp_path: Path) -> None:
+    source = """func.func @f(%x: memref<?x100xbf16>, %w: memref<2x64x128xbf16>,
+             %p: memref<3xi32>, %y: memref<?x64xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x100xbf16>, memref<2x64x128xbf16>)
+      segments(%p : memref<3xi32>) outs(%y : memref<?x64xbf16>)
+  return
+}"""
+    with pytest.raises(CompilerError) as caught:
+        ggemm.compile_bundles(source, tmp_path, cache_dir=tmp_path / "cache",
+                              source_name="moe.mlir")
+    message = str(caught.value)
+    assert message.startswith("moe.mlir:3:3: error: 'ggemm.segment_matmul' op ")
+    # The message, not a generic-form dump of the op, is what the user sees.
+    assert "see current operation" not in message
+    with pytest.raises(CompilerError, match=r"^<string>:3:3: error: "):
+        ggemm.run_pipeline(source, "ggemm-select-config")
+
+
+def test_bad_pipeline_option_lists_the_valid_values() -> None:
+    source = (ROOT / "examples" / "segment_matmul_bf16.mlir").read_text()
+    with pytest.raises(CompilerError, match=r"expects one of isa, bin; got 'cubin'"):
+        ggemm.run_pipeline(source, "ggemm-to-ptx{format=cubin}")
+    with pytest.raises(CompilerError, match=r"expects one of persistent, tiles; got 'all'"):
+        ggemm.run_pipeline(source, "ggemm-to-ptx{grid=all}")
+    # llvm::cl's own parsers report on stderr too; the message carries it.
+    with pytest.raises(CompilerError, match=r"num-sms option: 'many' value invalid"):
+        ggemm.run_pipeline(source, "ggemm-to-ptx{num-sms=many}")

@@ -9,10 +9,20 @@
 #include "ggemm/InitAllPasses.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
 
 int main(int argc, char **argv) {
+  // A diagnostic names the op and says what is wrong; MLIR's default also
+  // prints the op in generic form after it, which buries the message. Keep
+  // it behind --mlir-print-op-on-diagnostic.
+  mlir::registerMLIRContextCLOptions();
+  auto &options = llvm::cl::getRegisteredOptions();
+  if (auto *printOp = static_cast<llvm::cl::opt<bool> *>(
+          options.lookup("mlir-print-op-on-diagnostic")))
+    printOp->setInitialValue(false);
   mlir::registerAllPasses();
   mlir::ggemm::registerAllPasses();
   mlir::DialectRegistry registry;

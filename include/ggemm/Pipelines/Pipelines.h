@@ -15,9 +15,61 @@ namespace mlir::ggemm {
 /// What `ggemm-to-ptx` serialises each kernel to.
 enum class BinaryFormat { isa, bin };
 
+inline StringRef stringifyBinaryFormat(BinaryFormat format) {
+  return format == BinaryFormat::isa ? "isa" : "bin";
+}
+
+/// The parser of an enum-valued pipeline option: a value it does not know is
+/// an error that lists the ones it does ("expects one of isa, bin; got
+/// 'cubin'"), not just "Cannot find option named".
+template <typename EnumT, StringRef (*Stringify)(EnumT)>
+struct ListingOptionParser : public llvm::cl::parser<EnumT> {
+  using llvm::cl::parser<EnumT>::parser;
+
+  bool parse(llvm::cl::Option &option, StringRef argName, StringRef arg,
+             EnumT &value) {
+    std::string known;
+    for (const auto &entry : this->Values) {
+      if (entry.Name == arg) {
+        value = entry.V.getValue();
+        return false;
+      }
+      known += (known.empty() ? "" : ", ") + entry.Name.str();
+    }
+    return option.error("expects one of " + known + "; got '" + arg + "'");
+  }
+
+  /// How the pass manager prints the option (--dump-pass-pipeline).
+  static void print(llvm::raw_ostream &os, const EnumT &value) {
+    os << Stringify(value);
+  }
+};
+
+/// The parser of `features`: a PTX ISA version sm_90a kernels can use and
+/// ptxas 13 accepts. Anything else would reach LLVM, which ignores an
+/// unknown feature, falls back to PTX 6.0 and aborts on sm_90a.
+struct PtxFeaturesParser : public llvm::cl::parser<std::string> {
+  using llvm::cl::parser<std::string>::parser;
+
+  bool parse(llvm::cl::Option &option, StringRef argName, StringRef arg,
+             std::string &value) {
+    unsigned version = 0;
+    if (!arg.starts_with("+ptx") ||
+        arg.drop_front(4).getAsInteger(10, version) || version < 80 ||
+        version > 90)
+      return option.error("expects a PTX ISA version from +ptx80 to +ptx90 "
+                          "(sm_90a needs PTX 8.0), got '" +
+                          arg + "'");
+    value = arg.str();
+    return false;
+  }
+};
+
 /// The grid policy option both pipelines share.
 #define GGEMM_GRID_OPTION                                                      \
-  PassOptions::Option<GridPolicy> grid {                                       \
+  PassOptions::Option<GridPolicy,                                              \
+                      ListingOptionParser<GridPolicy, stringifyGridPolicy>>    \
+      grid {                                                                   \
     *this, "grid",                                                             \
         llvm::cl::desc("how many CTAs a kernel is launched with "              \
                        "(ggemm-persistent-schedule)"),                         \
@@ -33,16 +85,18 @@ struct ToPtxOptions : public PassPipelineOptions<ToPtxOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("target chip (only sm_90a is supported)"),
       llvm::cl::init("sm_90a")};
-  PassOptions::Option<std::string> features{
+  PassOptions::Option<std::string, PtxFeaturesParser> features{
       *this, "features",
       llvm::cl::desc("PTX features (PTX ISA version, +ptx80 .. +ptx90)"),
       llvm::cl::init("+ptx80")};
-  PassOptions::Option<BinaryFormat> format{
-      *this, "format", llvm::cl::desc("what each kernel is serialised to"),
-      llvm::cl::init(BinaryFormat::isa),
-      llvm::cl::values(
-          clEnumValN(BinaryFormat::isa, "isa", "PTX"),
-          clEnumValN(BinaryFormat::bin, "bin", "cubin (runs ptxas)"))};
+  PassOptions::Option<BinaryFormat,
+                      ListingOptionParser<BinaryFormat, stringifyBinaryFormat>>
+      format{*this, "format",
+             llvm::cl::desc("what each kernel is serialised to"),
+             llvm::cl::init(BinaryFormat::isa),
+             llvm::cl::values(
+                 clEnumValN(BinaryFormat::isa, "isa", "PTX"),
+                 clEnumValN(BinaryFormat::bin, "bin", "cubin (runs ptxas)"))};
   PassOptions::Option<int64_t> numSMs{
       *this, "num-sms", llvm::cl::desc("SM count used by the heuristics"),
       llvm::cl::init(132)};
