@@ -8,7 +8,7 @@
 
 func.func @ods_integer_activation(%x: memref<?x256xi8>, %w: memref<4x128x256xi8>,
                                   %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
-  // expected-error @+1 {{'ggemm.segment_matmul' op operand #0 must be 2D memref of bfloat16 type or 16-bit float or f8E4M3FN type or f8E5M2 type values, but got 'memref<?x256xi8>'}}
+  // expected-error @+1 {{'ggemm.segment_matmul' op operand 'x' must be 2D memref of bfloat16 type or 16-bit float or f8E4M3FN type or f8E5M2 type values, but got 'memref<?x256xi8>'}}
   ggemm.segment_matmul ins(%x, %w : memref<?x256xi8>, memref<4x128x256xi8>)
       segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
   return
@@ -18,7 +18,7 @@ func.func @ods_integer_activation(%x: memref<?x256xi8>, %w: memref<4x128x256xi8>
 
 func.func @ods_fp8_output(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
                           %indptr: memref<5xi32>, %y: memref<?x128xf8E4M3FN>) {
-  // expected-error @+1 {{'ggemm.segment_matmul' op operand #3 must be 2D memref of bfloat16 type or 16-bit float or 32-bit float values, but got 'memref<?x128xf8E4M3FN>'}}
+  // expected-error @+1 {{'ggemm.segment_matmul' op operand 'y' must be 2D memref of bfloat16 type or 16-bit float or 32-bit float values, but got 'memref<?x128xf8E4M3FN>'}}
   ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
       segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xf8E4M3FN>)
   return
@@ -28,7 +28,7 @@ func.func @ods_fp8_output(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 
 func.func @ods_f32_indptr(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
                           %indptr: memref<5xf32>, %y: memref<?x128xbf16>) {
-  // expected-error @+1 {{'ggemm.segment_matmul' op operand #2 must be 1D memref of 32-bit signless integer or 64-bit signless integer values, but got 'memref<5xf32>'}}
+  // expected-error @+1 {{'ggemm.segment_matmul' op operand 'seg_indptr' must be 1D memref of 32-bit signless integer or 64-bit signless integer values, but got 'memref<5xf32>'}}
   ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
       segments(%indptr : memref<5xf32>) outs(%y : memref<?x128xbf16>)
   return
@@ -39,7 +39,7 @@ func.func @ods_f32_indptr(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 func.func @ods_i64_weight_indices(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
                                   %indptr: memref<5xi32>, %idx: memref<4xi64>,
                                   %y: memref<?x128xbf16>) {
-  // expected-error @+1 {{'ggemm.segment_matmul' op operand #3 must be 1D memref of 32-bit signless integer values, but got 'memref<4xi64>'}}
+  // expected-error @+1 {{'ggemm.segment_matmul' op operand 'weight_indices' must be 1D memref of 32-bit signless integer values, but got 'memref<4xi64>'}}
   ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
       segments(%indptr : memref<5xi32>) weight_indices(%idx : memref<4xi64>)
       outs(%y : memref<?x128xbf16>)
@@ -50,7 +50,7 @@ func.func @ods_i64_weight_indices(%x: memref<?x256xbf16>, %w: memref<4x128x256xb
 
 func.func @ods_2d_masked_activation(%x: memref<64x256xbf16>, %w: memref<4x128x256xbf16>,
                                     %m: memref<4xi32>, %y: memref<4x64x128xbf16>) {
-  // expected-error @+1 {{'ggemm.masked_matmul' op operand #0 must be 3D memref of bfloat16 type or 16-bit float or f8E4M3FN type or f8E5M2 type values, but got 'memref<64x256xbf16>'}}
+  // expected-error @+1 {{'ggemm.masked_matmul' op operand 'x' must be 3D memref of bfloat16 type or 16-bit float or f8E4M3FN type or f8E5M2 type values, but got 'memref<64x256xbf16>'}}
   ggemm.masked_matmul ins(%x, %w : memref<64x256xbf16>, memref<4x128x256xbf16>)
       masked_m(%m : memref<4xi32>) outs(%y : memref<4x64x128xbf16>)
   return
@@ -60,7 +60,7 @@ func.func @ods_2d_masked_activation(%x: memref<64x256xbf16>, %w: memref<4x128x25
 
 func.func @ods_bf16_quantized(%x: memref<?x256xbf16>, %q: memref<?x256xbf16>,
                               %s: memref<?x2xf32>) {
-  // expected-error @+1 {{'ggemm.quantize' op operand #1 must be 2D memref of f8E4M3FN type or f8E5M2 type values, but got 'memref<?x256xbf16>'}}
+  // expected-error @+1 {{'ggemm.quantize' op operand 'q' must be 2D memref of f8E4M3FN type or f8E5M2 type values, but got 'memref<?x256xbf16>'}}
   ggemm.quantize ins(%x : memref<?x256xbf16>) outs(%q, %s : memref<?x256xbf16>, memref<?x2xf32>)
   return
 }

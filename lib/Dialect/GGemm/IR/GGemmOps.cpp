@@ -418,3 +418,7 @@ static void printRingTiles(OpAsmPrinter &printer, Operation *, Type ringType,
 
 #define GET_OP_CLASSES
 #include "ggemm/Dialect/GGemm/IR/GGemmOps.cpp.inc"
+
+namespace mlir::ggemm {
+#include "ggemm/Dialect/GGemm/IR/GGemmCheckedTypes.cpp.inc"
+} // namespace mlir::ggemm

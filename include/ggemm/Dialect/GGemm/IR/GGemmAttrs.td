@@ -20,7 +20,10 @@ def GGemm_WeightLayout : I32EnumAttr<"WeightLayout",
 }
 def GGemm_WeightLayoutAttr : EnumAttr<GGemm_Dialect, GGemm_WeightLayout,
                                       "weight_layout"> {
-  let summary = "`nk`: weights are [G, N, K] (K contiguous); `kn`: [G, K, N]";
+  // Summaries name the attribute first: an op whose attribute has the wrong
+  // kind reports "failed to satisfy constraint: <summary>".
+  let summary = "`#ggemm.weight_layout<nk|kn>`: weights are [G, N, K] "
+                "(K contiguous) or [G, K, N]";
   let assemblyFormat = "`<` $value `>`";
 }
 
@@ -62,8 +65,8 @@ def GGemm_GridPolicy : I32EnumAttr<"GridPolicy",
 }
 def GGemm_GridPolicyAttr : EnumAttr<GGemm_Dialect, GGemm_GridPolicy,
                                     "grid_policy"> {
-  let summary = "`persistent`: one CTA per SM striding over the tile ids; "
-                "`tiles`: one CTA per tile id";
+  let summary = "`#ggemm.grid_policy<persistent|tiles>`: one CTA per SM "
+                "striding over the tile ids, or one CTA per tile id";
   let assemblyFormat = "`<` $value `>`";
 }
 
@@ -79,6 +82,8 @@ def GGemm_RowMapping : I32EnumAttr<"RowMapping",
 }
 def GGemm_RowMappingAttr : EnumAttr<GGemm_Dialect, GGemm_RowMapping,
                                     "row_mapping"> {
+  let summary = "`#ggemm.row_mapping<segment|masked|uniform>`: how the rows "
+                "of the flattened activation matrix split into groups";
   let assemblyFormat = "`<` $value `>`";
 }
 
@@ -92,7 +97,8 @@ class GGemm_Attr<string name, string attrMnemonic, list<Trait> traits = []>
 }
 
 def GGemm_EpilogueAttr : GGemm_Attr<"Epilogue", "epilogue"> {
-  let summary = "what happens to an accumulator tile before it is stored";
+  let summary = "`#ggemm.epilogue<...>`: what happens to an accumulator tile "
+                "before it is stored";
   let description = [{
     The epilogue computes, per output element,
     `y = act(acc + bias[w, n]) * row_scale[m] (+ y_old if accumulate)`,
@@ -112,7 +118,8 @@ def GGemm_EpilogueAttr : GGemm_Attr<"Epilogue", "epilogue"> {
 }
 
 def GGemm_ScaleBlockAttr : GGemm_Attr<"ScaleBlock", "scale_block"> {
-  let summary = "granularity of an FP8 operand's dequantisation scales";
+  let summary = "`#ggemm.scale_block<RxC>`: granularity of an FP8 operand's "
+                "dequantisation scales";
   let description = [{
     How many elements of an FP8 operand share one f32 scale. Written
     `tensor` (one scale per tensor, or per group for weights), `per_row`
@@ -141,7 +148,7 @@ def GGemm_ScaleBlockAttr : GGemm_Attr<"ScaleBlock", "scale_block"> {
 }
 
 def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
-  let summary = "how one CTA tiles the problem";
+  let summary = "`#ggemm.tile_config<...>`: how one CTA tiles the problem";
   let description = [{
     Block sizes of one CTA tile, the depth of the shared-memory pipeline, the
     number of consumer warpgroups, whether the operands are swapped for small
@@ -178,7 +185,8 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
 }
 
 def GGemm_RingLayoutAttr : GGemm_Attr<"RingLayout", "ring_layout"> {
-  let summary = "shared-memory placement of a stage ring";
+  let summary = "`#ggemm.ring_layout<...>`: shared-memory placement of a "
+                "stage ring";
   let description = [{
     Set by `ggemm-stage-ring` on `ggemm.create_ring`: the number of stages,
     and for each tile type of the ring (in the order of its

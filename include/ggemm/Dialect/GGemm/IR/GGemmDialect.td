@@ -30,7 +30,26 @@ def GGemm_Dialect : Dialect {
                            "::mlir::arith::ArithDialect"];
 }
 
+// The type of an operand or result, checked under its name. ODS reports a
+// type that fails a constraint by position ("operand #3 must be ..."); a
+// GGemm_Checked<T> passes ODS's check, documents T's summary, and the
+// GGemm_CheckedTypes trait (code from ggemm-tblgen
+// -gen-checked-type-verifiers) checks T before verify() runs, naming the
+// value: "operand 'weight_indices' must be 1D memref of 32-bit signless
+// integer values, but got 'memref<4xi64>'". Every operand and result of a
+// ggemm op has one; ggemm-tblgen refuses an op where one is missing.
+class GGemm_Checked<Type type>
+    : Type<CPred<"true">, type.summary, type.cppType> {
+  Type checked = type;
+  let description = type.description;
+  let builderCall = type.builderCall;
+}
+
+def GGemm_CheckedTypes : NativeOpTrait<"CheckedTypes"> {
+  let cppNamespace = "::mlir::ggemm";
+}
+
 class GGemm_Op<string mnemonic, list<Trait> traits = []>
-    : Op<GGemm_Dialect, mnemonic, traits>;
+    : Op<GGemm_Dialect, mnemonic, !listconcat([GGemm_CheckedTypes], traits)>;
 
 #endif // GGEMM_DIALECT_TD

@@ -17,13 +17,22 @@ def GGemm_OperandElement : AnyTypeOf<[BF16, F16, F8E4M3FN, F8E5M2]>;
 def GGemm_OutputElement : AnyTypeOf<[BF16, F16, F32]>;
 def GGemm_IndexElement : AnyTypeOf<[I32, I64]>;
 
-def GGemm_Matrix : MemRefRankOf<[GGemm_OperandElement], [2]>;
-def GGemm_Batch : MemRefRankOf<[GGemm_OperandElement], [3]>;
-def GGemm_OutMatrix : MemRefRankOf<[GGemm_OutputElement], [2]>;
-def GGemm_OutBatch : MemRefRankOf<[GGemm_OutputElement], [3]>;
-def GGemm_IndexVector : MemRefRankOf<[GGemm_IndexElement], [1]>;
-def GGemm_ScaleTensor : MemRefOf<[F32]>;
-def GGemm_F32Memref : MemRefOf<[F32]>;
+// Each is GGemm_Checked: a wrong type is reported under the operand's name.
+def GGemm_Matrix : GGemm_Checked<MemRefRankOf<[GGemm_OperandElement], [2]>>;
+def GGemm_Batch : GGemm_Checked<MemRefRankOf<[GGemm_OperandElement], [3]>>;
+def GGemm_OperandMemref : GGemm_Checked<MemRefOf<[GGemm_OperandElement]>>;
+def GGemm_OutMatrix : GGemm_Checked<MemRefRankOf<[GGemm_OutputElement], [2]>>;
+def GGemm_OutBatch : GGemm_Checked<MemRefRankOf<[GGemm_OutputElement], [3]>>;
+def GGemm_IndexVector : GGemm_Checked<MemRefRankOf<[GGemm_IndexElement], [1]>>;
+def GGemm_I32Vector : GGemm_Checked<MemRefRankOf<[I32], [1]>>;
+def GGemm_ScaleTensor : GGemm_Checked<MemRefOf<[F32]>>;
+def GGemm_F32Memref : GGemm_Checked<MemRefOf<[F32]>>;
+def GGemm_F32Vector : GGemm_Checked<MemRefRankOf<[F32], [1]>>;
+def GGemm_F32Matrix : GGemm_Checked<MemRefRankOf<[F32], [2]>>;
+def GGemm_GradBatch : GGemm_Checked<MemRefRankOf<[GGemm_OutputElement], [3]>>;
+def GGemm_HighMatrix : GGemm_Checked<MemRefRankOf<[BF16, F16, F32], [2]>>;
+def GGemm_Fp8Matrix : GGemm_Checked<MemRefRankOf<[F8E4M3FN, F8E5M2], [2]>>;
+def GGemm_Index : GGemm_Checked<Index>;
 
 // Attributes and optional operands shared by the problem-level ops.
 class GGemm_ProblemOp<string mnemonic, list<Trait> traits = []>
@@ -79,11 +88,11 @@ def GGemm_SegmentMatmulOp : GGemm_ProblemOp<"segment_matmul"> {
   }];
   let arguments = (ins GGemm_Matrix:$x, GGemm_Batch:$w,
                    GGemm_IndexVector:$seg_indptr,
-                   Optional<MemRefRankOf<[I32], [1]>>:$weight_indices,
+                   Optional<GGemm_I32Vector>:$weight_indices,
                    Optional<GGemm_ScaleTensor>:$x_scale,
                    Optional<GGemm_ScaleTensor>:$w_scale,
-                   Optional<MemRefRankOf<[F32], [2]>>:$bias,
-                   Optional<MemRefRankOf<[F32], [1]>>:$row_scale,
+                   Optional<GGemm_F32Matrix>:$bias,
+                   Optional<GGemm_F32Vector>:$row_scale,
                    GGemm_OutMatrix:$y,
                    DefaultValuedAttr<GGemm_WeightLayoutAttr,
                        "::mlir::ggemm::WeightLayout::nk">:$weight_layout,
@@ -123,8 +132,8 @@ def GGemm_MaskedMatmulOp : GGemm_ProblemOp<"masked_matmul"> {
                    GGemm_IndexVector:$masked_m,
                    Optional<GGemm_ScaleTensor>:$x_scale,
                    Optional<GGemm_ScaleTensor>:$w_scale,
-                   Optional<MemRefRankOf<[F32], [2]>>:$bias,
-                   Optional<MemRefRankOf<[F32], [2]>>:$row_scale,
+                   Optional<GGemm_F32Matrix>:$bias,
+                   Optional<GGemm_F32Matrix>:$row_scale,
                    GGemm_OutBatch:$y,
                    DefaultValuedAttr<GGemm_WeightLayoutAttr,
                        "::mlir::ggemm::WeightLayout::nk">:$weight_layout,
@@ -160,8 +169,8 @@ def GGemm_BatchedMatmulOp : GGemm_ProblemOp<"batched_matmul"> {
   let arguments = (ins GGemm_Batch:$x, GGemm_Batch:$w,
                    Optional<GGemm_ScaleTensor>:$x_scale,
                    Optional<GGemm_ScaleTensor>:$w_scale,
-                   Optional<MemRefRankOf<[F32], [2]>>:$bias,
-                   Optional<MemRefRankOf<[F32], [2]>>:$row_scale,
+                   Optional<GGemm_F32Matrix>:$bias,
+                   Optional<GGemm_F32Matrix>:$row_scale,
                    GGemm_OutBatch:$y,
                    DefaultValuedAttr<GGemm_WeightLayoutAttr,
                        "::mlir::ggemm::WeightLayout::nk">:$weight_layout,
@@ -198,7 +207,7 @@ def GGemm_SegmentMatmulKOp : GGemm_Op<"segment_matmul_k"> {
   }];
   let arguments = (ins GGemm_Matrix:$dy, GGemm_Matrix:$x,
                    GGemm_IndexVector:$seg_indptr,
-                   MemRefRankOf<[GGemm_OutputElement], [3]>:$dw,
+                   GGemm_GradBatch:$dw,
                    DefaultValuedAttr<GGemm_WeightLayoutAttr,
                        "::mlir::ggemm::WeightLayout::nk">:$weight_layout,
                    UnitAttr:$accumulate,
@@ -225,9 +234,9 @@ def GGemm_QuantizeOp : GGemm_Op<"quantize"> {
         outs(%q, %s : memref<?x7168xf8E4M3FN>, memref<?x56xf32>) {block = 128}
     ```
   }];
-  let arguments = (ins MemRefRankOf<[BF16, F16, F32], [2]>:$x,
-                   MemRefRankOf<[F8E4M3FN, F8E5M2], [2]>:$q,
-                   MemRefRankOf<[F32], [2]>:$scale,
+  let arguments = (ins GGemm_HighMatrix:$x,
+                   GGemm_Fp8Matrix:$q,
+                   GGemm_F32Matrix:$scale,
                    DefaultValuedAttr<I64Attr, "128">:$block);
   let assemblyFormat = [{
     `ins` `(` $x `:` type($x) `)`

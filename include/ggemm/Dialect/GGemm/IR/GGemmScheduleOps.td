@@ -35,11 +35,11 @@ def GGemm_TileScheduleOp : GGemm_Op<"tile_schedule", [
   }];
   let arguments = (ins GGemm_RowMappingAttr:$row_mapping,
                    Optional<GGemm_IndexVector>:$group_rows,
-                   Optional<MemRefRankOf<[I32], [1]>>:$weight_indices,
-                   Optional<Index>:$num_weights,
-                   Index:$num_groups, Index:$rows_per_group, Index:$num_rows,
-                   Index:$num_cols, GGemm_TileConfigAttr:$config);
-  let results = (outs GGemm_ScheduleType:$schedule);
+                   Optional<GGemm_I32Vector>:$weight_indices,
+                   Optional<GGemm_Index>:$num_weights,
+                   GGemm_Index:$num_groups, GGemm_Index:$rows_per_group, GGemm_Index:$num_rows,
+                   GGemm_Index:$num_cols, GGemm_TileConfigAttr:$config);
+  let results = (outs GGemm_Schedule:$schedule);
   let assemblyFormat = [{
     custom<RowMapping>($row_mapping) (`rows` `(` $group_rows^ `:` type($group_rows) `)`)?
     (`weights` `(` $weight_indices^ `:` type($weight_indices) `)`
@@ -81,7 +81,7 @@ def GGemm_LaunchOp : GGemm_Op<"launch", [
     }
     ```
   }];
-  let arguments = (ins GGemm_ScheduleType:$schedule,
+  let arguments = (ins GGemm_Schedule:$schedule,
                    GGemm_GridPolicyAttr:$grid);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
@@ -108,8 +108,8 @@ def GGemm_TileCountOp : GGemm_Op<"tile_count", [MemoryEffects<[MemRead]>]> {
     %total = ggemm.tile_count %sched
     ```
   }];
-  let arguments = (ins GGemm_ScheduleType:$schedule);
-  let results = (outs Index:$count);
+  let arguments = (ins GGemm_Schedule:$schedule);
+  let results = (outs GGemm_Index:$count);
   let assemblyFormat = "$schedule attr-dict";
   let builders = [OpBuilder<(ins "::mlir::Value":$schedule), [{
     build($_builder, $_state, $_builder.getIndexType(), schedule);
@@ -130,8 +130,8 @@ def GGemm_MapTileOp : GGemm_Op<"map_tile", [
     %group, %row, %row_end, %col = ggemm.map_tile %sched[%t]
     ```
   }];
-  let arguments = (ins GGemm_ScheduleType:$schedule, Index:$tile);
-  let results = (outs Index:$group, Index:$row, Index:$row_end, Index:$col);
+  let arguments = (ins GGemm_Schedule:$schedule, GGemm_Index:$tile);
+  let results = (outs GGemm_Index:$group, GGemm_Index:$row, GGemm_Index:$row_end, GGemm_Index:$col);
   let assemblyFormat = "$schedule `[` $tile `]` attr-dict";
   let builders = [OpBuilder<(ins "::mlir::Value":$schedule,
                                  "::mlir::Value":$tile), [{
@@ -211,7 +211,7 @@ def GGemm_CreateRingOp : GGemm_Op<"create_ring", [HasParent<"LaunchOp">]> {
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$release_count,
                    OptionalAttr<GGemm_RingLayoutAttr>:$layout);
-  let results = (outs GGemm_RingType:$ring);
+  let results = (outs GGemm_Ring:$ring);
   let assemblyFormat = [{
     `release_count` `(` $release_count `)` (`layout` `(` qualified($layout)^ `)`)?
     attr-dict `:` qualified(type($ring))
@@ -235,8 +235,8 @@ def GGemm_RingPutOp : GGemm_Op<"ring_put"> {
         : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
     ```
   }];
-  let arguments = (ins GGemm_RingType:$ring, Index:$position,
-                   Variadic<GGemm_TileType>:$tiles);
+  let arguments = (ins GGemm_Ring:$ring, GGemm_Index:$position,
+                   Variadic<GGemm_Tile>:$tiles);
   let assemblyFormat = [{
     $ring `[` $position `]` `,` $tiles attr-dict `:`
     custom<RingTiles>(qualified(type($ring)), type($tiles))
@@ -256,8 +256,8 @@ def GGemm_RingGetOp : GGemm_Op<"ring_get"> {
         : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
     ```
   }];
-  let arguments = (ins GGemm_RingType:$ring, Index:$position);
-  let results = (outs Variadic<GGemm_TileType>:$tiles);
+  let arguments = (ins GGemm_Ring:$ring, GGemm_Index:$position);
+  let results = (outs Variadic<GGemm_Tile>:$tiles);
   let assemblyFormat = [{
     $ring `[` $position `]` attr-dict `:`
     custom<RingTiles>(qualified(type($ring)), type($tiles))
@@ -278,7 +278,7 @@ def GGemm_RingReleaseOp : GGemm_Op<"ring_release"> {
         : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
     ```
   }];
-  let arguments = (ins GGemm_RingType:$ring, Index:$position);
+  let arguments = (ins GGemm_Ring:$ring, GGemm_Index:$position);
   let assemblyFormat = "$ring `[` $position `]` attr-dict `:` qualified(type($ring))";
 }
 

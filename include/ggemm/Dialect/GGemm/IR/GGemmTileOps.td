@@ -72,10 +72,10 @@ def GGemm_ForeachTileOp : GGemm_Op<"foreach_tile", [
   }];
   let arguments = (ins GGemm_RowMappingAttr:$row_mapping,
                    Optional<GGemm_IndexVector>:$group_rows,
-                   Optional<MemRefRankOf<[I32], [1]>>:$weight_indices,
-                   Optional<Index>:$num_weights,
-                   Index:$num_groups, Index:$rows_per_group, Index:$num_rows,
-                   Index:$num_cols, GGemm_TileConfigAttr:$config);
+                   Optional<GGemm_I32Vector>:$weight_indices,
+                   Optional<GGemm_Index>:$num_weights,
+                   GGemm_Index:$num_groups, GGemm_Index:$rows_per_group, GGemm_Index:$num_rows,
+                   GGemm_Index:$num_cols, GGemm_TileConfigAttr:$config);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     custom<RowMapping>($row_mapping) (`rows` `(` $group_rows^ `:` type($group_rows) `)`)?
@@ -110,9 +110,9 @@ def GGemm_WeightIndexOp : GGemm_Op<"weight_index",
     %w = ggemm.weight_index %indices[%group] : memref<8xi32>
     ```
   }];
-  let arguments = (ins MemRefRankOf<[I32], [1]>:$weight_indices,
-                   Index:$group);
-  let results = (outs Index:$weight);
+  let arguments = (ins GGemm_I32Vector:$weight_indices,
+                   GGemm_Index:$group);
+  let results = (outs GGemm_Index:$weight);
   let builders = [OpBuilder<(ins "::mlir::Value":$weight_indices,
                                  "::mlir::Value":$group), [{
     build($_builder, $_state, $_builder.getIndexType(), weight_indices, group);
@@ -132,7 +132,7 @@ def GGemm_ZeroAccumulatorOp : GGemm_Op<"zero_accumulator", [Pure]> {
     %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x256xf32>
     ```
   }];
-  let results = (outs GGemm_AccumulatorType:$acc);
+  let results = (outs GGemm_Accumulator:$acc);
   let assemblyFormat = "attr-dict `:` qualified(type($acc))";
 }
 
@@ -157,9 +157,9 @@ def GGemm_LoadTileOp : GGemm_Op<"load_tile", [MemoryEffects<[MemRead]>]> {
         : memref<8x7168x4096xbf16> -> !ggemm.tile<256x64xbf16, mn_major>
     ```
   }];
-  let arguments = (ins MemRefOf<[GGemm_OperandElement]>:$source,
-                   Variadic<Index>:$indices);
-  let results = (outs GGemm_TileType:$tile);
+  let arguments = (ins GGemm_OperandMemref:$source,
+                   Variadic<GGemm_Index>:$indices);
+  let results = (outs GGemm_Tile:$tile);
   let assemblyFormat = [{
     $source `[` $indices `]` attr-dict `:` type($source) `->` qualified(type($tile))
   }];
@@ -191,11 +191,11 @@ def GGemm_MmaOp : GGemm_Op<"mma", [MemoryEffects<[MemRead]>,
         !ggemm.tile<256x64xbf16> -> !ggemm.accumulator<128x256xf32>
     ```
   }];
-  let arguments = (ins GGemm_TileType:$a, GGemm_TileType:$b,
-                   GGemm_AccumulatorType:$acc,
+  let arguments = (ins GGemm_Tile:$a, GGemm_Tile:$b,
+                   GGemm_Accumulator:$acc,
                    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<0>,
                                                        IntMaxValue<7>]>>:$pending);
-  let results = (outs GGemm_AccumulatorType:$result);
+  let results = (outs GGemm_Accumulator:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,` qualified(type($b))
     `->` qualified(type($result))
@@ -213,8 +213,8 @@ def GGemm_MmaWaitOp : GGemm_Op<"mma_wait", [AllTypesMatch<["acc", "result"]>]> {
     %done = ggemm.mma_wait %acc : !ggemm.accumulator<128x256xf32>
     ```
   }];
-  let arguments = (ins GGemm_AccumulatorType:$acc);
-  let results = (outs GGemm_AccumulatorType:$result);
+  let arguments = (ins GGemm_Accumulator:$acc);
+  let results = (outs GGemm_Accumulator:$result);
   let assemblyFormat = "$acc attr-dict `:` qualified(type($acc))";
 }
 
@@ -236,11 +236,11 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
         : !ggemm.accumulator<128x256xf32>, memref<?x256xbf16>
     ```
   }];
-  let arguments = (ins GGemm_AccumulatorType:$acc, GGemm_OutMatrix:$y,
-                   Index:$row, Index:$row_end, Index:$col,
-                   Optional<MemRefRankOf<[F32], [2]>>:$bias,
-                   Optional<Index>:$weight,
-                   Optional<MemRefRankOf<[F32], [1]>>:$row_scale,
+  let arguments = (ins GGemm_Accumulator:$acc, GGemm_OutMatrix:$y,
+                   GGemm_Index:$row, GGemm_Index:$row_end, GGemm_Index:$col,
+                   Optional<GGemm_F32Matrix>:$bias,
+                   Optional<GGemm_Index>:$weight,
+                   Optional<GGemm_F32Vector>:$row_scale,
                    OptionalAttr<GGemm_EpilogueAttr>:$epilogue);
   let assemblyFormat = [{
     $acc `to` $y `row` `(` $row `)` `row_end` `(` $row_end `)` `col` `(` $col `)`

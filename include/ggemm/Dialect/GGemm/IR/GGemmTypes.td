@@ -98,4 +98,11 @@ def GGemm_RingType : GGemm_Type<"Ring", "ring"> {
   let genVerifyDecl = 1;
 }
 
+// The types as operand and result constraints, checked under the value's
+// name (see GGemm_Checked).
+def GGemm_Accumulator : GGemm_Checked<GGemm_AccumulatorType>;
+def GGemm_Tile : GGemm_Checked<GGemm_TileType>;
+def GGemm_Schedule : GGemm_Checked<GGemm_ScheduleType>;
+def GGemm_Ring : GGemm_Checked<GGemm_RingType>;
+
 #endif // GGEMM_TYPES_TD
