@@ -199,19 +199,6 @@ func.func @warp_roles(%n: index) {
 
 // -----
 
-func.func @fp8(%x: memref<?x512xf8E4M3FN>, %n: index) {
-  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
-      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>)
-  ggemm.launch %sched grid(persistent) {
-  ^bb0(%cta: index, %num_ctas: index):
-    // expected-error @+1 {{'ggemm.load_tile' op expects bf16 or f16 tiles for the CPU back end, got 'f8E4M3FN' (FP8 scale promotion is not implemented)}}
-    %t = ggemm.load_tile %x[%cta, %cta] : memref<?x512xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN>
-  }
-  return
-}
-
-// -----
-
 // Accumulators are updated in place: a value used twice would see the
 // update.
 func.func @acc_used_twice(%y: memref<?x128xf32>, %n: index) {

@@ -471,7 +471,7 @@ func.func @load_without_ring(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
                                   barrier_offset = 32768, smem_bytes = 32784>)
         : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
     ggemm.warp_specialize producer registers(40) {
-      // expected-error @+1 {{'ggemm.load_tile' op expects its tile to be put into a stage ring: run ggemm-warp-specialize before convert-ggemm-to-nvvm}}
+      // expected-error @+1 {{'ggemm.load_tile' op expects its result to be put into a stage ring: run ggemm-warp-specialize before convert-ggemm-to-nvvm}}
       %ta = ggemm.load_tile %x[%cta, %cta] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
       %tb = ggemm.load_tile %w[%cta, %cta, %cta] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
       %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>

@@ -34,7 +34,7 @@ func.func @tile_layout(%t: !ggemm.tile<64x64xbf16, row>) {
 
 // -----
 
-// expected-error @+1 {{expects a ring of !ggemm.tile types, got 'f32'}}
+// expected-error @+1 {{expects a ring of !ggemm.tile and !ggemm.scales types, got 'f32'}}
 func.func @ring_not_tiles(%r: !ggemm.ring<f32>) {
   return
 }

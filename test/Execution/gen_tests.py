@@ -13,6 +13,14 @@ Inputs are multiples of 1/8 in [-1, 1], exact in bf16 and f16, so the f32
 accumulators of the kernel and the reference agree exactly; the tolerance
 only absorbs the epilogue's rounding to the output type.
 
+FP8 (f8E4M3FN) cases fill x and w with e4m3 bit patterns drawn from the
+hash (every mantissa, exponents 0..8: subnormals up to 3.75, both signs),
+with `1x128` activation scales (MN-major, as the GPU kernel wants them) and
+`128x128` weight scales in {0.5, 1, 1.5, 2}. The reference decodes FP8 with
+a table of the 256 e4m3 values computed by this script (independent of the
+compiler's integer decoding) and promotes per 128-wide K block, as the op
+defines: `acc += (sum over the block of x * w) * x_scale * w_scale`.
+
 The generated files are committed so lit runs them directly. After changing
 this script, regenerate them:
 
@@ -88,6 +96,14 @@ class Case:
     tile_level: bool = False
     # masked/batched: dynamic group and row extents (memref<?x?x...>).
     dynamic: bool = False
+
+    @property
+    def fp8(self) -> bool:
+        return self.in_type == "f8E4M3FN"
+
+    @property
+    def block_k(self) -> int:
+        return 128 if self.fp8 else 64
 
     @property
     def groups(self) -> int:
@@ -290,6 +306,11 @@ func.func private @check_untouched(%got: f32, %old: f32, %stats: memref<2xi64>,
 
 def fill_function(rank: int, ty: str) -> str:
     """`@fill<rank>_<ty>(m, seed, mod, off, den)`: m[idx] = val(idx)."""
+    return fill_loops(rank, ty, lambda e, v: e.from_f32(v, ty))
+
+
+def fill_loops(rank: int, ty: str, convert) -> str:
+    """`@fill<rank>_<ty>`: m[idx] = convert(val(idx, seed, mod, off, den))."""
     dims = "x".join("?" * rank)
     mt = f"memref<{dims}x{ty}>"
     e = Emitter()
@@ -301,7 +322,7 @@ def fill_function(rank: int, ty: str) -> str:
     idx = ivs + ["%zero"] * (3 - rank)
     v = e.op(f"func.call @val({', '.join(idx)}, %seed, %mod, %off, %den) : "
              "(index, index, index, i64, i64, i64, f32) -> f32")
-    v = e.from_f32(v, ty)
+    v = convert(e, v)
     e.emit(f"memref.store {v}, %m[{', '.join(ivs)}] : {mt}")
     for _ in range(rank):
         e.end()
@@ -315,8 +336,54 @@ def fill_function(rank: int, ty: str) -> str:
 def config_attr(c: Case) -> str:
     warpgroups = c.block_m // 64
     return (f"#ggemm.tile_config<block_m = {c.block_m}, block_n = "
-            f"{c.block_n}, block_k = 64, stages = 2, consumer_warpgroups = "
-            f"{warpgroups}, raster = {c.raster}>")
+            f"{c.block_n}, block_k = {c.block_k}, stages = 2, "
+            f"consumer_warpgroups = {warpgroups}, raster = {c.raster}>")
+
+
+def e4m3_value(code: int) -> float:
+    """The value of an f8E4M3FN bit pattern (bias 7, no infinities)."""
+    sign = -1.0 if code & 0x80 else 1.0
+    exponent, mantissa = (code >> 3) & 0xF, code & 0x7
+    if exponent == 0xF and mantissa == 0x7:
+        return float("nan")
+    if exponent == 0:
+        return sign * mantissa * 2.0 ** -9
+    return sign * (1 + mantissa / 8) * 2.0 ** (exponent - 7)
+
+
+def e4m3_table() -> str:
+    """A global of the 256 e4m3 values, indexed by bit pattern (NaN as 0:
+    the fill never writes it)."""
+    values = []
+    for code in range(256):
+        v = e4m3_value(code)
+        values.append(mlir_float(0.0 if v != v else v))
+    return (f'memref.global "private" constant @e4m3_values : '
+            f'memref<256xf32> = dense<[{", ".join(values)}]>\n')
+
+
+def e4m3_from_hash(e: Emitter, t: str) -> str:
+    """An e4m3 element from val's integer t < 144: sign t / 72, exponent
+    (t / 8) mod 9, mantissa t mod 8."""
+    t = e.op(f"arith.fptoui {t} : f32 to i32")
+    c72, c8, c9, c128 = (e.op(f"arith.constant {v} : i32")
+                         for v in (72, 8, 9, 128))
+    sign = e.op(f"arith.divui {t}, {c72} : i32")
+    exp = e.op(f"arith.remui {e.op(f'arith.divui {t}, {c8} : i32')}, {c9} "
+               ": i32")
+    man = e.op(f"arith.remui {t}, {c8} : i32")
+    high = e.op(f"arith.muli {sign}, {c128} : i32")
+    mid = e.op(f"arith.muli {exp}, {c8} : i32")
+    low = e.op(f"arith.addi {mid}, {man} : i32")
+    code = e.op(f"arith.addi {high}, {low} : i32")
+    byte = e.op(f"arith.trunci {code} : i32 to i8")
+    return e.op(f"arith.bitcast {byte} : i8 to f8E4M3FN")
+
+
+def fill_fp8_function(rank: int) -> str:
+    """`@fill<rank>_f8E4M3FN(m, seed, 144, 0, 1.0)`: e4m3 patterns from the
+    hash, sign in bit 7, exponent 0..8 in bits 3-6, any mantissa."""
+    return fill_loops(rank, "f8E4M3FN", e4m3_from_hash)
 
 
 class TestWriter:
@@ -339,6 +406,23 @@ class TestWriter:
         self.fills: set[tuple[int, str]] = set()
         #: Module-level ops the test needs (constant tables).
         self.globals: list[str] = []
+        if c.fp8:
+            assert c.k % 128 == 0 and c.layout == "nk" and not c.dynamic
+            self.kb = c.k // 128
+            nb = -(-c.n // 128)
+            if c.op == "segment":
+                # MN-major: rows contiguous, stored as [KB, M].
+                self.xs_storage = f"memref<{self.kb}x?xf32>"
+                self.xs_type = f"memref<?x{self.kb}xf32, strided<[1, ?]>>"
+                self.xs_perm = "(d0, d1) -> (d1, d0)"
+            else:
+                g, mm = c.groups, c.rows_per_group
+                self.xs_storage = f"memref<{self.kb}x{g}x{mm}xf32>"
+                self.xs_type = (f"memref<{g}x{mm}x{self.kb}xf32, "
+                                f"strided<[{mm}, 1, {g * mm}]>>")
+                self.xs_perm = "(d0, d1, d2) -> (d1, d2, d0)"
+            self.ws_type = f"memref<{c.weights}x{nb}x{self.kb}xf32>"
+            self.globals.append(e4m3_table())
 
     # -- the function that holds the ggemm op ------------------------------
     def gemm_function(self) -> str:
@@ -348,6 +432,8 @@ class TestWriter:
             args.append(("rows", self.rows_type))
         if c.weight_indices is not None:
             args.append(("widx", self.widx_type))
+        if c.fp8:
+            args += [("xs", self.xs_type), ("ws", self.ws_type)]
         if c.bias:
             args.append(("bias", self.bias_type))
         if c.row_scale:
@@ -372,6 +458,9 @@ class TestWriter:
             epilogue.append("accumulate = true")
         if epilogue:
             attrs.append(f"epilogue = #ggemm.epilogue<{', '.join(epilogue)}>")
+        if c.fp8:
+            attrs.append("x_scale_block = #ggemm.scale_block<1x128>")
+            attrs.append("w_scale_block = #ggemm.scale_block<128x128>")
         if c.explicit_config:
             attrs.append(f"config = {config_attr(c)}")
         return attrs
@@ -386,6 +475,9 @@ class TestWriter:
             lines.append(f"      masked_m(%rows : {self.rows_type})")
         if c.weight_indices is not None:
             lines.append(f"      weight_indices(%widx : {self.widx_type})")
+        if c.fp8:
+            lines.append(f"      scales(%xs, %ws : {self.xs_type}, "
+                         f"{self.ws_type})")
         if c.bias:
             lines.append(f"      bias(%bias : {self.bias_type})")
         if c.row_scale:
@@ -472,6 +564,8 @@ class TestWriter:
         e = Emitter()
         e.emit("%zero = arith.constant 0 : index")
         e.emit("%one = arith.constant 1 : index")
+        if c.fp8:
+            e.emit("%e4m3 = memref.get_global @e4m3_values : memref<256xf32>")
         dyn_rows = ""
         if c.op == "segment":
             e.emit(f"%m = arith.constant {c.rows} : index")
@@ -485,8 +579,12 @@ class TestWriter:
         y = e.op(f"memref.alloc({dyn_rows}) : {self.y_type}", "y")
         y_old = e.op(f"memref.alloc({dyn_rows}) : {self.y_type}", "yold")
         xr = 2 if c.op == "segment" else 3
-        self.fill(e, x, self.x_type, xr, c.in_type, 1, 17, 8, 8.0)
-        self.fill(e, w, self.w_type, 3, c.in_type, 2, 17, 8, 8.0)
+        if c.fp8:
+            self.fill(e, x, self.x_type, xr, c.in_type, 1, 144, 0, 1.0)
+            self.fill(e, w, self.w_type, 3, c.in_type, 2, 144, 0, 1.0)
+        else:
+            self.fill(e, x, self.x_type, xr, c.in_type, 1, 17, 8, 8.0)
+            self.fill(e, w, self.w_type, 3, c.in_type, 2, 17, 8, 8.0)
         args = [x, w]
         types = [self.x_type, self.w_type]
         rows = None
@@ -515,6 +613,19 @@ class TestWriter:
                        f"{self.widx_type}")
             args.append(widx)
             types.append(self.widx_type)
+        self.xs = self.ws = None
+        if c.fp8:
+            # Scales (r + 1) / 2 for r < 4: 0.5, 1, 1.5, 2.
+            storage = e.op(f"memref.alloc({'%m' if c.op == 'segment' else ''})"
+                           f" : {self.xs_storage}", "xst")
+            self.fill(e, storage, self.xs_storage,
+                      2 if c.op == "segment" else 3, "f32", 6, 4, -1, 2.0)
+            self.xs = e.op(f"memref.transpose {storage} {self.xs_perm} : "
+                           f"{self.xs_storage} to {self.xs_type}", "xs")
+            self.ws = e.op(f"memref.alloc() : {self.ws_type}", "ws")
+            self.fill(e, self.ws, self.ws_type, 3, "f32", 7, 4, -1, 2.0)
+            args += [self.xs, self.ws]
+            types += [self.xs_type, self.ws_type]
         bias = rs = None
         if c.bias:
             bias = e.op(f"memref.alloc() : {self.bias_type}", "bias")
@@ -623,21 +734,24 @@ class TestWriter:
                       maxerr: str, k: str, atol_v: str, rtol_v: str) -> None:
         """Computes y[lead..., r, col] from the inputs and checks it."""
         c = self.c
-        kk = e.fresh("k")
-        s = e.fresh("s")
-        acc = e.fresh("acc")
-        e.emit(f"{acc} = scf.for {kk} = %zero to {k} step %one "
-               f"iter_args({s} = {e.const_f32(0.0)}) -> (f32) {{")
-        e.indent += 2
-        xv = e.op(f"memref.load {x}[{', '.join(lead + [r, kk])}] : "
-                  f"{self.x_type}")
-        w_idx = [wi, col, kk] if c.layout == "nk" else [wi, kk, col]
-        wv = e.op(f"memref.load {w}[{', '.join(w_idx)}] : {self.w_type}")
-        prod = e.op(f"arith.mulf {e.to_f32(xv, c.in_type)}, "
-                    f"{e.to_f32(wv, c.in_type)} : f32")
-        e.emit(f"scf.yield {e.op(f'arith.addf {s}, {prod} : f32')} : f32")
-        e.end()
-        v = acc
+        if c.fp8:
+            v = self.fp8_dot(e, lead, r, col, wi, x, w)
+        else:
+            kk = e.fresh("k")
+            s = e.fresh("s")
+            acc = e.fresh("acc")
+            e.emit(f"{acc} = scf.for {kk} = %zero to {k} step %one "
+                   f"iter_args({s} = {e.const_f32(0.0)}) -> (f32) {{")
+            e.indent += 2
+            xv = e.op(f"memref.load {x}[{', '.join(lead + [r, kk])}] : "
+                      f"{self.x_type}")
+            w_idx = [wi, col, kk] if c.layout == "nk" else [wi, kk, col]
+            wv = e.op(f"memref.load {w}[{', '.join(w_idx)}] : {self.w_type}")
+            prod = e.op(f"arith.mulf {e.to_f32(xv, c.in_type)}, "
+                        f"{e.to_f32(wv, c.in_type)} : f32")
+            e.emit(f"scf.yield {e.op(f'arith.addf {s}, {prod} : f32')} : f32")
+            e.end()
+            v = acc
         if bias:
             bv = e.op(f"memref.load {bias}[{wi}, {col}] : {self.bias_type}")
             v = e.op(f"arith.addf {v}, {bv} : f32")
@@ -656,6 +770,44 @@ class TestWriter:
         e.emit(f"func.call @check({e.to_f32(got, c.out_type)}, {expected}, "
                f"{atol_v}, {rtol_v}, {stats}, {maxerr}) : (f32, f32, f32, "
                "f32, memref<2xi64>, memref<1xf32>) -> ()")
+
+    def decode_e4m3(self, e: Emitter, v: str) -> str:
+        """The f32 value of an e4m3 element, from the script's table."""
+        byte = e.op(f"arith.bitcast {v} : f8E4M3FN to i8")
+        wide = e.op(f"arith.extui {byte} : i8 to i32")
+        index = e.op(f"arith.index_cast {wide} : i32 to index")
+        return e.op(f"memref.load %e4m3[{index}] : memref<256xf32>")
+
+    def fp8_dot(self, e: Emitter, lead: list[str], r: str, col: str, wi: str,
+                x: str, w: str) -> str:
+        """sum over 128-wide K blocks of (block dot product) * x_scale *
+        w_scale, each block summed in order from its first K."""
+        kb, acc, s = e.fresh("kb"), e.fresh("acc"), e.fresh("s")
+        e.emit(f"{acc} = scf.for {kb} = %zero to {e.const_index(self.kb)} "
+               f"step %one iter_args({s} = {e.const_f32(0.0)}) -> (f32) {{")
+        e.indent += 2
+        k0 = e.op(f"arith.muli {kb}, {e.const_index(128)} : index")
+        k1 = e.op(f"arith.addi {k0}, {e.const_index(128)} : index")
+        kk, p, part = e.fresh("k"), e.fresh("p"), e.fresh("part")
+        e.emit(f"{part} = scf.for {kk} = {k0} to {k1} step %one "
+               f"iter_args({p} = {e.const_f32(0.0)}) -> (f32) {{")
+        e.indent += 2
+        xv = e.op(f"memref.load {x}[{', '.join(lead + [r, kk])}] : "
+                  f"{self.x_type}")
+        wv = e.op(f"memref.load {w}[{wi}, {col}, {kk}] : {self.w_type}")
+        prod = e.op(f"arith.mulf {self.decode_e4m3(e, xv)}, "
+                    f"{self.decode_e4m3(e, wv)} : f32")
+        e.emit(f"scf.yield {e.op(f'arith.addf {p}, {prod} : f32')} : f32")
+        e.end()
+        xs = e.op(f"memref.load {self.xs}[{', '.join(lead + [r, kb])}] : "
+                  f"{self.xs_type}")
+        nb = e.op(f"arith.divui {col}, {e.const_index(128)} : index")
+        ws = e.op(f"memref.load {self.ws}[{wi}, {nb}, {kb}] : {self.ws_type}")
+        scaled = e.op(f"arith.mulf {e.op(f'arith.mulf {part}, {xs} : f32')}, "
+                      f"{ws} : f32")
+        e.emit(f"scf.yield {e.op(f'arith.addf {s}, {scaled} : f32')} : f32")
+        e.end()
+        return acc
 
     def owner_reference(self, e: Emitter, x: str, w: str, widx: Optional[str],
                         bias: Optional[str], rs: Optional[str], y: str,
@@ -742,7 +894,8 @@ class TestWriter:
         c = self.c
         main = self.main_function()
         gemm = self.gemm_function()
-        fills = "\n".join(fill_function(rank, ty)
+        fills = "\n".join(fill_fp8_function(rank) if ty == "f8E4M3FN"
+                          else fill_function(rank, ty)
                           for rank, ty in sorted(self.fills))
         options = []
         if c.num_ctas is not None:
@@ -876,6 +1029,35 @@ CASES = [
          "launches more CTAs than tiles, the extra ones find none",
          segments=[65, 0, 1, 127, 3], rows=210, grid="tiles", out_type="f32",
          raster="along_m", n=136),
+    # --- FP8 with block scales ------------------------------------------
+    Case("fp8_segment_basic", "segment",
+         "segment_matmul f8E4M3FN -> f32 with 1x128 / 128x128 block scales: "
+         "an empty, a 1-row and multi-tile segments, N not a tile multiple "
+         "(its last column tile spans two weight-scale rows)",
+         in_type="f8E4M3FN", out_type="f32", segments=[70, 0, 1, 130, 5],
+         rows=230, n=200, k=256, block_m=64, block_n=64),
+    Case("fp8_segment_block_256", "segment",
+         "FP8 segment_matmul with 128x256 tiles (two weight scales per tile), "
+         "weight_indices, bias and silu, bf16 out",
+         in_type="f8E4M3FN", out_type="bf16", segments=[129, 3, 0, 60],
+         rows=200, n=384, k=384, block_m=128, block_n=256,
+         weight_indices=[2, 0, 1, 2], num_weights=3, bias=True,
+         activation="silu"),
+    Case("fp8_segment_row_scale", "segment",
+         "FP8 segment_matmul with 64x128 tiles, row_scale and accumulate, "
+         "one CTA",
+         in_type="f8E4M3FN", out_type="f32", segments=[1, 90, 40], rows=140,
+         n=136, k=128, block_m=64, block_n=128, row_scale=True,
+         accumulate=True, num_ctas=1),
+    Case("fp8_masked", "masked",
+         "FP8 masked_matmul: counts 0, a partial and a clamped group; "
+         "MN-major [KB, G, Mmax] activation scales",
+         in_type="f8E4M3FN", out_type="bf16", counts=[0, 70, 200],
+         rows_per_group=96, n=128, k=256, block_m=64, block_n=64),
+    Case("fp8_batched", "batched",
+         "FP8 batched_matmul with bias, f32 out, one CTA per tile",
+         in_type="f8E4M3FN", out_type="f32", batch=3, rows_per_group=65,
+         n=130, k=128, bias=True, grid="tiles", block_m=64, block_n=128),
     # --- masked_matmul ----------------------------------------------------
     Case("masked_basic", "masked",
          "masked_matmul bf16 -> bf16: counts 0, 1 and a full group",

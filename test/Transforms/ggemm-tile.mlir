@@ -155,14 +155,64 @@ func.func @no_config(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 
 // -----
 
-func.func @fp8(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
-               %indptr: memref<5xi32>, %xs: memref<?x2xf32>, %ws: memref<4x1x2xf32>,
-               %y: memref<?x128xbf16>) {
-  // expected-error @+1 {{'ggemm.segment_matmul' op FP8 operands have no tile-level lowering yet (scale-block promotion is not implemented)}}
-  ggemm.segment_matmul ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
-      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<?x2xf32>, memref<4x1x2xf32>)
-      outs(%y : memref<?x128xbf16>)
+// FP8 with 1x128 / 128x128 block scales: each K block's product starts from
+// its own zero accumulator and is promoted into the running one with the
+// block's activation scales (one per tile row, at [row, kb]) and weight
+// scales (block_n = 256: two, at [weight, col / 128, kb]).
+// CHECK-LABEL: func.func @fp8(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xf8E4M3FN>, %[[W:[a-z0-9]+]]: memref<4x256x256xf8E4M3FN>, %[[P:[a-z0-9]+]]: memref<5xi32>, %[[XS:[a-z0-9]+]]: memref<?x2xf32, strided<[1, ?]>>, %[[WS:[a-z0-9]+]]: memref<4x2x2xf32>, %[[Y:[a-z0-9]+]]: memref<?x256xbf16>)
+// CHECK: ggemm.foreach_tile segment
+// CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
+// CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
+// CHECK: %[[ZERO:.+]] = ggemm.zero_accumulator : !ggemm.accumulator<128x256xf32>
+// CHECK-NEXT: %[[ACC:.+]] = scf.for %[[KB:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[A:.+]] = %[[ZERO]]) -> (!ggemm.accumulator<128x256xf32>) {
+// CHECK-NEXT: %[[K:.+]] = arith.muli %[[KB]], %[[C128]] : index
+// CHECK-NEXT: %[[TA:.+]] = ggemm.load_tile %[[X]][%[[ROW]], %[[K]]] : memref<?x256xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN>
+// CHECK-NEXT: %[[TB:.+]] = ggemm.load_tile %[[W]][%[[GRP]], %[[COL]], %[[K]]] : memref<4x256x256xf8E4M3FN> -> !ggemm.tile<256x128xf8E4M3FN>
+// CHECK-NEXT: %[[SA:.+]] = ggemm.load_scales %[[XS]][%[[ROW]], %[[KB]]] : memref<?x2xf32, strided<[1, ?]>> -> !ggemm.scales<128>
+// CHECK: %[[CB:.+]] = arith.divui %[[COL]], %{{.+}} : index
+// CHECK-NEXT: %[[SB:.+]] = ggemm.load_scales %[[WS]][%[[GRP]], %[[CB]], %[[KB]]] : memref<4x2x2xf32> -> !ggemm.scales<2>
+// CHECK-NEXT: %[[PZ:.+]] = ggemm.zero_accumulator : !ggemm.accumulator<128x256xf32>
+// CHECK-NEXT: %[[PART:.+]] = ggemm.mma %[[TA]], %[[TB]], %[[PZ]] : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<256x128xf8E4M3FN> -> !ggemm.accumulator<128x256xf32>
+// CHECK-NEXT: %[[NEXT:.+]] = ggemm.promote %[[PART]] into %[[A]] a_scales(%[[SA]] : !ggemm.scales<128>) b_scales(%[[SB]] : !ggemm.scales<2>) : !ggemm.accumulator<128x256xf32>
+// CHECK-NEXT: scf.yield %[[NEXT]] : !ggemm.accumulator<128x256xf32>
+// CHECK: ggemm.store_tile %[[ACC]] to %[[Y]]
+func.func @fp8(%x: memref<?x256xf8E4M3FN>, %w: memref<4x256x256xf8E4M3FN>,
+               %indptr: memref<5xi32>, %xs: memref<?x2xf32, strided<[1, ?]>>,
+               %ws: memref<4x2x2xf32>, %y: memref<?x256xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x256x256xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>)
+      scales(%xs, %ws : memref<?x2xf32, strided<[1, ?]>>, memref<4x2x2xf32>)
+      outs(%y : memref<?x256xbf16>)
       {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 128>}
+  return
+}
+
+// -----
+
+func.func @fp8_per_row(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
+                       %indptr: memref<5xi32>, %xs: memref<?xf32>, %ws: memref<4x128xf32>,
+                       %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects x_scale_block = #ggemm.scale_block<1x128> and w_scale_block = #ggemm.scale_block<128x128> for FP8 (the block scales ggemm-tile promotes per K block), got #ggemm.scale_block<per_row> and #ggemm.scale_block<per_row>; tensor-wise and per-row scales are not tiled yet}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<?xf32>, memref<4x128xf32>)
+      outs(%y : memref<?x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<per_row>, w_scale_block = #ggemm.scale_block<per_row>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>}
+  return
+}
+
+// -----
+
+func.func @fp8_scale_block_k(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
+                             %indptr: memref<5xi32>, %xs: memref<?x1xf32>, %ws: memref<4x1x1xf32>,
+                             %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects the tile config's block_k (128) to be the scale blocks' K extent (256): each K block is promoted with one scale}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<?x1xf32>, memref<4x1x1xf32>)
+      outs(%y : memref<?x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x256>, w_scale_block = #ggemm.scale_block<128x256>,
        config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>}
   return
 }

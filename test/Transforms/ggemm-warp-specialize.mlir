@@ -198,7 +198,7 @@ func.func @load_outside_k_loop(%x: memref<?x256xf16>, %w: memref<4x256x128xf16>,
           -> (!ggemm.accumulator<64x128xf32>) {
         %tb = ggemm.load_tile %w[%g, %k, %col]
             : memref<4x256x128xf16> -> !ggemm.tile<128x64xf16, mn_major>
-        // expected-error @+1 {{'ggemm.mma' op expects operand a to be a ggemm.load_tile of the K loop used only here}}
+        // expected-error @+1 {{'ggemm.mma' op expects operand a to be a ggemm.load_tile or ggemm.load_scales of the K loop used only here}}
         %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<64x64xf16>,
             !ggemm.tile<128x64xf16, mn_major> -> !ggemm.accumulator<64x128xf32>
         scf.yield %next : !ggemm.accumulator<64x128xf32>

@@ -10,7 +10,9 @@
 //       (group, row, row_end, col) = ...        // TileSchedule::mapTile
 //       scf.for %kb ... {                       // the K loop, as written
 //         load_tile -> copy into a buffer, zero outside the source
-//         mma       -> f32 loops into the accumulator buffer
+//         mma       -> f32 loops into the accumulator buffer (FP8
+//                      decoded exactly with integer arithmetic)
+//         load_scales, promote -> copies and f32 loops
 //       }
 //       store_tile  -> epilogue loops over the tile's masked region
 //     }
@@ -47,14 +49,95 @@ Value toIndex(OpBuilder &b, Location loc, Value v) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
 }
 
+/// Decodes an FP8 value exactly with integer arithmetic: LLVM has no FP8
+/// types, so `arith.extf` from them does not lower to the CPU.
+/// f8E4M3FN: bias 7, 3 mantissa bits, S.1111.111 is NaN, no infinities;
+/// f8E5M2: bias 15, 2 mantissa bits, exponent 31 is infinity or NaN.
+Value decodeFp8(OpBuilder &b, Location loc, Value v) {
+  bool e4m3 = isa<Float8E4M3FNType>(v.getType());
+  int64_t mantissaBits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+  Type i32 = b.getI32Type(), f32 = b.getF32Type();
+  auto c = [&](int64_t value) {
+    return arith::ConstantIntOp::create(b, loc, i32, value).getResult();
+  };
+  auto eq = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y)
+        .getResult();
+  };
+  Value bits = arith::ExtUIOp::create(
+      b, loc, i32, arith::BitcastOp::create(b, loc, b.getI8Type(), v));
+  Value sign = arith::ShLIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, c(7)), c(31));
+  Value exponent = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, c(mantissaBits)),
+      c((1 << (7 - mantissaBits)) - 1));
+  Value mantissa =
+      arith::AndIOp::create(b, loc, bits, c((1 << mantissaBits) - 1));
+  // Normal: rebias the exponent, widen the mantissa.
+  Value normalBits = arith::OrIOp::create(
+      b, loc,
+      arith::OrIOp::create(
+          b, loc, sign,
+          arith::ShLIOp::create(
+              b, loc, arith::AddIOp::create(b, loc, exponent, c(127 - bias)),
+              c(23))),
+      arith::ShLIOp::create(b, loc, mantissa, c(23 - mantissaBits)));
+  Value normal = arith::BitcastOp::create(b, loc, f32, normalBits);
+  // Subnormal (and zero): mantissa * 2^(1 - bias - mantissa bits), signed.
+  Value magnitude = arith::MulFOp::create(
+      b, loc, arith::UIToFPOp::create(b, loc, f32, mantissa),
+      arith::ConstantFloatOp::create(
+          b, loc, cast<FloatType>(f32),
+          APFloat(std::ldexp(1.0f, int(1 - bias - mantissaBits)))));
+  Value subnormal = arith::BitcastOp::create(
+      b, loc, f32,
+      arith::OrIOp::create(b, loc, sign,
+                           arith::BitcastOp::create(b, loc, i32, magnitude)));
+  Value result =
+      arith::SelectOp::create(b, loc, eq(exponent, c(0)), subnormal, normal);
+  Value nan = arith::ConstantFloatOp::create(
+      b, loc, cast<FloatType>(f32), APFloat::getNaN(APFloat::IEEEsingle()));
+  if (e4m3)
+    return arith::SelectOp::create(
+        b, loc,
+        arith::AndIOp::create(b, loc, eq(exponent, c(15)), eq(mantissa, c(7))),
+        nan, result);
+  Value inf = arith::BitcastOp::create(
+      b, loc, f32, arith::OrIOp::create(b, loc, sign, c(0x7f800000)));
+  Value special = arith::SelectOp::create(b, loc, eq(mantissa, c(0)), inf, nan);
+  return arith::SelectOp::create(b, loc, eq(exponent, c(31)), special, result);
+}
+
 Value toF32(OpBuilder &b, Location loc, Value v) {
   if (v.getType().isF32())
     return v;
+  if (isFp8(v.getType()))
+    return decodeFp8(b, loc, v);
   return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
 }
 
 Value ult(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lhs, rhs);
+}
+
+/// `source[at]`, or `zero` when an index is past its dimension (TMA's zero
+/// fill).
+Value loadOrZero(OpBuilder &b, Location loc, Value source, ValueRange at,
+                 Value zero) {
+  Value inBounds;
+  for (auto [d, index] : llvm::enumerate(at)) {
+    Value ok = ult(b, loc, index, memref::DimOp::create(b, loc, source, d));
+    inBounds = inBounds ? arith::AndIOp::create(b, loc, inBounds, ok) : ok;
+  }
+  auto read = scf::IfOp::create(b, loc, TypeRange{zero.getType()}, inBounds,
+                                /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(read.thenBlock());
+  scf::YieldOp::create(b, loc,
+                       memref::LoadOp::create(b, loc, source, at).getResult());
+  b.setInsertionPointToStart(read.elseBlock());
+  scf::YieldOp::create(b, loc, zero);
+  return read.getResult(0);
 }
 
 /// `for i < extent0, j < extent1: body(i, j)`, the builder left after the
@@ -92,7 +175,9 @@ private:
   Value buffer(Type type, Location loc);
 
   LogicalResult lowerLoad(LoadTileOp op);
+  LogicalResult lowerLoadScales(LoadScalesOp op);
   LogicalResult lowerMma(MmaOp op);
+  LogicalResult lowerPromote(PromoteOp op);
   LogicalResult lowerStore(StoreTileOp op);
 
   OpBuilder &allocas;
@@ -129,6 +214,8 @@ Value LoopsTranslator::buffer(Type type, Location loc) {
   MemRefType memrefType;
   if (auto acc = dyn_cast<AccumulatorType>(type))
     memrefType = MemRefType::get(acc.getShape(), acc.getElementType());
+  else if (auto scales = dyn_cast<ScalesType>(type))
+    memrefType = MemRefType::get({scales.getCount()}, b.getF32Type());
   else
     memrefType = MemRefType::get(cast<TileType>(type).getShape(),
                                  cast<TileType>(type).getElementType());
@@ -191,6 +278,8 @@ LogicalResult LoopsTranslator::translateGGemmOp(Operation *op) {
       })
       .Case([&](LoadTileOp load) { return lowerLoad(load); })
       .Case([&](MmaOp mma) { return lowerMma(mma); })
+      .Case([&](LoadScalesOp load) { return lowerLoadScales(load); })
+      .Case([&](PromoteOp promote) { return lowerPromote(promote); })
       .Case([&](MmaWaitOp wait) {
         mapping.map(wait.getResult(), lookup(wait.getAcc(), wait));
         return success();
@@ -221,31 +310,79 @@ LogicalResult LoopsTranslator::lowerLoad(LoadTileOp op) {
   // Which source dimension runs along the tile's rows, which along K.
   int64_t rowDim = type.isMNMajor() ? rank - 1 : rank - 2;
   int64_t kDim = type.isMNMajor() ? rank - 2 : rank - 1;
-  Value zero =
-      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+  // FP8 zero as its bit pattern: LLVM has no FP8 constants.
+  Type elemType = type.getElementType();
+  Value zero = isFp8(elemType)
+                   ? arith::BitcastOp::create(
+                         b, loc, elemType,
+                         arith::ConstantIntOp::create(b, loc, b.getI8Type(), 0))
+                         .getResult()
+                   : arith::ConstantOp::create(b, loc, b.getZeroAttr(elemType))
+                         .getResult();
   forEach2D(b, loc, type.getRows(), type.getK(), [&](Value r, Value c) {
     SmallVector<Value> at(indices);
     at[rowDim] = arith::AddIOp::create(b, loc, indices[rowDim], r);
     at[kDim] = arith::AddIOp::create(b, loc, indices[kDim], c);
     // TMA's zero fill: every coordinate past its dimension reads as zero.
-    Value inBounds;
-    for (int64_t d = 0; d < rank; ++d) {
-      Value ok = ult(b, loc, at[d], memref::DimOp::create(b, loc, source, d));
-      inBounds = inBounds ? arith::AndIOp::create(b, loc, inBounds, ok) : ok;
-    }
-    auto read = scf::IfOp::create(b, loc, TypeRange{type.getElementType()},
-                                  inBounds, /*withElseRegion=*/true);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(read.thenBlock());
-      scf::YieldOp::create(
-          b, loc, memref::LoadOp::create(b, loc, source, at).getResult());
-      b.setInsertionPointToStart(read.elseBlock());
-      scf::YieldOp::create(b, loc, zero);
-    }
-    memref::StoreOp::create(b, loc, read.getResult(0), tile, ValueRange{r, c});
+    memref::StoreOp::create(b, loc, loadOrZero(b, loc, source, at, zero), tile,
+                            ValueRange{r, c});
   });
   mapping.map(op.getTile(), tile);
+  return success();
+}
+
+LogicalResult LoopsTranslator::lowerLoadScales(LoadScalesOp op) {
+  Location loc = op.getLoc();
+  Value source = lookup(op.getSource(), op);
+  SmallVector<Value> indices;
+  for (Value index : op.getIndices())
+    indices.push_back(lookup(index, op));
+  int64_t count = op.getType().getCount();
+  int64_t rowDim = indices.size() - 2;
+  Value scales = buffer(op.getType(), loc);
+  Value zero =
+      arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(0.0f));
+  OpBuilder::InsertionGuard guard(b);
+  auto loop =
+      scf::ForOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+                         arith::ConstantIndexOp::create(b, loc, count),
+                         arith::ConstantIndexOp::create(b, loc, 1));
+  b.setInsertionPointToStart(loop.getBody());
+  Value i = loop.getInductionVar();
+  SmallVector<Value> at(indices);
+  at[rowDim] = arith::AddIOp::create(b, loc, indices[rowDim], i);
+  // Scales past the end read as zero, as TMA fills them.
+  memref::StoreOp::create(b, loc, loadOrZero(b, loc, source, at, zero), scales,
+                          i);
+  mapping.map(op.getScales(), scales);
+  return success();
+}
+
+LogicalResult LoopsTranslator::lowerPromote(PromoteOp op) {
+  Location loc = op.getLoc();
+  // The accumulator is updated in place (each value has one use).
+  Value acc = lookup(op.getAcc(), op), partial = lookup(op.getPartial(), op);
+  Value aScales = lookup(op.getAScales(), op),
+        bScales = lookup(op.getBScales(), op);
+  ArrayRef<int64_t> shape = op.getAcc().getType().getShape();
+  // Element i of an extent-E dimension uses scale i * count / E.
+  auto scaleOf = [&](Value scales, Value i, int64_t extent) -> Value {
+    int64_t count = cast<MemRefType>(scales.getType()).getDimSize(0);
+    Value at = arith::DivUIOp::create(
+        b, loc, i, arith::ConstantIndexOp::create(b, loc, extent / count));
+    return memref::LoadOp::create(b, loc, scales, at);
+  };
+  forEach2D(b, loc, shape[0], shape[1], [&](Value i, Value j) {
+    Value p = memref::LoadOp::create(b, loc, partial, ValueRange{i, j});
+    if (aScales)
+      p = arith::MulFOp::create(b, loc, p, scaleOf(aScales, i, shape[0]));
+    if (bScales)
+      p = arith::MulFOp::create(b, loc, p, scaleOf(bScales, j, shape[1]));
+    Value old = memref::LoadOp::create(b, loc, acc, ValueRange{i, j});
+    memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, p), acc,
+                            ValueRange{i, j});
+  });
+  mapping.map(op.getResult(), acc);
   return success();
 }
 
@@ -343,14 +480,6 @@ LogicalResult checkLaunch(LaunchOp launch) {
         op->emitOpError() << "expects each accumulator value to be used "
                              "once: the CPU back end updates accumulators in "
                              "place";
-        return WalkResult::interrupt();
-      }
-      if (auto tile = dyn_cast<TileType>(v.getType());
-          tile && isFp8(tile.getElementType())) {
-        op->emitOpError() << "expects bf16 or f16 tiles for the CPU back end, "
-                             "got "
-                          << tile.getElementType()
-                          << " (FP8 scale promotion is not implemented)";
         return WalkResult::interrupt();
       }
       if (isa<TileType>(v.getType()) && !isa<LoadTileOp, RingGetOp>(op)) {

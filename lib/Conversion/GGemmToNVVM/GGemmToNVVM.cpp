@@ -116,7 +116,8 @@ struct ConvertGGemmToNVVMPass
           /*isConstant=*/false, LLVM::Linkage::External, "ggemm_smem",
           Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
       auto kernel = gpu::GPUFuncOp::create(
-          b, loc, name, b.getFunctionType(kernelParamTypes(ctx), {}));
+          b, loc, name,
+          b.getFunctionType(kernelParamTypes(ctx, facts->blockScaled()), {}));
       kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                       UnitAttr::get(ctx));
       // setmaxnreg needs a register cap at entry: a thread bound plus one
@@ -126,8 +127,11 @@ struct ConvertGGemmToNVVMPass
       kernel->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
       // The TMA descriptors are passed by value (__grid_constant__);
       // ggemm-finalize-kernel-abi applies this after convert-gpu-to-nvvm.
+      SmallVector<int64_t> descriptors = {kADesc, kBDesc};
+      if (facts->blockScaled())
+        descriptors.push_back(kAScaleDesc);
       kernel->setAttr("ggemm.grid_constant_args",
-                      b.getDenseI64ArrayAttr({kADesc, kBDesc}));
+                      b.getDenseI64ArrayAttr(descriptors));
       OpBuilder bodyBuilder(ctx);
       KernelTranslator translator(bodyBuilder, *facts, kernel, smem);
       if (failed(translator.translate()))

@@ -35,11 +35,17 @@ enum KernelParam : unsigned {
   kK,
   kLdy,
   kNumWeights,
-  kNumParams
+  kNumParams,
+  // Kernels with FP8 block scales only: the TMA descriptor of the MN-major
+  // activation scales and the weight scales.
+  kAScaleDesc = kNumParams,
+  kWScale,
+  kNumBlockScaledParams
 };
 
-/// The parameter types, in the order above.
-SmallVector<Type> kernelParamTypes(MLIRContext *ctx);
+/// The parameter types, in the order above (with the scale parameters when
+/// `blockScaled`).
+SmallVector<Type> kernelParamTypes(MLIRContext *ctx, bool blockScaled);
 
 /// Bytes of one 128-byte swizzle row: the contiguous extent of every smem
 /// tile box.
@@ -59,6 +65,10 @@ struct KernelFacts {
   /// The memrefs the kernel reads and writes, bound to parameters; null
   /// where the kernel has none.
   Value x, w, y, groupRows, weightIndices, bias, rowScale;
+  /// FP8 block scales: the memrefs and their per-K-block entries; null
+  /// without.
+  Value xScale, wScale;
+  ScalesType aScales, bScales;
   TileType aTile, bTile;
   Type outElem, indexElem; // indexElem: null for uniform rows
   int64_t numConsumers;
@@ -67,6 +77,7 @@ struct KernelFacts {
   int64_t staticN, staticK, staticGroups, staticWeights;
 
   bool nMajorB() const { return bTile.isMNMajor(); }
+  bool blockScaled() const { return bool(aScales); }
   Type aElem() const { return aTile.getElementType(); }
 };
 
@@ -124,6 +135,9 @@ private:
 
   // The tile ops (TileOpsToNVVM.cpp).
   LogicalResult translateMma(MmaOp op);
+  LogicalResult translatePromote(PromoteOp op);
+  SmallVector<Value> loadWeightScales(LoadScalesOp load);
+  LogicalResult putActivationScales(LoadScalesOp load, Value dst, Value full);
   LogicalResult translateStore(StoreTileOp op);
   void storeElement(Value value, Value rowScale, Value row, Value col,
                     Value weight);
@@ -142,6 +156,9 @@ private:
   /// Set up at the kernel's entry.
   Value tid, warpgroup, smem;
   Value numRows, rowsPerGroup, numGroups, n, k, ldy, numWeights;
+  /// The weight scales' row and K-block counts (ceil(N / 128),
+  /// ceil(K / 128)), with block scales.
+  Value scaleRows, scaleBlocks;
   std::optional<TileSchedule> schedule;
   /// Constants of the host function, cloned once into the kernel.
   IRMapping externalConstants;

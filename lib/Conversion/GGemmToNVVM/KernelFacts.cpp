@@ -6,12 +6,17 @@ using namespace mlir;
 using namespace mlir::ggemm;
 using namespace mlir::ggemm::nvvm;
 
-SmallVector<Type> mlir::ggemm::nvvm::kernelParamTypes(MLIRContext *ctx) {
+SmallVector<Type> mlir::ggemm::nvvm::kernelParamTypes(MLIRContext *ctx,
+                                                      bool blockScaled) {
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto ptrGlobal = LLVM::LLVMPointerType::get(ctx, 1);
   auto i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
-  return {ptr, ptr, ptrGlobal, ptrGlobal, ptrGlobal, ptrGlobal, ptrGlobal,
-          i64, i64, i32,       i32,       i32,       i64,       i32};
+  SmallVector<Type> types = {
+      ptr, ptr, ptrGlobal, ptrGlobal, ptrGlobal, ptrGlobal, ptrGlobal,
+      i64, i64, i32,       i32,       i32,       i64,       i32};
+  if (blockScaled)
+    types.append({ptr, ptrGlobal});
+  return types;
 }
 
 namespace {
@@ -72,9 +77,6 @@ LogicalResult bind(Operation *user, StringRef name, Value &slot, Value value) {
 /// shapes the kernel uses.
 LogicalResult checkTile(Operation *op, StringRef name, TileType tile) {
   int64_t bytes = getElementBytes(tile.getElementType());
-  if (isFp8(tile.getElementType()))
-    return op->emitOpError()
-           << "FP8 tiles are not supported by the GPU back end yet";
   if (tile.getK() * bytes != kSwizzleBytes)
     return op->emitOpError()
            << "expects " << name << " tiles whose K block is " << kSwizzleBytes
@@ -142,6 +144,13 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
                                   "end, got "
                                << load.getType();
       (isA ? f.aTile : f.bTile) = load.getType();
+    } else if (auto load = dyn_cast<LoadScalesOp>(op)) {
+      // Activation scales are a matrix (rows, K blocks), weight scales a
+      // batch of them.
+      bool isA = load.getSource().getType().getRank() == 2;
+      ok = bind(op, isA ? "x_scale" : "w_scale", isA ? f.xScale : f.wScale,
+                load.getSource());
+      (isA ? f.aScales : f.bScales) = load.getType();
     } else if (auto index = dyn_cast<WeightIndexOp>(op)) {
       ok =
           bind(op, "weight_indices", f.weightIndices, index.getWeightIndices());
@@ -176,11 +185,51 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
               "config (block_m = "
            << f.config.getBlockM() << ", block_n = " << f.config.getBlockN()
            << "), got " << f.aTile << " and " << f.bTile;
-  ArrayRef<Type> ringTiles = f.ring.getRing().getType().getTiles();
-  if (ringTiles.size() != 2 || ringTiles[0] != f.aTile ||
-      ringTiles[1] != f.bTile)
-    return f.ring.emitOpError() << "expects a ring of the A and B tiles ("
-                                << f.aTile << ", " << f.bTile << ")";
+  if (bool(f.xScale) != bool(f.wScale))
+    return launch.emitOpError() << "expects activation and weight scales "
+                                   "together (one promotion per K block)";
+  SmallVector<Type> expectedRing = {f.aTile, f.bTile};
+  if (f.blockScaled()) {
+    if (!isFp8(f.aElem()))
+      return launch.emitOpError() << "expects block scales only with FP8 "
+                                     "tiles, got "
+                                  << f.aTile;
+    if (f.aScales.getCount() != f.aTile.getRows())
+      return launch.emitOpError()
+             << "expects one activation scale per tile row ("
+             << f.aTile.getRows() << "), got " << f.aScales;
+    int64_t weightScales = std::max<int64_t>(1, f.bTile.getRows() / 128);
+    if (f.bScales.getCount() != weightScales)
+      return launch.emitOpError()
+             << "expects one weight scale per 128 tile rows (" << weightScales
+             << "), got " << f.bScales;
+    // TMA reads the activation scales of a tile's rows as one box: the
+    // rows must be contiguous (MN-major).
+    auto xsType = cast<MemRefType>(f.xScale.getType());
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(xsType.getStridesAndOffset(strides, offset)) || strides[0] != 1)
+      return launch.emitOpError()
+             << "expects MN-major activation scales (rows contiguous, "
+                "memref<?x?xf32, strided<[1, ?]>>) for the GPU back end, got "
+             << xsType;
+    if (failed(verifyKernelAddressed(launch, "w_scale", f.wScale, true)))
+      return failure();
+    expectedRing.append({f.aScales, f.bScales});
+  } else if (isFp8(f.aElem())) {
+    return launch.emitOpError() << "expects FP8 tiles with block scales "
+                                   "(ggemm.load_scales and ggemm.promote)";
+  }
+  if (TypeRange(f.ring.getRing().getType().getTiles()) !=
+      TypeRange(expectedRing)) {
+    std::string expected;
+    llvm::raw_string_ostream os(expected);
+    llvm::interleaveComma(expectedRing, os);
+    return f.ring.emitOpError()
+           << "expects a ring of the A and B tiles (and, with block scales, "
+              "their scales): ("
+           << expected << ")";
+  }
 
   // The kernel addresses y, bias and row_scale itself (y row by row with the
   // runtime's row stride, bias and row_scale densely).
@@ -273,6 +322,10 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
       named("has_row_scale", b.getBoolAttr(bool(f.rowScale))),
       named("accumulate", b.getBoolAttr(accumulate)),
       named("activation", s(stringifyActivation(activation)))};
+  if (f.blockScaled()) {
+    problem.push_back(named("x_scale_block", s("1x128")));
+    problem.push_back(named("w_scale_block", s("128x128")));
+  }
   int64_t blockK = f.aTile.getK();
   SmallVector<NamedAttribute> tile = {
       named("block_m", i(f.aTile.getRows())),
@@ -332,6 +385,19 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
     params.push_back(
         param({named("name", s(pname)), named("kind", s("scalar")),
                named("dtype", s(dtype)), named("value", s(pname))}));
+  if (f.blockScaled()) {
+    // The activation scales of a tile's rows and one K block: one TMA box
+    // of block_m f32 from the MN-major [K/128, M] storage.
+    params.push_back(param(
+        {named("name", s("a_scale_desc")), named("kind", s("tma_descriptor")),
+         named("tensor", s("x_scale")), named("dtype", s("f32")),
+         named("rank", i(2)), named("box", arr({f.aScales.getCount(), 1})),
+         named("swizzle", s("none")), named("oob_fill", s("zero"))}));
+    params.push_back(
+        param({named("name", s("w_scale")), named("kind", s("pointer")),
+               named("tensor", s("w_scale")),
+               named("optional", b.getBoolAttr(false))}));
+  }
   SmallVector<NamedAttribute> manifest = {
       named("format", s("ggemm-bundle")),
       named("version", i(1)),

@@ -91,6 +91,14 @@ LogicalResult KernelTranslator::translate() {
   k = toIndex(param(kK));
   ldy = toIndex(param(kLdy));
   numWeights = toIndex(param(kNumWeights));
+  if (facts.blockScaled()) {
+    auto ceil128 = [&](Value v) {
+      return arith::DivUIOp::create(b, loc, add(v, idx(127)), idx(128))
+          .getResult();
+    };
+    scaleRows = ceil128(n);
+    scaleBlocks = ceil128(k);
+  }
   auto loader = [this](KernelParam array, Type elem) {
     return [this, array, elem](OpBuilder &, Location, Value i) -> Value {
       return toIndex(load(elem, elementAddress(param(array), elem, i)));
@@ -176,14 +184,15 @@ LogicalResult KernelTranslator::translateGGemmOp(Operation *op) {
                                      zero.getType().getShape()[1] / 2, f32))));
         return success();
       })
-      .Case([&](LoadTileOp load) -> LogicalResult {
+      .Case<LoadTileOp, LoadScalesOp>([&](Operation *load) -> LogicalResult {
         // Issued by the ring_put its tile goes to, straight into the slot.
         if (load->hasOneUse() && isa<RingPutOp>(*load->user_begin()))
           return success();
-        return load.emitOpError()
-               << "expects its tile to be put into a stage ring: run "
+        return load->emitOpError()
+               << "expects its result to be put into a stage ring: run "
                   "ggemm-warp-specialize before convert-ggemm-to-nvvm";
       })
+      .Case([&](PromoteOp op) { return translatePromote(op); })
       .Case([&](CreateRingOp op) { return translateCreateRing(op); })
       .Case([&](WarpSpecializeOp op) { return translateWarpSpecialize(op); })
       .Case([&](RingPutOp op) { return translateRingPut(op); })

@@ -101,6 +101,16 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
   if (!position)
     return failure();
   Value slot = ringSlot(position);
+  // Weight scales are read with plain loads before the wait, so that their
+  // latency overlaps it; they are written into the slot after it.
+  SmallVector<std::pair<LoadScalesOp, unsigned>> weightScales;
+  for (auto [index, entry] : llvm::enumerate(op.getTiles()))
+    if (auto load = entry.getDefiningOp<LoadScalesOp>();
+        load && load.getSource().getType().getRank() == 3)
+      weightScales.push_back({load, index});
+  SmallVector<SmallVector<Value>> weightScaleValues;
+  for (auto [load, index] : weightScales)
+    weightScaleValues.push_back(loadWeightScales(load));
   // Wait until the consumers released the slot's previous use (the first
   // round passes at once: the empty barrier starts in the other phase).
   Value emptyParity =
@@ -108,13 +118,29 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
   NVVM::MBarrierTryWaitParityOp::create(b, loc, ringBarrier(slot, true),
                                         emptyParity, c32(kWaitTicks));
   Value full = ringBarrier(slot, false);
+  // Stores to the slot before the arrival are visible to the consumers once
+  // the full barrier completes (the arrival releases them).
+  for (auto [entry, values] : llvm::zip(weightScales, weightScaleValues)) {
+    Value dst = ringBuffer(entry.second, slot);
+    for (auto [i, value] : llvm::enumerate(values))
+      LLVM::StoreOp::create(b, loc, value, elementAddress(dst, f32, idx(i)));
+  }
   int64_t txBytes = 0;
-  for (Value tile : op.getTiles())
-    txBytes += cast<TileType>(tile.getType()).getNumBytes();
+  for (Value entry : op.getTiles()) {
+    auto scales = entry.getDefiningOp<LoadScalesOp>();
+    if (!scales || scales.getSource().getType().getRank() == 2)
+      txBytes += getRingEntryBytes(entry.getType());
+  }
   NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, c32(txBytes),
                                          NVVM::MemScopeKind::CTA,
                                          /*relaxed=*/false, Value());
   for (auto [index, tile] : llvm::enumerate(op.getTiles())) {
+    if (auto scales = tile.getDefiningOp<LoadScalesOp>()) {
+      if (scales.getSource().getType().getRank() == 2 &&
+          failed(putActivationScales(scales, ringBuffer(index, slot), full)))
+        return failure();
+      continue;
+    }
     auto tileLoad = tile.getDefiningOp<LoadTileOp>();
     if (!tileLoad || !tile.hasOneUse())
       return op.emitOpError() << "expects tile " << index
@@ -152,6 +178,54 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
     }
   }
   return success();
+}
+
+LogicalResult KernelTranslator::putActivationScales(LoadScalesOp load,
+                                                    Value dst, Value full) {
+  if (!load->hasOneUse())
+    return load.emitOpError() << "expects to be used only by its ring_put";
+  // One TMA box of the rows' scales of one K block. The storage is MN-major
+  // ([K blocks, rows], rows innermost), so the coordinates are (row, kb).
+  SmallVector<Value> coords;
+  for (Value i : load.getIndices()) {
+    Value mapped = lookup(i, load);
+    if (!mapped)
+      return failure();
+    coords.push_back(toI32(mapped));
+  }
+  Value dstCluster = LLVM::AddrSpaceCastOp::create(b, loc, ptrCluster, dst);
+  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+      b, loc, dstCluster, param(kAScaleDesc), coords, full, ValueRange{},
+      Value(), Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+      NVVM::CTAGroupKindAttr(), Value());
+  return success();
+}
+
+SmallVector<Value> KernelTranslator::loadWeightScales(LoadScalesOp scales) {
+  // w_scale is a dense [weights, ceil(N / 128), ceil(K / 128)] array; the
+  // scales of weight-scale rows past its end are zero, like a TMA fill.
+  Value weight = lookup(scales.getIndices()[0], scales),
+        row = lookup(scales.getIndices()[1], scales),
+        kb = lookup(scales.getIndices()[2], scales);
+  Value zero =
+      arith::ConstantFloatOp::create(b, loc, f32, APFloat(0.0f)).getResult();
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < scales.getType().getCount(); ++i) {
+    Value r = add(row, idx(i));
+    Value inside = cmp(arith::CmpIPredicate::ult, r, scaleRows);
+    auto read = scf::IfOp::create(b, loc, TypeRange{f32}, inside, true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(read.thenBlock());
+      Value index = add(mul(add(mul(weight, scaleRows), r), scaleBlocks), kb);
+      scf::YieldOp::create(
+          b, loc, load(f32, elementAddress(param(kWScale), f32, index)));
+      b.setInsertionPointToStart(read.elseBlock());
+      scf::YieldOp::create(b, loc, zero);
+    }
+    values.push_back(read.getResult(0));
+  }
+  return values;
 }
 
 LogicalResult KernelTranslator::translateRingGet(RingGetOp op) {

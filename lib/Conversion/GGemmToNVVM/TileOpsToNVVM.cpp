@@ -50,7 +50,11 @@ LogicalResult KernelTranslator::translateMma(MmaOp op) {
   Type elem = aType.getElementType();
   int64_t elemBytes = getElementBytes(elem);
   int64_t blockN = bType.getRows(), blockK = aType.getK();
-  const int64_t wgmmaK = 16;
+  // wgmma's K per instruction: 32 bytes of each operand row.
+  const int64_t wgmmaK = 32 / elemBytes;
+  // A product started from zeros needs no zero registers: the first wgmma
+  // ignores its accumulator input (scale-d = 0).
+  bool fromZero = bool(op.getAcc().getDefiningOp<ZeroAccumulatorOp>());
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   // This warpgroup's 64 rows of the A tile: 64 rows of one 128-byte swizzle
   // row each.
@@ -75,13 +79,76 @@ LogicalResult KernelTranslator::translateMma(MmaOp op) {
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, acc.getType(), acc, dA, dB,
         NVVM::MMAShapeAttr::get(ctx, 64, blockN, wgmmaK), wgmmaType(elem),
-        wgmmaType(elem), NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        wgmmaType(elem), NVVM::WGMMATypes::f32,
+        kk == 0 && fromZero ? NVVM::WGMMAScaleOut::zero
+                            : NVVM::WGMMAScaleOut::one,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
         layoutB, NVVM::MMAIntOverflowAttr());
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   int64_t pending = op.getPending() ? *op.getPending() : 0;
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);
+  mapping.map(op.getResult(), acc);
+  return success();
+}
+
+LogicalResult KernelTranslator::translatePromote(PromoteOp op) {
+  Value partial = lookup(op.getPartial(), op), acc = lookup(op.getAcc(), op);
+  Value aScales = op.getAScales() ? lookup(op.getAScales(), op) : Value();
+  Value bScales = op.getBScales() ? lookup(op.getBScales(), op) : Value();
+  if (!partial || !acc || (op.getAScales() && !aScales) ||
+      (op.getBScales() && !bScales))
+    return failure();
+  ArrayRef<int64_t> shape = op.getAcc().getType().getShape();
+  int64_t blockM = shape[0], blockN = shape[1];
+  Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+  Value warpInGroup = arith::DivUIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, tid, idx(128)), idx(32));
+  // The thread's two rows of the tile (see the fragment layout above).
+  Value row0 = add(add(mul(warpgroup, idx(64)), mul(warpInGroup, idx(16))),
+                   arith::DivUIOp::create(b, loc, lane, idx(4)));
+  Value one = arith::ConstantFloatOp::create(b, loc, f32, APFloat(1.0f));
+  Value rowScale[2] = {one, one};
+  if (aScales) {
+    int64_t count = cast<ScalesType>(op.getAScales().getType()).getCount();
+    int64_t rowsPerScale = blockM / count;
+    for (int64_t h = 0; h < 2; ++h) {
+      Value row = add(row0, idx(8 * h));
+      Value at = rowsPerScale == 1
+                     ? row
+                     : arith::DivUIOp::create(b, loc, row, idx(rowsPerScale))
+                           .getResult();
+      rowScale[h] = load(f32, elementAddress(aScales, f32, at));
+    }
+  }
+  // A column's weight scale is fixed by its 8-column fragment: fragments
+  // never straddle a scale block (blocks are multiples of 8 columns).
+  SmallVector<Value> colScales;
+  int64_t bCount = 1, colsPerScale = blockN;
+  if (bScales) {
+    bCount = cast<ScalesType>(op.getBScales().getType()).getCount();
+    colsPerScale = blockN / bCount;
+    for (int64_t i = 0; i < bCount; ++i)
+      colScales.push_back(load(f32, elementAddress(bScales, f32, idx(i))));
+  }
+  // factor[h][c] = row scale of half h times column scale c.
+  SmallVector<Value> factors;
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t c = 0; c < bCount; ++c)
+      factors.push_back(
+          bScales ? arith::MulFOp::create(b, loc, rowScale[h], colScales[c])
+                        .getResult()
+                  : rowScale[h]);
+  int64_t registers = blockN / 2;
+  for (int64_t r = 0; r < registers; ++r) {
+    int64_t h = (r / 2) % 2, column = 8 * (r / 4);
+    Value factor = factors[h * bCount + column / colsPerScale];
+    Value p = LLVM::ExtractValueOp::create(b, loc, partial, r);
+    Value old = LLVM::ExtractValueOp::create(b, loc, acc, r);
+    Value sum = arith::AddFOp::create(b, loc, old,
+                                      arith::MulFOp::create(b, loc, p, factor));
+    acc = LLVM::InsertValueOp::create(b, loc, acc, sum, r);
+  }
   mapping.map(op.getResult(), acc);
   return success();
 }

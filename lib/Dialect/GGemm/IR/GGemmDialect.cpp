@@ -27,3 +27,9 @@ int64_t mlir::ggemm::getElementBytes(Type type) {
 bool mlir::ggemm::isFp8(Type type) {
   return isa<Float8E4M3FNType, Float8E5M2Type>(type);
 }
+
+int64_t mlir::ggemm::getRingEntryBytes(Type entry) {
+  if (auto scales = dyn_cast<ScalesType>(entry))
+    return scales.getNumBytes();
+  return cast<TileType>(entry).getNumBytes();
+}

@@ -111,6 +111,48 @@ LogicalResult MmaOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// LoadScalesOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LoadScalesOp::verify() {
+  auto sourceType = cast<MemRefType>(getSource().getType());
+  int64_t rank = sourceType.getRank();
+  if (rank < 2)
+    return emitOpError() << "expects source to have a row and a K-block "
+                            "dimension (rank 2 or more), got rank "
+                         << rank;
+  if (static_cast<int64_t>(getIndices().size()) != rank)
+    return emitOpError() << "expects " << rank
+                         << " indices (one per dimension of source), got "
+                         << getIndices().size();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// PromoteOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PromoteOp::verify() {
+  ArrayRef<int64_t> shape = getAcc().getType().getShape();
+  if (!getAScales() && !getBScales())
+    return emitOpError() << "expects a_scales, b_scales or both (without "
+                            "scales the partial is added by ggemm.mma)";
+  for (auto [name, scales, extent, what] :
+       {std::tuple<StringRef, Value, int64_t, StringRef>{
+            "a_scales", getAScales(), shape[0], "rows"},
+        {"b_scales", getBScales(), shape[1], "columns"}}) {
+    if (!scales)
+      continue;
+    int64_t count = cast<ScalesType>(scales.getType()).getCount();
+    if (count > extent || extent % count != 0)
+      return emitOpError() << "expects the number of " << name << " (" << count
+                           << ") to divide the accumulator's " << what << " ("
+                           << extent << ")";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // StoreTileOp
 //===----------------------------------------------------------------------===//
 

@@ -127,6 +127,17 @@ int64_t TileType::getNumBytes() const {
 }
 
 //===----------------------------------------------------------------------===//
+// ScalesType
+//===----------------------------------------------------------------------===//
+
+LogicalResult ScalesType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t count) {
+  if (count <= 0)
+    return emitError() << "expects a positive number of scales, got " << count;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // RingType
 //===----------------------------------------------------------------------===//
 
@@ -135,7 +146,9 @@ LogicalResult RingType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (tiles.empty())
     return emitError() << "expects a ring of at least one tile type";
   for (Type tile : tiles)
-    if (!isa<TileType>(tile))
-      return emitError() << "expects a ring of !ggemm.tile types, got " << tile;
+    if (!isa<TileType, ScalesType>(tile))
+      return emitError() << "expects a ring of !ggemm.tile and !ggemm.scales "
+                            "types, got "
+                         << tile;
   return success();
 }

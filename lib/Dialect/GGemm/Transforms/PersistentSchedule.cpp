@@ -38,9 +38,8 @@ void schedule(RewriterBase &rewriter, ForeachTileOp loop, GridPolicy grid) {
   auto sched = TileScheduleOp::create(
       rewriter, loc, ScheduleType::get(rewriter.getContext()),
       loop.getRowMappingAttr(), loop.getGroupRows(), loop.getWeightIndices(),
-      loop.getNumWeights(), loop.getNumGroups(),
-      loop.getRowsPerGroup(), loop.getNumRows(), loop.getNumCols(),
-      loop.getConfigAttr());
+      loop.getNumWeights(), loop.getNumGroups(), loop.getRowsPerGroup(),
+      loop.getNumRows(), loop.getNumCols(), loop.getConfigAttr());
   auto launch = LaunchOp::create(
       rewriter, loc, sched, GridPolicyAttr::get(rewriter.getContext(), grid));
   Block *body = rewriter.createBlock(

@@ -15,18 +15,25 @@ using namespace mlir;
 using namespace mlir::ggemm;
 
 namespace {
-/// 128-byte swizzled tiles must start on 1024-byte boundaries.
-constexpr int64_t kSlotAlignment = 1024;
+/// 128-byte swizzled tiles must start on 1024-byte boundaries; scales, which
+/// TMA writes unswizzled, on 128-byte ones.
+constexpr int64_t kTileAlignment = 1024;
+constexpr int64_t kScalesAlignment = 128;
+
+int64_t slotAlignment(Type entry) {
+  return isa<ScalesType>(entry) ? kScalesAlignment : kTileAlignment;
+}
 
 struct StageRingPass : public ggemm::impl::GGemmStageRingBase<StageRingPass> {
   LogicalResult place(CreateRingOp ring) {
     auto launch = cast<LaunchOp>(ring->getParentOp());
     TileConfigAttr config = launch.getScheduleOp().getConfig();
     SmallVector<int64_t> stageBytes, offsets;
+    ArrayRef<Type> entries = ring.getRing().getType().getTiles();
     int64_t bytesPerStage = 0;
-    for (Type tile : ring.getRing().getType().getTiles()) {
+    for (Type entry : entries) {
       stageBytes.push_back(
-          llvm::alignTo(cast<TileType>(tile).getNumBytes(), kSlotAlignment));
+          llvm::alignTo(getRingEntryBytes(entry), slotAlignment(entry)));
       bytesPerStage += stageBytes.back();
     }
     int64_t stages =
@@ -37,11 +44,16 @@ struct StageRingPass : public ggemm::impl::GGemmStageRingBase<StageRingPass> {
              << "expects at least one stage of " << bytesPerStage
              << " bytes to fit in " << kMaxSmemBytesPerCta
              << " bytes of shared memory";
+    // Each entry's slots side by side; slot sizes are multiples of their
+    // alignment, so only the start of each area needs aligning (the tiles
+    // come first in rings ggemm-warp-specialize builds, needing no padding).
     int64_t offset = 0;
-    for (int64_t bytes : stageBytes) {
+    for (auto [entry, bytes] : llvm::zip(entries, stageBytes)) {
+      offset = llvm::alignTo(offset, slotAlignment(entry));
       offsets.push_back(offset);
       offset += stages * bytes;
     }
+    offset = llvm::alignTo(offset, 8);
     int64_t barrierOffset = offset;
     int64_t smemBytes = barrierOffset + 16 * stages;
     ring.setLayoutAttr(RingLayoutAttr::get(ring.getContext(), stages, offsets,

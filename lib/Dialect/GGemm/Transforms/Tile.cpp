@@ -22,6 +22,9 @@ struct TileProblem {
   Value groupRows;               // seg_indptr / masked_m / null
   Value numGroups, rowsPerGroup; // index
   Value x, w, y, weightIndices, bias, rowScale;
+  /// FP8 only: the scales and their blocks.
+  Value xScale, wScale;
+  ScaleBlockAttr xBlock, wBlock;
   WeightLayout layout;
   EpilogueAttr epilogue;
   TileConfigAttr config;
@@ -37,6 +40,15 @@ Value collapseLeading(OpBuilder &b, Location loc, Value v) {
   for (int64_t d = 2; d < type.getRank(); ++d)
     groups.push_back({d});
   return memref::CollapseShapeOp::create(b, loc, v, groups);
+}
+
+/// Collapses `[G, M, ...]` activation scales to `[G * M, ...]` like x, when
+/// they have a row dimension (tensor-wise scales have none).
+Value collapseScales(OpBuilder &b, Location loc, Value scales,
+                     ScaleBlockAttr block) {
+  if (!scales || block.isTensorWise())
+    return scales;
+  return collapseLeading(b, loc, scales);
 }
 
 /// Whether dimensions 0 and 1 of `type` can merge into one, by the rule
@@ -99,18 +111,46 @@ Value kBlockCount(OpBuilder &b, Location loc, Value v, int64_t d,
       b, loc, sum, arith::ConstantIndexOp::create(b, loc, divisor));
 }
 
+/// Checks that this pass can tile the FP8 scales of `p`: block scales,
+/// promoted per K block, with one K block per scale block.
+LogicalResult checkFp8Scales(Operation *op, const TileProblem &p) {
+  if (!p.xBlock.isBlock() || p.xBlock.getRows() != 1 || !p.wBlock.isBlock() ||
+      p.wBlock.getRows() != 128)
+    return op->emitOpError()
+           << "expects x_scale_block = #ggemm.scale_block<1x128> and "
+              "w_scale_block = #ggemm.scale_block<128x128> for FP8 (the block "
+              "scales ggemm-tile promotes per K block), got "
+           << p.xBlock << " and " << p.wBlock
+           << "; tensor-wise and per-row scales are not tiled yet";
+  int64_t blockK = p.config.getBlockK(), blockN = p.config.getBlockN();
+  if (p.xBlock.getCols() != blockK || p.wBlock.getCols() != blockK)
+    return op->emitOpError()
+           << "expects the tile config's block_k (" << blockK
+           << ") to be the scale blocks' K extent (" << p.xBlock.getCols()
+           << "): each K block is promoted with one scale";
+  if (blockN % 128 != 0 && 128 % blockN != 0)
+    return op->emitOpError() << "expects block_n (" << blockN
+                             << ") to divide or be a multiple of the weight "
+                                "scale block's 128 rows";
+  if (p.layout != WeightLayout::nk)
+    return op->emitOpError() << "expects weight_layout nk for FP8 (wgmma "
+                                "reads FP8 operands K-major only)";
+  return success();
+}
+
 /// Writes the tile program: a ggemm.foreach_tile whose body walks the K
 /// blocks with an scf.for, loading the A and B tiles of each block and
-/// multiplying them into the accumulator, then stores the tile.
+/// multiplying them into the accumulator, then stores the tile. With FP8
+/// block scales each K block's product starts from zero and is promoted
+/// into the accumulator with its scales.
 LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
                               const TileProblem &p) {
   Location loc = op->getLoc();
   MemRefType xType = cast<MemRefType>(p.x.getType());
   Type elementType = xType.getElementType();
-  if (isFp8(elementType))
-    return op->emitOpError()
-           << "FP8 operands have no tile-level lowering yet (scale-block "
-              "promotion is not implemented)";
+  bool fp8 = isFp8(elementType);
+  if (fp8 && failed(checkFp8Scales(op, p)))
+    return failure();
   if (p.config.getSwapAb())
     return op->emitOpError() << "expects a tile config without swap_ab: "
                                 "swap-AB tile programs are not supported yet";
@@ -160,8 +200,30 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
     if (kn)
       std::swap(bIndices[1], bIndices[2]);
     Value bTile = LoadTileOp::create(b, loc, bType, p.w, bIndices);
-    Value next = MmaOp::create(b, loc, accType, aTile, bTile,
-                               kLoop.getRegionIterArg(0), IntegerAttr());
+    Value acc = kLoop.getRegionIterArg(0);
+    Value next;
+    if (!fp8) {
+      next = MmaOp::create(b, loc, accType, aTile, bTile, acc, IntegerAttr());
+    } else {
+      // Activation scales: one per row of the tile at [row, kb]; weight
+      // scales: one per 128 weight rows at [weight, col / 128, kb].
+      Value kb = kLoop.getInductionVar();
+      Value aScales = LoadScalesOp::create(b, loc, ScalesType::get(ctx, blockM),
+                                           p.xScale, ValueRange{row, kb});
+      Value scaleRow = arith::DivUIOp::create(
+          b, loc, col,
+          arith::ConstantIndexOp::create(b, loc, p.wBlock.getRows()));
+      Value bScales = LoadScalesOp::create(
+          b, loc,
+          ScalesType::get(ctx,
+                          std::max<int64_t>(1, blockN / p.wBlock.getRows())),
+          p.wScale, ValueRange{weight, scaleRow, kb});
+      // The block's product starts from its own zero accumulator.
+      Value partial = MmaOp::create(b, loc, accType, aTile, bTile,
+                                    ZeroAccumulatorOp::create(b, loc, accType),
+                                    IntegerAttr());
+      next = PromoteOp::create(b, loc, accType, partial, acc, aScales, bScales);
+    }
     scf::YieldOp::create(b, loc, next);
   }
   StoreTileOp::create(b, loc, kLoop.getResult(0), p.y, row, loop.getRowEndArg(),
@@ -218,10 +280,15 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
         p.rowScale = seg.getRowScale();
         p.layout = seg.getWeightLayout();
         p.epilogue = seg.getEpilogueAttr();
+        p.xScale = seg.getXScale();
+        p.wScale = seg.getWScale();
+        p.xBlock = seg.getXScaleBlockAttr();
+        p.wBlock = seg.getWScaleBlockAttr();
       } else if (auto masked = dyn_cast<MaskedMatmulOp>(op)) {
         if (failed(checkCollapsible(op, {{"x", masked.getX()},
                                          {"y", masked.getY()},
-                                         {"row_scale", masked.getRowScale()}})))
+                                         {"row_scale", masked.getRowScale()},
+                                         {"x_scale", masked.getXScale()}})))
           return signalPassFailure();
         p.rowMapping = RowMapping::masked;
         p.groupRows = masked.getMaskedM();
@@ -234,12 +301,17 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
         p.rowScale = collapseLeading(b, loc, masked.getRowScale());
         p.layout = masked.getWeightLayout();
         p.epilogue = masked.getEpilogueAttr();
+        p.xScale = collapseScales(b, loc, masked.getXScale(),
+                                  masked.getXScaleBlockAttr());
+        p.wScale = masked.getWScale();
+        p.xBlock = masked.getXScaleBlockAttr();
+        p.wBlock = masked.getWScaleBlockAttr();
       } else {
         auto batched = cast<BatchedMatmulOp>(op);
-        if (failed(
-                checkCollapsible(op, {{"x", batched.getX()},
-                                      {"y", batched.getY()},
-                                      {"row_scale", batched.getRowScale()}})))
+        if (failed(checkCollapsible(op, {{"x", batched.getX()},
+                                         {"y", batched.getY()},
+                                         {"row_scale", batched.getRowScale()},
+                                         {"x_scale", batched.getXScale()}})))
           return signalPassFailure();
         p.rowMapping = RowMapping::uniform;
         p.numGroups = dim(b, loc, batched.getX(), 0);
@@ -251,6 +323,11 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
         p.rowScale = collapseLeading(b, loc, batched.getRowScale());
         p.layout = batched.getWeightLayout();
         p.epilogue = batched.getEpilogueAttr();
+        p.xScale = collapseScales(b, loc, batched.getXScale(),
+                                  batched.getXScaleBlockAttr());
+        p.wScale = batched.getWScale();
+        p.xBlock = batched.getXScaleBlockAttr();
+        p.wBlock = batched.getWScaleBlockAttr();
       }
       if (failed(emitTileProgram(b, op, p)))
         return signalPassFailure();

@@ -35,9 +35,15 @@ struct TileProgram {
   Operation *tileLoop;
   /// The K loop, directly in the tile loop's body, carrying the accumulator.
   scf::ForOp kLoop;
-  /// The mma of a K block and the loads of its two tiles.
+  /// The mma of a K block, and the op that updates the accumulator: the
+  /// mma itself, or the ggemm.promote of its product (FP8 block scales).
   MmaOp mma;
-  LoadTileOp aLoad, bLoad;
+  Operation *update;
+  /// The loads of the K block, in program order: the A and B tiles and,
+  /// with FP8 block scales, their scales. They become the ring's entries.
+  SmallVector<Operation *> loads;
+
+  bool isLoad(Operation *op) const { return llvm::is_contained(loads, op); }
 };
 
 /// Finds the tile program in `launch`, or explains what does not fit.
@@ -51,13 +57,32 @@ FailureOr<TileProgram> matchTileProgram(LaunchOp launch) {
   TileProgram p;
   p.mma = mmas.front();
   p.kLoop = dyn_cast<scf::ForOp>(p.mma->getParentOp());
+  // The accumulator's one use is the mma, or a ggemm.promote of the mma's
+  // product; the loop yields its result.
+  p.update = p.mma;
+  if (p.mma.getResult().hasOneUse())
+    if (auto promote =
+            dyn_cast<PromoteOp>(*p.mma.getResult().getUsers().begin());
+        promote && promote.getPartial() == p.mma.getResult())
+      p.update = promote;
+  Value acc = p.update == p.mma.getOperation()
+                  ? p.mma.getAcc()
+                  : cast<PromoteOp>(p.update).getAcc();
   if (!p.kLoop || p.kLoop.getNumRegionIterArgs() != 1 ||
-      p.mma.getAcc() != p.kLoop.getRegionIterArg(0) ||
+      acc != p.kLoop.getRegionIterArg(0) ||
       !p.kLoop.getRegionIterArg(0).hasOneUse() ||
-      p.kLoop.getYieldedValues()[0] != p.mma.getResult())
+      p.kLoop.getYieldedValues()[0] != p.update->getResult(0))
     return p.mma.emitOpError()
-           << "expects to be the only use of the accumulator of an scf.for K "
-              "loop that yields its result";
+           << "expects to be (or to feed the ggemm.promote that is) the only "
+              "use of the accumulator of an scf.for K loop that yields its "
+              "result";
+  if (p.update != p.mma.getOperation()) {
+    auto zero = p.mma.getAcc().getDefiningOp<ZeroAccumulatorOp>();
+    if (!zero || zero->getParentOp() != p.kLoop)
+      return p.mma.emitOpError()
+             << "expects the product of a promoted K block to start from a "
+                "ggemm.zero_accumulator of the K loop";
+  }
   p.tileLoop = p.kLoop->getParentOp();
   bool isTileFor =
       isa<scf::ForOp>(p.tileLoop) && p.tileLoop->getNumResults() == 0;
@@ -69,23 +94,36 @@ FailureOr<TileProgram> matchTileProgram(LaunchOp launch) {
            << "expects the K loop directly in the tile loop (an scf.for or "
               "scf.if without results in the ggemm.launch body), as "
               "ggemm-persistent-schedule writes it";
-  for (auto [name, operand] :
-       {std::pair<StringRef, Value>{"a", p.mma.getA()}, {"b", p.mma.getB()}}) {
-    auto load = operand.getDefiningOp<LoadTileOp>();
-    if (!load || load->getParentOp() != p.kLoop || !operand.hasOneUse())
-      return p.mma.emitOpError()
-             << "expects operand " << name
-             << " to be a ggemm.load_tile of the K loop used only here";
-    (name == "a" ? p.aLoad : p.bLoad) = load;
+  SmallVector<std::pair<StringRef, Value>> operands = {{"a", p.mma.getA()},
+                                                       {"b", p.mma.getB()}};
+  if (auto promote = dyn_cast<PromoteOp>(p.update)) {
+    if (promote.getAScales())
+      operands.push_back({"a_scales", promote.getAScales()});
+    if (promote.getBScales())
+      operands.push_back({"b_scales", promote.getBScales()});
   }
+  for (auto [name, operand] : operands) {
+    Operation *load = operand.getDefiningOp();
+    if (!isa_and_nonnull<LoadTileOp, LoadScalesOp>(load) ||
+        load->getParentOp() != p.kLoop || !operand.hasOneUse())
+      return p.update->emitOpError()
+             << "expects operand " << name
+             << " to be a ggemm.load_tile or ggemm.load_scales of the K loop "
+                "used only here";
+  }
+  // The ring's entries in program order.
+  for (Operation &op : p.kLoop.getBody()->without_terminator())
+    if (llvm::any_of(operands, [&](auto &named) {
+          return named.second.getDefiningOp() == &op;
+        }))
+      p.loads.push_back(&op);
   // The roles duplicate the control flow and the index arithmetic: apart
   // from the loads, the mma and the final store, nothing may write memory.
   for (Operation &op : p.kLoop.getBody()->without_terminator())
-    if (&op != p.mma && &op != p.aLoad && &op != p.bLoad &&
-        !wouldOpBeTriviallyDead(&op))
+    if (&op != p.mma && !p.isLoad(&op) && !wouldOpBeTriviallyDead(&op))
       return op.emitOpError() << "is not supported in a K loop to "
-                                 "warp-specialize (only the tile loads, the "
-                                 "mma and side-effect-free ops)";
+                                 "warp-specialize (only the tile and scale "
+                                 "loads, the mma and side-effect-free ops)";
   for (Operation &op : p.kLoop->getBlock()->without_terminator()) {
     if (&op == p.kLoop)
       break;
@@ -115,13 +153,16 @@ public:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
       map.map(kLoop.getInductionVar(), loop.getInductionVar());
+      // Everything but the accumulator's arithmetic (what is not needed
+      // by the loads goes with the DCE at the end).
       for (Operation &op : kLoop.getBody()->without_terminator())
-        if (&op != p.mma)
+        if (!isa<MmaOp, PromoteOp, ZeroAccumulatorOp>(op))
           b.clone(op, map);
       Value position = loop.getRegionIterArg(0);
-      RingPutOp::create(
-          b, loc, ring, position,
-          ValueRange{map.lookup(p.mma.getA()), map.lookup(p.mma.getB())});
+      SmallVector<Value> entries;
+      for (Operation *load : p.loads)
+        entries.push_back(map.lookup(load->getResult(0)));
+      RingPutOp::create(b, loc, ring, position, entries);
       scf::YieldOp::create(b, loc, increment(position));
       return loop.getResult(0);
     });
@@ -141,18 +182,22 @@ public:
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(loop.getBody());
         map.map(kLoop.getInductionVar(), loop.getInductionVar());
-        for (Operation &op : kLoop.getBody()->without_terminator())
-          if (&op != p.mma && &op != p.aLoad && &op != p.bLoad)
-            b.clone(op, map);
+        map.map(kLoop.getRegionIterArg(0), loop.getRegionIterArg(0));
         Value position = loop.getRegionIterArg(1);
-        auto get = RingGetOp::create(
-            b, loc, TypeRange{p.aLoad.getType(), p.bLoad.getType()}, ring,
-            position);
-        IntegerAttr pending =
-            pendingMmas ? b.getI64IntegerAttr(pendingMmas) : IntegerAttr();
-        Value next =
-            MmaOp::create(b, loc, p.mma.getType(), get.getResult(0),
-                          get.getResult(1), loop.getRegionIterArg(0), pending);
+        SmallVector<Type> entryTypes;
+        for (Operation *load : p.loads)
+          entryTypes.push_back(load->getResult(0).getType());
+        auto get = RingGetOp::create(b, loc, entryTypes, ring, position);
+        for (auto [load, entry] : llvm::zip(p.loads, get.getResults()))
+          map.map(load->getResult(0), entry);
+        for (Operation &op : kLoop.getBody()->without_terminator()) {
+          if (p.isLoad(&op))
+            continue;
+          Operation *clone = b.clone(op, map);
+          if (&op == p.mma.getOperation() && pendingMmas)
+            clone->setAttr("pending", b.getI64IntegerAttr(pendingMmas));
+        }
+        Value next = map.lookup(p.update->getResult(0));
         if (pendingMmas == 0) {
           RingReleaseOp::create(b, loc, ring, position);
         } else {
@@ -264,6 +309,9 @@ struct WarpSpecializePass
     FailureOr<TileProgram> program = matchTileProgram(launch);
     if (failed(program))
       return failure();
+    // A promoted product is read right after its mma: nothing may still
+    // be pending.
+    int64_t pending = isa<PromoteOp>(program->update) ? 0 : pendingMmas;
     TileConfigAttr config = launch.getScheduleOp().getConfig();
     int64_t consumers = consumerWarpgroups ? consumerWarpgroups.getValue()
                                            : config.getConsumerWarpgroups();
@@ -284,8 +332,10 @@ struct WarpSpecializePass
     // The ring comes first in the launch, so its mbarriers are set up before
     // anything else a CTA does (as the kernel did before it was IR).
     OpBuilder b = OpBuilder::atBlockBegin(&launch.getBody().front());
-    auto ringType = RingType::get(
-        b.getContext(), {program->aLoad.getType(), program->bLoad.getType()});
+    SmallVector<Type> entryTypes;
+    for (Operation *load : program->loads)
+      entryTypes.push_back(load->getResult(0).getType());
+    auto ringType = RingType::get(b.getContext(), entryTypes);
     Value ring = CreateRingOp::create(b, loc, ringType,
                                       b.getI64IntegerAttr(128 * consumers),
                                       RingLayoutAttr());
@@ -297,7 +347,7 @@ struct WarpSpecializePass
     RoleBuilder(b, *program, ring).buildProducer();
     YieldOp::create(b, loc);
     b.createBlock(&roles.getConsumers());
-    RoleBuilder(b, *program, ring).buildConsumers(pendingMmas);
+    RoleBuilder(b, *program, ring).buildConsumers(pending);
     YieldOp::create(b, loc);
     program->tileLoop->erase();
     // Each role cloned the index arithmetic of the whole tile; drop what it

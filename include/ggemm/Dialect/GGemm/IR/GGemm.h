@@ -53,6 +53,9 @@ constexpr int64_t kMaxSmemBytesPerCta = 227 * 1024;
 int64_t getElementBytes(Type type);
 /// True for the FP8 element types wgmma accepts.
 bool isFp8(Type type);
+/// Bytes of one entry of a `!ggemm.ring` stage: a `!ggemm.tile` or a
+/// `!ggemm.scales`.
+int64_t getRingEntryBytes(Type entry);
 } // namespace mlir::ggemm
 
 #endif // GGEMM_DIALECT_GGEMM_IR_GGEMM_H

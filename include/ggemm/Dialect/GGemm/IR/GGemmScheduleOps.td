@@ -236,7 +236,7 @@ def GGemm_RingPutOp : GGemm_Op<"ring_put"> {
     ```
   }];
   let arguments = (ins GGemm_Ring:$ring, GGemm_Index:$position,
-                   Variadic<GGemm_Tile>:$tiles);
+                   Variadic<GGemm_RingEntry>:$tiles);
   let assemblyFormat = [{
     $ring `[` $position `]` `,` $tiles attr-dict `:`
     custom<RingTiles>(qualified(type($ring)), type($tiles))
@@ -257,7 +257,7 @@ def GGemm_RingGetOp : GGemm_Op<"ring_get"> {
     ```
   }];
   let arguments = (ins GGemm_Ring:$ring, GGemm_Index:$position);
-  let results = (outs Variadic<GGemm_Tile>:$tiles);
+  let results = (outs Variadic<GGemm_RingEntry>:$tiles);
   let assemblyFormat = [{
     $ring `[` $position `]` attr-dict `:`
     custom<RingTiles>(qualified(type($ring)), type($tiles))

@@ -203,6 +203,75 @@ def GGemm_MmaOp : GGemm_Op<"mma", [MemoryEffects<[MemRead]>,
   let hasVerifier = 1;
 }
 
+def GGemm_LoadScalesOp : GGemm_Op<"load_scales", [MemoryEffects<[MemRead]>]> {
+  let summary = "read the FP8 block scales of one K block";
+  let description = [{
+    Reads `count` scales (the result type's) of `source` at `indices`, one
+    per dimension of `source`, consecutive along the second-to-last
+    dimension (rows in units of scale blocks): `result[i] =
+    source[..., r + i, kb]` for indices `[..., r, kb]`. Scales past the end
+    of that dimension read as zero; the operand rows they would scale are
+    zero too.
+
+    For `1x128` activation scales `source` is `[M, K/128]` and the indices
+    are the tile's first row and its K block; for `128x128` weight scales
+    it is `[G, N/128, K/128]` at `[weight, col / 128, kb]`.
+
+    On the GPU the producer loads them into the stage slot of the K block
+    (`ggemm.ring_put`): activation scales by TMA, which needs the rows
+    contiguous (an MN-major `memref<?x?xf32, strided<[1, ?]>>`, see
+    docs/Design.md), weight scales with one load. On the CPU, a copy.
+
+    ```mlir
+    %sa = ggemm.load_scales %xs[%row, %kb]
+        : memref<?x56xf32, strided<[1, ?]>> -> !ggemm.scales<128>
+    %sb = ggemm.load_scales %ws[%widx, %cb, %kb]
+        : memref<8x32x56xf32> -> !ggemm.scales<1>
+    ```
+  }];
+  let arguments = (ins GGemm_F32Memref:$source, Variadic<GGemm_Index>:$indices);
+  let results = (outs GGemm_Scales:$scales);
+  let assemblyFormat = [{
+    $source `[` $indices `]` attr-dict `:` type($source) `->` qualified(type($scales))
+  }];
+  let hasVerifier = 1;
+}
+
+def GGemm_PromoteOp : GGemm_Op<"promote", [Pure, AttrSizedOperandSegments,
+                                           AllTypesMatch<["partial", "acc", "result"]>]> {
+  let summary = "add one K block's scaled partial product into the accumulator";
+  let description = [{
+    FP8 block-scale promotion: `result[i, j] = acc[i, j] + partial[i, j] *
+    a[i * |a| / R] * b[j * |b| / C]` for an `R x C` accumulator, where
+    `partial` is the product of one K block (a `ggemm.mma` started from
+    `ggemm.zero_accumulator`) and `a`, `b` are the block's activation and
+    weight scales (`!ggemm.scales`; a missing one counts as 1). It keeps
+    the sum in f32 per K block, as DeepGEMM does, rather than scaling once
+    at the end, which block scales that change along K do not allow.
+
+    On the GPU each consumer thread scales the partial in its registers
+    (its rows' activation scales and its columns' weight scales read from
+    the stage slot) and adds it into the accumulator registers; the
+    partial's mma must have finished (no `pending`). On the CPU, loops.
+
+    ```mlir
+    %next = ggemm.promote %p into %acc a_scales(%sa : !ggemm.scales<128>)
+        b_scales(%sb : !ggemm.scales<1>) : !ggemm.accumulator<128x128xf32>
+    ```
+  }];
+  let arguments = (ins GGemm_Accumulator:$partial, GGemm_Accumulator:$acc,
+                   Optional<GGemm_Scales>:$a_scales,
+                   Optional<GGemm_Scales>:$b_scales);
+  let results = (outs GGemm_Accumulator:$result);
+  let assemblyFormat = [{
+    $partial `into` $acc
+    (`a_scales` `(` $a_scales^ `:` qualified(type($a_scales)) `)`)?
+    (`b_scales` `(` $b_scales^ `:` qualified(type($b_scales)) `)`)?
+    attr-dict `:` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 def GGemm_MmaWaitOp : GGemm_Op<"mma_wait", [AllTypesMatch<["acc", "result"]>]> {
   let summary = "wait until every pending mma of an accumulator has finished";
   let description = [{

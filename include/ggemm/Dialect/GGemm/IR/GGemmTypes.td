@@ -66,6 +66,31 @@ def GGemm_TileType : GGemm_Type<"Tile", "tile"> {
   }];
 }
 
+def GGemm_ScalesType : GGemm_Type<"Scales", "scales"> {
+  let summary = "the f32 dequantisation scales of one K block of an FP8 tile";
+  let description = [{
+    `count` f32 scales of one K block, read by `ggemm.load_scales` and used
+    by `ggemm.promote`: one per row of an activation tile (`1x128` blocks:
+    `count = block_m`), or one per 128 weight rows of a weight tile
+    (`128x128` blocks: `count = block_n / 128`). Row `i` of a tile of `R`
+    rows uses scale `i * count / R`.
+
+    On the GPU a buffer in a stage slot of a `!ggemm.ring`, next to the
+    operand tiles of the same K block; on the CPU, a buffer.
+
+    ```mlir
+    !ggemm.scales<128>
+    ```
+  }];
+  let parameters = (ins "int64_t":$count);
+  let assemblyFormat = "`<` $count `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of the scales.
+    int64_t getNumBytes() const { return 4 * getCount(); }
+  }];
+}
+
 def GGemm_ScheduleType : GGemm_Type<"Schedule", "schedule"> {
   let summary = "the tile schedule of a kernel";
   let description = [{
@@ -91,7 +116,12 @@ def GGemm_RingType : GGemm_Type<"Ring", "ring"> {
 
     ```mlir
     !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+    !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>,
+                !ggemm.scales<128>, !ggemm.scales<1>>
     ```
+
+    A stage may also hold `!ggemm.scales`: the FP8 block scales of the
+    stage's K block.
   }];
   let parameters = (ins ArrayRefParameter<"::mlir::Type">:$tiles);
   let assemblyFormat = "`<` $tiles `>`";
@@ -102,6 +132,8 @@ def GGemm_RingType : GGemm_Type<"Ring", "ring"> {
 // name (see GGemm_Checked).
 def GGemm_Accumulator : GGemm_Checked<GGemm_AccumulatorType>;
 def GGemm_Tile : GGemm_Checked<GGemm_TileType>;
+def GGemm_Scales : GGemm_Checked<GGemm_ScalesType>;
+def GGemm_RingEntry : GGemm_Checked<AnyTypeOf<[GGemm_TileType, GGemm_ScalesType]>>;
 def GGemm_Schedule : GGemm_Checked<GGemm_ScheduleType>;
 def GGemm_Ring : GGemm_Checked<GGemm_RingType>;
 
