@@ -314,29 +314,42 @@ Status checkPresence(const Manifest &manifest, const BoundArgs &args) {
                              tensorRoleName(role) + "' (" + opName(problem.op) +
                              " needs " + roleList(required) + ")");
 
+  // `enabledBy` and `disabledBy` say which problem field decides.
   struct Option {
     TensorRole role;
     bool enabled;
-    const char *flag;
+    std::string enabledBy;
+    std::string disabledBy;
+  };
+  auto flag = [](TensorRole role, bool enabled, const char *name) {
+    return Option{role, enabled, name,
+                  std::string("problem.") + name + " is false"};
+  };
+  auto scale = [](TensorRole role, ScaleBlock block, const char *name) {
+    return Option{role, block != ScaleBlock::None,
+                  std::string(name) + " \"" + scaleBlockName(block) + "\"",
+                  std::string("problem.") + name + " is absent"};
   };
   const Option options[] = {
-      {TensorRole::WeightIndices, problem.hasWeightIndices,
-       "has_weight_indices"},
-      {TensorRole::Bias, problem.hasBias, "has_bias"},
-      {TensorRole::RowScale, problem.hasRowScale, "has_row_scale"},
+      flag(TensorRole::WeightIndices, problem.hasWeightIndices,
+           "has_weight_indices"),
+      flag(TensorRole::Bias, problem.hasBias, "has_bias"),
+      flag(TensorRole::RowScale, problem.hasRowScale, "has_row_scale"),
+      scale(TensorRole::XScale, problem.xScaleBlock, "x_scale_block"),
+      scale(TensorRole::WScale, problem.wScaleBlock, "w_scale_block"),
   };
   for (const Option &option : options) {
     bool present = args.get(option.role).present;
     if (option.enabled && !present)
       return invalidArgument(
           std::string("missing tensor '") + tensorRoleName(option.role) +
-          "' (the kernel was compiled with " + option.flag + ")");
+          "' (the kernel was compiled with " + option.enabledBy + ")");
     if (!option.enabled && present)
       return invalidArgument(std::string("tensor '") +
                              tensorRoleName(option.role) +
                              "' was given, but the kernel was compiled "
-                             "without it (problem." +
-                             option.flag + " is false)");
+                             "without it (" +
+                             option.disabledBy + ")");
   }
   // A required pointer parameter may name an optional tensor only when the
   // problem enables it, which parseManifest has checked.

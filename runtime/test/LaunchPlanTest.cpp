@@ -105,7 +105,8 @@ TEST(Bind, MissingAndUnknownTensors) {
   ggemm_tensor unknown = makeTensor("z", test::kExtra, GGEMM_DTYPE_F32, {1});
   EXPECT_CONTAINS(bindError(manifest, t.get({unknown}), 5),
                   "unknown tensor 'z' (segment_matmul takes x, w, y, "
-                  "seg_indptr, weight_indices, bias, row_scale)");
+                  "seg_indptr, weight_indices, bias, row_scale, x_scale, "
+                  "w_scale)");
   ggemm_tensor masked =
       makeTensor("masked_m", test::kExtra, GGEMM_DTYPE_I32, {8});
   EXPECT_CONTAINS(bindError(manifest, t.get({masked}), 5),
@@ -151,6 +152,32 @@ TEST(Bind, OptionalTensorsFollowTheProblem) {
   EXPECT_CONTAINS(bindError(withBias, t.get({stridedBias}), 5),
                   "tensor 'bias': expected a contiguous tensor, got strides "
                   "[4100, 1] for shape [8, 4096]");
+}
+
+TEST(Bind, ScaleTensorsFollowTheProblem) {
+  // A kernel without scales must not silently ignore them.
+  Manifest manifest = segmentManifest();
+  SegmentTensors t;
+  test::Fp8SegmentTensors fp8;
+  EXPECT_CONTAINS(bindError(manifest, t.get({fp8.xScale}), 5),
+                  "tensor 'x_scale' was given, but the kernel was compiled "
+                  "without it (problem.x_scale_block is absent)");
+  EXPECT_CONTAINS(bindError(manifest, t.get({fp8.wScale}), 5),
+                  "tensor 'w_scale' was given, but the kernel was compiled "
+                  "without it (problem.w_scale_block is absent)");
+
+  Manifest scaled = manifestFrom(test::fp8SegmentManifest());
+  BoundArgs args;
+  Status status = bind(scaled, fp8.get(), 6, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_TRUE(args.get(TensorRole::XScale).present);
+  EXPECT_TRUE(args.get(TensorRole::WScale).present);
+  EXPECT_CONTAINS(bindError(scaled, fp8.get(), 4),
+                  "missing tensor 'x_scale' (the kernel was compiled with "
+                  "x_scale_block \"1x128\")");
+  EXPECT_CONTAINS(bindError(scaled, fp8.get(), 5),
+                  "missing tensor 'w_scale' (the kernel was compiled with "
+                  "w_scale_block \"128x128\")");
 }
 
 TEST(Bind, WrongDtype) {
