@@ -126,7 +126,7 @@ _DTYPES: Dict[str, DType] = {
 
 #: Tensor names a kernel may take (which ones depends on its manifest).
 TENSOR_NAMES = ("x", "w", "y", "seg_indptr", "masked_m", "weight_indices",
-                "bias", "row_scale")
+                "bias", "row_scale", "x_scale", "w_scale")
 
 
 class _CTensor(ctypes.Structure):
@@ -340,7 +340,8 @@ class Kernel:
     with its tensors by keyword; which ones it takes depends on the manifest's
     ``problem`` (``x``, ``w``, ``y`` always; ``seg_indptr`` for
     segment_matmul, ``masked_m`` for masked_matmul; ``weight_indices``,
-    ``bias`` and ``row_scale`` when the kernel was compiled with them).
+    ``bias`` and ``row_scale`` when the kernel was compiled with them;
+    ``x_scale`` and ``w_scale``, f32, for fp8 block-scaled kernels).
 
     Example::
 
@@ -348,6 +349,16 @@ class Kernel:
         kernel(x=x, w=w, y=y, seg_indptr=seg_indptr)  # current stream
         kernel(x=x, w=w, y=y, seg_indptr=seg_indptr, stream=stream)
         print(kernel.grid(x=x, w=w, y=y, seg_indptr=seg_indptr))
+
+    An fp8 kernel with "1x128" x scales and "128x128" w scales (M rows,
+    KB = ceil(K / 128), NB = ceil(N / 128)) wants x_scale MN-major, its k
+    blocks a multiple of 4 rows apart::
+
+        m_pad = (m + 3) // 4 * 4
+        x_scale = torch.empty(kb, m_pad, device="cuda").t()[:m]
+        w_scale = torch.empty(num_weights, nb, kb, device="cuda")
+        fp8_kernel(x=x, w=w, y=y, seg_indptr=seg_indptr, x_scale=x_scale,
+                   w_scale=w_scale)
     """
 
     def __init__(self, manifest_path: Union[str, os.PathLike],
@@ -448,16 +459,20 @@ class Kernel:
     def __call__(self, *, x: Any, w: Any, y: Any, seg_indptr: Any = None,
                  masked_m: Any = None, weight_indices: Any = None,
                  bias: Any = None, row_scale: Any = None,
+                 x_scale: Any = None, w_scale: Any = None,
                  stream: Any = None) -> None:
         """Launches the kernel; see :meth:`launch` for ``stream``.
 
         Example::
 
             kernel(x=x, w=w, y=y, seg_indptr=seg_indptr, bias=bias)
+            fp8_kernel(x=x, w=w, y=y, seg_indptr=seg_indptr,
+                       x_scale=x_scale, w_scale=w_scale)
         """
         self.launch({"x": x, "w": w, "y": y, "seg_indptr": seg_indptr,
                      "masked_m": masked_m, "weight_indices": weight_indices,
-                     "bias": bias, "row_scale": row_scale}, stream)
+                     "bias": bias, "row_scale": row_scale,
+                     "x_scale": x_scale, "w_scale": w_scale}, stream)
 
     def prepare(self) -> None:
         """Loads the module into the current CUDA context now.

@@ -17,6 +17,13 @@ namespace {
 // strides < 2^40) and would overflow the products below.
 constexpr int64_t kMaxExtent = int64_t(1) << 40;
 
+// Rows and columns of K (and of N) that share one "1x128" / "128x128" scale.
+constexpr int64_t kScaleBlock = 128;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+uint64_t roundUp16(uint64_t value) { return (value + 15) / 16 * 16; }
+
 std::string pointerText(const void *pointer) {
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "0x%" PRIxPTR,
@@ -86,13 +93,15 @@ Status checkRank(const TensorArg &tensor, int expected, const char *layout) {
   return Status::success();
 }
 
-/// Checks one extent against a value derived from another tensor.
+/// Checks one extent against a value derived from another tensor. `what`
+/// names the dimension, or is null when `from` says enough.
 Status checkExtent(const TensorArg &tensor, int dim, int64_t expected,
                    const char *what, const std::string &from) {
   if (tensor.shape[dim] != expected)
     return invalidArgument(
-        tensorPrefix(tensor) + "dimension " + std::to_string(dim) + " (" +
-        what + ") is " + std::to_string(tensor.shape[dim]) + ", expected " +
+        tensorPrefix(tensor) + "dimension " + std::to_string(dim) +
+        (what ? std::string(" (") + what + ")" : std::string()) + " is " +
+        std::to_string(tensor.shape[dim]) + ", expected " +
         std::to_string(expected) + " (" + from + "); shape is " +
         shapeText(tensor.shape.data(), tensor.rank));
   return Status::success();
@@ -234,6 +243,86 @@ Status checkRowView(const TensorArg &tensor, bool tma) {
   return Status::success();
 }
 
+/// How to make 1x128 scales of `tensor`'s shape MN-major in PyTorch: the
+/// allocation and the conversion of row-major scales `s`, with the rows
+/// padded so that the k blocks start 16 bytes apart.
+std::string mnMajorAdvice(const TensorArg &tensor) {
+  const bool grouped = tensor.rank == 3;
+  const int64_t blocks = tensor.shape[tensor.rank - 1];
+  const int64_t rows =
+      grouped ? tensor.shape[0] * tensor.shape[1] : tensor.shape[0];
+  const int64_t padded = (rows + 3) / 4 * 4;
+  const std::string trim =
+      padded != rows ? "[:" + std::to_string(rows) + "]" : "";
+  const std::string view = grouped
+                               ? ".view(" + std::to_string(tensor.shape[0]) +
+                                     ", " + std::to_string(tensor.shape[1]) +
+                                     ", " + std::to_string(blocks) + ")"
+                               : "";
+  const std::string strides = grouped
+                                  ? "[" + std::to_string(tensor.shape[1]) +
+                                        ", 1, " + std::to_string(padded) + "]"
+                                  : "[1, " + std::to_string(padded) + "]";
+  std::string convert = grouped ? "s.reshape(" + std::to_string(rows) + ", " +
+                                      std::to_string(blocks) + ")"
+                                : "s";
+  if (padded != rows)
+    convert = "torch.nn.functional.pad(" + convert + ", (0, 0, 0, " +
+              std::to_string(padded - rows) + "))";
+  return "allocate them as torch.empty(" + std::to_string(blocks) + ", " +
+         std::to_string(padded) + ").t()" + trim + view + " (strides " +
+         strides + "), or convert row-major scales s with " + convert +
+         ".t().contiguous().t()" + trim + view;
+}
+
+/// "1x128" scales of x as the kernel's TMA descriptor reads them: a matrix of
+/// [rows, k blocks] whose rows are contiguous (MN-major), so that the scales
+/// of one k block for consecutive rows are one column. [G, Mmax, k blocks]
+/// must have its groups back to back, reading as G * Mmax rows; the k blocks
+/// are at least the rows apart, and 16 bytes times some integer (TMA).
+Status checkMnMajorScales(const TensorArg &tensor) {
+  if (tensor.empty)
+    return Status::success();
+  const bool grouped = tensor.rank == 3;
+  const int rowDim = tensor.rank - 2;
+  const int blockDim = tensor.rank - 1;
+  const int64_t rows =
+      grouped ? tensor.shape[0] * tensor.shape[1] : tensor.shape[0];
+  if (tensor.shape[rowDim] > 1 && tensor.strides[rowDim] != 1)
+    return invalidArgument(
+        tensorPrefix(tensor) +
+        "the kernel wants MN-major scales (stride 1 along the rows, so that "
+        "TMA reads the scales of one k block as a column), got strides " +
+        shapeText(tensor.strides.data(), tensor.rank) + " for shape " +
+        shapeText(tensor.shape.data(), tensor.rank) + "; " +
+        mnMajorAdvice(tensor));
+  if (grouped && tensor.shape[0] > 1 && tensor.strides[0] != tensor.shape[1])
+    return invalidArgument(
+        tensorPrefix(tensor) + "stride of dimension 0 is " +
+        std::to_string(tensor.strides[0]) + ", expected " +
+        std::to_string(tensor.shape[1]) +
+        " (shape[1]): the groups' rows must be back to back so that they "
+        "read as " +
+        std::to_string(rows) + " rows with stride 1; " + mnMajorAdvice(tensor));
+  const int64_t blockStride = tensor.strides[blockDim];
+  if (tensor.shape[blockDim] > 1 && blockStride < rows)
+    return invalidArgument(tensorPrefix(tensor) + "stride of dimension " +
+                           std::to_string(blockDim) + " (k blocks) is " +
+                           std::to_string(blockStride) +
+                           ", expected at least the " + std::to_string(rows) +
+                           " rows (the columns of scales overlap); " +
+                           mnMajorAdvice(tensor));
+  if (tensor.shape[blockDim] > 1 && blockStride % 4 != 0)
+    return invalidArgument(
+        tensorPrefix(tensor) + "stride of dimension " +
+        std::to_string(blockDim) + " (k blocks) is " +
+        std::to_string(blockStride) + " elements (" +
+        std::to_string(blockStride * 4) +
+        " bytes), expected a multiple of 16 bytes for TMA (pad the rows); " +
+        mnMajorAdvice(tensor));
+  return Status::success();
+}
+
 Status bindTensor(const Manifest &manifest, const ggemm_tensor &input,
                   int index, BoundArgs &args) {
   const Op op = manifest.problem.op;
@@ -314,29 +403,42 @@ Status checkPresence(const Manifest &manifest, const BoundArgs &args) {
                              tensorRoleName(role) + "' (" + opName(problem.op) +
                              " needs " + roleList(required) + ")");
 
+  // `enabledBy` and `disabledBy` say which problem field decides.
   struct Option {
     TensorRole role;
     bool enabled;
-    const char *flag;
+    std::string enabledBy;
+    std::string disabledBy;
+  };
+  auto flag = [](TensorRole role, bool enabled, const char *name) {
+    return Option{role, enabled, name,
+                  std::string("problem.") + name + " is false"};
+  };
+  auto scale = [](TensorRole role, ScaleBlock block, const char *name) {
+    return Option{role, block != ScaleBlock::None,
+                  std::string(name) + " \"" + scaleBlockName(block) + "\"",
+                  std::string("problem.") + name + " is absent"};
   };
   const Option options[] = {
-      {TensorRole::WeightIndices, problem.hasWeightIndices,
-       "has_weight_indices"},
-      {TensorRole::Bias, problem.hasBias, "has_bias"},
-      {TensorRole::RowScale, problem.hasRowScale, "has_row_scale"},
+      flag(TensorRole::WeightIndices, problem.hasWeightIndices,
+           "has_weight_indices"),
+      flag(TensorRole::Bias, problem.hasBias, "has_bias"),
+      flag(TensorRole::RowScale, problem.hasRowScale, "has_row_scale"),
+      scale(TensorRole::XScale, problem.xScaleBlock, "x_scale_block"),
+      scale(TensorRole::WScale, problem.wScaleBlock, "w_scale_block"),
   };
   for (const Option &option : options) {
     bool present = args.get(option.role).present;
     if (option.enabled && !present)
       return invalidArgument(
           std::string("missing tensor '") + tensorRoleName(option.role) +
-          "' (the kernel was compiled with " + option.flag + ")");
+          "' (the kernel was compiled with " + option.enabledBy + ")");
     if (!option.enabled && present)
       return invalidArgument(std::string("tensor '") +
                              tensorRoleName(option.role) +
                              "' was given, but the kernel was compiled "
-                             "without it (problem." +
-                             option.flag + " is false)");
+                             "without it (" +
+                             option.disabledBy + ")");
   }
   // A required pointer parameter may name an optional tensor only when the
   // problem enables it, which parseManifest has checked.
@@ -369,6 +471,14 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
   const TensorArg &bias = args.get(TensorRole::Bias);
   const TensorArg &scale = args.get(TensorRole::RowScale);
   const bool groupedScale = !segment && scale.present && scale.rank == 2;
+  const TensorArg &xScale = args.get(TensorRole::XScale);
+  const TensorArg &wScale = args.get(TensorRole::WScale);
+  const ScaleBlock xBlock = problem.xScaleBlock;
+  const ScaleBlock wBlock = problem.wScaleBlock;
+  // Scales that follow x's rows (and groups) or w's matrices (and N).
+  const bool xScaleRows =
+      xBlock == ScaleBlock::Block1x128 || xBlock == ScaleBlock::PerRow;
+  const bool wScaleColumns = wBlock == ScaleBlock::PerRow;
   struct RankRule {
     const TensorArg &tensor;
     int rank;
@@ -386,6 +496,28 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
       {bias, 2, "[num_weights, n]"},
       {scale, groupedScale ? 2 : 1,
        segment ? "[m]" : "[groups * m] or [groups, m]"},
+      {xScale,
+       xBlock == ScaleBlock::Block1x128 ? (segment ? 2 : 3)
+       : xBlock == ScaleBlock::PerRow   ? (segment ? 1 : 2)
+                                        : 1,
+       xBlock == ScaleBlock::Block1x128
+           ? (segment ? "[m, ceil(k / 128)] for x_scale_block \"1x128\""
+                      : "[groups, m, ceil(k / 128)] for x_scale_block "
+                        "\"1x128\"")
+       : xBlock == ScaleBlock::PerRow
+           ? (segment ? "[m] for x_scale_block \"per_row\""
+                      : "[groups, m] for x_scale_block \"per_row\"")
+           : "[1] for x_scale_block \"tensor\""},
+      {wScale,
+       wBlock == ScaleBlock::Block128x128 ? 3
+       : wBlock == ScaleBlock::PerRow     ? 2
+                                          : 1,
+       wBlock == ScaleBlock::Block128x128
+           ? "[num_weights, ceil(n / 128), ceil(k / 128)] for w_scale_block "
+             "\"128x128\""
+       : wBlock == ScaleBlock::PerRow
+           ? "[num_weights, n] for w_scale_block \"per_row\""
+           : "[num_weights] for w_scale_block \"tensor\""},
   };
   for (const RankRule &rule : ranks)
     if (rule.tensor.present)
@@ -405,10 +537,11 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
                    {{Role::X, x.rank - 1}, {Role::W, nk ? 2 : 1}}, shape.k);
       !status.ok())
     return status;
-  if (Status status = bindSize(
-          args, "n", problem.n,
-          {{Role::W, nk ? 1 : 2}, {Role::Y, y.rank - 1}, {Role::Bias, 1}},
-          shape.n);
+  std::vector<SizeSource> columns = {
+      {Role::W, nk ? 1 : 2}, {Role::Y, y.rank - 1}, {Role::Bias, 1}};
+  if (wScaleColumns)
+    columns.push_back({Role::WScale, 1});
+  if (Status status = bindSize(args, "n", problem.n, columns, shape.n);
       !status.ok())
     return status;
   // Rows: all of them for segment_matmul, those of a group otherwise.
@@ -416,6 +549,8 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
   std::vector<SizeSource> rows = {{Role::X, rowDim}, {Role::Y, rowDim}};
   if (segment || groupedScale)
     rows.push_back({Role::RowScale, rowDim});
+  if (xScaleRows)
+    rows.push_back({Role::XScale, rowDim});
   if (Status status = bindSize(args, "m", problem.m, rows, shape.m);
       !status.ok())
     return status;
@@ -429,14 +564,18 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
     groups = {{Role::X, 0}, {Role::MaskedM, 0}, {Role::Y, 0}};
   if (groupedScale)
     groups.push_back({Role::RowScale, 0});
-  std::vector<SizeSource> weights = {{Role::W, 0}, {Role::Bias, 0}};
+  if (!segment && xScaleRows)
+    groups.push_back({Role::XScale, 0});
+  std::vector<SizeSource> weights = {
+      {Role::W, 0}, {Role::Bias, 0}, {Role::WScale, 0}};
   int64_t staticGroups = problem.numGroups;
   if (problem.hasWeightIndices) {
     groups.push_back({Role::WeightIndices, 0});
   } else {
     const char *label = "num_weights: one per group without weight_indices";
-    groups.insert(groups.end(),
-                  {{Role::W, 0, 0, label}, {Role::Bias, 0, 0, label}});
+    groups.insert(groups.end(), {{Role::W, 0, 0, label},
+                                 {Role::Bias, 0, 0, label},
+                                 {Role::WScale, 0, 0, label}});
     weights.clear();
     if (staticGroups == -1)
       staticGroups = problem.numWeights;
@@ -468,6 +607,31 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
         return status;
   }
 
+  // The numbers of scale blocks, from the sizes just bound.
+  const int64_t kBlocks = ceilDiv(shape.k, kScaleBlock);
+  const std::string kBlocksText =
+      "ceil(k / " + std::to_string(kScaleBlock) + ")";
+  if (xScale.present && xBlock == ScaleBlock::Block1x128)
+    if (Status status =
+            checkExtent(xScale, xScale.rank - 1, kBlocks, nullptr, kBlocksText);
+        !status.ok())
+      return status;
+  if (xScale.present && xBlock == ScaleBlock::Tensor)
+    if (Status status =
+            checkExtent(xScale, 0, 1, nullptr, "one scale for all of x");
+        !status.ok())
+      return status;
+  if (wScale.present && wBlock == ScaleBlock::Block128x128) {
+    if (Status status =
+            checkExtent(wScale, 1, ceilDiv(shape.n, kScaleBlock), nullptr,
+                        "ceil(n / " + std::to_string(kScaleBlock) + ")");
+        !status.ok())
+      return status;
+    if (Status status = checkExtent(wScale, 2, kBlocks, nullptr, kBlocksText);
+        !status.ok())
+      return status;
+  }
+
   // Layouts and alignment.
   const char *tmaWhy = "TMA needs 16-byte aligned global addresses";
   if (Status status = checkRowView(x, /*tma=*/true); !status.ok())
@@ -488,11 +652,21 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
                                      "natural alignment of its dtype");
       !status.ok())
     return status;
+  // 1x128 scales are read by TMA (whatever the parameter kind: the kernel
+  // expects this layout); the others are dense arrays.
+  const bool mnMajorScales = xBlock == ScaleBlock::Block1x128;
+  if (xScale.present && mnMajorScales) {
+    if (Status status = checkMnMajorScales(xScale); !status.ok())
+      return status;
+    if (Status status = checkAlignment(xScale, 16, tmaWhy); !status.ok())
+      return status;
+  }
   for (TensorRole role :
        {TensorRole::SegIndptr, TensorRole::MaskedM, TensorRole::WeightIndices,
-        TensorRole::RowScale, TensorRole::Bias}) {
+        TensorRole::RowScale, TensorRole::Bias, TensorRole::XScale,
+        TensorRole::WScale}) {
     const TensorArg &tensor = args.get(role);
-    if (!tensor.present)
+    if (!tensor.present || (role == TensorRole::XScale && mnMajorScales))
       continue;
     if (Status status = checkContiguous(tensor); !status.ok())
       return status;
@@ -515,10 +689,6 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
                            "groups to multiply");
   return Status::success();
 }
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-uint64_t roundUp16(uint64_t value) { return (value + 15) / 16 * 16; }
 
 } // namespace
 
@@ -641,7 +811,15 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
   int64_t dims[kMaxTensorMapRank] = {};
   int64_t strides[kMaxTensorMapRank] = {};
   int rank = param.rank;
-  if (param.tensor == TensorRole::W) {
+  if (param.tensor == TensorRole::XScale) {
+    // MN-major [rows of all groups, k blocks] (parseManifest admits only
+    // "1x128" scales and rank 2; bindArguments checked the layout). A single
+    // k block is never stepped: its stride is the rows, padded to 16 bytes.
+    dims[0] = shape.numRows;
+    dims[1] = ceilDiv(shape.k, kScaleBlock);
+    strides[1] = dims[1] > 1 ? tensor.strides[tensor.rank - 1]
+                             : (shape.numRows + 3) / 4 * 4;
+  } else if (param.tensor == TensorRole::W) {
     bool nk = manifest.problem.weightLayout == WeightLayout::NK;
     dims[0] = nk ? shape.k : shape.n;
     dims[1] = nk ? shape.n : shape.k;

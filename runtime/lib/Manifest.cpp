@@ -81,6 +81,10 @@ const char *tensorRoleName(TensorRole role) {
     return "bias";
   case TensorRole::RowScale:
     return "row_scale";
+  case TensorRole::XScale:
+    return "x_scale";
+  case TensorRole::WScale:
+    return "w_scale";
   }
   return "<invalid tensor>";
 }
@@ -95,6 +99,22 @@ const char *opName(Op op) {
     return "batched_matmul";
   }
   return "<invalid op>";
+}
+
+const char *scaleBlockName(ScaleBlock block) {
+  switch (block) {
+  case ScaleBlock::None:
+    return "none";
+  case ScaleBlock::Block1x128:
+    return "1x128";
+  case ScaleBlock::Block128x128:
+    return "128x128";
+  case ScaleBlock::PerRow:
+    return "per_row";
+  case ScaleBlock::Tensor:
+    return "tensor";
+  }
+  return "<invalid scale block>";
 }
 
 ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role) {
@@ -112,6 +132,8 @@ ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role) {
     return GGEMM_DTYPE_I32;
   case TensorRole::Bias:
   case TensorRole::RowScale:
+  case TensorRole::XScale:
+  case TensorRole::WScale:
     return GGEMM_DTYPE_F32;
   }
   return GGEMM_DTYPE_F32;
@@ -176,7 +198,14 @@ const EnumEntry<TensorRole> kTensorRoles[] = {
     {"masked_m", TensorRole::MaskedM},
     {"weight_indices", TensorRole::WeightIndices},
     {"bias", TensorRole::Bias},
-    {"row_scale", TensorRole::RowScale}};
+    {"row_scale", TensorRole::RowScale},
+    {"x_scale", TensorRole::XScale},
+    {"w_scale", TensorRole::WScale}};
+const EnumEntry<ScaleBlock> kScaleBlocks[] = {
+    {"1x128", ScaleBlock::Block1x128},
+    {"128x128", ScaleBlock::Block128x128},
+    {"per_row", ScaleBlock::PerRow},
+    {"tensor", ScaleBlock::Tensor}};
 const EnumEntry<ScalarSource> kScalarSources[] = {
     {"num_rows", ScalarSource::NumRows},
     {"rows_per_group", ScalarSource::RowsPerGroup},
@@ -505,6 +534,28 @@ public:
             }};
   }
 
+  /// A choice that may also be null, which reads as `none` (as an absent
+  /// key does).
+  template <typename T, size_t N>
+  Field nullableChoice(const char *key, const EnumEntry<T> (&table)[N], T none,
+                       T &out) const {
+    return {key, Optional,
+            [this, &table, none, &out](const Json &value, const Pointer &at) {
+              if (value.is_null()) {
+                out = none;
+                return Status::success();
+              }
+              if (value.is_string())
+                for (const EnumEntry<T> &entry : table)
+                  if (value.get_ref<const std::string &>() == entry.name) {
+                    out = entry.value;
+                    return Status::success();
+                  }
+              return error(at, "expected null or one of " + listNames(table) +
+                                   ", got " + describe(value));
+            }};
+  }
+
   template <typename T>
   Field integers(const char *key, Presence presence, size_t length, int64_t min,
                  int64_t max, T *out) const {
@@ -576,10 +627,44 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
            reader.boolean("has_bias", problem.hasBias),
            reader.boolean("has_row_scale", problem.hasRowScale),
            reader.boolean("accumulate", problem.accumulate),
+           reader.nullableChoice("x_scale_block", kScaleBlocks,
+                                 ScaleBlock::None, problem.xScaleBlock),
+           reader.nullableChoice("w_scale_block", kScaleBlocks,
+                                 ScaleBlock::None, problem.wScaleBlock),
            ignored("activation")},
           KnownKeysOnly);
       !status.ok())
     return status;
+
+  // fp8 block scaling: x's and w's scales come together, and only fp8 inputs
+  // are scaled.
+  if (problem.xScaleBlock == ScaleBlock::Block128x128)
+    return reader.error(at / "x_scale_block",
+                        "\"128x128\" is a block of w; x_scale_block is one "
+                        "of 1x128, per_row or tensor");
+  if (problem.wScaleBlock == ScaleBlock::Block1x128)
+    return reader.error(at / "w_scale_block",
+                        "\"1x128\" is a block of x; w_scale_block is one "
+                        "of 128x128, per_row or tensor");
+  const bool xScaled = problem.xScaleBlock != ScaleBlock::None;
+  const bool wScaled = problem.wScaleBlock != ScaleBlock::None;
+  if (xScaled != wScaled) {
+    const char *missing = xScaled ? "w_scale_block" : "x_scale_block";
+    const char *given = xScaled ? "x_scale_block" : "w_scale_block";
+    ScaleBlock givenBlock = xScaled ? problem.xScaleBlock : problem.wScaleBlock;
+    return reader.error(at / missing,
+                        std::string("missing while ") + given + " is " +
+                            quote(scaleBlockName(givenBlock)) +
+                            " (x and w are scaled together: give both scale "
+                            "blocks or neither)");
+  }
+  if (xScaled && problem.aDtype != GGEMM_DTYPE_F8E4M3 &&
+      problem.aDtype != GGEMM_DTYPE_F8E5M2)
+    return reader.error(at / "x_scale_block",
+                        std::string("scale blocks are for fp8 inputs "
+                                    "(a_dtype f8e4m3 or f8e5m2), but a_dtype "
+                                    "is ") +
+                            dtypeName(problem.aDtype));
 
   if (!problem.hasWeightIndices && problem.numGroups != -1 &&
       problem.numWeights != -1 && problem.numGroups != problem.numWeights)
@@ -634,6 +719,16 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
     return reader.error(at / "tensor",
                         std::string("tensor ") + quote(tensorName) +
                             " does not exist for " + opName(problem.op));
+  // Scales exist only in a block-scaled problem: a kernel that reads them
+  // from a problem without them would read whatever the caller's null is.
+  if ((param.tensor == TensorRole::XScale &&
+       problem.xScaleBlock == ScaleBlock::None) ||
+      (param.tensor == TensorRole::WScale &&
+       problem.wScaleBlock == ScaleBlock::None))
+    return reader.error(at / "tensor",
+                        std::string("tensor ") + quote(tensorName) +
+                            " needs problem." + tensorName +
+                            "_block, but the problem has no scales");
   ggemm_dtype expectedDtype = expectedTensorDtype(problem, param.tensor);
   auto checkDtype = [&](ggemm_dtype dtype) {
     if (dtype == expectedDtype)
@@ -657,11 +752,20 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
   }
 
   // TMA descriptor.
+  const bool xScale = param.tensor == TensorRole::XScale;
   if (param.tensor != TensorRole::X && param.tensor != TensorRole::W &&
-      param.tensor != TensorRole::Y)
+      param.tensor != TensorRole::Y && !xScale)
     return reader.error(at / "tensor",
-                        "a tma_descriptor can describe x, w or y, got " +
+                        "a tma_descriptor can describe x, w, y or x_scale, "
+                        "got " +
                             quote(tensorName));
+  // Only 1x128 scales have the [rows, k blocks] layout the descriptor maps.
+  if (xScale && problem.xScaleBlock != ScaleBlock::Block1x128)
+    return reader.error(at / "tensor",
+                        std::string("a tma_descriptor of \"x_scale\" needs "
+                                    "x_scale_block \"1x128\", got ") +
+                            quote(scaleBlockName(problem.xScaleBlock)) +
+                            " (pass per_row and tensor scales by pointer)");
   status = reader.readObject(
       object, at,
       {ignored("name"), ignored("kind"), ignored("tensor"),
@@ -678,7 +782,7 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
 
   int expectedRank = param.tensor == TensorRole::W ? 3 : 2;
   bool rankOk = param.rank == expectedRank ||
-                (param.tensor != TensorRole::W && param.rank == 3 &&
+                (param.tensor != TensorRole::W && !xScale && param.rank == 3 &&
                  problem.op != Op::SegmentMatmul);
   if (!rankOk)
     return reader.error(
@@ -686,10 +790,17 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
         std::string("a descriptor of ") + quote(tensorName) + " for " +
             opName(problem.op) + " has rank " +
             (param.tensor == TensorRole::W ? "3"
+             : xScale                      ? "2 (rows of all groups, k blocks)"
              : problem.op == Op::SegmentMatmul
                  ? "2"
                  : "2 (rows of all groups) or 3 (group, row, column)") +
             ", got " + std::to_string(param.rank));
+  // The kernel reads the scales of a k block as one plain column.
+  if (xScale && param.swizzle != Swizzle::None)
+    return reader.error(at / "swizzle",
+                        "a descriptor of \"x_scale\" is not swizzled, "
+                        "expected \"none\", got " +
+                            describe(object.at("swizzle")));
 
   if (Status status =
           reader.readObject(object, at,
@@ -751,7 +862,11 @@ Status parseParams(const Reader &reader, const Json &array, const Pointer &at,
   struct Requirement {
     TensorRole role;
     bool required;
-    const char *reason;
+    std::string reason;
+  };
+  auto scaleReason = [](const char *key, ScaleBlock block) {
+    return std::string("problem.") + key + " is " +
+           quote(scaleBlockName(block));
   };
   const Requirement requirements[] = {
       {TensorRole::X, true, "every problem reads x"},
@@ -766,6 +881,10 @@ Status parseParams(const Reader &reader, const Json &array, const Pointer &at,
       {TensorRole::Bias, problem.hasBias, "problem.has_bias is true"},
       {TensorRole::RowScale, problem.hasRowScale,
        "problem.has_row_scale is true"},
+      {TensorRole::XScale, problem.xScaleBlock != ScaleBlock::None,
+       scaleReason("x_scale_block", problem.xScaleBlock)},
+      {TensorRole::WScale, problem.wScaleBlock != ScaleBlock::None,
+       scaleReason("w_scale_block", problem.wScaleBlock)},
   };
   for (const Requirement &requirement : requirements)
     if (requirement.required && !manifest.usesTensor(requirement.role))

@@ -36,14 +36,26 @@ enum class TensorRole {
   WeightIndices,
   Bias,
   RowScale,
+  XScale,
+  WScale,
 };
-constexpr int kNumTensorRoles = 8;
+constexpr int kNumTensorRoles = 10;
 
 enum class WeightLayout { NK, KN };
 enum class GridPolicy { Persistent, Tiles };
 enum class ParamKind { TmaDescriptor, Pointer, Scalar };
 enum class Swizzle { None, Bytes32, Bytes64, Bytes128 };
 enum class OobFill { Zero, Nan };
+
+/// How many elements of x or w share one f32 scale (fp8 block scaling,
+/// DeepSeek-V3 style). None: the kernel takes no scales.
+enum class ScaleBlock {
+  None,
+  Block1x128,   // x: one scale per row and 128 columns of K
+  Block128x128, // w: one scale per 128 x 128 block of (N, K)
+  PerRow,       // x: one per row; w: one per column of N
+  Tensor,       // x: one in all; w: one per weight matrix
+};
 
 /// Launch-time quantities a scalar parameter can carry.
 enum class ScalarSource {
@@ -96,6 +108,9 @@ struct ProblemSpec {
   bool hasBias = false;
   bool hasRowScale = false;
   bool accumulate = false;
+  /// Both None or both set, and set only for an fp8 a_dtype.
+  ScaleBlock xScaleBlock = ScaleBlock::None;
+  ScaleBlock wScaleBlock = ScaleBlock::None;
 };
 
 struct Manifest {
@@ -146,11 +161,13 @@ int64_t dtypeSize(ggemm_dtype dtype);
 bool isValidDtype(int dtype);
 const char *tensorRoleName(TensorRole role);
 /// The dtype a tensor has in `problem` (x: a_dtype, index tensors:
-/// index_dtype, weight_indices: i32, bias and row_scale: f32).
+/// index_dtype, weight_indices: i32, bias, row_scale and the scales: f32).
 ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role);
 /// Whether `op` takes `role` at all (seg_indptr and masked_m are op-specific).
 bool tensorExistsForOp(TensorRole role, Op op);
 const char *opName(Op op);
+/// The manifest spelling ("1x128", "per_row"); "none" for ScaleBlock::None.
+const char *scaleBlockName(ScaleBlock block);
 
 } // namespace ggemm::runtime
 

@@ -130,6 +130,35 @@ TEST(Api, LaunchValidatesBeforeTheDriver) {
   ggemm_kernel_destroy(kernel);
 }
 
+TEST(Api, ScaleTensorsByName) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::fp8SegmentManifest()));
+  ASSERT_NE(kernel, nullptr);
+  test::Fp8SegmentTensors t;
+  int grid = -1;
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 6, 132, &grid),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(grid, 132);
+  // Any order: tensors are bound by name.
+  ggemm_tensor reordered[] = {t.wScale, t.xScale, t.indptr, t.y, t.w, t.x};
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, reordered, 6, 132, &grid),
+            GGEMM_OK)
+      << ggemm_last_error();
+  t.xScale.name = "x_scales";
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 6, 132, &grid),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(ggemm_last_error(), "unknown tensor 'x_scales'");
+
+  test::Fp8SegmentTensors u;
+  u.xScale = makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32, {1000, 56});
+  EXPECT_EQ(ggemm_kernel_launch(kernel, u.get(), 6, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(ggemm_last_error(),
+                  "tensor 'x_scale': the kernel wants MN-major scales");
+  ggemm_kernel_destroy(kernel);
+}
+
 TEST(Api, GridForSmCount) {
   TempDir dir;
   ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));

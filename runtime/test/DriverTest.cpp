@@ -242,6 +242,41 @@ TEST_F(FakeDriver, LaunchesSegmentKernel) {
   EXPECT_EQ(paramValue<int64_t>(12), 4160);
 }
 
+TEST_F(FakeDriver, LaunchesFp8ScaledKernel) {
+  FakeDriverConfig &fake = *config();
+  fake.numKernelParams = 15;
+  fake.kernelParamSizes[13] = 128; // a_scale_desc
+  fake.kernelParamSizes[14] = 8;   // w_scale
+  test::Fp8SegmentTensors t;
+  ASSERT_EQ(launch(test::fp8SegmentManifest(), t.get(), 6), GGEMM_OK)
+      << lastError;
+  ASSERT_EQ(launchCount(), 1);
+  ASSERT_EQ(encodeCount(), 3);
+  const FakeLaunchRecord &record = *lastLaunch();
+  EXPECT_EQ(paramValue<uint64_t>(13), kFakeTensorMapMagic);
+  EXPECT_EQ(record.paramAddresses[13] % 64, 0u);
+  const uint64_t *words =
+      reinterpret_cast<const uint64_t *>(record.paramBytes[13]);
+  const FakeEncodeRecord &scales = *encode(static_cast<int>(words[1]));
+  EXPECT_EQ(scales.globalAddress, reinterpret_cast<void *>(test::kXScale));
+  EXPECT_EQ(scales.dataType, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+  EXPECT_EQ(scales.rank, 2u);
+  EXPECT_EQ(scales.globalDim[0], 1000u);
+  EXPECT_EQ(scales.globalDim[1], 56u);
+  EXPECT_EQ(scales.globalStrides[0], 1000u * 4);
+  EXPECT_EQ(scales.boxDim[0], 128u);
+  EXPECT_EQ(scales.boxDim[1], 1u);
+  EXPECT_EQ(scales.swizzle, CU_TENSOR_MAP_SWIZZLE_NONE);
+  EXPECT_EQ(paramValue<uint64_t>(14), test::kWScale);
+
+  // The scales are device memory of the context's device, like every tensor.
+  t.wScale.data = reinterpret_cast<void *>(test::kWScale | kFakeHostBit);
+  EXPECT_EQ(launch(test::fp8SegmentManifest(), t.get(), 6),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(lastError, "tensor 'w_scale' is not device memory of "
+                             "device 0 (it is host memory)");
+}
+
 TEST_F(FakeDriver, ModuleIsLoadedOncePerContext) {
   ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
   ASSERT_NE(kernel, nullptr);

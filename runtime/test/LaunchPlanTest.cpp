@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
+#include <vector>
 
 namespace ggemm::runtime {
 namespace {
@@ -32,15 +34,23 @@ Manifest dynamicSegmentManifest() {
   return manifestFrom(text);
 }
 
-/// A masked_matmul manifest: x [G, Mmax, K], masked_m [G].
-Manifest maskedManifest(bool rowScale = false) {
-  std::string text = withManifest("\"segment_matmul\"", "\"masked_matmul\"");
+/// A segment manifest as masked_matmul (x [G, Mmax, K], masked_m [G]) with
+/// no static sizes.
+std::string asMasked(const std::string &segment) {
+  std::string text =
+      test::replaced(segment, "\"segment_matmul\"", "\"masked_matmul\"");
   text = test::replaced(text, "\"seg_indptr\"", "\"masked_m\"");
   text = test::replaced(text,
                         "\"m\": -1, \"n\": 4096, \"k\": 7168, "
                         "\"num_groups\": 8, \"num_weights\": 8",
                         "\"m\": -1, \"n\": -1, \"k\": -1, \"num_groups\": "
                         "-1, \"num_weights\": -1");
+  return text;
+}
+
+/// A masked_matmul manifest: x [G, Mmax, K], masked_m [G].
+Manifest maskedManifest(bool rowScale = false) {
+  std::string text = asMasked(test::kSegmentManifest);
   if (rowScale)
     text = test::replaced(text, "\"has_row_scale\": false",
                           "\"has_row_scale\": true");
@@ -105,7 +115,8 @@ TEST(Bind, MissingAndUnknownTensors) {
   ggemm_tensor unknown = makeTensor("z", test::kExtra, GGEMM_DTYPE_F32, {1});
   EXPECT_CONTAINS(bindError(manifest, t.get({unknown}), 5),
                   "unknown tensor 'z' (segment_matmul takes x, w, y, "
-                  "seg_indptr, weight_indices, bias, row_scale)");
+                  "seg_indptr, weight_indices, bias, row_scale, x_scale, "
+                  "w_scale)");
   ggemm_tensor masked =
       makeTensor("masked_m", test::kExtra, GGEMM_DTYPE_I32, {8});
   EXPECT_CONTAINS(bindError(manifest, t.get({masked}), 5),
@@ -151,6 +162,32 @@ TEST(Bind, OptionalTensorsFollowTheProblem) {
   EXPECT_CONTAINS(bindError(withBias, t.get({stridedBias}), 5),
                   "tensor 'bias': expected a contiguous tensor, got strides "
                   "[4100, 1] for shape [8, 4096]");
+}
+
+TEST(Bind, ScaleTensorsFollowTheProblem) {
+  // A kernel without scales must not silently ignore them.
+  Manifest manifest = segmentManifest();
+  SegmentTensors t;
+  test::Fp8SegmentTensors fp8;
+  EXPECT_CONTAINS(bindError(manifest, t.get({fp8.xScale}), 5),
+                  "tensor 'x_scale' was given, but the kernel was compiled "
+                  "without it (problem.x_scale_block is absent)");
+  EXPECT_CONTAINS(bindError(manifest, t.get({fp8.wScale}), 5),
+                  "tensor 'w_scale' was given, but the kernel was compiled "
+                  "without it (problem.w_scale_block is absent)");
+
+  Manifest scaled = manifestFrom(test::fp8SegmentManifest());
+  BoundArgs args;
+  Status status = bind(scaled, fp8.get(), 6, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_TRUE(args.get(TensorRole::XScale).present);
+  EXPECT_TRUE(args.get(TensorRole::WScale).present);
+  EXPECT_CONTAINS(bindError(scaled, fp8.get(), 4),
+                  "missing tensor 'x_scale' (the kernel was compiled with "
+                  "x_scale_block \"1x128\")");
+  EXPECT_CONTAINS(bindError(scaled, fp8.get(), 5),
+                  "missing tensor 'w_scale' (the kernel was compiled with "
+                  "w_scale_block \"128x128\")");
 }
 
 TEST(Bind, WrongDtype) {
@@ -630,6 +667,335 @@ TEST(Bind, RowScaleShapes) {
                   "(m) is 256, row_scale dimension 1 (m) is 255");
 }
 
+/// fp8 segment tensors with M rows: x [M, 7168], y [M, 4096] and x_scale
+/// [M, 56] MN-major with k blocks `blockStride` apart.
+test::Fp8SegmentTensors fp8Rows(int64_t rows, int64_t blockStride) {
+  test::Fp8SegmentTensors t;
+  t.x.shape[0] = rows;
+  t.y.shape[0] = rows;
+  t.xScale = test::makeStrided("x_scale", test::kXScale, GGEMM_DTYPE_F32,
+                               {rows, 56}, {1, blockStride});
+  return t;
+}
+
+/// fp8 masked tensors: x [4, 256, 512] (4 k blocks), w [4, 1024, 512] (8 n
+/// blocks), x_scale [4, 256, 4] MN-major over all 1024 rows.
+struct Fp8MaskedTensors {
+  ggemm_tensor x = makeTensor("x", test::kX, GGEMM_DTYPE_F8E4M3, {4, 256, 512});
+  ggemm_tensor w =
+      makeTensor("w", test::kW, GGEMM_DTYPE_F8E4M3, {4, 1024, 512});
+  ggemm_tensor y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {4, 256, 1024});
+  ggemm_tensor maskedM =
+      makeTensor("masked_m", test::kIndptr, GGEMM_DTYPE_I32, {4});
+  ggemm_tensor xScale = test::makeStrided(
+      "x_scale", test::kXScale, GGEMM_DTYPE_F32, {4, 256, 4}, {256, 1, 1024});
+  ggemm_tensor wScale =
+      makeTensor("w_scale", test::kWScale, GGEMM_DTYPE_F32, {4, 8, 4});
+
+  ggemm_tensor list[6];
+  int count = 6;
+
+  const ggemm_tensor *get() {
+    int index = 0;
+    for (const ggemm_tensor &tensor : {x, w, y, maskedM, xScale, wScale})
+      list[index++] = tensor;
+    return list;
+  }
+};
+
+/// One way to get the tensors wrong and (part of) the error it must cause.
+template <typename Tensors> struct BadTensors {
+  std::function<void(Tensors &)> change;
+  std::string error;
+};
+
+/// Binds `Tensors` as each case changes them, expecting its error.
+template <typename Tensors>
+void expectBindErrors(const Manifest &manifest,
+                      const std::vector<BadTensors<Tensors>> &cases) {
+  for (const BadTensors<Tensors> &bad : cases) {
+    Tensors tensors;
+    bad.change(tensors);
+    const ggemm_tensor *list = tensors.get();
+    EXPECT_CONTAINS(bindError(manifest, list, tensors.count), bad.error);
+  }
+}
+
+template <typename Tensors>
+void expectBinds(const Manifest &manifest,
+                 const std::function<void(Tensors &)> &change) {
+  Tensors tensors;
+  change(tensors);
+  const ggemm_tensor *list = tensors.get();
+  BoundArgs args;
+  Status status = bind(manifest, list, tensors.count, args);
+  EXPECT_TRUE(status.ok()) << status.getMessage();
+}
+
+using Fp8Segment = test::Fp8SegmentTensors;
+
+TEST(Bind, XScaleSegmentLayouts) {
+  Manifest manifest = manifestFrom(test::fp8SegmentManifest());
+  // MN-major with padded columns: torch.empty(56, 304).t()[:300].
+  expectBinds<Fp8Segment>(manifest, [](auto &t) { t = fp8Rows(300, 304); });
+  // One row or one k block: the stride that is never stepped is free.
+  expectBinds<Fp8Segment>(manifest, [](auto &t) {
+    t = fp8Rows(1, 304);
+    t.xScale.strides[0] = 56;
+  });
+  expectBinds<Fp8Segment>(
+      manifestFrom(test::withFp8Manifest("\"k\": 7168", "\"k\": 64")),
+      [](auto &t) {
+        t.x.shape[1] = 64;
+        t.w.shape[2] = 64;
+        t.xScale =
+            makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32, {1000, 1});
+        t.wScale =
+            makeTensor("w_scale", test::kWScale, GGEMM_DTYPE_F32, {8, 32, 1});
+      });
+
+  expectBindErrors<Fp8Segment>(
+      manifest,
+      {{[](auto &t) { t.xScale.dtype = GGEMM_DTYPE_BF16; },
+        "tensor 'x_scale': expected dtype f32, got bf16"},
+       {[](auto &t) {
+          t.xScale =
+              makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32, {1000});
+        },
+        "tensor 'x_scale': expected rank 2 ([m, ceil(k / 128)] for "
+        "x_scale_block \"1x128\"), got rank 1 with shape [1000]"},
+       {[](auto &t) {
+          t = fp8Rows(300, 304);
+          t.xScale.shape[1] = 55;
+        },
+        "tensor 'x_scale': dimension 1 is 55, expected 56 (ceil(k / 128)); "
+        "shape is [300, 55]"},
+       {[](auto &t) { t.xScale.shape[0] = 999; },
+        "tensors 'x' and 'x_scale' disagree on m: x dimension 0 (m) is 1000, "
+        "x_scale dimension 0 (m) is 999"},
+       // Row-major scales are the likeliest mistake: say how to fix them.
+       {[](auto &t) {
+          t = fp8Rows(300, 304);
+          t.xScale =
+              makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32, {300, 56});
+        },
+        "tensor 'x_scale': the kernel wants MN-major scales (stride 1 along "
+        "the rows, so that TMA reads the scales of one k block as a column), "
+        "got strides [56, 1] for shape [300, 56]; allocate them as "
+        "torch.empty(56, 300).t() (strides [1, 300]), or convert row-major "
+        "scales s with s.t().contiguous().t()"},
+       // 301 rows: the k blocks must be padded to 304 rows apart.
+       {[](auto &t) {
+          t = fp8Rows(301, 304);
+          t.xScale =
+              makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32, {301, 56});
+        },
+        "allocate them as torch.empty(56, 304).t()[:301] (strides [1, 304]), "
+        "or convert row-major scales s with torch.nn.functional.pad(s, (0, 0, "
+        "0, 3)).t().contiguous().t()[:301]"},
+       {[](auto &t) { t = fp8Rows(301, 301); },
+        "tensor 'x_scale': stride of dimension 1 (k blocks) is 301 elements "
+        "(1204 bytes), expected a multiple of 16 bytes for TMA (pad the "
+        "rows); allocate them as torch.empty(56, 304).t()[:301]"},
+       {[](auto &t) { t = fp8Rows(300, 296); },
+        "tensor 'x_scale': stride of dimension 1 (k blocks) is 296, expected "
+        "at least the 300 rows (the columns of scales overlap)"},
+       {[](auto &t) {
+          t.xScale.data = reinterpret_cast<void *>(test::kXScale + 4);
+        },
+        "tensor 'x_scale': data pointer 0x100600004 is not 16-byte aligned "
+        "(TMA needs 16-byte aligned global addresses)"}});
+}
+
+TEST(Bind, XScaleMaskedLayouts) {
+  Manifest manifest = manifestFrom(asMasked(test::fp8SegmentManifest()));
+  expectBinds<Fp8MaskedTensors>(manifest, [](auto &) {});
+  // Padded k-block stride.
+  expectBinds<Fp8MaskedTensors>(manifest,
+                                [](auto &t) { t.xScale.strides[2] = 1028; });
+  expectBindErrors<Fp8MaskedTensors>(
+      manifest,
+      {{[](auto &t) {
+          t.xScale = test::makeStrided("x_scale", test::kXScale,
+                                       GGEMM_DTYPE_F32, {1024, 4}, {1, 1024});
+        },
+        "tensor 'x_scale': expected rank 3 ([groups, m, ceil(k / 128)] for "
+        "x_scale_block \"1x128\"), got rank 2"},
+       {[](auto &t) { t.xScale.shape[0] = 3; },
+        "tensors 'x' and 'x_scale' disagree on num_groups"},
+       {[](auto &t) { t.xScale.shape[1] = 255; },
+        "tensors 'x' and 'x_scale' disagree on m: x dimension 1 (m) is 256, "
+        "x_scale dimension 1 (m) is 255"},
+       {[](auto &t) { t.xScale.shape[2] = 5; },
+        "tensor 'x_scale': dimension 2 is 5, expected 4 (ceil(k / 128))"},
+       // Row-major [G, Mmax, KB].
+       {[](auto &t) {
+          t.xScale = makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32,
+                                {4, 256, 4});
+        },
+        "tensor 'x_scale': the kernel wants MN-major scales (stride 1 along "
+        "the rows, so that TMA reads the scales of one k block as a column), "
+        "got strides [1024, 4, 1] for shape [4, 256, 4]; allocate them as "
+        "torch.empty(4, 1024).t().view(4, 256, 4) (strides [256, 1, 1024]), "
+        "or convert row-major scales s with s.reshape(1024, "
+        "4).t().contiguous().t().view(4, 256, 4)"},
+       // MN-major per group (torch.empty(4, 4, 256).transpose(1, 2)): the
+       // groups are not back to back.
+       {[](auto &t) {
+          t.xScale.strides[0] = 1024;
+          t.xScale.strides[2] = 256;
+        },
+        "tensor 'x_scale': stride of dimension 0 is 1024, expected 256 "
+        "(shape[1]): the groups' rows must be back to back so that they read "
+        "as 1024 rows with stride 1"},
+       {[](auto &t) { t.xScale.strides[2] = 1000; },
+        "tensor 'x_scale': stride of dimension 2 (k blocks) is 1000, expected "
+        "at least the 1024 rows"},
+       {[](auto &t) { t.xScale.strides[2] = 1026; },
+        "tensor 'x_scale': stride of dimension 2 (k blocks) is 1026 elements "
+        "(4104 bytes), expected a multiple of 16 bytes"}});
+}
+
+TEST(Bind, WScaleShapes) {
+  Manifest manifest = manifestFrom(test::fp8SegmentManifest());
+  expectBindErrors<Fp8Segment>(
+      manifest,
+      {{[](auto &t) {
+          t.wScale =
+              makeTensor("w_scale", test::kWScale, GGEMM_DTYPE_F32, {8, 32});
+        },
+        "tensor 'w_scale': expected rank 3 ([num_weights, ceil(n / 128), "
+        "ceil(k / 128)] for w_scale_block \"128x128\"), got rank 2"},
+       {[](auto &t) { t.wScale.shape[2] = 55; },
+        "tensor 'w_scale': dimension 2 is 55, expected 56 (ceil(k / 128)); "
+        "shape is [8, 32, 55]"},
+       {[](auto &t) { t.wScale.shape[1] = 31; },
+        "tensor 'w_scale': dimension 1 is 31, expected 32 (ceil(n / 128)); "
+        "shape is [8, 31, 56]"},
+       {[](auto &t) { t.wScale.shape[0] = 7; },
+        "tensor 'w_scale': dimension 0 (num_weights: one per group without "
+        "weight_indices) is 7, expected 8"},
+       {[](auto &t) {
+          t.wScale =
+              test::makeStrided("w_scale", test::kWScale, GGEMM_DTYPE_F32,
+                                {8, 32, 56}, {32 * 56, 1, 32});
+        },
+        "tensor 'w_scale': expected a contiguous tensor, got strides [1792, "
+        "1, 32] for shape [8, 32, 56]"},
+       {[](auto &t) {
+          t.wScale.data = reinterpret_cast<void *>(test::kWScale + 2);
+        },
+        "tensor 'w_scale': data pointer 0x100700002 is not 4-byte aligned "
+        "(natural alignment of its dtype)"}});
+
+  // With weight indices, w_scale has one scale matrix per weight matrix.
+  Manifest indexed = manifestFrom(test::withFp8Manifest(
+      "\"has_weight_indices\": false", "\"has_weight_indices\": true"));
+  ggemm_tensor indices =
+      makeTensor("weight_indices", test::kExtra, GGEMM_DTYPE_I32, {8});
+  Fp8Segment t;
+  BoundArgs args;
+  Status status = bind(indexed, t.get({indices}), 7, args);
+  EXPECT_TRUE(status.ok()) << status.getMessage();
+  t.wScale.shape[0] = 7;
+  EXPECT_CONTAINS(bindError(indexed, t.get({indices}), 7),
+                  "tensor 'w_scale': dimension 0 (num_weights) is 7, expected "
+                  "8 (the kernel was compiled for num_weights = 8)");
+
+  // Masked: one scale matrix per group's weights, n and k blocks as w's.
+  expectBindErrors<Fp8MaskedTensors>(
+      manifestFrom(asMasked(test::fp8SegmentManifest())),
+      {{[](auto &t) { t.wScale.shape[0] = 3; },
+        "tensors 'x' and 'w_scale' disagree on num_groups"},
+       {[](auto &t) { t.wScale.shape[1] = 16; },
+        "tensor 'w_scale': dimension 1 is 16, expected 8 (ceil(n / 128))"}});
+}
+
+/// `text` with other scale blocks, x's scales passed by pointer.
+std::string withScaleBlocks(const std::string &text, const char *xBlock,
+                            const char *wBlock) {
+  std::string blocks = test::replaced(
+      text, "\"x_scale_block\": \"1x128\", \"w_scale_block\": \"128x128\"",
+      std::string("\"x_scale_block\": \"") + xBlock +
+          "\", \"w_scale_block\": \"" + wBlock + "\"");
+  return test::replaced(blocks, test::kXScaleDescriptor,
+                        "{\"name\": \"x_scale\", \"kind\": \"pointer\", "
+                        "\"tensor\": \"x_scale\"}");
+}
+
+TEST(Bind, PerRowAndTensorScales) {
+  Manifest perRow = manifestFrom(
+      withScaleBlocks(test::fp8SegmentManifest(), "per_row", "per_row"));
+  auto perRowScales = [](Fp8Segment &t) {
+    t.xScale =
+        makeTensor("x_scale", test::kXScale + 4, GGEMM_DTYPE_F32, {1000});
+    t.wScale = makeTensor("w_scale", test::kWScale, GGEMM_DTYPE_F32, {8, 4096});
+  };
+  expectBinds<Fp8Segment>(perRow, perRowScales);
+  expectBindErrors<Fp8Segment>(
+      perRow,
+      {{[&](auto &t) {
+          perRowScales(t);
+          t.xScale.shape[0] = 999;
+        },
+        "tensors 'x' and 'x_scale' disagree on m: x dimension 0 (m) is 1000, "
+        "x_scale dimension 0 (m) is 999"},
+       {[&](auto &t) {
+          perRowScales(t);
+          t.xScale =
+              makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32, {1000, 1});
+        },
+        "tensor 'x_scale': expected rank 1 ([m] for x_scale_block "
+        "\"per_row\"), got rank 2"},
+       {[&](auto &t) {
+          perRowScales(t);
+          t.xScale.strides[0] = 2;
+        },
+        "tensor 'x_scale': expected a contiguous tensor"},
+       {[&](auto &t) {
+          perRowScales(t);
+          t.wScale.shape[1] = 4095;
+        },
+        "tensor 'w_scale': dimension 1 (n) is 4095, expected 4096 (the kernel "
+        "was compiled for n = 4096)"}});
+
+  Manifest perTensor = manifestFrom(
+      withScaleBlocks(test::fp8SegmentManifest(), "tensor", "tensor"));
+  auto perTensorScales = [](Fp8Segment &t) {
+    t.xScale = makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32, {1});
+    t.wScale = makeTensor("w_scale", test::kWScale, GGEMM_DTYPE_F32, {8});
+  };
+  expectBinds<Fp8Segment>(perTensor, perTensorScales);
+  expectBindErrors<Fp8Segment>(
+      perTensor, {{[&](auto &t) {
+                     perTensorScales(t);
+                     t.xScale.shape[0] = 2;
+                   },
+                   "tensor 'x_scale': dimension 0 is 2, expected 1 (one scale "
+                   "for all of x)"},
+                  {[&](auto &t) {
+                     perTensorScales(t);
+                     t.wScale.shape[0] = 9;
+                   },
+                   "tensor 'w_scale': dimension 0 (num_weights: one per group "
+                   "without weight_indices) is 9, expected 8"}});
+
+  // Masked per_row scales are [G, Mmax], like x's rows.
+  Manifest maskedPerRow = manifestFrom(asMasked(
+      withScaleBlocks(test::fp8SegmentManifest(), "per_row", "per_row")));
+  auto maskedScales = [](Fp8MaskedTensors &t) {
+    t.xScale = makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32, {4, 256});
+    t.wScale = makeTensor("w_scale", test::kWScale, GGEMM_DTYPE_F32, {4, 1024});
+  };
+  expectBinds<Fp8MaskedTensors>(maskedPerRow, maskedScales);
+  expectBindErrors<Fp8MaskedTensors>(
+      maskedPerRow, {{[&](auto &t) {
+                        maskedScales(t);
+                        t.xScale.shape[1] = 128;
+                      },
+                      "tensors 'x' and 'x_scale' disagree on m"}});
+}
+
 TEST(Grid, TileBound) {
   // segment: ceil(N / bn) * (ceil(M / bm) + G).
   EXPECT_EQ(computeTileBound(Op::SegmentMatmul, 1000, 0, 8, 4096, 128, 128),
@@ -798,6 +1164,60 @@ TEST(TensorMap, MaskedRank3AndNanFill) {
   EXPECT_EQ(a.oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA);
 }
 
+TEST(TensorMap, XScaleDescriptor) {
+  // M = 300, K = 7168 (56 k blocks), k blocks 304 rows apart.
+  Manifest manifest = manifestFrom(test::fp8SegmentManifest());
+  const ParamSpec &param = manifest.params[13];
+  ASSERT_EQ(param.tensor, TensorRole::XScale);
+  test::Fp8SegmentTensors t = fp8Rows(300, 304);
+  BoundArgs args;
+  ASSERT_TRUE(bind(manifest, t.get(), 6, args).ok());
+  TensorMapArgs a;
+  Status status = computeTensorMapArgs(manifest, param, args, a);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(a.dataType, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+  EXPECT_EQ(a.rank, 2u);
+  EXPECT_EQ(a.globalAddress, reinterpret_cast<void *>(test::kXScale));
+  EXPECT_EQ(a.globalDim[0], 300u); // rows innermost
+  EXPECT_EQ(a.globalDim[1], 56u);  // k blocks
+  EXPECT_EQ(a.globalStrides[0], 304u * 4u);
+  EXPECT_EQ(a.boxDim[0], 128u);
+  EXPECT_EQ(a.boxDim[1], 1u);
+  EXPECT_EQ(a.elementStrides[0], 1u);
+  EXPECT_EQ(a.elementStrides[1], 1u);
+  EXPECT_EQ(a.swizzle, CU_TENSOR_MAP_SWIZZLE_NONE);
+  EXPECT_EQ(a.interleave, CU_TENSOR_MAP_INTERLEAVE_NONE);
+  EXPECT_EQ(a.oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+
+  // Masked: the rows of all groups, [4, 256] read as 1024.
+  Manifest masked = manifestFrom(asMasked(test::fp8SegmentManifest()));
+  Fp8MaskedTensors u;
+  u.xScale.strides[2] = 1028;
+  ASSERT_TRUE(bind(masked, u.get(), 6, args).ok());
+  status = computeTensorMapArgs(masked, masked.params[13], args, a);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(a.rank, 2u);
+  EXPECT_EQ(a.globalDim[0], 1024u);
+  EXPECT_EQ(a.globalDim[1], 4u);
+  EXPECT_EQ(a.globalStrides[0], 1028u * 4u);
+
+  // One k block (k = 64): its stride is never stepped, so it is the rows
+  // padded to 16 bytes whatever the tensor says.
+  Manifest smallK =
+      manifestFrom(test::withFp8Manifest("\"k\": 7168", "\"k\": 64"));
+  t = fp8Rows(301, 304);
+  t.x.shape[1] = 64;
+  t.w.shape[2] = 64;
+  t.xScale = makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32, {301, 1});
+  t.wScale = makeTensor("w_scale", test::kWScale, GGEMM_DTYPE_F32, {8, 32, 1});
+  ASSERT_TRUE(bind(smallK, t.get(), 6, args).ok());
+  status = computeTensorMapArgs(smallK, smallK.params[13], args, a);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(a.globalDim[0], 301u);
+  EXPECT_EQ(a.globalDim[1], 1u);
+  EXPECT_EQ(a.globalStrides[0], 304u * 4u);
+}
+
 TEST(TensorMap, ExtentOneDimensionsGetValidStrides) {
   Manifest manifest = dynamicSegmentManifest();
   SegmentTensors t;
@@ -857,6 +1277,22 @@ TEST(Plan, ScalarsAndPointers) {
   for (size_t i = 0; i < manifest.params.size(); ++i)
     EXPECT_EQ(paramSize(manifest.params[i]), test::kSegmentParamSizes[i])
         << manifest.params[i].name;
+}
+
+TEST(Plan, Fp8ScaleParams) {
+  Manifest manifest = manifestFrom(test::fp8SegmentManifest());
+  test::Fp8SegmentTensors t;
+  LaunchPlan plan;
+  Status status = planLaunch(manifest, t.get(), 6, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  ASSERT_EQ(plan.params.size(), 15u);
+  EXPECT_EQ(plan.params[13].tensorMap.globalAddress,
+            reinterpret_cast<void *>(test::kXScale));
+  EXPECT_EQ(plan.params[13].tensorMap.globalDim[0], 1000u);
+  EXPECT_EQ(plan.params[13].tensorMap.globalStrides[0], 1000u * 4u);
+  EXPECT_EQ(plan.params[14].pointer, test::kWScale);
+  EXPECT_EQ(paramSize(manifest.params[13]), 128u);
+  EXPECT_EQ(paramSize(manifest.params[14]), 8u);
 }
 
 TEST(Plan, EmptyProblemPlansNothing) {

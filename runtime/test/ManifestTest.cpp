@@ -278,8 +278,8 @@ TEST(Manifest, RejectsInconsistentDescriptors) {
       parseError(withManifest("\"kind\": \"tma_descriptor\", \"tensor\": \"x\"",
                               "\"kind\": \"tma_descriptor\", \"tensor\": "
                               "\"bias\"")),
-      "k.json: /params/0/tensor: a tma_descriptor can describe x, w or y, got "
-      "\"bias\"");
+      "k.json: /params/0/tensor: a tma_descriptor can describe x, w, y or "
+      "x_scale, got \"bias\"");
 }
 
 TEST(Manifest, RejectsInconsistentParams) {
@@ -320,6 +320,219 @@ TEST(Manifest, OptionalTensorsFollowTheProblem) {
   EXPECT_CONTAINS(parseError(text),
                   "k.json: /params: no parameter passes tensor \"row_scale\" "
                   "(problem.has_row_scale is true)");
+}
+
+using test::kWScalePointer;
+using test::kXScaleDescriptor;
+using test::withFp8Manifest;
+
+TEST(Manifest, ParsesTheFp8BlockScaledManifest) {
+  Manifest manifest = parseOk(test::fp8SegmentManifest());
+  EXPECT_EQ(manifest.problem.aDtype, GGEMM_DTYPE_F8E4M3);
+  EXPECT_EQ(manifest.problem.xScaleBlock, ScaleBlock::Block1x128);
+  EXPECT_EQ(manifest.problem.wScaleBlock, ScaleBlock::Block128x128);
+  ASSERT_EQ(manifest.params.size(), 15u);
+  const ParamSpec &xScale = manifest.params[13];
+  EXPECT_EQ(xScale.name, "a_scale_desc");
+  EXPECT_EQ(xScale.kind, ParamKind::TmaDescriptor);
+  EXPECT_EQ(xScale.tensor, TensorRole::XScale);
+  EXPECT_EQ(xScale.dtype, GGEMM_DTYPE_F32);
+  EXPECT_EQ(xScale.rank, 2);
+  EXPECT_EQ(xScale.box[0], 128u);
+  EXPECT_EQ(xScale.box[1], 1u);
+  EXPECT_EQ(xScale.swizzle, Swizzle::None);
+  const ParamSpec &wScale = manifest.params[14];
+  EXPECT_EQ(wScale.kind, ParamKind::Pointer);
+  EXPECT_EQ(wScale.tensor, TensorRole::WScale);
+  EXPECT_EQ(wScale.dtype, GGEMM_DTYPE_F32);
+  EXPECT_FALSE(wScale.optional);
+  EXPECT_TRUE(manifest.usesTensor(TensorRole::XScale));
+  EXPECT_TRUE(manifest.usesTensor(TensorRole::WScale));
+}
+
+TEST(Manifest, ScaleBlocksAbsentOrNullMeanNoScales) {
+  Manifest manifest = parseOk(test::kSegmentManifest);
+  EXPECT_EQ(manifest.problem.xScaleBlock, ScaleBlock::None);
+  EXPECT_EQ(manifest.problem.wScaleBlock, ScaleBlock::None);
+  manifest = parseOk(withManifest(
+      "\"accumulate\": false",
+      "\"accumulate\": false, \"x_scale_block\": null, \"w_scale_block\": "
+      "null"));
+  EXPECT_EQ(manifest.problem.xScaleBlock, ScaleBlock::None);
+  EXPECT_EQ(manifest.problem.wScaleBlock, ScaleBlock::None);
+  // fp8 without scales stays valid (per-tensor scaling done elsewhere).
+  std::string text = withFp8Manifest(
+      "\"x_scale_block\": \"1x128\", \"w_scale_block\": \"128x128\"",
+      "\"x_scale_block\": null, \"w_scale_block\": null");
+  text = test::replaced(text, std::string(",\n    ") + kXScaleDescriptor, "");
+  text = test::replaced(text, std::string(",\n    ") + kWScalePointer, "");
+  manifest = parseOk(text);
+  EXPECT_EQ(manifest.problem.xScaleBlock, ScaleBlock::None);
+}
+
+TEST(Manifest, AcceptsEveryScaleBlock) {
+  // Scales the x descriptor cannot map are passed by pointer.
+  const std::string xScalePointer =
+      "{\"name\": \"x_scale\", \"kind\": \"pointer\", \"tensor\": "
+      "\"x_scale\"}";
+  struct Case {
+    const char *x;
+    const char *w;
+    ScaleBlock xBlock;
+    ScaleBlock wBlock;
+  };
+  const Case cases[] = {
+      {"per_row", "per_row", ScaleBlock::PerRow, ScaleBlock::PerRow},
+      {"tensor", "tensor", ScaleBlock::Tensor, ScaleBlock::Tensor},
+      {"per_row", "128x128", ScaleBlock::PerRow, ScaleBlock::Block128x128},
+      {"tensor", "per_row", ScaleBlock::Tensor, ScaleBlock::PerRow},
+  };
+  for (const Case &c : cases) {
+    std::string text = withFp8Manifest(
+        "\"x_scale_block\": \"1x128\", \"w_scale_block\": \"128x128\"",
+        std::string("\"x_scale_block\": \"") + c.x +
+            "\", \"w_scale_block\": \"" + c.w + "\"");
+    text = test::replaced(text, kXScaleDescriptor, xScalePointer);
+    Manifest manifest = parseOk(text);
+    EXPECT_EQ(manifest.problem.xScaleBlock, c.xBlock) << c.x;
+    EXPECT_EQ(manifest.problem.wScaleBlock, c.wBlock) << c.w;
+    EXPECT_EQ(manifest.params[13].kind, ParamKind::Pointer);
+  }
+  // 1x128 scales may also be read through a pointer.
+  Manifest manifest =
+      parseOk(withFp8Manifest(kXScaleDescriptor, xScalePointer));
+  EXPECT_EQ(manifest.params[13].tensor, TensorRole::XScale);
+}
+
+TEST(Manifest, RejectsBadScaleBlocks) {
+  const std::string blocks =
+      "\"x_scale_block\": \"1x128\", \"w_scale_block\": \"128x128\"";
+  auto withBlocks = [&](const std::string &to) {
+    return withFp8Manifest(blocks, to);
+  };
+  EXPECT_CONTAINS(
+      parseError(withBlocks(
+          "\"x_scale_block\": \"2x128\", \"w_scale_block\": \"128x128\"")),
+      "k.json: /problem/x_scale_block: expected null or one of 1x128, "
+      "128x128, per_row or tensor, got string \"2x128\"");
+  EXPECT_CONTAINS(
+      parseError(
+          withBlocks("\"x_scale_block\": \"1x128\", \"w_scale_block\": 128")),
+      "k.json: /problem/w_scale_block: expected null or one of 1x128, "
+      "128x128, per_row or tensor, got 128");
+  EXPECT_CONTAINS(
+      parseError(withBlocks(
+          "\"x_scale_block\": \"128x128\", \"w_scale_block\": \"128x128\"")),
+      "k.json: /problem/x_scale_block: \"128x128\" is a block of w; "
+      "x_scale_block is one of 1x128, per_row or tensor");
+  EXPECT_CONTAINS(
+      parseError(withBlocks(
+          "\"x_scale_block\": \"1x128\", \"w_scale_block\": \"1x128\"")),
+      "k.json: /problem/w_scale_block: \"1x128\" is a block of x; "
+      "w_scale_block is one of 128x128, per_row or tensor");
+  // Both or neither.
+  EXPECT_CONTAINS(parseError(withBlocks("\"x_scale_block\": \"1x128\"")),
+                  "k.json: /problem/w_scale_block: missing while "
+                  "x_scale_block is \"1x128\" (x and w are scaled together: "
+                  "give both scale blocks or neither)");
+  EXPECT_CONTAINS(
+      parseError(withBlocks(
+          "\"x_scale_block\": null, \"w_scale_block\": \"128x128\"")),
+      "k.json: /problem/x_scale_block: missing while w_scale_block is "
+      "\"128x128\"");
+  // Only fp8 inputs are scaled.
+  std::string bf16 =
+      test::replaced(test::fp8SegmentManifest(), "\"a_dtype\": \"f8e4m3\"",
+                     "\"a_dtype\": \"bf16\"");
+  EXPECT_CONTAINS(parseError(bf16),
+                  "k.json: /problem/x_scale_block: scale blocks are for fp8 "
+                  "inputs (a_dtype f8e4m3 or f8e5m2), but a_dtype is bf16");
+  // f8e5m2 is fp8 too.
+  std::string e5m2 =
+      test::replaced(test::fp8SegmentManifest(), "f8e4m3", "f8e5m2");
+  EXPECT_EQ(parseOk(e5m2).problem.xScaleBlock, ScaleBlock::Block1x128);
+}
+
+TEST(Manifest, ScaleParamsFollowTheProblem) {
+  // A problem without scales has no scale parameters, optional or not.
+  const std::string noScales =
+      "\"x_scale_block\": null, \"w_scale_block\": null";
+  const std::string blocks =
+      "\"x_scale_block\": \"1x128\", \"w_scale_block\": \"128x128\"";
+  std::string text = withFp8Manifest(blocks, noScales);
+  EXPECT_CONTAINS(parseError(text),
+                  "k.json: /params/13/tensor: tensor \"x_scale\" needs "
+                  "problem.x_scale_block, but the problem has no scales");
+  text = test::replaced(text, std::string(",\n    ") + kXScaleDescriptor, "");
+  EXPECT_CONTAINS(parseError(text),
+                  "k.json: /params/13/tensor: tensor \"w_scale\" needs "
+                  "problem.w_scale_block, but the problem has no scales");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"tensor\": \"row_scale\", \"optional\": true",
+                              "\"tensor\": \"x_scale\", \"optional\": true")),
+      "k.json: /params/6/tensor: tensor \"x_scale\" needs "
+      "problem.x_scale_block, but the problem has no scales");
+
+  // A problem with scales passes both.
+  EXPECT_CONTAINS(parseError(withFp8Manifest(
+                      std::string(",\n    ") + kXScaleDescriptor, "")),
+                  "k.json: /params: no parameter passes tensor \"x_scale\" "
+                  "(problem.x_scale_block is \"1x128\")");
+  EXPECT_CONTAINS(
+      parseError(withFp8Manifest(std::string(",\n    ") + kWScalePointer, "")),
+      "k.json: /params: no parameter passes tensor \"w_scale\" "
+      "(problem.w_scale_block is \"128x128\")");
+}
+
+TEST(Manifest, RejectsInconsistentScaleParams) {
+  // Scales are f32.
+  EXPECT_CONTAINS(
+      parseError(withFp8Manifest("\"tensor\": \"x_scale\", \"dtype\": \"f32\"",
+                                 "\"tensor\": \"x_scale\", \"dtype\": "
+                                 "\"bf16\"")),
+      "k.json: /params/13/dtype: tensor \"x_scale\" has dtype f32 in this "
+      "problem, got bf16");
+  EXPECT_CONTAINS(
+      parseError(withFp8Manifest("\"tensor\": \"w_scale\",",
+                                 "\"tensor\": \"w_scale\", \"dtype\": "
+                                 "\"f16\",")),
+      "k.json: /params/14/dtype: tensor \"w_scale\" has dtype f32 in this "
+      "problem, got f16");
+  // w's scales have no descriptor.
+  EXPECT_CONTAINS(
+      parseError(withFp8Manifest(
+          kWScalePointer,
+          "{\"name\": \"w_scale\", \"kind\": \"tma_descriptor\", "
+          "\"tensor\": \"w_scale\", \"dtype\": \"f32\", \"rank\": 3, "
+          "\"box\": [4, 1, 1], \"swizzle\": \"none\"}")),
+      "k.json: /params/14/tensor: a tma_descriptor can describe x, w, y or "
+      "x_scale, got \"w_scale\"");
+  // The descriptor maps [rows, k blocks]: 1x128 only, rank 2, no swizzle.
+  std::string perRow = withFp8Manifest("\"x_scale_block\": \"1x128\"",
+                                       "\"x_scale_block\": \"per_row\"");
+  EXPECT_CONTAINS(parseError(perRow),
+                  "k.json: /params/13/tensor: a tma_descriptor of "
+                  "\"x_scale\" needs x_scale_block \"1x128\", got "
+                  "\"per_row\" (pass per_row and tensor scales by pointer)");
+  std::string masked =
+      withFp8Manifest("\"segment_matmul\"", "\"masked_matmul\"");
+  masked = test::replaced(masked, "\"seg_indptr\"", "\"masked_m\"");
+  parseOk(masked);
+  EXPECT_CONTAINS(
+      parseError(test::replaced(masked, "\"rank\": 2, \"box\": [128, 1]",
+                                "\"rank\": 3, \"box\": [128, 1, 1]")),
+      "k.json: /params/13/rank: a descriptor of \"x_scale\" for "
+      "masked_matmul has rank 2 (rows of all groups, k blocks), got 3");
+  EXPECT_CONTAINS(
+      parseError(withFp8Manifest("\"box\": [128, 1], \"swizzle\": \"none\"",
+                                 "\"box\": [32, 1], \"swizzle\": \"128B\"")),
+      "k.json: /params/13/swizzle: a descriptor of \"x_scale\" is not "
+      "swizzled, expected \"none\", got string \"128B\"");
+  // The TMA box rules hold for scales too: 2 f32 are 8 bytes.
+  EXPECT_CONTAINS(
+      parseError(withFp8Manifest("\"box\": [128, 1]", "\"box\": [2, 1]")),
+      "k.json: /params/13/box: innermost box extent is 8 bytes; TMA needs a "
+      "multiple of 16 bytes");
 }
 
 TEST(Manifest, ScalarLiteralsMustFitTheirDtype) {

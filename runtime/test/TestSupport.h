@@ -92,6 +92,40 @@ inline std::string withManifest(const std::string &from,
   return replaced(kSegmentManifest, from, to);
 }
 
+/// The x_scale descriptor and w_scale pointer of fp8SegmentManifest(), as
+/// the compiler writes them.
+inline const char *const kXScaleDescriptor =
+    R"json({"name": "a_scale_desc", "kind": "tma_descriptor", "tensor": "x_scale", "dtype": "f32", "rank": 2, "box": [128, 1], "swizzle": "none", "oob_fill": "zero"})json";
+inline const char *const kWScalePointer =
+    R"json({"name": "w_scale", "kind": "pointer", "tensor": "w_scale", "optional": false})json";
+
+/// kSegmentManifest as an fp8 block-scaled kernel (DeepSeek-V3 style): x
+/// with one f32 scale per row and 128 columns of K, read by TMA; w with one
+/// per 128 x 128 block, read through a pointer. The scale parameters come
+/// last (13 and 14) so that the others keep their positions.
+inline std::string fp8SegmentManifest() {
+  std::string text =
+      withManifest("\"a_dtype\": \"bf16\", \"b_dtype\": \"bf16\"",
+                   "\"a_dtype\": \"f8e4m3\", \"b_dtype\": \"f8e4m3\"");
+  // 128 fp8 elements fill the 128-byte swizzle.
+  text = replaced(text, "\"dtype\": \"bf16\", \"rank\": 2, \"box\": [64, 128]",
+                  "\"dtype\": \"f8e4m3\", \"rank\": 2, \"box\": [128, 128]");
+  text =
+      replaced(text, "\"dtype\": \"bf16\", \"rank\": 3, \"box\": [64, 128, 1]",
+               "\"dtype\": \"f8e4m3\", \"rank\": 3, \"box\": [128, 128, 1]");
+  text = replaced(text, "\"accumulate\": false",
+                  "\"accumulate\": false,\n    \"x_scale_block\": \"1x128\", "
+                  "\"w_scale_block\": \"128x128\"");
+  return replaced(text, "\"value\": \"ldy\"}",
+                  std::string("\"value\": \"ldy\"},\n    ") +
+                      kXScaleDescriptor + ",\n    " + kWScalePointer);
+}
+
+inline std::string withFp8Manifest(const std::string &from,
+                                   const std::string &to) {
+  return replaced(fp8SegmentManifest(), from, to);
+}
+
 /// A fresh directory under $TMPDIR, removed with its files at destruction.
 class TempDir {
 public:
@@ -177,6 +211,45 @@ struct SegmentTensors {
     count = 0;
     for (const ggemm_tensor &tensor : {x, w, y, indptr})
       list[count++] = tensor;
+    for (const ggemm_tensor &tensor : extra)
+      list[count++] = tensor;
+    return list;
+  }
+};
+
+/// A tensor of `shape` with the given `strides` (elements) at `address`.
+inline ggemm_tensor makeStrided(const char *name, uintptr_t address,
+                                ggemm_dtype dtype,
+                                std::initializer_list<int64_t> shape,
+                                std::initializer_list<int64_t> strides) {
+  ggemm_tensor tensor = makeTensor(name, address, dtype, shape);
+  int d = 0;
+  for (int64_t stride : strides)
+    tensor.strides[d++] = stride;
+  EXPECT_EQ(d, tensor.rank) << name << ": one stride per dimension";
+  return tensor;
+}
+
+constexpr uintptr_t kXScale = 0x100000000 + 0x600000;
+constexpr uintptr_t kWScale = 0x100000000 + 0x700000;
+
+/// The tensors of fp8SegmentManifest(): M = 1000 rows, K = 7168 (56 blocks of
+/// 128), N = 4096 (32 blocks), 8 groups. x_scale is MN-major: [1000, 56]
+/// with strides [1, 1000], as torch.empty(56, 1000).t() gives.
+struct Fp8SegmentTensors : SegmentTensors {
+  ggemm_tensor xScale =
+      makeStrided("x_scale", kXScale, GGEMM_DTYPE_F32, {1000, 56}, {1, 1000});
+  ggemm_tensor wScale =
+      makeTensor("w_scale", kWScale, GGEMM_DTYPE_F32, {8, 32, 56});
+
+  Fp8SegmentTensors() {
+    x.dtype = GGEMM_DTYPE_F8E4M3;
+    w.dtype = GGEMM_DTYPE_F8E4M3;
+  }
+
+  /// x, w, y, seg_indptr, x_scale, w_scale followed by `extra` (at most 2).
+  const ggemm_tensor *get(std::initializer_list<ggemm_tensor> extra = {}) {
+    SegmentTensors::get({xScale, wScale});
     for (const ggemm_tensor &tensor : extra)
       list[count++] = tensor;
     return list;

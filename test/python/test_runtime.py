@@ -294,6 +294,74 @@ def test_grid_for_sm_count(kernel: Kernel) -> None:
     assert kernel.grid(sm_count=132, **empty) == 0
 
 
+def fp8_manifest() -> Dict[str, Any]:
+    """MANIFEST as an fp8 block-scaled kernel: "1x128" x scales read by TMA,
+    "128x128" w scales by pointer."""
+    manifest = json.loads(json.dumps(MANIFEST))
+    manifest["problem"].update(a_dtype="f8e4m3", b_dtype="f8e4m3",
+                               x_scale_block="1x128",
+                               w_scale_block="128x128")
+    for param, box in zip(manifest["params"][:2], ([128, 128], [128, 128, 1])):
+        param.update(dtype="f8e4m3", box=box)
+    manifest["params"] += [
+        {"name": "a_scale_desc", "kind": "tma_descriptor",
+         "tensor": "x_scale", "dtype": "f32", "rank": 2, "box": [128, 1],
+         "swizzle": "none", "oob_fill": "zero"},
+        {"name": "w_scale", "kind": "pointer", "tensor": "w_scale",
+         "optional": False},
+    ]
+    return manifest
+
+
+def fp8_tensors(**overrides: Any) -> Dict[str, Any]:
+    """Tensors of fp8_manifest(): M = 1000, K = 7168 (56 blocks of 128),
+    N = 4096 (32 blocks); x_scale MN-major as torch.empty(56, 1000).t()."""
+    tensors = segment_tensors(
+        x=FakeTensor(BASE + 0x100000, (1000, 7168), "float8_e4m3fn"),
+        w=FakeTensor(BASE + 0x200000, (8, 4096, 7168), "float8_e4m3fn"),
+        x_scale=FakeTensor(BASE + 0x600000, (1000, 56), "float32", (1, 1000)),
+        w_scale=FakeTensor(BASE + 0x700000, (8, 32, 56), "float32"))
+    tensors.update(overrides)
+    return tensors
+
+
+def test_scales_by_keyword(tmp_path: Path) -> None:
+    with Kernel(write_bundle(tmp_path, fp8_manifest())) as fp8:
+        assert fp8.grid(sm_count=132, **fp8_tensors()) == 132
+        # Each keyword reaches the library: its own checks answer.
+        row_major = FakeTensor(BASE + 0x600000, (1000, 56), "float32")
+        expect_invalid(fp8, "tensor 'x_scale': the kernel wants MN-major "
+                       "scales", **fp8_tensors(x_scale=row_major))
+        expect_invalid(fp8, "allocate them as torch.empty(56, 1000).t() "
+                       "(strides [1, 1000])", **fp8_tensors(x_scale=row_major))
+        short = FakeTensor(BASE + 0x700000, (8, 32, 55), "float32")
+        expect_invalid(fp8, "tensor 'w_scale': dimension 2 is 55, expected 56 "
+                       "(ceil(k / 128))", **fp8_tensors(w_scale=short))
+        expect_invalid(fp8, "missing tensor 'w_scale' (the kernel was "
+                       "compiled with w_scale_block \"128x128\")",
+                       **fp8_tensors(w_scale=None))
+        with pytest.raises(GGemmError,
+                           match="unknown tensor names: x_scales"):
+            fp8.grid(sm_count=132, x_scales=row_major, **fp8_tensors())
+
+
+def test_scales_to_a_kernel_without_them(kernel: Kernel) -> None:
+    scales = FakeTensor(BASE + 0x600000, (1000, 56), "float32", (1, 1000))
+    expect_invalid(kernel, "tensor 'x_scale' was given, but the kernel was "
+                   "compiled without it (problem.x_scale_block is absent)",
+                   **segment_tensors(x_scale=scales))
+
+
+def test_bad_scale_block(tmp_path: Path) -> None:
+    manifest = fp8_manifest()
+    manifest["problem"]["w_scale_block"] = None
+    with pytest.raises(GGemmError) as error:
+        Kernel(write_bundle(tmp_path, manifest))
+    assert error.value.status == Status.BAD_MANIFEST
+    assert ("k.json: /problem/w_scale_block: missing while x_scale_block is "
+            "\"1x128\"") in str(error.value)
+
+
 def test_closed_kernel(tmp_path: Path) -> None:
     loaded = Kernel(write_bundle(tmp_path))
     loaded.close()
