@@ -122,6 +122,28 @@ TEST(ChooseTileConfig, NoMoreStagesThanKBlocks) {
   EXPECT_EQ(chooseTileConfig(problem(128, 0, 0, 8), kH100SMs).stages, 6);
 }
 
+TEST(ChooseTileConfig, BlockScaledFp8) {
+  // FP8 with 1x128 / 128x128 scales: K blocks of 128, at most 128 columns
+  // (two f32 register sets per consumer), scales counted in each stage.
+  ProblemSummary p = problem(7168, 16384, 0, 1, 1);
+  p.blockScaled = true;
+  TileChoice c = chooseTileConfig(p, kH100SMs);
+  EXPECT_EQ(c.blockK, 128);
+  EXPECT_EQ(c.blockM, 128);
+  EXPECT_EQ(c.blockN, 128);
+  // A stage: 2 x 16 KB of tiles + 512 B of activation scales + 128 B of
+  // weight scales; 6 fit (capped).
+  EXPECT_EQ(c.stages, 6);
+  // The same problem without scales may take 256 columns.
+  p.blockScaled = false;
+  EXPECT_EQ(chooseTileConfig(p, kH100SMs).blockN, 256);
+  for (ProblemSummary q : sweep()) {
+    q.blockScaled = q.elementBytes == 1;
+    if (q.blockScaled)
+      EXPECT_LE(chooseTileConfig(q, kH100SMs).blockN, 128) << describe(q);
+  }
+}
+
 TEST(ChooseTileConfig, SmallGroupsUse64RowTiles) {
   for (int64_t rows : {1, 16, 63, 64}) {
     TileChoice c = chooseTileConfig(problem(4096, 7168, rows, 8), kH100SMs);

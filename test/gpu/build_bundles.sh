@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compiles every GPU-test and benchmark kernel to a cubin bundle on the CPU
 # machine, into .device/bundles (ignored by git, carried to the GPU machine
-# by the device tool). A kernel file may add ggemm-to-ptx options with a
+# by the device tool); the FP8 kernels of test/gpu/kernels_fp8 go to
+# .device/bundles_fp8 (check_fp8.py). A kernel file may add ggemm-to-ptx options with a
 # line `// ggemm-to-ptx-options: grid=tiles`.
 #   bash test/gpu/build_bundles.sh [build-dir] [out-dir]
 set -euo pipefail
@@ -15,6 +16,12 @@ for f in test/gpu/kernels/*.mlir bench/kernels/*.mlir; do
     --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=$out $extra" -o /dev/null
 done
 git rev-parse --short HEAD > "$out/COMMIT"
+rm -rf "${out}_fp8" && mkdir -p "${out}_fp8"
+for f in test/gpu/kernels_fp8/*.mlir; do
+  "$build/bin/gemm-opt" "$f" \
+    --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=${out}_fp8" -o /dev/null
+done
+cp "$out/COMMIT" "${out}_fp8/COMMIT"
 # The GPU image has no nlohmann/json, which the runtime is built with: carry
 # the header and its CMake package (run_on_device.sh points CMake at it).
 rm -rf .device/nlohmann && mkdir -p .device/nlohmann/include .device/nlohmann/share/cmake

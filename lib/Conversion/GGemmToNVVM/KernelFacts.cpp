@@ -204,11 +204,17 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
              << "expects one weight scale per 128 tile rows (" << weightScales
              << "), got " << f.bScales;
     // TMA reads the activation scales of a tile's rows as one box: the
-    // rows must be contiguous (MN-major).
-    auto xsType = cast<MemRefType>(f.xScale.getType());
+    // rows must be contiguous (MN-major). Masked and batched scales are
+    // [G, Mmax, KB] collapsed to rows: their row dimension is the source's
+    // second to last (collapse_shape cannot keep a dynamic unit stride).
+    Value xsMemref = f.xScale;
+    if (auto collapse = xsMemref.getDefiningOp<memref::CollapseShapeOp>())
+      xsMemref = collapse.getSrc();
+    auto xsType = cast<MemRefType>(xsMemref.getType());
     SmallVector<int64_t> strides;
     int64_t offset;
-    if (failed(xsType.getStridesAndOffset(strides, offset)) || strides[0] != 1)
+    if (failed(xsType.getStridesAndOffset(strides, offset)) ||
+        strides[xsType.getRank() - 2] != 1)
       return launch.emitOpError()
              << "expects MN-major activation scales (rows contiguous, "
                 "memref<?x?xf32, strided<[1, ?]>>) for the GPU back end, got "

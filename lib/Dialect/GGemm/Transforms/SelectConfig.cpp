@@ -23,6 +23,7 @@ ProblemSummary summarise(OpTy op, int64_t groups, int64_t rowsPerGroup) {
   p.k = known(kn ? wType.getDimSize(1) : wType.getDimSize(2));
   p.elementBytes = getElementBytes(wType.getElementType());
   p.weightsNMajor = kn;
+  p.blockScaled = op.getXScaleBlockAttr() && op.getXScaleBlockAttr().isBlock();
   p.numGroups = known(groups);
   p.rowsPerGroup = known(rowsPerGroup);
   return p;

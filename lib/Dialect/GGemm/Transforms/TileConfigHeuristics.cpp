@@ -3,6 +3,7 @@
 #include "ggemm/Dialect/GGemm/Transforms/TileConfigHeuristics.h"
 
 #include "ggemm/Dialect/GGemm/IR/GGemm.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 
@@ -46,6 +47,10 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
     for (int64_t bn : {256, 128, 64}) {
       if (smallGroups && bn > 128)
         continue;
+      // Block scales: 256 columns would need 2 x 128 accumulator registers
+      // per consumer thread, more than setmaxnreg's 240 leave room for.
+      if (problem.blockScaled && bn > 128)
+        continue;
       if (problem.weightsNMajor && bn % 64 != 0)
         continue;
       if (bn > 64 && problem.n <= bn / 2)
@@ -78,6 +83,10 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
 
   int64_t stageBytes =
       (choice.blockM + choice.blockN) * choice.blockK * problem.elementBytes;
+  // The block's scales: one f32 per row, and the weight scales, each in a
+  // 128-byte-aligned slot.
+  if (problem.blockScaled)
+    stageBytes += llvm::alignTo(4 * choice.blockM, 128) + 128;
   int64_t stages = std::min<int64_t>(
       6, maxStagesThatFit(stageBytes, kMaxSmemBytesPerCta - 1024));
   if (problem.k > 0)

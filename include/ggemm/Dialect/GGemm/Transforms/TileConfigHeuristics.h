@@ -19,6 +19,10 @@ struct ProblemSummary {
   int64_t numGroups = 0;      // groups (0: unknown)
   int64_t elementBytes = 2;   // operand element width
   bool weightsNMajor = false; // weight_layout = kn
+  /// FP8 with block scales: each K block's product is promoted into the
+  /// accumulator, so a consumer holds two f32 register sets, and each stage
+  /// carries the block's scales.
+  bool blockScaled = false;
 };
 
 /// The chosen tile shape.

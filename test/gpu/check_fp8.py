@@ -1,0 +1,460 @@
+#!/usr/bin/env python3
+"""GPU check and benchmark of GGEMM's FP8 block-scaled kernels (on Hopper).
+
+Loads the FP8 bundles compiled here by test/gpu/build_bundles.sh (from
+test/gpu/kernels_fp8, written by gen_fp8_kernels.py) and runs them through
+the runtime on DeepGEMM's shape lists:
+
+- dense (one segment): m in {1, 128, 4096} x DeepGEMM's (n, k) list;
+- grouped contiguous: (G, rows per group) in {(4, 8192), (8, 4096)} x its
+  (n, k) list, sizes varied by +-30 %, some groups empty;
+- masked: (G, m) in {(32, 192), (6, 1024), (32, 20), (6, 20)}, max_m 4096;
+- FlagGems-style batched bmm; epilogue variants (weight indices, bias,
+  silu, f32 out; row scale and accumulate); random small segment problems.
+
+Every case quantises fresh random bf16 inputs like DeepGEMM's
+per_token_cast_to_fp8 / per_block_cast_to_fp8 (amax / 448 per 1x128 and
+128x128 block), poisons the output (NaN, or random values for accumulate),
+and requires DeepGEMM's calc_diff(out, ref) = 1 - 2 sum(out ref) /
+sum(out^2 + ref^2) < 1e-3 against the float64 product of the dequantised
+operands, no poison left in rows of a group, and rows of no group
+bit-identical. Activation scales are passed MN-major (strides (1, M_pad)),
+as the kernel wants them.
+
+With --bench it then times the dense and grouped shapes against torch's
+block-scaled FP8 (cuBLAS through torch._scaled_mm, per group for grouped
+shapes) in the same run (medians of CUDA-event timings, fresh inputs).
+
+Prints `gpu-check-fp8: N passed, M failed` and, with --bench,
+`fp8-bench: min ratio vs best peer R over S shapes`.
+"""
+import argparse
+import datetime
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+from ggemm.runtime import Kernel  # noqa: E402
+
+F8 = torch.float8_e4m3fn
+F8_MAX = 448.0
+OUT_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def quantize_rows(x: torch.Tensor):
+    """x [M, K] -> (e4m3 [M, K], scales [M, ceil(K/128)]) per 1x128 block."""
+    m, k = x.shape
+    kb = ceil_div(k, 128)
+    padded = torch.nn.functional.pad(x.float(), (0, kb * 128 - k))
+    blocks = padded.view(m, kb, 128)
+    amax = blocks.abs().amax(dim=2).clamp(min=1e-4)
+    scale = amax / F8_MAX
+    q = (blocks / scale.unsqueeze(2)).to(F8).view(m, kb * 128)[:, :k]
+    return q.contiguous(), scale
+
+
+def quantize_blocks(w: torch.Tensor):
+    """w [G, N, K] -> (e4m3, scales [G, ceil(N/128), ceil(K/128)])."""
+    g, n, k = w.shape
+    nb, kb = ceil_div(n, 128), ceil_div(k, 128)
+    padded = torch.nn.functional.pad(w.float(), (0, kb * 128 - k, 0, nb * 128 - n))
+    blocks = padded.view(g, nb, 128, kb, 128)
+    amax = blocks.abs().amax(dim=(2, 4)).clamp(min=1e-4)
+    scale = amax / F8_MAX
+    q = (blocks / scale[:, :, None, :, None]).to(F8)
+    q = q.view(g, nb * 128, kb * 128)[:, :n, :k]
+    return q.contiguous(), scale.contiguous()
+
+
+def mn_major(scales: torch.Tensor) -> torch.Tensor:
+    """[M, KB] scales as the kernel wants them: rows contiguous, the K-block
+    stride a multiple of 4 (16 bytes, TMA)."""
+    m, kb = scales.shape
+    pad = ceil_div(max(m, 1), 4) * 4
+    storage = torch.empty(kb, pad, device=scales.device, dtype=torch.float32)
+    storage[:, :m] = scales.t()
+    return storage.t()[:m]
+
+
+def dequant_rows(q, s, k):
+    return (q.double().view(q.shape[0], -1) *
+            s.double().repeat_interleave(128, dim=1)[:, :k])
+
+
+def dequant_w(q, s):
+    g, n, k = q.shape
+    full = s.double().repeat_interleave(128, dim=1).repeat_interleave(128, dim=2)
+    return q.double() * full[:, :n, :k]
+
+
+def calc_diff(out: torch.Tensor, ref: torch.Tensor) -> float:
+    out, ref = out.double(), ref.double()
+    denom = (out * out + ref * ref).sum()
+    if denom == 0:
+        return 0.0
+    return float(1 - 2 * (out * ref).sum() / denom)
+
+
+class Failure(Exception):
+    pass
+
+
+def check_rows(y, y_before, ref_rows, own_mask, tolerance=1e-3):
+    """ref_rows: float64 reference of the rows own_mask selects."""
+    got = y[own_mask]
+    if torch.isnan(got.float()).any():
+        raise Failure("poison (NaN) left in rows of a group")
+    diff = calc_diff(got, ref_rows) if got.numel() else 0.0
+    if not diff < tolerance:
+        raise Failure(f"calc_diff {diff:.2e} >= {tolerance}")
+    other = ~own_mask
+    if other.any():
+        a, b = y[other], y_before[other]
+        same = (a.view(torch.int8) if a.element_size() == 1 else a).eq(b).all() \
+            if not torch.isnan(b.float()).any() else \
+            torch.equal(torch.isnan(a.float()), torch.isnan(b.float()))
+        if not same:
+            raise Failure("a row of no group was written")
+    return diff
+
+
+def weights(g, n, k, device="cuda"):
+    w = torch.randn(g, n, k, device=device, dtype=torch.bfloat16)
+    return quantize_blocks(w)
+
+
+def run_segment(kernel, manifest, lengths, n, k, rng, device="cuda"):
+    p = manifest["problem"]
+    g = len(lengths)
+    tail = rng.choice([0, 0, 7])
+    offsets = [0]
+    for length in lengths:
+        offsets.append(offsets[-1] + length)
+    m = offsets[-1] + tail
+    x = torch.randn(m, k, device=device, dtype=torch.bfloat16)
+    xq, xs = quantize_rows(x)
+    num_weights = g
+    idx = None
+    if p["has_weight_indices"]:
+        num_weights = max(1, g // 2 + 1)
+        idx = torch.tensor([rng.randrange(num_weights) for _ in range(g)],
+                           dtype=torch.int32, device=device)
+    wq, ws = weights(num_weights, n, k)
+    out_dtype = OUT_DTYPES[p["out_dtype"]]
+    tensors = dict(x=xq, w=wq, x_scale=mn_major(xs), w_scale=ws,
+                   seg_indptr=torch.tensor(offsets, dtype=torch.int32, device=device))
+    if idx is not None:
+        tensors["weight_indices"] = idx
+    bias = rs = None
+    if p["has_bias"]:
+        bias = torch.randn(num_weights, n, device=device)
+        tensors["bias"] = bias
+    if p["has_row_scale"]:
+        rs = torch.rand(m, device=device) + 0.5
+        tensors["row_scale"] = rs
+    if p["accumulate"]:
+        y = torch.randn(m, n, device=device).to(out_dtype)
+    else:
+        y = torch.full((m, n), float("nan"), device=device, dtype=out_dtype)
+    y_before = y.clone()
+    tensors["y"] = y
+    kernel(**tensors)
+    torch.cuda.synchronize()
+    xd = dequant_rows(xq, xs, k)
+    wd = dequant_w(wq, ws)
+    ref = torch.zeros(m, n, dtype=torch.float64, device=device)
+    own = torch.zeros(m, dtype=torch.bool, device=device)
+    for gi in range(g):
+        b, e = offsets[gi], offsets[gi + 1]
+        if b == e:
+            continue
+        wi = int(idx[gi]) if idx is not None else gi
+        part = xd[b:e] @ wd[wi].t()
+        if bias is not None:
+            part = part + bias[wi].double()
+        if p["activation"] == "silu":
+            part = torch.nn.functional.silu(part)
+        if rs is not None:
+            part = part * rs[b:e, None].double()
+        if p["accumulate"]:
+            part = part + y_before[b:e].double()
+        ref[b:e] = part
+        own[b:e] = True
+    return check_rows(y, y_before, ref[own], own)
+
+
+def run_grouped(kernel, manifest, counts, mmax, n, k, device="cuda"):
+    """masked (counts per group) or batched (counts None)."""
+    op = manifest["problem"]["op"]
+    g = len(counts)
+    x = torch.randn(g * mmax, k, device=device, dtype=torch.bfloat16)
+    xq, xs = quantize_rows(x)
+    wq, ws = weights(g, n, k)
+    y = torch.full((g, mmax, n), float("nan"), device=device, dtype=torch.bfloat16)
+    y_before = y.clone()
+    tensors = dict(x=xq.view(g, mmax, k), w=wq, w_scale=ws, y=y,
+                   x_scale=mn_major(xs).view(g, mmax, -1))
+    if op == "masked_matmul":
+        tensors["masked_m"] = torch.tensor(counts, dtype=torch.int32, device=device)
+    kernel(**tensors)
+    torch.cuda.synchronize()
+    xd = dequant_rows(xq, xs, k).view(g, mmax, k)
+    wd = dequant_w(wq, ws)
+    own = torch.zeros(g, mmax, dtype=torch.bool, device=device)
+    refs = []
+    for gi in range(g):
+        c = min(max(counts[gi], 0), mmax)
+        if c:
+            refs.append(xd[gi, :c] @ wd[gi].t())
+            own[gi, :c] = True
+    ref = torch.cat(refs) if refs else torch.zeros(0, n, dtype=torch.float64,
+                                                  device=device)
+    return check_rows(y, y_before, ref, own)
+
+
+def varied(rng, mean, g, empty_fraction):
+    out = []
+    for _ in range(g):
+        if rng.random() < empty_fraction:
+            out.append(0)
+        else:
+            out.append(max(1, int(mean * rng.uniform(0.7, 1.3))))
+    return out
+
+
+def build_cases(names, rng):
+    """(label, kernel name, runner args) for every case."""
+    cases = []
+    dense = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512),
+             (7168, 16384), (4096, 7168), (7168, 2048)]
+    for n, k in dense:
+        for m in (1, 128, 4096):
+            cases.append((f"dense m={m} n={n} k={k}", f"fp8_seg_n{n}_k{k}",
+                          ("segment", [m], n, k)))
+    grouped = [(6144, 7168), (7168, 3072), (4096, 4096), (4096, 2048)]
+    for g, mean in ((4, 8192), (8, 4096)):
+        for n, k in grouped:
+            for variant, empty in (("+-30%", 0.0), ("+-30%, 25% empty", 0.25)):
+                lengths = varied(rng, mean, g, empty)
+                cases.append((f"grouped G={g} rows~{mean} {variant} n={n} k={k}",
+                              f"fp8_seg_n{n}_k{k}", ("segment", lengths, n, k)))
+    for n, k in [(4096, 7168), (7168, 2048)]:
+        for g, m in ((32, 192), (6, 1024), (32, 20), (6, 20)):
+            counts = varied(rng, m, g, 0.1)
+            cases.append((f"masked G={g} m~{m} max_m=4096 n={n} k={k}",
+                          f"fp8_masked_n{n}_k{k}", ("masked", counts, 4096, n, k)))
+    for g, m in ((1, 1), (2, 128), (4, 300), (8, 1000), (16, 64)):
+        cases.append((f"batched B={g} m={m} n=1024 k=1024", "fp8_batched_n1024_k1024",
+                      ("batched", [m] * g, m, 1024, 1024)))
+    small = [name for name in names if name.startswith("fp8_seg_")]
+    for i in range(70):
+        name = small[i % len(small)]
+        n, k = (int(t[1:]) for t in name.split("_")[2:4])
+        style = rng.choice(["mixed", "tiny", "skewed"])
+        g = rng.choice([1, 2, 3, 8, 17])
+        if style == "mixed":
+            lengths = [rng.choice([0, 1, 2, 63, 64, 65, 127, 128, 129, 200, 300])
+                       for _ in range(g)]
+        elif style == "tiny":
+            lengths = [rng.choice([0, 1, 2, 3, 7, 16]) for _ in range(g)]
+        else:
+            lengths = [rng.choice([0, 1, 5]) for _ in range(g)]
+            lengths[rng.randrange(g)] = rng.randint(500, 3000)
+        cases.append((f"random {style} G={g} n={n} k={k}", name,
+                      ("segment", lengths, n, k)))
+    return cases
+
+
+def run_case(kernels, manifests, name, spec, rng):
+    kind = spec[0]
+    if kind == "segment":
+        _, lengths, n, k = spec
+        return run_segment(kernels[name], manifests[name], lengths, n, k, rng)
+    if kind == "masked":
+        _, counts, mmax, n, k = spec
+        return run_grouped(kernels[name], manifests[name], counts, mmax, n, k)
+    _, counts, m, n, k = spec
+    return run_grouped(kernels[name], manifests[name], [m] * len(counts), m, n, k)
+
+
+# ----------------------------------------------------------------------------
+# Benchmark
+# ----------------------------------------------------------------------------
+
+def median_ms(fn, repeats=20, warmup=3):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def blockwise_peers(xq, xs_mn, wq, ws):
+    """Ways this torch may run cuBLAS's block-scaled FP8 (1x128 activation,
+    128x128 weight scales); the first that runs is the peer."""
+    peers = []
+    F = torch.nn.functional
+    if hasattr(F, "scaled_mm") and hasattr(F, "ScalingType"):
+        peers.append(("F.scaled_mm blockwise", lambda: F.scaled_mm(
+            xq, wq.t(), xs_mn, F.ScalingType.BlockWise1x128, ws,
+            F.ScalingType.BlockWise128x128, output_dtype=torch.bfloat16)))
+    peers.append(("torch._scaled_mm blockwise", lambda: torch._scaled_mm(
+        xq, wq.t(), scale_a=xs_mn, scale_b=ws.t(), out_dtype=torch.bfloat16)))
+    return peers
+
+
+def first_peer(peers):
+    errors = []
+    for label, fn in peers:
+        try:
+            fn()
+            torch.cuda.synchronize()
+            return label, fn, errors
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"{label}: {type(exc).__name__}: {str(exc)[:100]}")
+    return None, None, errors
+
+
+def bench(kernels, manifests, lines):
+    shapes = [("dense", 1, m, n, k) for m in (128, 4096)
+              for n, k in [(7168, 16384), (4096, 7168), (2112, 7168), (7168, 2048)]]
+    shapes += [("grouped", g, rows, n, k) for g, rows in ((4, 8192), (8, 4096))
+               for n, k in [(6144, 7168), (4096, 4096), (7168, 3072), (4096, 2048)]]
+    ratios = []
+    peer_labels = set()
+    lines += ["", "## Speed (same run; TFLOP/s from the median of 20 CUDA-event "
+              "timings)", "",
+              "| shape | GGEMM ms | GGEMM TFLOP/s | cuBLAS block-scaled ms | peer TFLOP/s | ratio |",
+              "|---|---|---|---|---|---|"]
+    for kind, g, rows, n, k in shapes:
+        name = f"fp8_seg_n{n}_k{k}"
+        if name not in kernels:
+            continue
+        m = g * rows
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        xq, xs = quantize_rows(x)
+        wq, ws = weights(g, n, k)
+        xs_mn = mn_major(xs)
+        offsets = torch.arange(0, m + 1, rows, dtype=torch.int32, device="cuda")
+        y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        kern = kernels[name]
+
+        def ours():
+            kern(x=xq, w=wq, x_scale=xs_mn, w_scale=ws, seg_indptr=offsets, y=y)
+        t_ours = median_ms(ours)
+        # The grouped baseline: cuBLAS block-scaled per group.
+        fns, label, peer_note = [], None, ""
+        for gi in range(g):
+            a = xq[gi * rows:(gi + 1) * rows]
+            sa = mn_major(xs[gi * rows:(gi + 1) * rows])
+            label, fn, errors = first_peer(blockwise_peers(a, sa, wq[gi], ws[gi]))
+            if fn is None:
+                peer_note = "unavailable: " + "; ".join(errors)
+                break
+            fns.append(fn)
+        peer = None
+        if len(fns) == g:
+            peer = median_ms(lambda: [f() for f in fns])
+            peer_labels.add(label)
+        flops = 2.0 * m * n * k
+        tf = lambda ms: flops / ms / 1e9  # noqa: E731
+        if peer:
+            ratio = t_ours and peer / t_ours
+            ratios.append(ratio)
+            lines.append(f"| {kind} G={g} M={m} N={n} K={k} | {t_ours:.3f} | "
+                         f"{tf(t_ours):.0f} | {peer:.3f} | {tf(peer):.0f} | {ratio:.2f} |")
+        else:
+            lines.append(f"| {kind} G={g} M={m} N={n} K={k} | {t_ours:.3f} | "
+                         f"{tf(t_ours):.0f} | {peer_note} | | |")
+        print(lines[-1], flush=True)
+    lines += ["", f"Peer: {', '.join(sorted(peer_labels)) or 'none ran'} "
+              "(grouped shapes: one call per group)."]
+    summary = (f"fp8-bench: min ratio vs best peer {min(ratios):.2f} over "
+               f"{len(ratios)} shapes" if ratios else "fp8-bench: no peer ran")
+    lines += ["", summary]
+    print(summary, flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundles", type=Path, required=True)
+    parser.add_argument("--seed", type=int, default=int(time.time()))
+    parser.add_argument("--report", type=Path)
+    parser.add_argument("--bench", action="store_true")
+    parser.add_argument("--commit", default=os.environ.get("GGEMM_COMMIT", "unknown"))
+    args = parser.parse_args()
+
+    torch.cuda.init()
+    manifests = {}
+    import json
+    for path in sorted(args.bundles.glob("*.json")):
+        manifests[path.stem] = json.loads(path.read_text())
+    kernels = {name: Kernel(args.bundles / f"{name}.json") for name in manifests}
+    rng = random.Random(args.seed)
+    torch.manual_seed(args.seed)
+    cases = build_cases(sorted(kernels), rng)
+    passed = failed = 0
+    failures = []
+    print(f"seed {args.seed}; {len(kernels)} kernels, {len(cases)} cases", flush=True)
+    rows = []
+    for index, (label, name, spec) in enumerate(cases):
+        try:
+            diff = run_case(kernels, manifests, name, spec, rng)
+            ok, note = True, f"calc_diff {diff:.1e}"
+        except Exception as exc:  # noqa: BLE001 - report every failure
+            ok, note = False, f"{type(exc).__name__}: {exc}"
+        passed += ok
+        failed += not ok
+        line = f"case {index:3d} {label:55s} {name:34s} {note} {'PASS' if ok else 'FAIL'}"
+        print(line, flush=True)
+        rows.append(f"| {index} | {label} | {name} | {note} | {'PASS' if ok else 'FAIL'} |")
+        if not ok:
+            failures.append(line)
+        torch.cuda.empty_cache()
+    summary = f"gpu-check-fp8: {passed} passed, {failed} failed"
+    props = torch.cuda.get_device_properties(0)
+    lines = [
+        "# FP8 block-scaled GPU check",
+        "",
+        f"- device: {props.name} ({props.multi_processor_count} SMs), torch "
+        f"{torch.__version__}, CUDA {torch.version.cuda}",
+        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+        f"- commit: {args.commit}",
+        f"- script: test/gpu/check_fp8.py --seed {args.seed}"
+        + (" --bench" if args.bench else ""),
+        "- criterion: DeepGEMM's calc_diff(out, ref) < 1e-3 against the float64 "
+        "product of the dequantised e4m3 operands (1x128 / 128x128 scales, "
+        "amax/448), no NaN poison left in rows of a group, rows of no group "
+        "bit-identical; fresh random inputs per case",
+        "",
+        "| # | case | kernel | result | |",
+        "|---|---|---|---|---|",
+    ] + rows + ["", summary]
+    print(summary, flush=True)
+    if args.bench:
+        bench(kernels, manifests, lines)
+    if args.report:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text("\n".join(lines) + "\n")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
