@@ -100,9 +100,12 @@ func.func @small_k(%x: memref<4x100x64xbf16>, %w: memref<4x64x64xbf16>,
 
 // -----
 
-// FP8: block_k = 128 (one 128-byte swizzle row of 1-byte elements).
+// FP8 with block scales: block_k = 128 (one 128-byte swizzle row of 1-byte
+// elements, one scale block), at most 128 columns (the accumulator and the
+// K block's product both live in registers), 6 stages of 2 x 16 KB tiles
+// plus their scales.
 // CHECK-LABEL: func.func @fp8(
-// CHECK: config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 128, raster = along_m>
+// CHECK: config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128, stages = 6, raster = along_m>
 func.func @fp8(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M3FN>,
                %indptr: memref<9xi32>, %xs: memref<?x56xf32>, %ws: memref<8x32x56xf32>,
                %y: memref<?x4096xbf16>) {
