@@ -239,7 +239,7 @@ def build_cases(names, rng):
              (7168, 16384), (4096, 7168), (7168, 2048)]
     for n, k in dense:
         for m in (1, 128, 4096):
-            cases.append((f"dense m={m} n={n} k={k}", f"fp8_seg_n{n}_k{k}",
+            cases.append((f"dense m={m} n={n} k={k}", f"fp8_seg_n{n}_k{k}_kernel",
                           ("segment", [m], n, k)))
     grouped = [(6144, 7168), (7168, 3072), (4096, 4096), (4096, 2048)]
     for g, mean in ((4, 8192), (8, 4096)):
@@ -247,14 +247,14 @@ def build_cases(names, rng):
             for variant, empty in (("+-30%", 0.0), ("+-30%, 25% empty", 0.25)):
                 lengths = varied(rng, mean, g, empty)
                 cases.append((f"grouped G={g} rows~{mean} {variant} n={n} k={k}",
-                              f"fp8_seg_n{n}_k{k}", ("segment", lengths, n, k)))
+                              f"fp8_seg_n{n}_k{k}_kernel", ("segment", lengths, n, k)))
     for n, k in [(4096, 7168), (7168, 2048)]:
         for g, m in ((32, 192), (6, 1024), (32, 20), (6, 20)):
             counts = varied(rng, m, g, 0.1)
             cases.append((f"masked G={g} m~{m} max_m=4096 n={n} k={k}",
-                          f"fp8_masked_n{n}_k{k}", ("masked", counts, 4096, n, k)))
+                          f"fp8_masked_n{n}_k{k}_kernel", ("masked", counts, 4096, n, k)))
     for g, m in ((1, 1), (2, 128), (4, 300), (8, 1000), (16, 64)):
-        cases.append((f"batched B={g} m={m} n=1024 k=1024", "fp8_batched_n1024_k1024",
+        cases.append((f"batched B={g} m={m} n=1024 k=1024", "fp8_batched_n1024_k1024_kernel",
                       ("batched", [m] * g, m, 1024, 1024)))
     small = [name for name in names if name.startswith("fp8_seg_")]
     for i in range(70):
@@ -344,7 +344,7 @@ def bench(kernels, manifests, lines):
               "| shape | GGEMM ms | GGEMM TFLOP/s | cuBLAS block-scaled ms | peer TFLOP/s | ratio |",
               "|---|---|---|---|---|---|"]
     for kind, g, rows, n, k in shapes:
-        name = f"fp8_seg_n{n}_k{k}"
+        name = f"fp8_seg_n{n}_k{k}_kernel"
         if name not in kernels:
             continue
         m = g * rows

@@ -137,7 +137,8 @@ private:
   LogicalResult translateMma(MmaOp op);
   LogicalResult translatePromote(PromoteOp op);
   SmallVector<Value> loadWeightScales(LoadScalesOp load);
-  LogicalResult putActivationScales(LoadScalesOp load, Value dst, Value full);
+  LogicalResult putActivationScales(LoadScalesOp load, Value alignedRow,
+                                    Value dst, Value full);
   LogicalResult translateStore(StoreTileOp op);
   void storeElement(Value value, Value rowScale, Value row, Value col,
                     Value weight);

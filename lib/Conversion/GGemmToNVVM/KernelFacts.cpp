@@ -393,11 +393,13 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
                named("dtype", s(dtype)), named("value", s(pname))}));
   if (f.blockScaled()) {
     // The activation scales of a tile's rows and one K block: one TMA box
-    // of block_m f32 from the MN-major [K/128, M] storage.
+    // of block_m + 4 f32 from the MN-major [K/128, M] storage, starting at
+    // a 16-byte-aligned row.
     params.push_back(param(
         {named("name", s("a_scale_desc")), named("kind", s("tma_descriptor")),
          named("tensor", s("x_scale")), named("dtype", s("f32")),
-         named("rank", i(2)), named("box", arr({f.aScales.getCount(), 1})),
+         named("rank", i(2)),
+         named("box", arr({f.aScales.getCount() + kScalesSlackRows, 1})),
          named("swizzle", s("none")), named("oob_fill", s("zero"))}));
     params.push_back(
         param({named("name", s("w_scale")), named("kind", s("pointer")),

@@ -119,17 +119,38 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
                                         emptyParity, c32(kWaitTicks));
   Value full = ringBarrier(slot, false);
   // Stores to the slot before the arrival are visible to the consumers once
-  // the full barrier completes (the arrival releases them).
+  // the full barrier completes (the arrival releases them). A scales slot
+  // starts with the index of its first scale (see getRingSlotBytes).
   for (auto [entry, values] : llvm::zip(weightScales, weightScaleValues)) {
-    Value dst = ringBuffer(entry.second, slot);
+    Value header = ringBuffer(entry.second, slot);
+    LLVM::StoreOp::create(b, loc, c32(0), header);
+    Value dst = byteOffset(header, idx(kScalesHeaderBytes));
     for (auto [i, value] : llvm::enumerate(values))
       LLVM::StoreOp::create(b, loc, value, elementAddress(dst, f32, idx(i)));
+  }
+  // Activation scales: TMA starts at the 16-byte-aligned row at or below
+  // the tile's first row; the header holds the difference.
+  DenseMap<unsigned, Value> alignedRows;
+  for (auto [index, entry] : llvm::enumerate(op.getTiles())) {
+    auto scales = entry.getDefiningOp<LoadScalesOp>();
+    if (!scales || scales.getSource().getType().getRank() != 2)
+      continue;
+    Value row = lookup(scales.getIndices()[0], scales);
+    if (!row)
+      return failure();
+    Value aligned = arith::AndIOp::create(b, loc, row, idx(-kScalesSlackRows));
+    LLVM::StoreOp::create(b, loc,
+                          toI32(arith::SubIOp::create(b, loc, row, aligned)),
+                          ringBuffer(index, slot));
+    alignedRows[index] = aligned;
   }
   int64_t txBytes = 0;
   for (Value entry : op.getTiles()) {
     auto scales = entry.getDefiningOp<LoadScalesOp>();
-    if (!scales || scales.getSource().getType().getRank() == 2)
+    if (!scales)
       txBytes += getRingEntryBytes(entry.getType());
+    else if (scales.getSource().getType().getRank() == 2)
+      txBytes += 4 * (scales.getType().getCount() + kScalesSlackRows);
   }
   NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, c32(txBytes),
                                          NVVM::MemScopeKind::CTA,
@@ -137,7 +158,10 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
   for (auto [index, tile] : llvm::enumerate(op.getTiles())) {
     if (auto scales = tile.getDefiningOp<LoadScalesOp>()) {
       if (scales.getSource().getType().getRank() == 2 &&
-          failed(putActivationScales(scales, ringBuffer(index, slot), full)))
+          failed(putActivationScales(
+              scales, alignedRows.lookup(index),
+              byteOffset(ringBuffer(index, slot), idx(kScalesHeaderBytes)),
+              full)))
         return failure();
       continue;
     }
@@ -181,18 +205,17 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
 }
 
 LogicalResult KernelTranslator::putActivationScales(LoadScalesOp load,
-                                                    Value dst, Value full) {
+                                                    Value alignedRow, Value dst,
+                                                    Value full) {
   if (!load->hasOneUse())
     return load.emitOpError() << "expects to be used only by its ring_put";
-  // One TMA box of the rows' scales of one K block. The storage is MN-major
-  // ([K blocks, rows], rows innermost), so the coordinates are (row, kb).
-  SmallVector<Value> coords;
-  for (Value i : load.getIndices()) {
-    Value mapped = lookup(i, load);
-    if (!mapped)
-      return failure();
-    coords.push_back(toI32(mapped));
-  }
+  // One TMA box of the scales of one K block, from the aligned row. The
+  // storage is MN-major ([K blocks, rows], rows innermost), so the
+  // coordinates are (row, kb).
+  Value kb = lookup(load.getIndices()[1], load);
+  if (!kb)
+    return failure();
+  SmallVector<Value> coords = {toI32(alignedRow), toI32(kb)};
   Value dstCluster = LLVM::AddrSpaceCastOp::create(b, loc, ptrCluster, dst);
   NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
       b, loc, dstCluster, param(kAScaleDesc), coords, full, ValueRange{},
@@ -235,9 +258,17 @@ LogicalResult KernelTranslator::translateRingGet(RingGetOp op) {
   Value slot = ringSlot(position);
   NVVM::MBarrierTryWaitParityOp::create(b, loc, ringBarrier(slot, false),
                                         ringParity(position), c32(kWaitTicks));
-  // A tile is the address of its slot's buffer.
-  for (auto [index, tile] : llvm::enumerate(op.getTiles()))
-    mapping.map(tile, ringBuffer(index, slot));
+  // A tile is the address of its slot's buffer; scales are the address of
+  // their first scale, after the header that says where it is.
+  for (auto [index, tile] : llvm::enumerate(op.getTiles())) {
+    Value buffer = ringBuffer(index, slot);
+    if (isa<ScalesType>(tile.getType())) {
+      Value first = toIndex(load(i32, buffer));
+      buffer =
+          byteOffset(buffer, add(idx(kScalesHeaderBytes), mul(first, idx(4))));
+    }
+    mapping.map(tile, buffer);
+  }
   return success();
 }
 

@@ -28,6 +28,12 @@ bool mlir::ggemm::isFp8(Type type) {
   return isa<Float8E4M3FNType, Float8E5M2Type>(type);
 }
 
+int64_t mlir::ggemm::getRingSlotBytes(Type entry) {
+  if (auto scales = dyn_cast<ScalesType>(entry))
+    return kScalesHeaderBytes + 4 * (scales.getCount() + kScalesSlackRows);
+  return getRingEntryBytes(entry);
+}
+
 int64_t mlir::ggemm::getRingEntryBytes(Type entry) {
   if (auto scales = dyn_cast<ScalesType>(entry))
     return scales.getNumBytes();

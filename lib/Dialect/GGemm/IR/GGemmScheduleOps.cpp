@@ -101,7 +101,7 @@ LogicalResult CreateRingOp::verify() {
                          << layout.getOffsets().size();
   for (auto [index, tile, bytes] :
        llvm::enumerate(tiles, layout.getStageBytes())) {
-    int64_t needed = getRingEntryBytes(tile);
+    int64_t needed = getRingSlotBytes(tile);
     if (bytes < needed)
       return emitOpError() << "expects stage slots of at least " << needed
                            << " bytes for tile " << index << " (" << tile

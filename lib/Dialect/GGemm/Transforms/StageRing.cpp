@@ -33,7 +33,7 @@ struct StageRingPass : public ggemm::impl::GGemmStageRingBase<StageRingPass> {
     int64_t bytesPerStage = 0;
     for (Type entry : entries) {
       stageBytes.push_back(
-          llvm::alignTo(getRingEntryBytes(entry), slotAlignment(entry)));
+          llvm::alignTo(getRingSlotBytes(entry), slotAlignment(entry)));
       bytesPerStage += stageBytes.back();
     }
     int64_t stages =

@@ -86,7 +86,10 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   // The block's scales: one f32 per row, and the weight scales, each in a
   // 128-byte-aligned slot.
   if (problem.blockScaled)
-    stageBytes += llvm::alignTo(4 * choice.blockM, 128) + 128;
+    stageBytes +=
+        llvm::alignTo(
+            kScalesHeaderBytes + 4 * (choice.blockM + kScalesSlackRows), 128) +
+        128;
   int64_t stages = std::min<int64_t>(
       6, maxStagesThatFit(stageBytes, kMaxSmemBytesPerCta - 1024));
   if (problem.k > 0)

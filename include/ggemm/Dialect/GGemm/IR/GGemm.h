@@ -56,6 +56,14 @@ bool isFp8(Type type);
 /// Bytes of one entry of a `!ggemm.ring` stage: a `!ggemm.tile` or a
 /// `!ggemm.scales`.
 int64_t getRingEntryBytes(Type entry);
+/// Bytes a stage slot needs for `entry` on the GPU. A `!ggemm.scales<N>`
+/// slot holds a 16-byte header (the index of the first scale) and N + 4
+/// scales: TMA reads them from the 16-byte-aligned row at or below the
+/// first (a box must start 16-byte aligned along its contiguous dimension).
+int64_t getRingSlotBytes(Type entry);
+/// The header of a scales slot, and the rows of alignment slack after it.
+constexpr int64_t kScalesHeaderBytes = 16;
+constexpr int64_t kScalesSlackRows = 4;
 } // namespace mlir::ggemm
 
 #endif // GGEMM_DIALECT_GGEMM_IR_GGEMM_H
