@@ -40,6 +40,12 @@ Value KernelTranslator::ringBarrier(Value slot, bool empty) {
       smem, add(idx(facts.layout.getBarrierOffset()), mul(index, idx(8))));
 }
 
+Value KernelTranslator::scalesHeader(Value buffer, ScalesType scales) {
+  // After the scales: TMA writes them from the slot's 128-byte-aligned
+  // start.
+  return byteOffset(buffer, idx(4 * (scales.getCount() + kScalesSlackRows)));
+}
+
 Value KernelTranslator::ringBuffer(unsigned tile, Value slot) {
   RingLayoutAttr layout = facts.layout;
   return byteOffset(smem, add(idx(layout.getOffsets()[tile]),
@@ -120,11 +126,11 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
   Value full = ringBarrier(slot, false);
   // Stores to the slot before the arrival are visible to the consumers once
   // the full barrier completes (the arrival releases them). A scales slot
-  // starts with the index of its first scale (see getRingSlotBytes).
+  // ends with the index of its first scale (see getRingSlotBytes).
   for (auto [entry, values] : llvm::zip(weightScales, weightScaleValues)) {
-    Value header = ringBuffer(entry.second, slot);
-    LLVM::StoreOp::create(b, loc, c32(0), header);
-    Value dst = byteOffset(header, idx(kScalesHeaderBytes));
+    Value dst = ringBuffer(entry.second, slot);
+    LLVM::StoreOp::create(b, loc, c32(0),
+                          scalesHeader(dst, entry.first.getType()));
     for (auto [i, value] : llvm::enumerate(values))
       LLVM::StoreOp::create(b, loc, value, elementAddress(dst, f32, idx(i)));
   }
@@ -139,9 +145,9 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
     if (!row)
       return failure();
     Value aligned = arith::AndIOp::create(b, loc, row, idx(-kScalesSlackRows));
-    LLVM::StoreOp::create(b, loc,
-                          toI32(arith::SubIOp::create(b, loc, row, aligned)),
-                          ringBuffer(index, slot));
+    LLVM::StoreOp::create(
+        b, loc, toI32(arith::SubIOp::create(b, loc, row, aligned)),
+        scalesHeader(ringBuffer(index, slot), scales.getType()));
     alignedRows[index] = aligned;
   }
   int64_t txBytes = 0;
@@ -158,10 +164,8 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
   for (auto [index, tile] : llvm::enumerate(op.getTiles())) {
     if (auto scales = tile.getDefiningOp<LoadScalesOp>()) {
       if (scales.getSource().getType().getRank() == 2 &&
-          failed(putActivationScales(
-              scales, alignedRows.lookup(index),
-              byteOffset(ringBuffer(index, slot), idx(kScalesHeaderBytes)),
-              full)))
+          failed(putActivationScales(scales, alignedRows.lookup(index),
+                                     ringBuffer(index, slot), full)))
         return failure();
       continue;
     }
@@ -259,13 +263,12 @@ LogicalResult KernelTranslator::translateRingGet(RingGetOp op) {
   NVVM::MBarrierTryWaitParityOp::create(b, loc, ringBarrier(slot, false),
                                         ringParity(position), c32(kWaitTicks));
   // A tile is the address of its slot's buffer; scales are the address of
-  // their first scale, after the header that says where it is.
+  // their first scale, which the slot's header gives.
   for (auto [index, tile] : llvm::enumerate(op.getTiles())) {
     Value buffer = ringBuffer(index, slot);
-    if (isa<ScalesType>(tile.getType())) {
-      Value first = toIndex(load(i32, buffer));
-      buffer =
-          byteOffset(buffer, add(idx(kScalesHeaderBytes), mul(first, idx(4))));
+    if (auto scales = dyn_cast<ScalesType>(tile.getType())) {
+      Value first = toIndex(load(i32, scalesHeader(buffer, scales)));
+      buffer = byteOffset(buffer, mul(first, idx(4)));
     }
     mapping.map(tile, buffer);
   }

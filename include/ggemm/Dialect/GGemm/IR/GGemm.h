@@ -57,9 +57,10 @@ bool isFp8(Type type);
 /// `!ggemm.scales`.
 int64_t getRingEntryBytes(Type entry);
 /// Bytes a stage slot needs for `entry` on the GPU. A `!ggemm.scales<N>`
-/// slot holds a 16-byte header (the index of the first scale) and N + 4
-/// scales: TMA reads them from the 16-byte-aligned row at or below the
-/// first (a box must start 16-byte aligned along its contiguous dimension).
+/// slot holds N + 4 scales and a 16-byte header (the index of the first
+/// scale): TMA reads them from the 16-byte-aligned row at or below the
+/// first (a box must start 16-byte aligned along its contiguous dimension),
+/// into the slot's 128-byte-aligned start.
 int64_t getRingSlotBytes(Type entry);
 /// The header of a scales slot, and the rows of alignment slack after it.
 constexpr int64_t kScalesHeaderBytes = 16;
