@@ -41,7 +41,7 @@ Example::
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Optional
 
 import torch
 

@@ -23,7 +23,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from .. import ops
 from . import ArgumentError, not_lowered

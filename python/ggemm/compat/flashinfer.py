@@ -10,7 +10,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from .. import ops
 from . import ArgumentError, not_lowered
@@ -52,7 +52,7 @@ class SegmentGEMMWrapper:
                                     f"{list(seg_lens.shape)}")
             seg_indptr = torch.zeros(batch_size + 1, dtype=seg_lens.dtype,
                                      device=seg_lens.device)
-            torch.cumsum(seg_lens, 0, out=seg_indptr[1:])
+            seg_indptr[1:] = torch.cumsum(seg_lens, 0)
         elif tuple(seg_indptr.shape) != (batch_size + 1,):
             raise ArgumentError(f"seg_indptr: expected shape "
                                 f"[{batch_size + 1}] (batch_size + 1), got "

@@ -54,7 +54,7 @@ def group_indptr(group_sizes: Any, group_offset: Any, num_local: int) -> Any:
     total = group_sizes.shape[0]
     indptr = torch.zeros(total + 1, dtype=torch.int64,
                          device=group_sizes.device)
-    torch.cumsum(group_sizes, 0, out=indptr[1:])
+    indptr[1:] = torch.cumsum(group_sizes, 0)
     if group_offset is None:
         if num_local != total:
             raise ArgumentError(f"rhs: {num_local} groups but group_sizes has "
@@ -80,7 +80,6 @@ def gmm(lhs: Any, rhs: Any, group_sizes: Any,
     if interpret:
         raise ArgumentError("interpret: the Pallas interpreter has no GGEMM "
                             "counterpart here; run on a GPU")
-    torch = ops._require_torch()
     out_dtype = _dtype(preferred_element_type, lhs.dtype)
     seg_indptr = group_indptr(group_sizes, group_offset, rhs.shape[0])
     layout = "nk" if transpose_rhs else "kn"
