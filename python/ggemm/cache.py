@@ -99,9 +99,17 @@ def set_compile_options(**options: Any) -> CompileOptions:
 
 
 def clear_memory_cache() -> None:
-    """Forgets the kernels held in memory (the disk cache stays)."""
+    """Forgets the kernels held in memory (the disk cache stays).
+
+    Example::
+
+        ggemm.clear_memory_cache()
+    """
+    from . import ops
     with _lock:
         _kernels.clear()
+        ops._kernels.clear()
+        _indices.clear()
 
 
 def catalog_dirs(catalog: Any = None) -> List[Path]:

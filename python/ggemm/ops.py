@@ -30,6 +30,7 @@ Example::
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Dict, Optional, Tuple
 
 from .cache import kernel_for
@@ -156,20 +157,39 @@ def _as_f32(name: str, tensor: Any) -> Any:
     return tensor.float()
 
 
+_KEY_FIELDS = ("op", "dtype", "n", "k", "groups", "num_weights", "out_dtype",
+               "weight_layout", "index_dtype", "weight_indices", "bias",
+               "row_scale", "activation", "accumulate", "config")
+
+
 class _Plan:
-    """A checked call: the problem, the tensors by kernel name, the output's
-    shape and dtype, and whether the output must start zeroed."""
+    """A checked call: the problem's fields as a tuple (cheap to hash: the
+    :class:`Problem`, which validates itself, is built only on a cache
+    miss), the tensors by kernel name, the output's shape and dtype, and
+    whether there is nothing to launch."""
 
-    __slots__ = ("problem", "tensors", "out_shape", "out_dtype", "empty")
+    __slots__ = ("key", "tensors", "out_shape", "out_dtype", "empty")
 
-    def __init__(self, problem: Optional[Problem], tensors: Dict[str, Any],
+    def __init__(self, key: Optional[tuple], tensors: Dict[str, Any],
                  out_shape: Tuple[int, ...], out_dtype: str,
                  empty: bool) -> None:
-        self.problem = problem
+        self.key = key
         self.tensors = tensors
         self.out_shape = out_shape
         self.out_dtype = out_dtype
         self.empty = empty
+
+    @property
+    def problem(self) -> Optional[Problem]:
+        if self.key is None:
+            return None
+        fields = dict(zip(_KEY_FIELDS, self.key))
+        return Problem(**fields)
+
+
+# (problem fields, catalog argument, $GGEMM_CATALOG) -> loaded Kernel: the
+# look-up of every call after the first of a shape family.
+_kernels: Dict[tuple, Any] = {}
 
 
 def _check_out(out: Any, shape: Tuple[int, ...], out_dtype: Optional[str],
@@ -241,18 +261,15 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
     out_name = _check_out(out, (rows, n), _out_dtype_name(out_dtype), device,
                           accumulate) or dtype
     empty = rows == 0 or groups == 0 or n == 0
-    problem = None
+    key = None
     if not empty:
         _check_k_n(k, n, layout)
     if not empty and build:
-        problem = Problem("segment_matmul", dtype, n=n, k=k, groups=groups,
-                          num_weights=num_weights, out_dtype=out_name,
-                          weight_layout=layout, index_dtype=index_dtype,
-                          weight_indices=weight_indices is not None,
-                          bias=bias is not None,
-                          row_scale=row_scale is not None, activation=act,
-                          accumulate=bool(accumulate), config=_config(config))
-    return _Plan(problem, tensors, (rows, n), out_name, empty)
+        key = ("segment_matmul", dtype, n, k, groups, num_weights, out_name,
+               layout, index_dtype, weight_indices is not None,
+               bias is not None, row_scale is not None, act,
+               bool(accumulate), _config(config))
+    return _Plan(key, tensors, (rows, n), out_name, empty)
 
 
 def _check_k_n(k: int, n: int, layout: str) -> None:
@@ -312,17 +329,14 @@ def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
                             f"shape[1] * stride(1)), got strides "
                             f"{list(out.stride())}")
     empty = rows == 0 or groups == 0 or n == 0
-    problem = None
+    key = None
     if not empty:
         _check_k_n(k, n, layout)
     if not empty and build:
-        problem = Problem(op, dtype, n=n, k=k, groups=groups,
-                          out_dtype=out_name, weight_layout=layout,
-                          index_dtype=index_dtype,
-                          bias=bias is not None,
-                          row_scale=row_scale is not None, activation=act,
-                          accumulate=bool(accumulate), config=_config(config))
-    return _Plan(problem, tensors, (groups, rows, n), out_name, empty)
+        key = (op, dtype, n, k, groups, groups, out_name, layout, index_dtype,
+               False, bias is not None, row_scale is not None, act,
+               bool(accumulate), _config(config))
+    return _Plan(key, tensors, (groups, rows, n), out_name, empty)
 
 
 def _run(plan: _Plan, out: Any, zero_fill: bool, catalog: Any) -> Any:
@@ -334,7 +348,12 @@ def _run(plan: _Plan, out: Any, zero_fill: bool, catalog: Any) -> Any:
                     device=first.device)
     if plan.empty:
         return out
-    kernel = kernel_for(plan.problem, catalog)
+    token = (plan.key, catalog if catalog is None or isinstance(catalog, str)
+             else str(catalog), os.environ.get("GGEMM_CATALOG"))
+    kernel = _kernels.get(token)
+    if kernel is None:
+        kernel = kernel_for(plan.problem, catalog)
+        _kernels[token] = kernel
     tensors = plan.tensors
     tensors["y"] = out
     kernel.launch(tensors)
