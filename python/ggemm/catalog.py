@@ -43,7 +43,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, TextIO
 
-from .cache import CATALOG_FORMAT, CATALOG_INDEX, problem_from_key
+from .cache import (CATALOG_FORMAT, CATALOG_INDEX, _indices,
+                    problem_from_key)
 from .problem import Problem, SpecError
 
 __all__ = ["load_spec", "expand_spec", "build_catalog", "Progress", "main"]
@@ -199,6 +200,7 @@ def build_catalog(problems: List[Problem], output: os.PathLike, *,
     document = {"format": CATALOG_FORMAT, "version": 1, "pipeline": pipeline,
                 "kernels": dict(sorted(kernels.items()))}
     index_path.write_text(json.dumps(document, indent=1) + "\n")
+    _indices.pop(output, None)  # the ops re-read the index
     if errors:
         raise SpecError(f"{len(errors)} of {len(problems)} kernels failed:\n"
                         + "\n".join(errors))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 from .cache import kernel_for
 from .problem import ACTIVATIONS, Problem, TileConfig
@@ -59,6 +59,9 @@ _DTYPE_NAMES = {"torch.bfloat16": "bf16", "torch.float16": "f16",
                 "torch.float32": "f32", "torch.int32": "i32",
                 "torch.int64": "i64"}
 _TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
+_TORCH_DTYPE_NAMES = () if torch is None else (
+    (torch.bfloat16, "bf16"), (torch.float16, "f16"), (torch.float32, "f32"),
+    (torch.int32, "i32"), (torch.int64, "i64"))
 _OTHER_LAYOUT = {"nk": "kn", "kn": "nk"}
 
 
@@ -73,7 +76,14 @@ def _require_torch() -> Any:
 def dtype_name(tensor: Any) -> str:
     """``"bf16"``, ``"f16"``, ``"f32"``, ``"i32"``, ``"i64"`` or the
     tensor's dtype as printed."""
-    text = str(tensor.dtype)
+    dtype = tensor.dtype
+    if torch is not None and isinstance(dtype, torch.dtype):
+        # Comparisons, not str(): torch.compile traces these without a
+        # graph break.
+        for candidate, name in _TORCH_DTYPE_NAMES:
+            if dtype == candidate:
+                return name
+    text = str(dtype)
     return _DTYPE_NAMES.get(text, text)
 
 
@@ -84,7 +94,11 @@ def torch_dtype(name: str) -> Any:
 def _out_dtype_name(out_dtype: Any) -> Optional[str]:
     if out_dtype is None:
         return None
-    name = _DTYPE_NAMES.get(str(out_dtype), out_dtype)
+    name = out_dtype
+    if torch is not None and isinstance(out_dtype, torch.dtype):
+        for candidate, known in _TORCH_DTYPE_NAMES:
+            if out_dtype == candidate:
+                name = known
     if name not in ("bf16", "f16", "f32"):
         raise ArgumentError(f"out_dtype: expected torch.bfloat16, "
                             f"torch.float16 or torch.float32, got {out_dtype}")
@@ -162,22 +176,18 @@ _KEY_FIELDS = ("op", "dtype", "n", "k", "groups", "num_weights", "out_dtype",
                "row_scale", "activation", "accumulate", "config")
 
 
-class _Plan:
+class _Plan(NamedTuple):
     """A checked call: the problem's fields as a tuple (cheap to hash: the
     :class:`Problem`, which validates itself, is built only on a cache
     miss), the tensors by kernel name, the output's shape and dtype, and
-    whether there is nothing to launch."""
+    whether there is nothing to launch. A named tuple, which torch.compile
+    traces."""
 
-    __slots__ = ("key", "tensors", "out_shape", "out_dtype", "empty")
-
-    def __init__(self, key: Optional[tuple], tensors: Dict[str, Any],
-                 out_shape: Tuple[int, ...], out_dtype: str,
-                 empty: bool) -> None:
-        self.key = key
-        self.tensors = tensors
-        self.out_shape = out_shape
-        self.out_dtype = out_dtype
-        self.empty = empty
+    key: Optional[tuple]
+    tensors: Dict[str, Any]
+    out_shape: Tuple[int, ...]
+    out_dtype: str
+    empty: bool
 
     @property
     def problem(self) -> Optional[Problem]:
@@ -360,6 +370,17 @@ def _run(plan: _Plan, out: Any, zero_fill: bool, catalog: Any) -> Any:
     return out
 
 
+#: ggemm.torch_ops once imported (it imports this module, so it registers
+#: itself here; no import statement runs while torch.compile traces).
+_torch_ops_module: Any = None
+
+
+def _library_ops() -> Any:
+    if _torch_ops_module is None:
+        from . import torch_ops  # noqa: F401  (sets _torch_ops_module)
+    return _torch_ops_module
+
+
 def _needs_torch_ops(*tensors: Any) -> bool:
     """Whether the call must go through the torch.library op: while
     torch.compile traces, or when autograd records."""
@@ -367,7 +388,14 @@ def _needs_torch_ops(*tensors: Any) -> bool:
         return True
     if not torch.is_grad_enabled():
         return False
-    return any(t is not None and t.requires_grad for t in tensors)
+    return _any_requires_grad(tensors)
+
+
+def _any_requires_grad(tensors: Tuple[Any, ...]) -> bool:
+    for tensor in tensors:
+        if tensor is not None and tensor.requires_grad:
+            return True
+    return False
 
 
 def _config_text(config: Any) -> str:
@@ -422,8 +450,7 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
     """
     _require_torch()
     if _needs_torch_ops(x, w, bias, row_scale, out):
-        from . import torch_ops
-        return torch_ops.segment_matmul_via_library(
+        return _library_ops().segment_matmul_via_library(
             x, w, seg_indptr, weight_indices, weight_layout, bias, activation,
             row_scale, accumulate, out, out_dtype, config)
     plan = plan_segment_matmul(
@@ -465,8 +492,7 @@ def _grouped(op: str, x: Any, w: Any, counts: Any, weight_layout: str,
              catalog: Any) -> Any:
     _require_torch()
     if _needs_torch_ops(x, w, bias, row_scale, out):
-        from . import torch_ops
-        return torch_ops.grouped_via_library(
+        return _library_ops().grouped_via_library(
             op, x, w, counts, weight_layout, bias, activation, row_scale,
             accumulate, out, out_dtype, config)
     plan = _plan_grouped(op, x, w, counts, weight_layout=weight_layout,

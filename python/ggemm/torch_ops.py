@@ -41,6 +41,7 @@ Example::
 from __future__ import annotations
 
 import math
+import sys
 from typing import Optional
 
 import torch
@@ -258,9 +259,8 @@ def segment_matmul_via_library(x, w, seg_indptr, weight_indices, weight_layout,
     act = ops._activation(activation)
     config_text = ops._config_text(config)
     if out is not None:
-        if torch.is_grad_enabled() and any(
-                t is not None and t.requires_grad
-                for t in (x, w, bias, row_scale, out)):
+        if torch.is_grad_enabled() and ops._any_requires_grad(
+                (x, w, bias, row_scale, out)):
             raise ArgumentError(
                 "out: segment_matmul with out= (or accumulate=True) is not "
                 "differentiable; call it without out= to get gradients")
@@ -281,9 +281,8 @@ def grouped_via_library(op, x, w, masked_m, weight_layout, bias, activation,
                              row_scale=row_scale, accumulate=accumulate,
                              out=out, out_dtype=out_dtype, config=config,
                              build=False)
-    if torch.is_grad_enabled() and any(
-            t is not None and t.requires_grad
-            for t in (x, w, bias, row_scale, out)):
+    if torch.is_grad_enabled() and ops._any_requires_grad(
+            (x, w, bias, row_scale, out)):
         raise NotLoweredError(
             f"{op}: autograd is implemented for segment_matmul only; detach "
             f"the inputs or use segment_matmul")
@@ -299,3 +298,6 @@ def grouped_via_library(op, x, w, masked_m, weight_layout, bias, activation,
     return (masked_matmul_op if op == "masked_matmul" else batched_matmul_op)(
         x, w, masked_m, tensors.get("bias"), tensors.get("row_scale"),
         weight_layout, act, plan.out_dtype, config_text)
+
+
+ops._torch_ops_module = sys.modules[__name__]

@@ -85,7 +85,8 @@ def segments_from_m_indices(m_indices: Any, num_groups: int
     computed on the device: ``2 G + 1`` segments — the rows before the
     first group, then each group's rows and the gap after them, the groups
     sorted by their first row; gaps (and the -1 rows in them) get weight
-    index -1, which the kernel skips.
+    index -1, which the kernel skips. Rows with an index outside ``[0,
+    G)`` count as -1.
 
     Example::
 
@@ -97,7 +98,7 @@ def segments_from_m_indices(m_indices: Any, num_groups: int
     device = m_indices.device
     positions = torch.arange(rows, device=device, dtype=torch.int64)
     groups = m_indices.long()
-    valid = groups >= 0
+    valid = (groups >= 0) & (groups < num_groups)
     safe = torch.where(valid, groups, torch.full_like(groups, num_groups))
     starts = torch.full((num_groups + 1,), rows, dtype=torch.int64,
                         device=device)
