@@ -14,5 +14,5 @@ rm -rf "$out"
 /usr/bin/python3 test/gpu/check_python.py --write-spec .device/python_spec.json
 GGEMM_BUILD_DIR="$build" PYTHONPATH="$PWD/python" \
   /usr/bin/python3 -m ggemm.catalog build .device/python_spec.json -o "$out" \
-  --cache-dir .device/python_cache
+  --cache-dir "$build/python_catalog_cache"
 git rev-parse --short HEAD > "$out/COMMIT"
