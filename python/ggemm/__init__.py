@@ -1,19 +1,42 @@
 """GGEMM: grouped GEMM kernels for NVIDIA Hopper, compiled with MLIR.
 
-:func:`compile_bundles` compiles ggemm IR to kernel bundles through the
-compiler's C API (the registered ``ggemm-to-ptx`` pipeline, cached on disk);
-:class:`Kernel` loads a bundle and launches it on PyTorch (or tensor-like)
-objects through the CUDA runtime.
+On torch tensors: :func:`segment_matmul` (ragged row segments, MoE
+experts), :func:`masked_matmul` (a device-side row count per group) and
+:func:`batched_matmul`; each builds its kernel from the tensors' dtypes and
+sizes, compiles it once (or takes it from a prebuilt catalog, see
+:mod:`ggemm.catalog`) and launches on the current stream. Drop-in
+replacements of FlashInfer, DeepGEMM, megablox, aiter and FlagGems entry
+points live in :mod:`ggemm.compat`.
+
+Lower down, :func:`compile_bundles` compiles ggemm IR to kernel bundles
+through the compiler's C API and :class:`Kernel` launches a bundle.
 
 Example::
 
-    import ggemm
-
-    kernel = ggemm.Kernel("bundles/segment_bf16.json")
-    kernel(x=x, w=w, y=y, seg_indptr=seg_indptr)
+    import torch, ggemm
+    x = torch.randn(9000, 7168, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(8, 4096, 7168, device="cuda", dtype=torch.bfloat16)
+    seg_indptr = torch.tensor([0, 1000, 1000, 3000, 5000, 5001, 7000, 8000,
+                               9000], device="cuda", dtype=torch.int32)
+    y = ggemm.segment_matmul(x, w, seg_indptr, activation="silu")
 """
 
+from .cache import (
+    CatalogMissError,
+    clear_memory_cache,
+    compile_options,
+    set_compile_options,
+)
 from .compiler import CompilerError, compile_bundles, run_pipeline
+from .ops import (
+    ArgumentError,
+    NotLoweredError,
+    batched_matmul,
+    masked_matmul,
+    segment_matmul,
+    segment_matmul_k,
+)
+from .problem import Problem, SpecError, TileConfig
 from .runtime import (
     DType,
     GGemmError,
@@ -23,14 +46,34 @@ from .runtime import (
     load_library,
 )
 
+try:
+    import torch as _torch  # noqa: F401
+except ImportError:
+    pass
+else:
+    from . import torch_ops  # noqa: F401  (registers torch.ops.ggemm.*)
+
 __all__ = [
+    "ArgumentError",
+    "CatalogMissError",
     "CompilerError",
-    "compile_bundles",
-    "run_pipeline",
     "DType",
     "GGemmError",
     "Kernel",
+    "NotLoweredError",
+    "Problem",
     "RuntimeLibraryNotFound",
+    "SpecError",
     "Status",
+    "TileConfig",
+    "batched_matmul",
+    "clear_memory_cache",
+    "compile_bundles",
+    "compile_options",
     "load_library",
+    "masked_matmul",
+    "run_pipeline",
+    "segment_matmul",
+    "segment_matmul_k",
+    "set_compile_options",
 ]

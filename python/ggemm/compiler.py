@@ -23,7 +23,7 @@ import threading
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
-from .runtime import GGemmError
+from .runtime import GGemmError, search_paths
 
 _LIBRARY_NAME = "libGGemmCAPI.so"
 _library: Optional[ctypes.CDLL] = None
@@ -38,21 +38,18 @@ class CompilerError(GGemmError):
 def compiler_library_candidates() -> List[Path]:
     """Paths searched for ``libGGemmCAPI.so``, in order.
 
+    ``GGEMM_COMPILER_LIB`` alone when set; else next to this package (and in
+    its ``lib/``), the install prefix ``$GGEMM_PREFIX/lib``, the build tree
+    ``$GGEMM_BUILD_DIR/lib``, this interpreter's ``sys.prefix/lib`` and
+    ``build/lib/`` of the source tree the package sits in.
+
     Example::
 
         >>> compiler_library_candidates()[-1].name
         'libGGemmCAPI.so'
     """
-    override = os.environ.get("GGEMM_COMPILER_LIB")
-    if override:
-        return [Path(override)]
-    package_dir = Path(__file__).resolve().parent
-    candidates = [package_dir / _LIBRARY_NAME]
-    build_dir = os.environ.get("GGEMM_BUILD_DIR")
-    if build_dir:
-        candidates.append(Path(build_dir) / "lib" / _LIBRARY_NAME)
-    candidates.append(package_dir.parent.parent / "build" / "lib" / _LIBRARY_NAME)
-    return candidates
+    return search_paths(_LIBRARY_NAME, "GGEMM_COMPILER_LIB", "lib",
+                        ["build/lib"])
 
 
 def load_compiler(path: Optional[Union[str, os.PathLike]] = None) -> ctypes.CDLL:
@@ -72,7 +69,9 @@ def load_compiler(path: Optional[Union[str, os.PathLike]] = None) -> ctypes.CDLL
             raise CompilerError(
                 f"{_LIBRARY_NAME} not found (looked for "
                 + ", ".join(str(p) for p in candidates)
-                + "); build the project (scripts/setup.sh) or set GGEMM_COMPILER_LIB")
+                + "); build the project (scripts/setup.sh) and set "
+                "GGEMM_COMPILER_LIB to the .so, GGEMM_BUILD_DIR to the build "
+                "tree or GGEMM_PREFIX to the install prefix")
         library = ctypes.CDLL(str(found))
         handle, module = ctypes.c_void_p, ctypes.c_void_p
         signatures = {
@@ -145,44 +144,98 @@ def run_pipeline(source: str, pipeline: str, generic: bool = False,
             library.ggemmFreeString(text)
 
 
+def pipeline_text(chip: str = "sm_90a", binary_format: str = "isa",
+                  grid: Optional[str] = None, num_sms: Optional[int] = None,
+                  opt_level: Optional[int] = None) -> str:
+    """The ``ggemm-to-ptx`` pipeline with these options (``None`` keeps the
+    pipeline's default).
+
+    Example::
+
+        >>> pipeline_text(binary_format="bin", opt_level=2)
+        'ggemm-to-ptx{chip=sm_90a format=bin opt-level=2}'
+    """
+    if binary_format not in ("isa", "bin"):
+        raise CompilerError(f"binary_format must be 'isa' or 'bin', got {binary_format!r}")
+    options = [f"chip={chip}", f"format={binary_format}"]
+    if grid is not None:
+        options.append(f"grid={grid}")
+    if num_sms is not None:
+        options.append(f"num-sms={int(num_sms)}")
+    if opt_level is not None:
+        options.append(f"opt-level={int(opt_level)}")
+    return "ggemm-to-ptx{" + " ".join(options) + "}"
+
+
+def default_cache_dir() -> Path:
+    """``$GGEMM_CACHE_DIR``, else ``~/.cache/ggemm``."""
+    return Path(os.environ.get("GGEMM_CACHE_DIR")
+                or Path.home() / ".cache" / "ggemm")
+
+
+def compile_to_cache(source: str, pipeline: str,
+                     cache_dir: Optional[Union[str, os.PathLike]] = None,
+                     source_name: str = "<string>") -> Path:
+    """Compiles ``source`` with ``pipeline`` (a ``ggemm-to-ptx{...}`` text)
+    unless the disk cache has it, and returns the cache entry's directory,
+    which holds the bundles. The entry is keyed by the hash of the IR, the
+    pipeline (target and options) and the compiler library (its path, size
+    and modification time: a rebuilt compiler misses the cache).
+
+    Example::
+
+        entry = compile_to_cache(source, pipeline_text())
+        kernel = Kernel(entry / "moe_up_kernel.json")
+    """
+    library = load_compiler()
+    key = hashlib.sha256("\0".join(
+        [source, pipeline, _library_digest(library)]).encode()).hexdigest()[:32]
+    cache_root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    cached = cache_root / key
+    if (cached / "COMPLETE").is_file():
+        return cached
+    with _module_after(source, pipeline, source_name) as (_, compiler, module):
+        cache_root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=cache_root))
+        if library.ggemmModuleExportBundles(module, str(staging).encode()):
+            shutil.rmtree(staging, ignore_errors=True)
+            raise CompilerError(
+                library.ggemmCompilerLastError(compiler).decode())
+        (staging / "COMPLETE").write_text(pipeline + "\n")
+        try:
+            os.replace(staging, cached)
+        except OSError:
+            # Another process finished the same entry first: keep theirs.
+            shutil.rmtree(staging, ignore_errors=True)
+            if not (cached / "COMPLETE").is_file():
+                raise
+    return cached
+
+
 def compile_bundles(source: str, output_dir: Union[str, os.PathLike],
                     chip: str = "sm_90a", binary_format: str = "isa",
                     cache_dir: Optional[Union[str, os.PathLike]] = None,
-                    source_name: str = "<string>") -> Dict[str, Path]:
+                    source_name: str = "<string>", grid: Optional[str] = None,
+                    num_sms: Optional[int] = None,
+                    opt_level: Optional[int] = None) -> Dict[str, Path]:
     """Compiles every problem op of ``source`` with ``ggemm-to-ptx`` and
     writes the bundles into ``output_dir``; returns ``{kernel: manifest}``.
 
     ``binary_format`` is ``"isa"`` (PTX) or ``"bin"`` (cubin, needs
-    ``ptxas``). Results are cached under ``cache_dir`` (default
-    ``$GGEMM_CACHE_DIR`` or ``~/.cache/ggemm``) by the hash of the source,
-    the options and the compiler library. Diagnostics name the source
-    ``source_name`` (pass the file name the IR came from).
+    ``ptxas``); ``grid`` (``"persistent"`` or ``"tiles"``), ``num_sms`` (the
+    SM count the tile heuristics assume) and ``opt_level`` (LLVM's, 0-3) are
+    the pipeline's options of the same names. Results are cached under
+    ``cache_dir`` (default ``$GGEMM_CACHE_DIR`` or ``~/.cache/ggemm``) by the
+    hash of the source, the options and the compiler library. Diagnostics
+    name the source ``source_name`` (pass the file name the IR came from).
 
     Example::
 
         manifests = compile_bundles(source, "out")
         kernel = Kernel(manifests["moe_up_kernel"])
     """
-    if binary_format not in ("isa", "bin"):
-        raise CompilerError(f"binary_format must be 'isa' or 'bin', got {binary_format!r}")
-    library = load_compiler()
-    pipeline = f"ggemm-to-ptx{{chip={chip} format={binary_format}}}"
-    key = hashlib.sha256("\0".join(
-        [source, pipeline, _library_digest(library)]).encode()).hexdigest()[:32]
-    cache_root = Path(cache_dir or os.environ.get("GGEMM_CACHE_DIR")
-                      or Path.home() / ".cache" / "ggemm")
-    cached = cache_root / key
-    if not (cached / "COMPLETE").is_file():
-        with _module_after(source, pipeline, source_name) as (_, compiler, module):
-            cache_root.mkdir(parents=True, exist_ok=True)
-            staging = Path(tempfile.mkdtemp(dir=cache_root))
-            if library.ggemmModuleExportBundles(module, str(staging).encode()):
-                shutil.rmtree(staging, ignore_errors=True)
-                raise CompilerError(
-                    library.ggemmCompilerLastError(compiler).decode())
-            (staging / "COMPLETE").write_text(pipeline + "\n")
-            shutil.rmtree(cached, ignore_errors=True)
-            os.replace(staging, cached)
+    pipeline = pipeline_text(chip, binary_format, grid, num_sms, opt_level)
+    cached = compile_to_cache(source, pipeline, cache_dir, source_name)
     output = Path(output_dir)
     output.mkdir(parents=True, exist_ok=True)
     manifests = {}

@@ -30,6 +30,7 @@ import ctypes
 import enum
 import os
 import struct
+import sys
 import threading
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
@@ -149,21 +150,42 @@ _library_lock = threading.Lock()
 def library_candidates() -> List[Path]:
     """Paths searched for ``libggemm_runtime.so``, in order.
 
+    ``GGEMM_RUNTIME_LIB`` alone when set; else next to this package (and in
+    its ``lib/``), the install prefix ``$GGEMM_PREFIX/lib``, the build tree
+    ``$GGEMM_BUILD_DIR/runtime``, this interpreter's ``sys.prefix/lib``, and
+    ``build/runtime/`` and ``build-rt/`` of the source tree the package
+    sits in.
+
     Example::
 
         >>> [p.name for p in library_candidates()][:1]
         ['libggemm_runtime.so']
     """
-    override = os.environ.get("GGEMM_RUNTIME_LIB")
+    return search_paths(_LIBRARY_NAME, "GGEMM_RUNTIME_LIB", "runtime",
+                        ["build/runtime", "build-rt"])
+
+
+def search_paths(library_name: str, override_variable: str,
+                 build_subdir: str, source_subdirs: List[str]) -> List[Path]:
+    """Where a GGEMM library is looked for: ``$override_variable`` alone when
+    set; else next to this package and in its ``lib/``, ``$GGEMM_PREFIX/lib``,
+    ``$GGEMM_BUILD_DIR/build_subdir``, ``sys.prefix/lib``, then
+    ``source_subdirs`` of the source tree the package sits in."""
+    override = os.environ.get(override_variable)
     if override:
         return [Path(override)]
     package_dir = Path(__file__).resolve().parent
+    candidates = [package_dir / library_name, package_dir / "lib" / library_name]
+    prefix = os.environ.get("GGEMM_PREFIX")
+    if prefix:
+        candidates.append(Path(prefix) / "lib" / library_name)
+    build_dir = os.environ.get("GGEMM_BUILD_DIR")
+    if build_dir:
+        candidates.append(Path(build_dir) / build_subdir / library_name)
+    candidates.append(Path(sys.prefix) / "lib" / library_name)
     source_root = package_dir.parent.parent
-    return [
-        package_dir / _LIBRARY_NAME,
-        source_root / "build" / "runtime" / _LIBRARY_NAME,
-        source_root / "build-rt" / _LIBRARY_NAME,
-    ]
+    candidates += [source_root / sub / library_name for sub in source_subdirs]
+    return candidates
 
 
 def _declare(library: ctypes.CDLL) -> None:
@@ -217,7 +239,8 @@ def load_library(path: Optional[Union[str, os.PathLike]] = None
                 f"{_LIBRARY_NAME} not found (looked for "
                 + ", ".join(str(p) for p in candidates)
                 + "); build it with 'cmake -S runtime -B build-rt -G Ninja && "
-                "ninja -C build-rt' or set GGEMM_RUNTIME_LIB")
+                "ninja -C build-rt' and set GGEMM_RUNTIME_LIB to the .so "
+                "(or GGEMM_PREFIX to its install prefix)")
         try:
             library = ctypes.CDLL(str(found))
             _declare(library)

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine (through the device tool): builds the CUDA runtime
 # with CMake (no LLVM there), then the GPU checks and the benchmark on the
-# bundles carried in .device/bundles. Results go to $OUT.
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] | all
+# bundles carried in .device/bundles (.device/bundles_fp8 for the fp8 step,
+# FP8_BENCH=1 to time them too; for the python step, the catalog in
+# .device/python_catalog: test/gpu/build_python_catalog.sh). Results go to
+# $OUT.
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [python] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -10,7 +13,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 steps=${*:-all}
-[ "$steps" = all ] && steps="check bench safety load fp8"
+[ "$steps" = all ] && steps="check bench safety load fp8 python"
 OUT=${OUT:-/tmp/ggemm-out}
 mkdir -p "$OUT"
 commit=$(cat .device/bundles/COMMIT 2>/dev/null || echo unknown)
@@ -46,6 +49,11 @@ for step in $steps; do
     python3 test/gpu/check_fp8.py --bundles .device/bundles_fp8 \
       ${FP8_BENCH:+--bench} --report "$OUT/fp8.md" 2>&1 | tee "$OUT/fp8.log" \
       | grep -v "PASS$" || true
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  python)
+    GGEMM_COMMIT=$(cat .device/python_catalog/COMMIT 2>/dev/null || echo "$commit") \
+    python3 test/gpu/check_python.py --catalog .device/python_catalog \
+      --report "$OUT/python.md" 2>&1 | tee "$OUT/python.log" | grep -v " PASS" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
   esac

@@ -1,0 +1,118 @@
+"""aiter-style GEMM entry points on GGEMM.
+
+- ``batched_gemm(a, b, transpose_a=False, transpose_b=False)``: ``a``
+  ``[B, M, K]``, ``b`` ``[B, K, N]`` (``transpose_b``: ``[B, N, K]``);
+  returns ``[B, M, N]`` in a's dtype. ``transpose_a`` (a stored ``[B, K,
+  M]``) is not supported: GGEMM reads rows of a with K contiguous.
+- ``gemm_bias(a, b, bias, transpose_b=False)``, ``gemm_gelu(a, b,
+  bias=None, transpose_b=False)``, ``gemm_relu(...)``: ``a`` ``[M, K]``,
+  ``b`` ``[K, N]`` (``transpose_b``: ``[N, K]``), ``bias`` ``[N]``;
+  ``act(a @ b + bias)`` fused in the kernel's epilogue (gelu is the erf
+  form).
+- ``cutlass_gemm(a, b, alpha=1.0, beta=0.0, c=None)``: ``alpha * a @ b +
+  beta * c`` with b ``[K, N]``: alpha as the epilogue's row scale, ``beta *
+  c`` written to the output first and accumulated into.
+- ``int8_gemm`` and ``grouped_gemm(input, weights, expert_ids, topk)``
+  raise until INT8 and the MoE routing op land.
+
+Example::
+
+    from ggemm.compat import aiter
+    y = aiter.gemm_gelu(a, b, bias)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .. import ops
+from . import ArgumentError, not_lowered
+
+__all__ = ["batched_gemm", "gemm_bias", "gemm_gelu", "gemm_relu",
+           "cutlass_gemm", "int8_gemm", "grouped_gemm"]
+
+
+def batched_gemm(a: Any, b: Any, transpose_a: bool = False,
+                 transpose_b: bool = False) -> Any:
+    """``a @ b`` per batch (see the module docstring)."""
+    if transpose_a:
+        raise ArgumentError("transpose_a: GGEMM reads a as [B, M, K] with K "
+                            "contiguous; pass a.transpose(1, 2).contiguous()"
+                            " with transpose_a=False")
+    return ops.batched_matmul(a, b, weight_layout="nk" if transpose_b
+                              else "kn")
+
+
+def _gemm(a: Any, b: Any, bias: Any, activation: Optional[str],
+          transpose_b: bool, out: Any = None, accumulate: bool = False,
+          row_scale: Any = None) -> Any:
+    if getattr(a, "dim", lambda: 0)() != 2:
+        raise ArgumentError(f"a: expected [M, K], got shape "
+                            f"{list(getattr(a, 'shape', []))}")
+    if b.dim() != 2:
+        raise ArgumentError(f"b: expected 2 dimensions, got shape "
+                            f"{list(b.shape)}")
+    if bias is not None and bias.dim() != 1:
+        raise ArgumentError(f"bias: expected [N], got shape "
+                            f"{list(bias.shape)}")
+    y = ops.batched_matmul(
+        a.unsqueeze(0), b.unsqueeze(0),
+        weight_layout="nk" if transpose_b else "kn",
+        bias=None if bias is None else bias.unsqueeze(0),
+        activation=activation,
+        row_scale=None if row_scale is None else row_scale.unsqueeze(0),
+        out=None if out is None else out.unsqueeze(0), accumulate=accumulate)
+    return y[0]
+
+
+def gemm_bias(a: Any, b: Any, bias: Any, transpose_b: bool = False) -> Any:
+    """``a @ b + bias``."""
+    if bias is None:
+        raise ArgumentError("bias: required by gemm_bias")
+    return _gemm(a, b, bias, None, transpose_b)
+
+
+def gemm_gelu(a: Any, b: Any, bias: Any = None,
+              transpose_b: bool = False) -> Any:
+    """``gelu(a @ b + bias)``."""
+    return _gemm(a, b, bias, "gelu", transpose_b)
+
+
+def gemm_relu(a: Any, b: Any, bias: Any = None,
+              transpose_b: bool = False) -> Any:
+    """``relu(a @ b + bias)``."""
+    return _gemm(a, b, bias, "relu", transpose_b)
+
+
+def cutlass_gemm(a: Any, b: Any, alpha: float = 1.0, beta: float = 0.0,
+                 c: Any = None) -> Any:
+    """``alpha * a @ b + beta * c`` (see the module docstring)."""
+    torch = ops._require_torch()
+    if beta != 0.0 and c is None:
+        raise ArgumentError("c: required when beta != 0")
+    row_scale = None
+    if alpha != 1.0:
+        row_scale = torch.full((a.shape[0],), float(alpha),
+                               dtype=torch.float32, device=a.device)
+    if beta == 0.0:
+        return _gemm(a, b, None, None, False, row_scale=row_scale)
+    n = b.shape[1]
+    if tuple(c.shape) != (a.shape[0], n):
+        raise ArgumentError(f"c: expected shape [{a.shape[0]}, {n}], got "
+                            f"{list(c.shape)}")
+    out = (c.float() * beta).to(a.dtype)
+    return _gemm(a, b, None, None, False, out=out, accumulate=True,
+                 row_scale=row_scale)
+
+
+def int8_gemm(*args: Any, **kwargs: Any) -> Any:
+    raise not_lowered("int8_gemm", "INT8 operands with per-row/per-column "
+                      "scales")
+
+
+def grouped_gemm(input: Any, weights: Any, expert_ids: Any, topk: int,
+                 **kwargs: Any) -> Any:
+    raise not_lowered("grouped_gemm", "the MoE routing op (gathering tokens "
+                      "by expert_ids inside the kernel, the MoE-fusion "
+                      "issue); meanwhile sort tokens by expert and call "
+                      "ggemm.segment_matmul")

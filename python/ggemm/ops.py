@@ -1,0 +1,608 @@
+"""Grouped matrix products on torch tensors.
+
+Each op reads N, K, G and the dtypes off its tensors, builds the ggemm op for
+them (:class:`~ggemm.problem.Problem`), gets the kernel from the cache (memory,
+then a catalog or the compiler's disk cache, then a compile: see
+:mod:`ggemm.cache`) and launches it on the current CUDA stream without
+synchronising. The first call of a new shape family compiles (or loads from
+a catalog); later calls cost a dictionary look-up and the launch.
+
+Arguments are checked before anything runs; a wrong one raises
+:class:`ArgumentError` naming it. Nothing is converted silently except
+exact widenings that the docs of each op list (bias and row_scale to f32,
+int64 weight indices to int32).
+
+Under ``torch.compile``, and when an input requires grad, the ops go through
+their ``torch.library`` custom ops (``torch.ops.ggemm.*``, see
+:mod:`ggemm.torch_ops`), which have fake implementations and, for
+``segment_matmul``, autograd.
+
+Example::
+
+    import torch, ggemm
+    x = torch.randn(9000, 7168, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(8, 4096, 7168, device="cuda", dtype=torch.bfloat16)
+    seg_indptr = torch.tensor([0, 1000, 1000, 3000, 5000, 5001, 7000, 8000,
+                               9000], device="cuda", dtype=torch.int32)
+    y = ggemm.segment_matmul(x, w, seg_indptr, activation="silu")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, NamedTuple, Optional, Tuple
+
+from .cache import kernel_for
+from .problem import ACTIVATIONS, Problem, TileConfig
+from .runtime import GGemmError
+
+try:  # torch is optional for the package, required by these ops.
+    import torch
+except ImportError:  # pragma: no cover - depends on the machine
+    torch = None
+
+__all__ = ["ArgumentError", "NotLoweredError", "segment_matmul",
+           "masked_matmul", "batched_matmul", "segment_matmul_k"]
+
+
+class ArgumentError(GGemmError, ValueError):
+    """An argument of an op is wrong; the message names it."""
+
+
+class NotLoweredError(GGemmError, NotImplementedError):
+    """The request needs a compiler path that does not exist yet; the message
+    names the missing op or feature and the issue that adds it."""
+
+
+_DTYPE_NAMES = {"torch.bfloat16": "bf16", "torch.float16": "f16",
+                "torch.float32": "f32", "torch.int32": "i32",
+                "torch.int64": "i64"}
+_TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
+_TORCH_DTYPE_NAMES = () if torch is None else (
+    (torch.bfloat16, "bf16"), (torch.float16, "f16"), (torch.float32, "f32"),
+    (torch.int32, "i32"), (torch.int64, "i64"))
+_OTHER_LAYOUT = {"nk": "kn", "kn": "nk"}
+
+
+def _require_torch() -> Any:
+    if torch is None:
+        raise GGemmError("ggemm's tensor ops need PyTorch (import torch "
+                         "failed); ggemm.Kernel works on any tensor-like "
+                         "object without it")
+    return torch
+
+
+def dtype_name(tensor: Any) -> str:
+    """``"bf16"``, ``"f16"``, ``"f32"``, ``"i32"``, ``"i64"`` or the
+    tensor's dtype as printed."""
+    dtype = tensor.dtype
+    if torch is not None and isinstance(dtype, torch.dtype):
+        # Comparisons, not str(): torch.compile traces these without a
+        # graph break.
+        for candidate, name in _TORCH_DTYPE_NAMES:
+            if dtype == candidate:
+                return name
+    text = str(dtype)
+    return _DTYPE_NAMES.get(text, text)
+
+
+def torch_dtype(name: str) -> Any:
+    return getattr(_require_torch(), _TORCH_DTYPES[name])
+
+
+def _out_dtype_name(out_dtype: Any) -> Optional[str]:
+    if out_dtype is None:
+        return None
+    name = out_dtype
+    if torch is not None and isinstance(out_dtype, torch.dtype):
+        for candidate, known in _TORCH_DTYPE_NAMES:
+            if out_dtype == candidate:
+                name = known
+    if name not in ("bf16", "f16", "f32"):
+        raise ArgumentError(f"out_dtype: expected torch.bfloat16, "
+                            f"torch.float16 or torch.float32, got {out_dtype}")
+    return name
+
+
+def _check(name: str, tensor: Any, rank: int, dtypes: Tuple[str, ...],
+           layout: str, device: Any = None) -> str:
+    """Checks a tensor argument's rank, dtype, device and innermost stride;
+    returns its dtype name."""
+    if not hasattr(tensor, "shape") or not hasattr(tensor, "dtype"):
+        raise ArgumentError(f"{name}: expected a tensor, got "
+                            f"{type(tensor).__name__}")
+    if len(tensor.shape) != rank:
+        raise ArgumentError(f"{name}: expected {rank} dimensions {layout}, "
+                            f"got shape {list(tensor.shape)}")
+    dtype = dtype_name(tensor)
+    if dtype not in dtypes:
+        raise ArgumentError(f"{name}: expected dtype "
+                            f"{' or '.join(dtypes)}, got {tensor.dtype}")
+    if not getattr(tensor, "is_cuda", False):
+        raise ArgumentError(f"{name}: expected a CUDA tensor, got device "
+                            f"{getattr(tensor, 'device', 'unknown')}")
+    if device is not None and tensor.device != device:
+        raise ArgumentError(f"{name}: on {tensor.device}, but x is on "
+                            f"{device}")
+    strides = tensor.stride()
+    if rank and tensor.shape[-1] > 1 and strides[-1] != 1:
+        raise ArgumentError(f"{name}: the last dimension must be contiguous "
+                            f"(stride 1), got strides {list(strides)}; pass "
+                            f"{name}.contiguous()")
+    return dtype
+
+
+def _check_extent(name: str, tensor: Any, dim: int, expected: int,
+                  what: str) -> None:
+    if tensor.shape[dim] != expected:
+        raise ArgumentError(f"{name}: dimension {dim} ({what}) is "
+                            f"{tensor.shape[dim]}, expected {expected}; "
+                            f"shape is {list(tensor.shape)}")
+
+
+def _activation(activation: Optional[str]) -> str:
+    value = "none" if activation is None else activation
+    if value not in ACTIVATIONS:
+        raise ArgumentError(f"activation: expected None or one of "
+                            f"{', '.join(a for a in ACTIVATIONS if a != 'none')}"
+                            f", got {activation!r}")
+    return value
+
+
+def _layout(weight_layout: str) -> str:
+    if weight_layout not in ("nk", "kn"):
+        raise ArgumentError(f"weight_layout: expected 'nk' (w is [G, N, K]) "
+                            f"or 'kn' (w is [G, K, N]), got {weight_layout!r}")
+    return weight_layout
+
+
+def _config(config: Any) -> Optional[TileConfig]:
+    try:
+        return TileConfig.from_any(config)
+    except GGemmError as error:
+        raise ArgumentError(str(error)) from None
+
+
+def _as_f32(name: str, tensor: Any) -> Any:
+    """bias and row_scale are f32 in the kernel: bf16/f16 widen exactly."""
+    if dtype_name(tensor) == "f32":
+        return tensor
+    return tensor.float()
+
+
+_KEY_FIELDS = ("op", "dtype", "n", "k", "groups", "num_weights", "out_dtype",
+               "weight_layout", "index_dtype", "weight_indices", "bias",
+               "row_scale", "activation", "accumulate", "config")
+
+
+class _Plan(NamedTuple):
+    """A checked call: the problem's fields as a tuple (cheap to hash: the
+    :class:`Problem`, which validates itself, is built only on a cache
+    miss), the tensors by kernel name, the output's shape and dtype, and
+    whether there is nothing to launch. A named tuple, which torch.compile
+    traces."""
+
+    key: Optional[tuple]
+    tensors: Dict[str, Any]
+    out_shape: Tuple[int, ...]
+    out_dtype: str
+    empty: bool
+
+    @property
+    def problem(self) -> Optional[Problem]:
+        if self.key is None:
+            return None
+        fields = dict(zip(_KEY_FIELDS, self.key))
+        return Problem(**fields)
+
+
+# (problem fields, catalog argument, $GGEMM_CATALOG) -> loaded Kernel: the
+# look-up of every call after the first of a shape family.
+_kernels: Dict[tuple, Any] = {}
+
+
+def _check_out(out: Any, shape: Tuple[int, ...], out_dtype: Optional[str],
+               device: Any, accumulate: bool) -> str:
+    if out is None:
+        if accumulate:
+            raise ArgumentError("accumulate=True needs out= (the tensor the "
+                                "product is added to)")
+        return out_dtype
+    name = _check("out", out, len(shape), ("bf16", "f16", "f32"),
+                  "[" + ", ".join(str(s) for s in shape) + "]", device)
+    if tuple(out.shape) != tuple(shape):
+        raise ArgumentError(f"out: expected shape {list(shape)}, got "
+                            f"{list(out.shape)}")
+    if out_dtype is not None and out_dtype != name:
+        raise ArgumentError(f"out_dtype is {out_dtype} but out is {out.dtype}")
+    return name
+
+
+def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
+                        weight_indices: Any = None, weight_layout: str = "nk",
+                        bias: Any = None, activation: Optional[str] = None,
+                        row_scale: Any = None, accumulate: bool = False,
+                        out: Any = None, out_dtype: Any = None,
+                        config: Any = None, build: bool = True) -> _Plan:
+    """Checks the arguments of :func:`segment_matmul` and returns what to
+    launch; needs no GPU (tests call it with stand-in tensors). With
+    ``build=False`` only checks (the torch.compile path, which launches
+    later through the custom op)."""
+    dtype = _check("x", x, 2, ("bf16", "f16"), "[M, K]")
+    device = x.device
+    layout = _layout(weight_layout)
+    w_dtype = _check("w", w, 3, ("bf16", "f16"),
+                     "[G, N, K]" if layout == "nk" else "[G, K, N]", device)
+    if w_dtype != dtype:
+        raise ArgumentError(f"w: dtype {w.dtype} differs from x's {x.dtype}")
+    rows, k = x.shape
+    num_weights = w.shape[0]
+    n = w.shape[1] if layout == "nk" else w.shape[2]
+    _check_extent("w", w, 2 if layout == "nk" else 1, k, "K, as x.shape[1]")
+    index_dtype = _check("seg_indptr", seg_indptr, 1, ("i32", "i64"),
+                         "[G + 1]", device)
+    groups = seg_indptr.shape[0] - 1
+    if groups < 0:
+        raise ArgumentError("seg_indptr: expected G + 1 >= 1 elements, got 0")
+    tensors = {"x": x, "w": w, "seg_indptr": seg_indptr}
+    if weight_indices is not None:
+        index = _check("weight_indices", weight_indices, 1, ("i32", "i64"),
+                       "[G]", device)
+        _check_extent("weight_indices", weight_indices, 0, groups,
+                      "G, as seg_indptr.shape[0] - 1")
+        tensors["weight_indices"] = (weight_indices if index == "i32"
+                                     else weight_indices.int())
+    elif num_weights != groups:
+        raise ArgumentError(f"w: {num_weights} weight matrices for {groups} "
+                            f"segments; pass weight_indices to choose one "
+                            f"per segment")
+    if bias is not None:
+        _check("bias", bias, 2, ("bf16", "f16", "f32"), "[G, N]", device)
+        _check_extent("bias", bias, 0, num_weights, "weights, as w.shape[0]")
+        _check_extent("bias", bias, 1, n, "N")
+        tensors["bias"] = _as_f32("bias", bias)
+    if row_scale is not None:
+        _check("row_scale", row_scale, 1, ("bf16", "f16", "f32"), "[M]",
+               device)
+        _check_extent("row_scale", row_scale, 0, rows, "M, as x.shape[0]")
+        tensors["row_scale"] = _as_f32("row_scale", row_scale)
+    act = _activation(activation)
+    out_name = _check_out(out, (rows, n), _out_dtype_name(out_dtype), device,
+                          accumulate) or dtype
+    empty = rows == 0 or groups == 0 or n == 0
+    key = None
+    if not empty:
+        _check_k_n(k, n, layout)
+    if not empty and build:
+        key = ("segment_matmul", dtype, n, k, groups, num_weights, out_name,
+               layout, index_dtype, weight_indices is not None,
+               bias is not None, row_scale is not None, act,
+               bool(accumulate), _config(config))
+    return _Plan(key, tensors, (rows, n), out_name, empty)
+
+
+def _check_k_n(k: int, n: int, layout: str) -> None:
+    if k % 8:
+        raise ArgumentError(f"x: K = {k} must be a multiple of 8 (TMA reads "
+                            f"rows of x and w in 16-byte steps)")
+    if layout == "kn" and n % 8:
+        raise ArgumentError(f"w: N = {n} must be a multiple of 8 with "
+                            f"weight_layout='kn' (w's rows are N long); use "
+                            f"weight_layout='nk'")
+
+
+def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
+                  bias: Any, activation: Optional[str], row_scale: Any,
+                  accumulate: bool, out: Any, out_dtype: Any,
+                  config: Any, build: bool = True) -> _Plan:
+    dtype = _check("x", x, 3, ("bf16", "f16"), "[G, M, K]")
+    device = x.device
+    layout = _layout(weight_layout)
+    w_dtype = _check("w", w, 3, ("bf16", "f16"),
+                     "[G, N, K]" if layout == "nk" else "[G, K, N]", device)
+    if w_dtype != dtype:
+        raise ArgumentError(f"w: dtype {w.dtype} differs from x's {x.dtype}")
+    groups, rows, k = x.shape
+    n = w.shape[1] if layout == "nk" else w.shape[2]
+    _check_extent("w", w, 0, groups, "G, as x.shape[0]")
+    _check_extent("w", w, 2 if layout == "nk" else 1, k, "K, as x.shape[2]")
+    if x.shape[0] > 1 and x.shape[1] > 0 and \
+            x.stride(0) != x.shape[1] * x.stride(1):
+        raise ArgumentError(f"x: groups must be packed (stride(0) == "
+                            f"shape[1] * stride(1)), got strides "
+                            f"{list(x.stride())}; pass x.contiguous()")
+    tensors = {"x": x, "w": w}
+    index_dtype = "i32"
+    if op == "masked_matmul":
+        index_dtype = _check("masked_m", counts, 1, ("i32", "i64"), "[G]",
+                             device)
+        _check_extent("masked_m", counts, 0, groups, "G, as x.shape[0]")
+        tensors["masked_m"] = counts
+    if bias is not None:
+        _check("bias", bias, 2, ("bf16", "f16", "f32"), "[G, N]", device)
+        _check_extent("bias", bias, 0, groups, "G")
+        _check_extent("bias", bias, 1, n, "N")
+        tensors["bias"] = _as_f32("bias", bias)
+    if row_scale is not None:
+        _check("row_scale", row_scale, 2, ("bf16", "f16", "f32"), "[G, M]",
+               device)
+        _check_extent("row_scale", row_scale, 0, groups, "G")
+        _check_extent("row_scale", row_scale, 1, rows, "M, as x.shape[1]")
+        tensors["row_scale"] = _as_f32("row_scale", row_scale)
+    act = _activation(activation)
+    out_name = _check_out(out, (groups, rows, n), _out_dtype_name(out_dtype),
+                          device, accumulate) or dtype
+    if out is not None and groups > 1 and rows > 0 and \
+            out.stride(0) != rows * out.stride(1):
+        raise ArgumentError(f"out: groups must be packed (stride(0) == "
+                            f"shape[1] * stride(1)), got strides "
+                            f"{list(out.stride())}")
+    empty = rows == 0 or groups == 0 or n == 0
+    key = None
+    if not empty:
+        _check_k_n(k, n, layout)
+    if not empty and build:
+        key = (op, dtype, n, k, groups, groups, out_name, layout, index_dtype,
+               False, bias is not None, row_scale is not None, act,
+               bool(accumulate), _config(config))
+    return _Plan(key, tensors, (groups, rows, n), out_name, empty)
+
+
+def _run(plan: _Plan, out: Any, zero_fill: bool, catalog: Any) -> Any:
+    """Allocates the output if needed and launches; returns the output."""
+    if out is None:
+        first = next(iter(plan.tensors.values()))
+        alloc = torch.zeros if zero_fill or plan.empty else torch.empty
+        out = alloc(plan.out_shape, dtype=torch_dtype(plan.out_dtype),
+                    device=first.device)
+    if plan.empty:
+        return out
+    token = (plan.key, catalog if catalog is None or isinstance(catalog, str)
+             else str(catalog), os.environ.get("GGEMM_CATALOG"))
+    kernel = _kernels.get(token)
+    if kernel is None:
+        kernel = kernel_for(plan.problem, catalog)
+        _kernels[token] = kernel
+    tensors = plan.tensors
+    tensors["y"] = out
+    kernel.launch(tensors)
+    return out
+
+
+#: ggemm.torch_ops once imported (it imports this module, so it registers
+#: itself here; no import statement runs while torch.compile traces).
+_torch_ops_module: Any = None
+
+
+def _library_ops() -> Any:
+    if _torch_ops_module is None:
+        from . import torch_ops  # noqa: F401  (sets _torch_ops_module)
+    return _torch_ops_module
+
+
+def _needs_torch_ops(*tensors: Any) -> bool:
+    """Whether the call must go through the torch.library op: while
+    torch.compile traces, or when autograd records."""
+    if torch.compiler.is_compiling():
+        return True
+    if not torch.is_grad_enabled():
+        return False
+    return _any_requires_grad(tensors)
+
+
+def _any_requires_grad(tensors: Tuple[Any, ...]) -> bool:
+    for tensor in tensors:
+        if tensor is not None and tensor.requires_grad:
+            return True
+    return False
+
+
+def _config_text(config: Any) -> str:
+    value = _config(config)
+    if value is None:
+        return ""
+    return json.dumps(dict(value.__dict__), sort_keys=True)
+
+
+def config_from_text(text: str) -> Optional[TileConfig]:
+    return TileConfig(**json.loads(text)) if text else None
+
+
+def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
+                   weight_indices: Any = None, weight_layout: str = "nk",
+                   bias: Any = None, activation: Optional[str] = None,
+                   row_scale: Any = None, accumulate: bool = False,
+                   out: Any = None, out_dtype: Any = None, config: Any = None,
+                   catalog: Any = None) -> Any:
+    """Ragged grouped matmul over row segments:
+    ``y[s_g:s_{g+1}] = act(x[s_g:s_{g+1}] @ W[i_g]ᵀ + bias[i_g]) * row_scale``
+    with ``s = seg_indptr`` and ``i_g = weight_indices[g]`` (``g`` without
+    weight indices).
+
+    - ``x``: ``[M, K]`` bf16 or fp16, rows contiguous (row stride a multiple
+      of 16 bytes; K a multiple of 8).
+    - ``w``: ``[Gw, N, K]`` (``weight_layout="nk"``, like ``nn.Linear``
+      weights) or ``[Gw, K, N]`` (``"kn"``), x's dtype.
+    - ``seg_indptr``: ``[G + 1]`` int32 or int64 on the device,
+      non-decreasing, ``seg_indptr[0] >= 0``; it is never read on the host.
+    - ``weight_indices``: ``[G]`` int32 (int64 is converted); without it
+      ``Gw`` must equal ``G``. A segment whose index is outside ``[0, Gw)``
+      is skipped (its rows keep their values).
+    - ``bias``: ``[Gw, N]``, ``row_scale``: ``[M]`` (widened to f32).
+    - ``activation``: ``None``, ``"relu"``, ``"gelu"`` (erf) or ``"silu"``.
+    - ``out``: ``[M, N]`` to write into (rows outside every segment are left
+      as they are); ``accumulate=True`` adds the product to it. Without
+      ``out`` a new tensor of ``out_dtype`` (default x's dtype: bf16, fp16
+      or float32) is returned, zero outside every segment.
+    - ``config``: a :class:`~ggemm.problem.TileConfig` or dict to override
+      the compiler's tile choice; ``catalog``: a catalog directory (default
+      ``$GGEMM_CATALOG``; see :mod:`ggemm.cache`).
+
+    Launches on the current stream; never synchronises. Differentiable in
+    x, w, bias and row_scale (see :mod:`ggemm.torch_ops` for how dW is
+    computed until ``segment_matmul_k`` is lowered).
+
+    Example::
+
+        y = ggemm.segment_matmul(x, w, seg_indptr, bias=b, activation="gelu")
+        ggemm.segment_matmul(x, w, seg_indptr, out=y, accumulate=True)
+    """
+    _require_torch()
+    if _needs_torch_ops(x, w, bias, row_scale, out):
+        return _library_ops().segment_matmul_via_library(
+            x, w, seg_indptr, weight_indices, weight_layout, bias, activation,
+            row_scale, accumulate, out, out_dtype, config)
+    plan = plan_segment_matmul(
+        x, w, seg_indptr, weight_indices=weight_indices,
+        weight_layout=weight_layout, bias=bias, activation=activation,
+        row_scale=row_scale, accumulate=accumulate, out=out,
+        out_dtype=out_dtype, config=config)
+    return _run(plan, out, True, catalog)
+
+
+def masked_matmul(x: Any, w: Any, masked_m: Any, *, weight_layout: str = "nk",
+                  bias: Any = None, activation: Optional[str] = None,
+                  row_scale: Any = None, accumulate: bool = False,
+                  out: Any = None, out_dtype: Any = None, config: Any = None,
+                  catalog: Any = None) -> Any:
+    """Grouped matmul with a device-side count of valid rows per group
+    (DeepGEMM's "masked" layout, for decoding under CUDA graphs):
+    ``y[g, :m_g] = act(x[g, :m_g] @ W[g]ᵀ + bias[g]) * row_scale[g, :m_g]``
+    with ``m_g = masked_m[g]`` clamped to ``[0, M]``.
+
+    - ``x``: ``[G, M, K]`` (groups packed), ``w``: ``[G, N, K]`` (``"nk"``)
+      or ``[G, K, N]`` (``"kn"``), ``masked_m``: ``[G]`` int32/int64;
+      ``bias``: ``[G, N]``; ``row_scale``: ``[G, M]``.
+    - ``out``: ``[G, M, N]``; rows past ``m_g`` are left as they are.
+      Without ``out`` the result is zero there.
+
+    Example::
+
+        y = ggemm.masked_matmul(x, w, masked_m)
+    """
+    return _grouped("masked_matmul", x, w, masked_m, weight_layout, bias,
+                    activation, row_scale, accumulate, out, out_dtype, config,
+                    catalog)
+
+
+def _grouped(op: str, x: Any, w: Any, counts: Any, weight_layout: str,
+             bias: Any, activation: Optional[str], row_scale: Any,
+             accumulate: bool, out: Any, out_dtype: Any, config: Any,
+             catalog: Any) -> Any:
+    _require_torch()
+    if _needs_torch_ops(x, w, bias, row_scale, out):
+        return _library_ops().grouped_via_library(
+            op, x, w, counts, weight_layout, bias, activation, row_scale,
+            accumulate, out, out_dtype, config)
+    plan = _plan_grouped(op, x, w, counts, weight_layout=weight_layout,
+                         bias=bias, activation=activation,
+                         row_scale=row_scale, accumulate=accumulate, out=out,
+                         out_dtype=out_dtype, config=config)
+    # Masked rows past the count are not written: zero them in a new output.
+    return _run(plan, out, op == "masked_matmul", catalog)
+
+
+def _plan_with_defaults(op: str, x: Any, w: Any, counts: Any,
+                        kwargs: Dict[str, Any]) -> _Plan:
+    kwargs.setdefault("weight_layout", "nk")
+    for name in ("bias", "activation", "row_scale", "out", "out_dtype",
+                 "config"):
+        kwargs.setdefault(name, None)
+    kwargs.setdefault("accumulate", False)
+    return _plan_grouped(op, x, w, counts, **kwargs)
+
+
+def plan_masked_matmul(x: Any, w: Any, masked_m: Any, **kwargs: Any) -> _Plan:
+    """Checks :func:`masked_matmul`'s arguments (no GPU needed)."""
+    return _plan_with_defaults("masked_matmul", x, w, masked_m, kwargs)
+
+
+def plan_batched_matmul(x: Any, w: Any, **kwargs: Any) -> _Plan:
+    """Checks :func:`batched_matmul`'s arguments (no GPU needed)."""
+    return _plan_with_defaults("batched_matmul", x, w, None, kwargs)
+
+
+def batched_matmul(x: Any, w: Any, *, weight_layout: str = "nk",
+                   bias: Any = None, activation: Optional[str] = None,
+                   row_scale: Any = None, accumulate: bool = False,
+                   out: Any = None, out_dtype: Any = None, config: Any = None,
+                   catalog: Any = None) -> Any:
+    """Batched matmul, one weight per batch:
+    ``y[b] = act(x[b] @ W[b]ᵀ + bias[b]) * row_scale[b]``.
+
+    ``x``: ``[B, M, K]`` (batches packed), ``w``: ``[B, N, K]`` (``"nk"``)
+    or ``[B, K, N]`` (``"kn"``, i.e. ``torch.bmm(x, w)``); ``bias``:
+    ``[B, N]``; ``row_scale``: ``[B, M]``; ``out``: ``[B, M, N]``.
+
+    Example::
+
+        y = ggemm.batched_matmul(x, w, weight_layout="kn")  # torch.bmm(x, w)
+    """
+    return _grouped("batched_matmul", x, w, None, weight_layout, bias,
+                    activation, row_scale, accumulate, out, out_dtype, config,
+                    catalog)
+
+
+def segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
+                     weight_indices: Any = None, num_weights: Optional[int] = None,
+                     out: Any = None, out_dtype: Any = None,
+                     fallback: Optional[str] = None) -> Any:
+    """K-ragged grouped matmul (weight gradients):
+    ``dW[i_g] += dy[s_g:s_{g+1}]ᵀ @ x[s_g:s_{g+1}]`` — ``[Gw, N, K]`` with
+    ``x: [M, K]``, ``dy: [M, N]``.
+
+    The compiler defines ``ggemm.segment_matmul_k`` but does not lower it
+    yet (issue 12), so this raises :class:`NotLoweredError` unless
+    ``fallback="torch"``, which computes it with one torch matmul per
+    segment in float32 — and so reads ``seg_indptr`` on the host (one
+    device synchronisation). Rows outside every segment contribute nothing.
+
+    Example::
+
+        dw = ggemm.segment_matmul_k(x, dy, seg_indptr, fallback="torch")
+    """
+    if fallback != "torch":
+        if fallback is not None:
+            raise ArgumentError(f"fallback: expected None or 'torch', got "
+                                f"{fallback!r}")
+        raise NotLoweredError(
+            "segment_matmul_k: ggemm.segment_matmul_k (K-ragged grouped "
+            "matmul, weight gradients) is defined but not lowered yet (issue "
+            "12); pass fallback='torch' for a torch computation that "
+            "synchronises once")
+    _require_torch()
+    dtype = _check("x", x, 2, ("bf16", "f16", "f32"), "[M, K]")
+    _check("dy", dy, 2, ("bf16", "f16", "f32"), "[M, N]", x.device)
+    _check_extent("dy", dy, 0, x.shape[0], "M, as x.shape[0]")
+    _check("seg_indptr", seg_indptr, 1, ("i32", "i64"), "[G + 1]", x.device)
+    groups = seg_indptr.shape[0] - 1
+    if weight_indices is not None:
+        _check("weight_indices", weight_indices, 1, ("i32", "i64"), "[G]",
+               x.device)
+        _check_extent("weight_indices", weight_indices, 0, groups, "G")
+    count = num_weights if num_weights is not None else groups
+    out_name = _out_dtype_name(out_dtype) or dtype
+    result = segment_matmul_k_torch(x, dy, seg_indptr, weight_indices, count)
+    if out is not None:
+        _check_extent("out", out, 0, count, "weights")
+        out.copy_(result)
+        return out
+    return result.to(torch_dtype(out_name))
+
+
+def segment_matmul_k_torch(x: Any, dy: Any, seg_indptr: Any,
+                           weight_indices: Any, num_weights: int) -> Any:
+    """The torch fallback of :func:`segment_matmul_k`, in float32."""
+    rows = x.shape[0]
+    result = torch.zeros((num_weights, dy.shape[1], x.shape[1]),
+                         dtype=torch.float32, device=x.device)
+    bounds = seg_indptr.tolist()
+    indices = (weight_indices.tolist() if weight_indices is not None
+               else list(range(len(bounds) - 1)))
+    for group, index in enumerate(indices):
+        begin = min(max(bounds[group], 0), rows)
+        end = min(max(bounds[group + 1], begin), rows)
+        if end > begin and 0 <= index < num_weights:
+            result[index] += dy[begin:end].float().t() @ x[begin:end].float()
+    return result

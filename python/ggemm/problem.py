@@ -1,0 +1,293 @@
+"""What one kernel computes: the static description of a ggemm problem op.
+
+A :class:`Problem` holds everything that makes two kernels different (op,
+dtypes, N, K, G, layout, which optional tensors, the epilogue, a tile
+config); the dynamic sizes (M, the rows per group) are not part of it. It
+is the key of the kernel caches, the unit of a catalog spec line, and it
+writes the ggemm IR of its kernel (:meth:`Problem.mlir`) — the op syntax of
+``docs/GGemmOps.md``.
+
+This module needs neither torch nor the compiler.
+
+Example::
+
+    >>> p = Problem("segment_matmul", "bf16", n=4096, k=7168, groups=8)
+    >>> p.spec()["n"], p.kernel_name.endswith("_kernel")
+    (4096, True)
+    >>> "ggemm.segment_matmul" in p.mlir()
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+from .runtime import GGemmError
+
+__all__ = ["OPS", "ACTIVATIONS", "Problem", "TileConfig", "SpecError"]
+
+#: Problem ops the Python layer builds (``segment_matmul_k`` is not lowered
+#: yet, see issue 12).
+OPS = ("segment_matmul", "masked_matmul", "batched_matmul")
+#: Epilogue activations of ``#ggemm.epilogue``.
+ACTIVATIONS = ("none", "relu", "gelu", "silu")
+#: Operand (x, w) element types of the bf16/fp16 path.
+INPUT_DTYPES = ("bf16", "f16")
+OUTPUT_DTYPES = ("bf16", "f16", "f32")
+INDEX_DTYPES = ("i32", "i64")
+LAYOUTS = ("nk", "kn")
+RASTERS = ("along_n", "along_m")
+
+
+class SpecError(GGemmError, ValueError):
+    """A problem or catalog spec that names an unknown value or an
+    inconsistent combination; the message names the field."""
+
+
+def _choice(field: str, value: Any, allowed: Tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise SpecError(f"{field} must be one of {', '.join(allowed)}; "
+                        f"got {value!r}")
+    return value
+
+
+def _positive(field: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise SpecError(f"{field} must be a positive integer; got {value!r}")
+    return value
+
+
+@dataclasses.dataclass(frozen=True)
+class TileConfig:
+    """``#ggemm.tile_config<...>``: a user-chosen tile (the compiler's
+    ``ggemm-select-config`` chooses one when none is given).
+
+    Example::
+
+        >>> TileConfig(block_m=64, block_n=64, consumer_warpgroups=1).mlir()
+        '#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, stages = 4, consumer_warpgroups = 1, raster = along_n>'
+    """
+
+    block_m: int = 128
+    block_n: int = 128
+    block_k: int = 64
+    stages: int = 4
+    consumer_warpgroups: int = 2
+    raster: str = "along_n"
+
+    def __post_init__(self) -> None:
+        for field in ("block_m", "block_n", "block_k", "stages",
+                      "consumer_warpgroups"):
+            _positive(f"config.{field}", getattr(self, field))
+        _choice("config.raster", self.raster, RASTERS)
+
+    @classmethod
+    def from_any(cls, value: Any) -> Optional["TileConfig"]:
+        """``None``, a :class:`TileConfig` or a dict of its fields."""
+        if value is None or isinstance(value, TileConfig):
+            return value
+        if isinstance(value, Mapping):
+            unknown = sorted(set(value) - {f.name for f in
+                                           dataclasses.fields(cls)})
+            if unknown:
+                raise SpecError(f"config: unknown fields {', '.join(unknown)}")
+            return cls(**value)
+        raise SpecError(f"config must be a dict or TileConfig; got "
+                        f"{type(value).__name__}")
+
+    def mlir(self) -> str:
+        return (f"#ggemm.tile_config<block_m = {self.block_m}, block_n = "
+                f"{self.block_n}, block_k = {self.block_k}, stages = "
+                f"{self.stages}, consumer_warpgroups = "
+                f"{self.consumer_warpgroups}, raster = {self.raster}>")
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """The static part of one ggemm problem op.
+
+    ``groups`` is G (segments, masked groups or the batch); ``num_weights``
+    is Gw, the matrices in ``w`` (``groups`` unless ``weight_indices``).
+    ``index_dtype`` is the dtype of ``seg_indptr`` / ``masked_m``. ``bias``
+    (f32 ``[Gw, N]``), ``row_scale`` (f32, one per row) and
+    ``weight_indices`` (i32 ``[G]``) say which optional tensors the kernel
+    reads.
+
+    Example::
+
+        >>> p = Problem("masked_matmul", "bf16", n=4096, k=7168, groups=8,
+        ...             activation="silu")
+        >>> p.out_dtype, p.num_weights
+        ('bf16', 8)
+    """
+
+    op: str
+    dtype: str
+    n: int
+    k: int
+    groups: int
+    num_weights: int = 0
+    out_dtype: str = ""
+    weight_layout: str = "nk"
+    index_dtype: str = "i32"
+    weight_indices: bool = False
+    bias: bool = False
+    row_scale: bool = False
+    activation: str = "none"
+    accumulate: bool = False
+    config: Optional[TileConfig] = None
+
+    def __post_init__(self) -> None:
+        _choice("op", self.op, OPS)
+        _choice("dtype", self.dtype, INPUT_DTYPES)
+        if not self.out_dtype:
+            object.__setattr__(self, "out_dtype", self.dtype)
+        _choice("out_dtype", self.out_dtype, OUTPUT_DTYPES)
+        _choice("weight_layout", self.weight_layout, LAYOUTS)
+        _choice("index_dtype", self.index_dtype, INDEX_DTYPES)
+        _choice("activation", self.activation, ACTIVATIONS)
+        for field in ("n", "k", "groups"):
+            _positive(field, getattr(self, field))
+        if not self.num_weights:
+            object.__setattr__(self, "num_weights", self.groups)
+        _positive("num_weights", self.num_weights)
+        if self.weight_indices and self.op != "segment_matmul":
+            raise SpecError(f"weight_indices: only segment_matmul takes "
+                            f"weight indices, not {self.op}")
+        if not self.weight_indices and self.num_weights != self.groups:
+            raise SpecError(f"num_weights ({self.num_weights}) must equal "
+                            f"groups ({self.groups}) without weight_indices")
+        object.__setattr__(self, "config", TileConfig.from_any(self.config))
+        # TMA needs 16-byte row strides: K elements of x and w rows, and N
+        # elements of the rows of a [G, K, N] weight.
+        if self.k % 8:
+            raise SpecError(f"k ({self.k}) must be a multiple of 8 (TMA "
+                            f"reads rows of x and w in 16-byte steps)")
+        if self.weight_layout == "kn" and self.n % 8:
+            raise SpecError(f"n ({self.n}) must be a multiple of 8 with "
+                            f"weight_layout 'kn' (w rows are N long)")
+
+    # -- keys -----------------------------------------------------------
+    def spec(self) -> Dict[str, Any]:
+        """The catalog spec line of this problem (defaults left out).
+
+        Example::
+
+            >>> Problem("batched_matmul", "f16", n=64, k=64, groups=2).spec()
+            {'op': 'batched_matmul', 'dtype': 'f16', 'n': 64, 'k': 64, 'groups': 2}
+        """
+        line: Dict[str, Any] = {"op": self.op, "dtype": self.dtype,
+                                "n": self.n, "k": self.k,
+                                "groups": self.groups}
+        defaults = Problem(self.op, self.dtype, self.n, self.k, self.groups,
+                           num_weights=self.groups if not self.weight_indices
+                           else self.num_weights,
+                           weight_indices=self.weight_indices)
+        for field in dataclasses.fields(self):
+            if field.name in line:
+                continue
+            value = getattr(self, field.name)
+            if value != getattr(defaults, field.name):
+                line[field.name] = (dataclasses.asdict(value)
+                                    if isinstance(value, TileConfig) else value)
+        return line
+
+    @classmethod
+    def from_spec(cls, line: Mapping[str, Any]) -> "Problem":
+        """Reads one catalog spec line; unknown fields are errors.
+
+        Example::
+
+            >>> Problem.from_spec({"op": "segment_matmul", "dtype": "bf16",
+            ...                    "n": 128, "k": 64, "groups": 4}).groups
+            4
+        """
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(line) - names)
+        if unknown:
+            raise SpecError(f"unknown fields {', '.join(unknown)} (known: "
+                            f"{', '.join(sorted(names))})")
+        missing = [f for f in ("op", "dtype", "n", "k", "groups")
+                   if f not in line]
+        if missing:
+            raise SpecError(f"missing fields {', '.join(missing)}")
+        return cls(**dict(line))
+
+    @property
+    def key(self) -> str:
+        """A canonical text key: equal problems, equal keys."""
+        return json.dumps(self.spec(), sort_keys=True, separators=(",", ":"))
+
+    @property
+    def function_name(self) -> str:
+        digest = hashlib.sha256(self.key.encode()).hexdigest()[:12]
+        return f"ggemm_{self.op}_{self.dtype}_{digest}"
+
+    @property
+    def kernel_name(self) -> str:
+        """The bundle's name: the function's name plus ``_kernel``."""
+        return self.function_name + "_kernel"
+
+    # -- IR -------------------------------------------------------------
+    def mlir(self) -> str:
+        """The ggemm IR of this problem: one function, one problem op, N, K,
+        G (and Gw) static, the rows dynamic.
+
+        Example::
+
+            >>> print(Problem("segment_matmul", "bf16", n=256, k=128,
+            ...               groups=2).mlir())  # doctest: +ELLIPSIS
+            func.func @ggemm_segment_matmul_bf16_...(%x: memref<?x128xbf16>, ...
+        """
+        a, out, g, gw = self.dtype, self.out_dtype, self.groups, self.num_weights
+        n, k = self.n, self.k
+        w_type = (f"memref<{gw}x{n}x{k}x{a}>" if self.weight_layout == "nk"
+                  else f"memref<{gw}x{k}x{n}x{a}>")
+        if self.op == "segment_matmul":
+            x_type = f"memref<?x{k}x{a}>"
+            y_type = f"memref<?x{n}x{out}>"
+            rows_type = f"memref<{g + 1}x{self.index_dtype}>"
+            row_scale_type = "memref<?xf32>"
+        else:
+            x_type = f"memref<{g}x?x{k}x{a}>"
+            y_type = f"memref<{g}x?x{n}x{out}>"
+            rows_type = f"memref<{g}x{self.index_dtype}>"
+            row_scale_type = f"memref<{g}x?xf32>"
+        args = [f"%x: {x_type}", f"%w: {w_type}"]
+        clauses = [f"ins(%x, %w : {x_type}, {w_type})"]
+        if self.op == "segment_matmul":
+            args.append(f"%seg_indptr: {rows_type}")
+            clauses.append(f"segments(%seg_indptr : {rows_type})")
+            if self.weight_indices:
+                args.append(f"%weight_indices: memref<{g}xi32>")
+                clauses.append(
+                    f"weight_indices(%weight_indices : memref<{g}xi32>)")
+        elif self.op == "masked_matmul":
+            args.append(f"%masked_m: {rows_type}")
+            clauses.append(f"masked_m(%masked_m : {rows_type})")
+        if self.bias:
+            bias_type = f"memref<{gw}x{n}xf32>"
+            args.append(f"%bias: {bias_type}")
+            clauses.append(f"bias(%bias : {bias_type})")
+        if self.row_scale:
+            args.append(f"%row_scale: {row_scale_type}")
+            clauses.append(f"row_scale(%row_scale : {row_scale_type})")
+        args.append(f"%y: {y_type}")
+        clauses.append(f"outs(%y : {y_type})")
+        attrs = []
+        if self.weight_layout != "nk":
+            attrs.append(f"weight_layout = #ggemm.weight_layout<"
+                         f"{self.weight_layout}>")
+        if self.activation != "none" or self.accumulate:
+            attrs.append(f"epilogue = #ggemm.epilogue<activation = "
+                         f"{self.activation}, accumulate = "
+                         f"{'true' if self.accumulate else 'false'}>")
+        if self.config is not None:
+            attrs.append(f"config = {self.config.mlir()}")
+        attr_text = f" {{{', '.join(attrs)}}}" if attrs else ""
+        return (f"func.func @{self.function_name}({', '.join(args)}) {{\n"
+                f"  ggemm.{self.op} " + "\n      ".join(clauses)
+                + attr_text + "\n  return\n}\n")

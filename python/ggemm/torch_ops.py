@@ -1,0 +1,303 @@
+"""The ops as ``torch.library`` custom ops, with fake implementations and
+autograd.
+
+Registered when torch is importable (``import ggemm`` does it):
+
+- ``torch.ops.ggemm.segment_matmul`` / ``masked_matmul`` /
+  ``batched_matmul``: functional (return a new tensor);
+- ``torch.ops.ggemm.segment_matmul_out`` / ``masked_matmul_out`` /
+  ``batched_matmul_out``: write into ``out`` (declared mutated), for
+  ``out=`` and ``accumulate=True``;
+- ``torch.ops.ggemm.segment_matmul_k_torch``: the torch fallback of the
+  K-ragged product (weight gradients).
+
+Fake implementations give the output's shape and dtype, so
+``torch.compile(fullgraph=True)`` traces through ``ggemm.segment_matmul``
+without a graph break. ``ggemm.segment_matmul`` and friends use these ops
+only while compiling or when autograd records (an eager call without grad
+launches directly, which is cheaper).
+
+Autograd (``segment_matmul`` only): with ``y = act(z) * row_scale`` and
+``z = x Wᵀ + bias`` per segment, the backward recomputes ``z`` with one
+``segment_matmul`` (f32 output) when there is an activation or a row scale,
+then
+
+- ``dx = segment_matmul(dz, W)`` with the other weight layout (the same
+  weights, read transposed: no copy);
+- ``dW = segment_matmul_k(x, dz)``, for now ``segment_matmul_k_torch``: one
+  float32 torch matmul per segment after reading ``seg_indptr`` on the host
+  (one device synchronisation per backward) until ``ggemm.segment_matmul_k``
+  is lowered (issue 12);
+- ``dbias`` the per-weight sum of ``dz`` rows, ``drow_scale`` the row sums
+  of ``dy * act(z)``.
+
+Example::
+
+    x.requires_grad_(); w.requires_grad_()
+    y = ggemm.segment_matmul(x, w, seg_indptr, activation="silu")
+    y.float().pow(2).sum().backward()      # x.grad, w.grad
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Optional
+
+import torch
+
+from . import ops
+from .ops import ArgumentError, NotLoweredError
+
+Tensor = torch.Tensor
+
+_LIB = "ggemm"
+
+
+def _layout_n(w: Tensor, weight_layout: str) -> int:
+    return w.shape[1] if weight_layout == "nk" else w.shape[2]
+
+
+# -- functional ops -------------------------------------------------------
+
+@torch.library.custom_op(f"{_LIB}::segment_matmul", mutates_args=())
+def segment_matmul_op(x: Tensor, w: Tensor, seg_indptr: Tensor,
+                      weight_indices: Optional[Tensor], bias: Optional[Tensor],
+                      row_scale: Optional[Tensor], weight_layout: str,
+                      activation: str, out_dtype: str, config: str) -> Tensor:
+    plan = ops.plan_segment_matmul(
+        x, w, seg_indptr, weight_indices=weight_indices,
+        weight_layout=weight_layout, bias=bias, activation=activation,
+        row_scale=row_scale, out_dtype=ops.torch_dtype(out_dtype),
+        config=ops.config_from_text(config))
+    return ops._run(plan, None, True, None)
+
+
+@segment_matmul_op.register_fake
+def _(x, w, seg_indptr, weight_indices, bias, row_scale, weight_layout,
+      activation, out_dtype, config):
+    return x.new_empty((x.shape[0], _layout_n(w, weight_layout)),
+                       dtype=ops.torch_dtype(out_dtype))
+
+
+def _grouped_op(op: str):
+    @torch.library.custom_op(f"{_LIB}::{op}", mutates_args=())
+    def grouped(x: Tensor, w: Tensor, masked_m: Optional[Tensor],
+                bias: Optional[Tensor], row_scale: Optional[Tensor],
+                weight_layout: str, activation: str, out_dtype: str,
+                config: str) -> Tensor:
+        plan = ops._plan_grouped(
+            op, x, w, masked_m, weight_layout=weight_layout, bias=bias,
+            activation=activation, row_scale=row_scale, accumulate=False,
+            out=None, out_dtype=ops.torch_dtype(out_dtype),
+            config=ops.config_from_text(config))
+        return ops._run(plan, None, op == "masked_matmul", None)
+
+    @grouped.register_fake
+    def _(x, w, masked_m, bias, row_scale, weight_layout, activation,
+          out_dtype, config):
+        return x.new_empty((x.shape[0], x.shape[1],
+                            _layout_n(w, weight_layout)),
+                           dtype=ops.torch_dtype(out_dtype))
+
+    return grouped
+
+
+masked_matmul_op = _grouped_op("masked_matmul")
+batched_matmul_op = _grouped_op("batched_matmul")
+
+
+# -- ops writing into out ---------------------------------------------------
+
+@torch.library.custom_op(f"{_LIB}::segment_matmul_out", mutates_args=("out",))
+def segment_matmul_out_op(x: Tensor, w: Tensor, seg_indptr: Tensor,
+                          weight_indices: Optional[Tensor],
+                          bias: Optional[Tensor], row_scale: Optional[Tensor],
+                          out: Tensor, weight_layout: str, activation: str,
+                          accumulate: bool, config: str) -> None:
+    plan = ops.plan_segment_matmul(
+        x, w, seg_indptr, weight_indices=weight_indices,
+        weight_layout=weight_layout, bias=bias, activation=activation,
+        row_scale=row_scale, accumulate=accumulate, out=out,
+        config=ops.config_from_text(config))
+    ops._run(plan, out, False, None)
+
+
+@segment_matmul_out_op.register_fake
+def _(x, w, seg_indptr, weight_indices, bias, row_scale, out, weight_layout,
+      activation, accumulate, config):
+    return None
+
+
+def _grouped_out_op(op: str):
+    @torch.library.custom_op(f"{_LIB}::{op}_out", mutates_args=("out",))
+    def grouped_out(x: Tensor, w: Tensor, masked_m: Optional[Tensor],
+                    bias: Optional[Tensor], row_scale: Optional[Tensor],
+                    out: Tensor, weight_layout: str, activation: str,
+                    accumulate: bool, config: str) -> None:
+        plan = ops._plan_grouped(
+            op, x, w, masked_m, weight_layout=weight_layout, bias=bias,
+            activation=activation, row_scale=row_scale,
+            accumulate=accumulate, out=out, out_dtype=None,
+            config=ops.config_from_text(config))
+        ops._run(plan, out, False, None)
+
+    @grouped_out.register_fake
+    def _(x, w, masked_m, bias, row_scale, out, weight_layout, activation,
+          accumulate, config):
+        return None
+
+    return grouped_out
+
+
+masked_matmul_out_op = _grouped_out_op("masked_matmul")
+batched_matmul_out_op = _grouped_out_op("batched_matmul")
+
+
+@torch.library.custom_op(f"{_LIB}::segment_matmul_k_torch", mutates_args=())
+def segment_matmul_k_torch_op(x: Tensor, dy: Tensor, seg_indptr: Tensor,
+                              weight_indices: Optional[Tensor],
+                              num_weights: int) -> Tensor:
+    return ops.segment_matmul_k_torch(x, dy, seg_indptr, weight_indices,
+                                      num_weights)
+
+
+@segment_matmul_k_torch_op.register_fake
+def _(x, dy, seg_indptr, weight_indices, num_weights):
+    return x.new_empty((num_weights, dy.shape[1], x.shape[1]),
+                       dtype=torch.float32)
+
+
+# -- autograd of segment_matmul -------------------------------------------
+
+def _activation_grad(z: Tensor, activation: str) -> Tensor:
+    """d act(z) / dz, elementwise, in float32."""
+    if activation == "relu":
+        return (z > 0).to(z.dtype)
+    if activation == "gelu":  # exact (erf) gelu, as the kernel computes
+        cdf = 0.5 * (1.0 + torch.erf(z * (1.0 / math.sqrt(2.0))))
+        pdf = torch.exp(-0.5 * z * z) * (1.0 / math.sqrt(2.0 * math.pi))
+        return cdf + z * pdf
+    if activation == "silu":
+        sig = torch.sigmoid(z)
+        return sig * (1.0 + z * (1.0 - sig))
+    return torch.ones_like(z)
+
+
+def _activate(z: Tensor, activation: str) -> Tensor:
+    if activation == "relu":
+        return torch.relu(z)
+    if activation == "gelu":
+        return torch.nn.functional.gelu(z)
+    if activation == "silu":
+        return torch.nn.functional.silu(z)
+    return z
+
+
+def _setup_context(ctx, inputs, output):
+    (x, w, seg_indptr, weight_indices, bias, row_scale, weight_layout,
+     activation, out_dtype, config) = inputs
+    ctx.save_for_backward(x, w, seg_indptr, weight_indices, bias, row_scale)
+    ctx.weight_layout = weight_layout
+    ctx.activation = activation
+    ctx.config = config
+
+
+def _backward(ctx, dy):
+    x, w, seg_indptr, weight_indices, bias, row_scale = ctx.saved_tensors
+    layout, activation = ctx.weight_layout, ctx.activation
+    grad = dy.float()
+    d_row_scale = None
+    if activation != "none" or row_scale is not None:
+        z = segment_matmul_op(x, w, seg_indptr, weight_indices, bias, None,
+                              layout, "none", "f32", "")
+        if row_scale is not None:
+            if ctx.needs_input_grad[5]:
+                d_row_scale = (grad * _activate(z, activation)).sum(1)
+            grad = grad * row_scale[:, None]
+        grad = grad * _activation_grad(z, activation)
+    dx = dw = d_bias = None
+    if ctx.needs_input_grad[0]:
+        n = _layout_n(w, layout)
+        if n % 8:
+            raise ArgumentError(
+                f"segment_matmul backward: dx reads dy's rows (N = {n} "
+                f"elements) through TMA, which needs N to be a multiple of 8")
+        dx = segment_matmul_op(grad.to(x.dtype), w, seg_indptr,
+                               weight_indices, None, None,
+                               ops._OTHER_LAYOUT[layout], "none",
+                               ops.dtype_name(x), "")
+    if ctx.needs_input_grad[1] or ctx.needs_input_grad[4]:
+        if ctx.needs_input_grad[1]:
+            dw_nk = segment_matmul_k_torch_op(x, grad, seg_indptr,
+                                              weight_indices, w.shape[0])
+            dw = (dw_nk if layout == "nk" else dw_nk.transpose(1, 2)).to(w.dtype)
+        if ctx.needs_input_grad[4]:
+            # Bias gradient: per-weight sums of dz over the segments' rows,
+            # from the same K-ragged product with a column of ones as x.
+            ones = grad.new_ones((grad.shape[0], 1))
+            d_bias = segment_matmul_k_torch_op(
+                ones, grad, seg_indptr, weight_indices,
+                bias.shape[0])[:, :, 0].to(bias.dtype)
+    return dx, dw, None, None, d_bias, d_row_scale, None, None, None, None
+
+
+segment_matmul_op.register_autograd(_backward, setup_context=_setup_context)
+
+
+# -- entry points used by ggemm.ops ----------------------------------------
+
+def segment_matmul_via_library(x, w, seg_indptr, weight_indices, weight_layout,
+                               bias, activation, row_scale, accumulate, out,
+                               out_dtype, config):
+    plan = ops.plan_segment_matmul(
+        x, w, seg_indptr, weight_indices=weight_indices,
+        weight_layout=weight_layout, bias=bias, activation=activation,
+        row_scale=row_scale, accumulate=accumulate, out=out,
+        out_dtype=out_dtype, config=config, build=False)
+    tensors = plan.tensors
+    act = ops._activation(activation)
+    config_text = ops._config_text(config)
+    if out is not None:
+        if torch.is_grad_enabled() and ops._any_requires_grad(
+                (x, w, bias, row_scale, out)):
+            raise ArgumentError(
+                "out: segment_matmul with out= (or accumulate=True) is not "
+                "differentiable; call it without out= to get gradients")
+        segment_matmul_out_op(x, w, seg_indptr, tensors.get("weight_indices"),
+                              tensors.get("bias"), tensors.get("row_scale"),
+                              out, weight_layout, act, bool(accumulate),
+                              config_text)
+        return out
+    return segment_matmul_op(x, w, seg_indptr, tensors.get("weight_indices"),
+                             tensors.get("bias"), tensors.get("row_scale"),
+                             weight_layout, act, plan.out_dtype, config_text)
+
+
+def grouped_via_library(op, x, w, masked_m, weight_layout, bias, activation,
+                        row_scale, accumulate, out, out_dtype, config):
+    plan = ops._plan_grouped(op, x, w, masked_m, weight_layout=weight_layout,
+                             bias=bias, activation=activation,
+                             row_scale=row_scale, accumulate=accumulate,
+                             out=out, out_dtype=out_dtype, config=config,
+                             build=False)
+    if torch.is_grad_enabled() and ops._any_requires_grad(
+            (x, w, bias, row_scale, out)):
+        raise NotLoweredError(
+            f"{op}: autograd is implemented for segment_matmul only; detach "
+            f"the inputs or use segment_matmul")
+    tensors = plan.tensors
+    act = ops._activation(activation)
+    config_text = ops._config_text(config)
+    if out is not None:
+        (masked_matmul_out_op if op == "masked_matmul"
+         else batched_matmul_out_op)(
+            x, w, masked_m, tensors.get("bias"), tensors.get("row_scale"), out,
+            weight_layout, act, bool(accumulate), config_text)
+        return out
+    return (masked_matmul_op if op == "masked_matmul" else batched_matmul_op)(
+        x, w, masked_m, tensors.get("bias"), tensors.get("row_scale"),
+        weight_layout, act, plan.out_dtype, config_text)
+
+
+ops._torch_ops_module = sys.modules[__name__]

@@ -1,0 +1,723 @@
+#!/usr/bin/env python3
+"""GPU check of GGEMM's Python face: the ops on torch tensors, every compat
+wrapper, autograd, torch.compile, the MoE example, CUDA-graph capture and
+the host overhead of a call.
+
+The GPU host has no LLVM: every kernel comes from a catalog prebuilt on the
+CPU machine from this script's spec (test/gpu/build_python_catalog.sh runs
+``check_python.py --write-spec`` and ``python -m ggemm.catalog build``).
+
+Each numerical case uses fresh random inputs; outputs given with ``out=``
+are poisoned (NaN) before the call, and the rows the op must not write are
+checked bit for bit afterwards. The reference is torch in float64; the
+criterion is ||out - ref|| / ||ref|| < 1e-2.
+
+Prints a line per case and, last, ``gpu-check-python: N passed, M failed``.
+
+    python3 test/gpu/check_python.py --catalog .device/python_catalog \\
+        --report bench/results/python.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Callable, List
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+TOL = 1e-2
+# The sizes every case uses: N, K and G are compiled into the kernels.
+N, K, G = 384, 256, 6
+N2, K2 = 256, 384          # the other layout's / the transposed sizes
+MOE = dict(hidden=256, intermediate=384, experts=8, top_k=2)
+
+
+def spec() -> dict:
+    """Every kernel the cases below launch (one catalog line each)."""
+    bf, f16 = "bf16", "f16"
+    seg = dict(op="segment_matmul")
+    bat = dict(op="batched_matmul")
+    lines = [
+        # ops
+        dict(seg, dtype=bf, n=N, k=K, groups=G),
+        dict(seg, dtype=bf, n=N2, k=K2, groups=5, num_weights=3,
+             weight_indices=True, index_dtype="i64", out_dtype="f32",
+             weight_layout="kn"),
+        dict(seg, dtype=bf, n=N, k=K, groups=G, bias=True, row_scale=True,
+             activation="silu"),
+        dict(seg, dtype=f16, n=N2, k=128, groups=4, weight_layout="kn",
+             activation="gelu", accumulate=True),
+        dict(seg, dtype=bf, n=200, k=K, groups=G, activation="relu"),
+        dict(op="masked_matmul", dtype=bf, n=N, k=K, groups=4),
+        dict(op="masked_matmul", dtype=f16, n=N2, k=128, groups=3,
+             index_dtype="i64", bias=True, row_scale=True,
+             weight_layout="kn"),
+        dict(bat, dtype=bf, n=N, k=K, groups=3),
+        dict(bat, dtype=bf, n=N2, k=K2, groups=2, weight_layout="kn",
+             out_dtype="f32"),
+        # compat: flashinfer
+        dict(seg, dtype=bf, n=N2, k=K2, groups=5, weight_layout="kn"),
+        # deep_gemm
+        dict(bat, dtype=bf, n=N, k=K, groups=1),
+        dict(bat, dtype=bf, n=N, k=K, groups=1, out_dtype="f32",
+             accumulate=True),
+        dict(seg, dtype=bf, n=N, k=K, groups=9, num_weights=4,
+             weight_indices=True, index_dtype="i64"),
+        # megablox
+        dict(seg, dtype=bf, n=N2, k=K2, groups=5, weight_layout="kn",
+             index_dtype="i64"),
+        dict(seg, dtype=bf, n=N2, k=K2, groups=3, weight_layout="kn",
+             index_dtype="i64"),
+        # aiter
+        dict(bat, dtype=bf, n=N2, k=K2, groups=2, weight_layout="kn"),
+        dict(bat, dtype=bf, n=N2, k=K2, groups=1, weight_layout="kn",
+             bias=True),
+        dict(bat, dtype=bf, n=N2, k=K2, groups=1, weight_layout="kn",
+             bias=True, activation="gelu"),
+        dict(bat, dtype=bf, n=N2, k=K2, groups=1, weight_layout="kn",
+             activation="relu"),
+        dict(bat, dtype=bf, n=N2, k=K2, groups=1, weight_layout="kn",
+             row_scale=True),
+        dict(bat, dtype=bf, n=N2, k=K2, groups=1, weight_layout="kn",
+             row_scale=True, accumulate=True),
+        # autograd: the recomputed pre-activation and dx (other layout)
+        dict(seg, dtype=bf, n=N, k=K, groups=G, bias=True, out_dtype="f32"),
+        dict(seg, dtype=bf, n=N2, k=K2, groups=G, weight_layout="kn"),
+        # torch.compile
+        dict(seg, dtype=bf, n=N, k=K, groups=G, activation="silu"),
+    ]
+    # The MoE example: up (silu) and down (routing weights), forward and
+    # backward, offsets in int64.
+    h, i, e = MOE["hidden"], MOE["intermediate"], MOE["experts"]
+    moe = dict(seg, dtype=bf, groups=e, index_dtype="i64")
+    lines += [
+        dict(moe, n=i, k=h, activation="silu"),
+        dict(moe, n=h, k=i, row_scale=True),
+        dict(moe, n=i, k=h, out_dtype="f32"),
+        dict(moe, n=h, k=i, out_dtype="f32"),
+        dict(moe, n=h, k=i, weight_layout="kn"),
+        dict(moe, n=i, k=h, weight_layout="kn"),
+        # two expert-parallel halves
+        dict(moe, groups=e // 2, n=i, k=h, activation="silu"),
+        dict(moe, groups=e // 2, n=h, k=i, row_scale=True),
+    ]
+    return {"format": "bin", "kernels": lines}
+
+
+# -- helpers -----------------------------------------------------------------
+
+def rel_err(out, ref) -> float:
+    out, ref = out.double(), ref.double()
+    denom = ref.norm().item()
+    diff = (out - ref).norm().item()
+    return diff / denom if denom > 0 else diff
+
+
+def expect_close(out, ref, what: str = "out") -> None:
+    import torch
+    if torch.isnan(out.double()).any():
+        raise AssertionError(f"{what}: {int(torch.isnan(out.double()).sum())}"
+                             f" NaN (poison or unwritten) elements")
+    err = rel_err(out, ref)
+    if not err < TOL:
+        raise AssertionError(f"{what}: rel err {err:.2e} >= {TOL}")
+
+
+def same_bits(a, b) -> bool:
+    import torch
+    bits = {2: torch.int16, 4: torch.int32}[a.element_size()]
+    return bool((a.contiguous().view(bits) == b.contiguous().view(bits)).all())
+
+
+def act64(t, activation):
+    import torch
+    return {"relu": torch.relu, "gelu": torch.nn.functional.gelu,
+            "silu": torch.nn.functional.silu}.get(activation,
+                                                  lambda v: v)(t)
+
+
+def segments(rng, groups: int, start_gap: bool = True):
+    """Random segment lengths with empty and 1-row segments, a gap before
+    the first and after the last."""
+    lengths = [rng.choice([0, 1, 7, 64, 127, 128, 129, 300]) for _ in
+               range(groups)]
+    start = rng.choice([0, 3]) if start_gap else 0
+    offsets = [start]
+    for length in lengths:
+        offsets.append(offsets[-1] + length)
+    rows = offsets[-1] + (rng.choice([0, 5]) if start_gap else 0)
+    return offsets, rows
+
+
+def seg_reference(x, w, offsets, layout="nk", weight_indices=None, bias=None,
+                  activation=None, row_scale=None):
+    """float64 reference of segment_matmul; zero outside the segments."""
+    import torch
+    n = w.shape[1] if layout == "nk" else w.shape[2]
+    ref = torch.zeros(x.shape[0], n, dtype=torch.float64, device=x.device)
+    for g in range(len(offsets) - 1):
+        b, e = offsets[g], offsets[g + 1]
+        if e <= b:
+            continue
+        i = int(weight_indices[g]) if weight_indices is not None else g
+        if not 0 <= i < w.shape[0]:
+            continue
+        wm = w[i].double()
+        z = x[b:e].double() @ (wm.t() if layout == "nk" else wm)
+        if bias is not None:
+            z = z + bias[i].double()
+        z = act64(z, activation)
+        if row_scale is not None:
+            z = z * row_scale[b:e, None].double()
+        ref[b:e] = z
+    return ref
+
+
+class Checker:
+    def __init__(self, rng) -> None:
+        self.rng = rng
+        self.passed = self.failed = 0
+        self.lines: List[str] = []
+
+    def run(self, name: str, case: Callable[[], str]) -> None:
+        try:
+            note = case() or ""
+            ok, text = True, f"PASS {note}".rstrip()
+        except Exception as error:  # noqa: BLE001 - every failure counts
+            ok = False
+            text = f"FAIL {type(error).__name__}: {error}"
+            if os.environ.get("GGEMM_CHECK_TRACEBACK"):
+                traceback.print_exc()
+        self.passed += ok
+        self.failed += not ok
+        line = f"{name:44s} {text}"
+        self.lines.append(line)
+        print(line, flush=True)
+
+
+# -- cases -------------------------------------------------------------------
+
+def cases(check: Checker) -> None:
+    import torch
+    import ggemm
+    from ggemm.compat import aiter, deep_gemm, flashinfer, megablox
+
+    rng = check.rng
+    dev = "cuda"
+    bf = torch.bfloat16
+
+    def rand(*shape, dtype=bf, scale=1.0):
+        return (torch.randn(*shape, device=dev) * scale).to(dtype)
+
+    def seg_case(layout="nk", dtype=bf, n=N, k=K, groups=G, num_weights=None,
+                 weight_indices=False, index=torch.int32, bias=False,
+                 row_scale=False, activation=None, out_dtype=None,
+                 accumulate=False, with_out=False):
+        def case():
+            offsets, rows = segments(rng, groups)
+            gw = num_weights or groups
+            x = rand(rows, k, dtype=dtype)
+            w = rand(gw, n, k, dtype=dtype, scale=1 / math.sqrt(k)) \
+                if layout == "nk" else rand(gw, k, n, dtype=dtype,
+                                            scale=1 / math.sqrt(k))
+            seg = torch.tensor(offsets, dtype=index, device=dev)
+            idx = (torch.tensor([rng.randrange(-1, gw + 1) for _ in
+                                 range(groups)], dtype=torch.int32,
+                                device=dev) if weight_indices else None)
+            b = torch.randn(gw, n, device=dev) if bias else None
+            rs = torch.rand(rows, device=dev) + 0.5 if row_scale else None
+            odt = out_dtype or dtype
+            out = None
+            if with_out or accumulate:
+                out = (torch.randn(rows, n, device=dev).to(odt) if accumulate
+                       else torch.full((rows, n), float("nan"), device=dev,
+                                       dtype=odt))
+            before = out.clone() if out is not None else None
+            y = ggemm.segment_matmul(
+                x, w, seg, weight_indices=idx, weight_layout=layout, bias=b,
+                activation=activation, row_scale=rs, accumulate=accumulate,
+                out=out, out_dtype=None if out is not None else out_dtype)
+            torch.cuda.synchronize()
+            if out is not None and y is not out:
+                raise AssertionError("out= was not returned")
+            ref = seg_reference(x, w, offsets, layout, idx, b, activation, rs)
+            inside = torch.zeros(rows, dtype=torch.bool, device=dev)
+            for g in range(groups):
+                if idx is None or 0 <= int(idx[g]) < gw:
+                    inside[offsets[g]:offsets[g + 1]] = True
+            if accumulate:
+                ref[inside] += before[inside].double()
+            expect_close(y[inside], ref[inside])
+            expected = (out.dtype if out is not None else
+                        torch.float32 if out_dtype == "f32" else dtype)
+            if y.dtype != expected:
+                raise AssertionError(f"dtype {y.dtype}, expected {expected}")
+            outside = ~inside
+            if out is not None:
+                if not same_bits(y[outside], before[outside]):
+                    raise AssertionError("rows outside every segment written")
+            elif outside.any() and bool((y[outside] != 0).any()):
+                raise AssertionError("rows outside every segment not zero")
+            return f"rows={rows} err={rel_err(y[inside], ref[inside]):.1e}"
+        return case
+
+    check.run("segment_matmul nk bf16", seg_case())
+    check.run("segment_matmul nk bf16 out=", seg_case(with_out=True))
+    check.run("segment_matmul kn idx i64 ->f32",
+              seg_case("kn", n=N2, k=K2, groups=5, num_weights=3,
+                       weight_indices=True, index=torch.int64,
+                       out_dtype="f32"))
+    check.run("segment_matmul bias silu row_scale",
+              seg_case(bias=True, row_scale=True, activation="silu"))
+    check.run("segment_matmul f16 kn gelu accumulate",
+              seg_case("kn", torch.float16, n=N2, k=128, groups=4,
+                       activation="gelu", accumulate=True))
+    check.run("segment_matmul relu N=200", seg_case(n=200,
+                                                    activation="relu"))
+
+    def grouped_case(op, layout="nk", dtype=bf, n=N, k=K, groups=4,
+                     index=torch.int32, bias=False, row_scale=False,
+                     out_dtype=None, with_out=False):
+        def case():
+            rows = rng.choice([1, 17, 64, 130])
+            x = rand(groups, rows, k, dtype=dtype)
+            w = (rand(groups, n, k, dtype=dtype, scale=1 / math.sqrt(k))
+                 if layout == "nk" else
+                 rand(groups, k, n, dtype=dtype, scale=1 / math.sqrt(k)))
+            counts = [rng.choice([0, 1, rows, rows + 3, rng.randint(0, rows)])
+                      for _ in range(groups)]
+            masked = torch.tensor(counts, dtype=index, device=dev)
+            b = torch.randn(groups, n, device=dev) if bias else None
+            rs = torch.rand(groups, rows, device=dev) + 0.5 if row_scale \
+                else None
+            odt = {None: dtype, "f32": torch.float32}[out_dtype]
+            out = (torch.full((groups, rows, n), float("nan"), device=dev,
+                              dtype=odt) if with_out else None)
+            before = out.clone() if out is not None else None
+            kwargs = dict(weight_layout=layout, bias=b, row_scale=rs, out=out,
+                          out_dtype=None if with_out else out_dtype)
+            if op == "masked":
+                y = ggemm.masked_matmul(x, w, masked, **kwargs)
+            else:
+                y = ggemm.batched_matmul(x, w, **kwargs)
+            torch.cuda.synchronize()
+            ref = torch.einsum("gmk,gnk->gmn", x.double(), w.double()) \
+                if layout == "nk" else torch.einsum(
+                    "gmk,gkn->gmn", x.double(), w.double())
+            if b is not None:
+                ref = ref + b.double()[:, None, :]
+            if rs is not None:
+                ref = ref * rs.double()[:, :, None]
+            valid = torch.ones(groups, rows, dtype=torch.bool, device=dev)
+            if op == "masked":
+                for g, c in enumerate(counts):
+                    valid[g, min(max(c, 0), rows):] = False
+            expect_close(y[valid], ref[valid])
+            if out is not None:
+                if not same_bits(y[~valid], before[~valid]):
+                    raise AssertionError("masked rows written")
+            elif bool((y[~valid] != 0).any()):
+                raise AssertionError("masked rows not zero")
+            return f"rows={rows}"
+        return case
+
+    check.run("masked_matmul nk bf16", grouped_case("masked"))
+    check.run("masked_matmul nk bf16 out=", grouped_case("masked",
+                                                         with_out=True))
+    check.run("masked_matmul kn f16 i64 bias row_scale",
+              grouped_case("masked", "kn", torch.float16, n=N2, k=128,
+                           groups=3, index=torch.int64, bias=True,
+                           row_scale=True))
+    check.run("batched_matmul nk bf16", grouped_case("batched", groups=3))
+    check.run("batched_matmul kn ->f32",
+              grouped_case("batched", "kn", n=N2, k=K2, groups=2,
+                           out_dtype="f32"))
+
+    # -- compat: flashinfer
+    def flashinfer_case(column_major: bool, use_lens: bool):
+        def case():
+            groups = G if column_major else 5
+            n, k = (N, K) if column_major else (N2, K2)
+            offsets, rows = segments(rng, groups, start_gap=False)
+            x = rand(rows, k)
+            w = (rand(groups, n, k, scale=1 / math.sqrt(k)) if column_major
+                 else rand(groups, k, n, scale=1 / math.sqrt(k)))
+            seg = torch.tensor(offsets, dtype=torch.int32, device=dev)
+            wrapper = flashinfer.SegmentGEMMWrapper(
+                torch.empty(1, device=dev))
+            if use_lens:
+                y = wrapper.run(x, w, groups, column_major,
+                                seg_lens=seg[1:] - seg[:-1])
+            else:
+                y = wrapper.run(x, w, groups, column_major, seg_indptr=seg)
+            torch.cuda.synchronize()
+            ref = seg_reference(x, w, offsets, "nk" if column_major else "kn")
+            expect_close(y, ref)
+        return case
+
+    check.run("flashinfer SegmentGEMMWrapper col-major lens",
+              flashinfer_case(True, True))
+    check.run("flashinfer SegmentGEMMWrapper row-major indptr",
+              flashinfer_case(False, False))
+
+    # -- compat: deep_gemm
+    def dg_gemm_case():
+        a, b = rand(300, K), rand(N, K, scale=1 / math.sqrt(K))
+        d = torch.full((300, N), float("nan"), device=dev, dtype=bf)
+        deep_gemm.bf16_gemm_nt(a, b, d)
+        c = torch.randn(300, N, device=dev)
+        d32 = torch.empty(300, N, device=dev)
+        deep_gemm.bf16_gemm_nt(a, b, d32, c=c)
+        torch.cuda.synchronize()
+        ref = a.double() @ b.double().t()
+        expect_close(d, ref, "d")
+        expect_close(d32, ref + c.double(), "d (c=)")
+
+    def dg_contiguous_case():
+        groups = 4
+        sizes = [rng.choice([0, 1, 100, 200]) for _ in range(groups)]
+        order = list(range(groups))
+        rng.shuffle(order)
+        m_indices = []
+        for g in order:  # groups in any order, padded to 128 with -1
+            padded = -(-sizes[g] // 128) * 128
+            m_indices += [g] * sizes[g] + [-1] * (padded - sizes[g])
+        m_indices += [-1] * 5
+        rows = len(m_indices)
+        a = rand(rows, K)
+        b = rand(groups, N, K, scale=1 / math.sqrt(K))
+        d = torch.full((rows, N), float("nan"), device=dev, dtype=bf)
+        mi = torch.tensor(m_indices, dtype=torch.int32, device=dev)
+        deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, b, d, mi)
+        torch.cuda.synchronize()
+        valid = mi >= 0
+        ref = torch.zeros(rows, N, dtype=torch.float64, device=dev)
+        for g in range(groups):
+            mine = mi == g
+            ref[mine] = a.double()[mine] @ b[g].double().t()
+        expect_close(d[valid], ref[valid], "d")
+        if not bool(torch.isnan(d[~valid].float()).all()):
+            raise AssertionError("rows with m_indices = -1 written")
+        return f"rows={rows}"
+
+    def dg_masked_case():
+        groups, rows = 4, 64
+        a = rand(groups, rows, K)
+        b = rand(groups, N, K, scale=1 / math.sqrt(K))
+        d = torch.full((groups, rows, N), float("nan"), device=dev, dtype=bf)
+        counts = [rng.randint(0, rows) for _ in range(groups)]
+        masked = torch.tensor(counts, dtype=torch.int32, device=dev)
+        deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, masked,
+                                                expected_m=rows // 2)
+        torch.cuda.synchronize()
+        for g, c in enumerate(counts):
+            if c:
+                expect_close(d[g, :c], a[g, :c].double() @ b[g].double().t())
+            if not bool(torch.isnan(d[g, c:].float()).all()):
+                raise AssertionError(f"group {g}: rows past masked_m written")
+
+    check.run("deep_gemm bf16_gemm_nt (+c)", dg_gemm_case)
+    check.run("deep_gemm m_grouped contiguous m_indices", dg_contiguous_case)
+    check.run("deep_gemm m_grouped masked", dg_masked_case)
+
+    # -- compat: megablox / ejkernel
+    def gmm_case(offset):
+        def case():
+            total = 5
+            sizes = [rng.choice([0, 1, 64, 150]) for _ in range(total)]
+            rows = sum(sizes)
+            lhs = rand(rows, K2)
+            local = 3 if offset is not None else total
+            first = offset or 0
+            rhs = rand(local, K2, N2, scale=1 / math.sqrt(K2))
+            group_sizes = torch.tensor(sizes, dtype=torch.int32, device=dev)
+            existing = (torch.randn(rows, N2, device=dev).to(bf)
+                        if offset is not None else None)
+            before = existing.clone() if existing is not None else None
+            out = megablox.gmm(lhs, rhs, group_sizes,
+                               preferred_element_type=bf,
+                               group_offset=offset, existing_out=existing)
+            torch.cuda.synchronize()
+            bounds = [0]
+            for s in sizes:
+                bounds.append(bounds[-1] + s)
+            ref = (before.double().clone() if before is not None else
+                   torch.zeros(rows, N2, dtype=torch.float64, device=dev))
+            for j in range(local):
+                b, e = bounds[first + j], bounds[first + j + 1]
+                ref[b:e] = lhs[b:e].double() @ rhs[j].double()
+            if before is not None:
+                b, e = bounds[first], bounds[first + local]
+                mine = torch.zeros(rows, dtype=torch.bool, device=dev)
+                mine[b:e] = True
+                if not same_bits(out[~mine], before[~mine]):
+                    raise AssertionError("rows of other shards changed")
+                expect_close(out[mine], ref[mine])
+            else:
+                expect_close(out, ref)
+        return case
+
+    check.run("megablox gmm", gmm_case(None))
+    check.run("megablox gmm group_offset existing_out", gmm_case(2))
+
+    # -- compat: aiter
+    def aiter_case():
+        a = rand(2, 100, K2)
+        b = rand(2, K2, N2, scale=1 / math.sqrt(K2))
+        expect_close(aiter.batched_gemm(a, b), a.double() @ b.double(),
+                     "batched_gemm")
+        bt = rand(3, N, K, scale=1 / math.sqrt(K))
+        at = rand(3, 50, K)
+        expect_close(aiter.batched_gemm(at, bt, transpose_b=True),
+                     at.double() @ bt.double().transpose(1, 2),
+                     "batched_gemm transpose_b")
+        x = rand(77, K2)
+        w = rand(K2, N2, scale=1 / math.sqrt(K2))
+        bias = torch.randn(N2, device=dev)
+        z = x.double() @ w.double()
+        expect_close(aiter.gemm_bias(x, w, bias), z + bias.double(),
+                     "gemm_bias")
+        expect_close(aiter.gemm_gelu(x, w, bias),
+                     torch.nn.functional.gelu(z + bias.double()), "gemm_gelu")
+        expect_close(aiter.gemm_relu(x, w), torch.relu(z), "gemm_relu")
+        c = torch.randn(77, N2, device=dev).to(bf)
+        expect_close(aiter.cutlass_gemm(x, w, alpha=0.5), 0.5 * z,
+                     "cutlass_gemm alpha")
+        expect_close(aiter.cutlass_gemm(x, w, 0.5, 2.0, c),
+                     0.5 * z + 2.0 * c.double(), "cutlass_gemm beta c")
+
+    check.run("aiter batched/bias/gelu/relu/cutlass_gemm", aiter_case)
+
+    # -- autograd
+    def autograd_case(activation, with_bias, with_scale):
+        def case():
+            offsets, rows = segments(rng, G)
+            x = rand(rows, K).requires_grad_()
+            w = rand(G, N, K, scale=1 / math.sqrt(K)).requires_grad_()
+            seg = torch.tensor(offsets, dtype=torch.int32, device=dev)
+            b = (torch.randn(G, N, device=dev).requires_grad_()
+                 if with_bias else None)
+            rs = ((torch.rand(rows, device=dev) + 0.5).requires_grad_()
+                  if with_scale else None)
+            y = ggemm.segment_matmul(x, w, seg, bias=b, activation=activation,
+                                     row_scale=rs)
+            dy = torch.randn_like(y)
+            y.backward(dy)
+            leaves = [t for t in (x, w, b, rs) if t is not None]
+            refs = [t.detach().double().requires_grad_() for t in leaves]
+            ref = seg_reference(refs[0], refs[1], offsets, "nk", None,
+                                refs[2] if with_bias else None, activation,
+                                refs[-1] if with_scale else None)
+            ref.backward(dy.double())
+            expect_close(y.detach(), ref.detach(), "y")
+            for name, t, r in zip("x w bias row_scale".split()
+                                  if with_bias else
+                                  "x w row_scale".split(), leaves, refs):
+                expect_close(t.grad, r.grad, f"d{name}")
+        return case
+
+    check.run("autograd segment_matmul", autograd_case(None, False, False))
+    check.run("autograd segment_matmul bias silu row_scale",
+              autograd_case("silu", True, True))
+
+    # -- torch.compile
+    def compile_case():
+        def f(x, w, seg):
+            return ggemm.segment_matmul(x, w, seg, activation="silu") * 2 + 1
+        compiled = torch.compile(f, fullgraph=True)
+        offsets, rows = segments(rng, G, start_gap=False)
+        x = rand(rows, K)
+        w = rand(G, N, K, scale=1 / math.sqrt(K))
+        seg = torch.tensor(offsets, dtype=torch.int32, device=dev)
+        got = compiled(x, w, seg)
+        torch.cuda.synchronize()
+        ref = seg_reference(x, w, offsets, activation="silu") * 2 + 1
+        expect_close(got, ref)
+        x2 = rand(rows + 40, K)
+        offsets2 = offsets[:-1] + [rows + 40]
+        seg2 = torch.tensor(offsets2, dtype=torch.int32, device=dev)
+        expect_close(compiled(x2, w, seg2),
+                     seg_reference(x2, w, offsets2, activation="silu") * 2 + 1,
+                     "second shape")
+
+    check.run("torch.compile(fullgraph=True)", compile_case)
+
+    # -- the MoE example
+    def moe_case():
+        sys.path.insert(0, str(ROOT / "examples"))
+        import moe_layer
+        torch.manual_seed(rng.randrange(1 << 30))
+        layer = moe_layer.MoELayer(MOE["hidden"], MOE["intermediate"],
+                                   MOE["experts"], MOE["top_k"],
+                                   device=torch.device(dev))
+        x = rand(1000, MOE["hidden"]).requires_grad_()
+        y = layer(x)
+        ref = moe_layer.reference(layer, x.detach())
+        expect_close(y.detach(), ref, "forward")
+        dy = torch.randn_like(y)
+        y.backward(dy)
+        # The same layer in float64 torch, differentiated by torch (the
+        # experts each token chose are taken from the layer: float64 logits
+        # could pick others at near-ties).
+        x64 = x.detach().double().requires_grad_()
+        up = layer.w_up.detach().double().requires_grad_()
+        down = layer.w_down.detach().double().requires_grad_()
+        _, experts = moe_layer.route(layer.router(x.detach()), layer.top_k)
+        logits = x64 @ layer.router.weight.detach().double().t()
+        weights = torch.softmax(torch.gather(logits, 1, experts), dim=-1)
+        out = torch.zeros(x.shape[0], MOE["hidden"], dtype=torch.float64,
+                          device=dev)
+        for e in range(MOE["experts"]):
+            token, slot = torch.nonzero(experts == e, as_tuple=True)
+            h = torch.nn.functional.silu(x64[token] @ up[e].t())
+            out = out.index_add(0, token, (h @ down[e].t())
+                                * weights[token, slot, None])
+        out.backward(dy.double())
+        expect_close(layer.w_up.grad, up.grad, "dW_up")
+        expect_close(layer.w_down.grad, down.grad, "dW_down")
+        expect_close(x.grad, x64.grad, "dx (experts and router)")
+        # Expert parallel: two halves summed give the full layer.
+        halves = []
+        for first, end in ((0, 4), (4, 8)):
+            half = moe_layer.MoELayer(MOE["hidden"], MOE["intermediate"],
+                                      MOE["experts"], MOE["top_k"],
+                                      expert_range=(first, end),
+                                      device=torch.device(dev))
+            half.router.weight.data.copy_(layer.router.weight.data)
+            half.w_up.data.copy_(layer.w_up.data[first:end])
+            half.w_down.data.copy_(layer.w_down.data[first:end])
+            halves.append(half(x.detach()).float())
+        expect_close(halves[0] + halves[1], ref, "expert-parallel halves")
+
+    check.run("examples/moe_layer.py forward/backward", moe_case)
+
+    # -- CUDA graph
+    def graph_case():
+        offsets, rows = segments(rng, G, start_gap=False)
+        x = rand(rows, K)
+        w = rand(G, N, K, scale=1 / math.sqrt(K))
+        seg = torch.tensor(offsets, dtype=torch.int32, device=dev)
+        y = torch.empty(rows, N, device=dev, dtype=bf)
+        ggemm.segment_matmul(x, w, seg, out=y)  # loads the module
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            ggemm.segment_matmul(x, w, seg, out=y)
+        cuts = sorted(rng.randint(0, rows) for _ in range(G - 1))
+        offsets = [0] + cuts + [rows]
+        seg.copy_(torch.tensor(offsets, dtype=torch.int32))
+        y.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        expect_close(y, seg_reference(x, w, offsets))
+
+    check.run("CUDA graph capture + new segments + replay", graph_case)
+
+
+def overhead(check: Checker, report: List[str]) -> None:
+    """Host time per call (no synchronisation inside the loop)."""
+    import torch
+    import ggemm
+    from ggemm.cache import kernel_for
+
+    x = torch.randn(64, K, device="cuda").to(torch.bfloat16)
+    w = torch.randn(G, N, K, device="cuda").to(torch.bfloat16)
+    seg = torch.tensor([0, 10, 20, 30, 40, 50, 64], dtype=torch.int32,
+                       device="cuda")
+    y = torch.empty(64, N, device="cuda", dtype=torch.bfloat16)
+    wt = w[0].t()
+
+    def per_call(fn, calls=2000):
+        for _ in range(50):
+            fn()
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        host = (time.perf_counter() - start) / calls * 1e6
+        torch.cuda.synchronize()
+        return host
+
+    kernel = kernel_for(ggemm.ops.plan_segment_matmul(x, w, seg).problem)
+    results = {
+        "ggemm.segment_matmul(out=y)":
+            per_call(lambda: ggemm.segment_matmul(x, w, seg, out=y)),
+        "ggemm.segment_matmul (allocates y)":
+            per_call(lambda: ggemm.segment_matmul(x, w, seg)),
+        "ggemm.Kernel.__call__ (same kernel)":
+            per_call(lambda: kernel(x=x, w=w, y=y, seg_indptr=seg)),
+        "torch.mm (64x256 @ 256x384)":
+            per_call(lambda: torch.mm(x, wt)),
+    }
+    report += ["", "Host time per call (us, mean of 2000 calls, no sync in "
+               "the loop):", "", "| call | us |", "|---|---|"]
+    for name, value in results.items():
+        report.append(f"| {name} | {value:.1f} |")
+        print(f"overhead {name:40s} {value:6.1f} us", flush=True)
+    main = results["ggemm.segment_matmul(out=y)"]
+
+    def bound():
+        if not main < 60:
+            raise AssertionError(f"{main:.1f} us per call >= 60 us")
+        return f"{main:.1f} us/call"
+
+    check.run("host overhead segment_matmul(out=) < 60 us", bound)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write-spec", type=Path,
+                        help="write the catalog spec these checks need, exit")
+    parser.add_argument("--catalog", type=Path)
+    parser.add_argument("--seed", type=int, default=int(time.time()))
+    parser.add_argument("--report", type=Path)
+    parser.add_argument("--commit",
+                        default=os.environ.get("GGEMM_COMMIT", "unknown"))
+    args = parser.parse_args()
+    if args.write_spec:
+        args.write_spec.write_text(json.dumps(spec(), indent=1) + "\n")
+        return 0
+    if args.catalog:
+        os.environ["GGEMM_CATALOG"] = str(args.catalog)
+    import random
+
+    import torch
+    check = Checker(random.Random(args.seed))
+    print(f"seed {args.seed}, catalog {os.environ.get('GGEMM_CATALOG')}",
+          flush=True)
+    report: List[str] = []
+    cases(check)
+    overhead(check, report)
+    summary = f"gpu-check-python: {check.passed} passed, {check.failed} failed"
+    if args.report:
+        props = torch.cuda.get_device_properties(0)
+        lines = [
+            "# GPU check of the Python face",
+            "",
+            f"- device: {props.name} ({props.multi_processor_count} SMs), "
+            f"torch {torch.__version__}, CUDA {torch.version.cuda}",
+            "- date: " + datetime.datetime.now(
+                datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            f"- commit: {args.commit}",
+            f"- script: test/gpu/check_python.py --seed {args.seed} (kernels "
+            f"from a catalog built on the CPU machine)",
+            f"- criterion: relative error vs torch float64 < {TOL}, poisoned "
+            f"outputs, rows the op must not write bit-identical",
+            "", "```"] + check.lines + ["```"] + report + ["", summary, ""]
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text("\n".join(lines))
+    print(summary, flush=True)
+    return 0 if check.failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

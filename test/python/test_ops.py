@@ -1,0 +1,475 @@
+"""The Python ops layer on a CPU: IR building, keys, the kernel caches, the
+catalog, argument checking and the compat modules' refusals. Tensors are
+stand-ins with torch's protocol; nothing here needs torch or a GPU (the
+torch.library registration is tested in test_torch_ops.py, skipped without
+torch)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import pytest
+
+import ggemm
+from ggemm import cache, catalog, ops
+from ggemm.compiler import CompilerError, load_compiler
+from ggemm.problem import Problem, SpecError, TileConfig
+
+
+def compiler_available() -> bool:
+    try:
+        load_compiler()
+        return True
+    except CompilerError:
+        return False
+
+
+needs_compiler = pytest.mark.skipif(not compiler_available(),
+                                    reason="libGGemmCAPI.so not built")
+
+
+class FakeDtype:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __str__(self) -> str:
+        return f"torch.{self.name}"
+
+
+class FakeTensor:
+    """Shape, dtype, strides and device, like a torch.Tensor."""
+
+    def __init__(self, shape: Sequence[int], dtype: str = "bfloat16",
+                 strides: Optional[Sequence[int]] = None,
+                 device: str = "cuda:0") -> None:
+        self.shape = tuple(shape)
+        self.dtype = FakeDtype(dtype)
+        if strides is None:
+            strides, step = [], 1
+            for extent in reversed(self.shape):
+                strides.insert(0, step)
+                step *= max(extent, 1)
+        self._strides = tuple(strides)
+        self.device = device
+        self.is_cuda = device.startswith("cuda")
+        self.requires_grad = False
+
+    def stride(self, dim: Optional[int] = None) -> Any:
+        return self._strides if dim is None else self._strides[dim]
+
+    def dim(self) -> int:
+        return len(self.shape)
+
+
+def seg_args(**overrides: Any) -> dict:
+    args = {"x": FakeTensor((1000, 512)), "w": FakeTensor((8, 256, 512)),
+            "seg_indptr": FakeTensor((9,), "int32")}
+    args.update(overrides)
+    return args
+
+
+def plan_seg(**overrides: Any) -> ops._Plan:
+    args = seg_args(**overrides)
+    x, w, seg = args.pop("x"), args.pop("w"), args.pop("seg_indptr")
+    return ops.plan_segment_matmul(x, w, seg, **args)
+
+
+# -- Problem and its IR ------------------------------------------------------
+
+def test_problem_from_tensors() -> None:
+    plan = plan_seg(bias=FakeTensor((8, 256), "float32"),
+                    activation="silu")
+    p = plan.problem
+    assert (p.op, p.dtype, p.n, p.k, p.groups, p.num_weights) == \
+        ("segment_matmul", "bf16", 256, 512, 8, 8)
+    assert p.bias and not p.row_scale and p.activation == "silu"
+    assert plan.out_shape == (1000, 256) and plan.out_dtype == "bf16"
+
+
+def test_kn_layout_and_weight_indices() -> None:
+    plan = plan_seg(w=FakeTensor((3, 512, 256)), weight_layout="kn",
+                    weight_indices=FakeTensor((8,), "int32"),
+                    seg_indptr=FakeTensor((9,), "int64"),
+                    out_dtype="f32")
+    p = plan.problem
+    assert (p.n, p.num_weights, p.groups, p.index_dtype, p.out_dtype) == \
+        (256, 3, 8, "i64", "f32")
+    assert p.weight_indices and p.weight_layout == "kn"
+
+
+def test_keys_are_canonical() -> None:
+    a = Problem("segment_matmul", "bf16", n=256, k=512, groups=8)
+    b = Problem.from_spec(json.loads(a.key))
+    assert a == b and a.key == b.key and hash(a) == hash(b)
+    c = Problem("segment_matmul", "bf16", n=256, k=512, groups=8,
+                activation="gelu")
+    assert c.key != a.key and c.kernel_name != a.kernel_name
+    assert a.spec() == {"op": "segment_matmul", "dtype": "bf16", "n": 256,
+                        "k": 512, "groups": 8}
+    assert c.spec()["activation"] == "gelu"
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"op": "conv"}, "op must be one of"),
+    ({"dtype": "f8e4m3"}, "dtype must be one of bf16, f16"),
+    ({"k": 100}, r"k \(100\) must be a multiple of 8"),
+    ({"n": 0}, "n must be a positive integer"),
+    ({"num_weights": 3}, r"num_weights \(3\) must equal groups"),
+    ({"activation": "tanh"}, "activation must be one of"),
+    ({"op": "masked_matmul", "weight_indices": True},
+     "only segment_matmul takes weight indices"),
+])
+def test_problem_rejects(fields: dict, message: str) -> None:
+    base = {"op": "segment_matmul", "dtype": "bf16", "n": 256, "k": 512,
+            "groups": 4}
+    base.update(fields)
+    with pytest.raises(SpecError, match=message):
+        Problem(**base)
+
+
+def test_spec_unknown_field_is_named() -> None:
+    with pytest.raises(SpecError, match="unknown fields colour"):
+        Problem.from_spec({"op": "segment_matmul", "dtype": "bf16", "n": 8,
+                           "k": 8, "groups": 1, "colour": "red"})
+
+
+def test_mlir_text_states_the_static_sizes() -> None:
+    text = Problem("segment_matmul", "f16", n=256, k=128, groups=3,
+                   num_weights=5, weight_indices=True, bias=True,
+                   row_scale=True, activation="gelu", accumulate=True,
+                   weight_layout="kn", index_dtype="i64", out_dtype="f32",
+                   config=TileConfig(block_m=64, block_n=64,
+                                     consumer_warpgroups=1)).mlir()
+    assert "%x: memref<?x128xf16>" in text
+    assert "%w: memref<5x128x256xf16>" in text
+    assert "segments(%seg_indptr : memref<4xi64>)" in text
+    assert "weight_indices(%weight_indices : memref<3xi32>)" in text
+    assert "bias(%bias : memref<5x256xf32>)" in text
+    assert "outs(%y : memref<?x256xf32>)" in text
+    assert "#ggemm.epilogue<activation = gelu, accumulate = true>" in text
+    assert "block_m = 64" in text and "weight_layout<kn>" in text
+    masked = Problem("masked_matmul", "bf16", n=64, k=64, groups=2,
+                     row_scale=True).mlir()
+    assert "%x: memref<2x?x64xbf16>" in masked
+    assert "row_scale(%row_scale : memref<2x?xf32>)" in masked
+
+
+ALL_PROBLEMS = [
+    Problem("segment_matmul", "bf16", n=256, k=128, groups=2),
+    Problem("segment_matmul", "f16", n=256, k=128, groups=3, num_weights=5,
+            weight_indices=True, bias=True, row_scale=True,
+            activation="gelu", accumulate=True, weight_layout="kn",
+            index_dtype="i64", out_dtype="f32"),
+    Problem("masked_matmul", "bf16", n=256, k=128, groups=4, bias=True,
+            row_scale=True, activation="silu", index_dtype="i64"),
+    Problem("batched_matmul", "bf16", n=200, k=128, groups=4,
+            weight_layout="nk", activation="relu", out_dtype="f32"),
+    Problem("batched_matmul", "f16", n=256, k=64, groups=1,
+            weight_layout="kn", row_scale=True, accumulate=True,
+            config=TileConfig(block_m=64, block_n=64,
+                              consumer_warpgroups=1)),
+]
+
+
+@needs_compiler
+@pytest.mark.parametrize("problem", ALL_PROBLEMS,
+                         ids=[p.function_name for p in ALL_PROBLEMS])
+def test_generated_ir_verifies_and_tiles(problem: Problem) -> None:
+    tiled = ggemm.run_pipeline(problem.mlir(),
+                               "ggemm-select-config,ggemm-tile")
+    assert "ggemm.foreach_tile" in tiled
+
+
+# -- the kernel cache --------------------------------------------------------
+
+@needs_compiler
+def test_compile_through_the_disk_cache(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("GGEMM_CATALOG", raising=False)
+    monkeypatch.setattr(cache, "_options",
+                        cache.CompileOptions(cache_dir=tmp_path / "cache"))
+    problem = ALL_PROBLEMS[1]
+    path = cache.manifest_for(problem)
+    manifest = json.loads(path.read_text())
+    assert manifest["entry"] == problem.kernel_name
+    p = manifest["problem"]
+    assert (p["n"], p["k"], p["num_groups"], p["num_weights"]) == (256, 128,
+                                                                   3, 5)
+    assert p["has_weight_indices"] and p["has_bias"] and p["has_row_scale"]
+    assert p["accumulate"] and p["weight_layout"] == "kn"
+    assert (p["a_dtype"], p["out_dtype"], p["index_dtype"]) == ("f16", "f32",
+                                                                "i64")
+    assert "wgmma.mma_async" in (path.parent / manifest["ptx"]).read_text()
+    # A second look-up is a hit: the same entry, not rewritten.
+    stamp = (path.parent / "COMPLETE").stat().st_mtime_ns
+    assert cache.manifest_for(problem) == path
+    assert (path.parent / "COMPLETE").stat().st_mtime_ns == stamp
+
+
+def test_pipeline_options_reach_the_text() -> None:
+    from ggemm.compiler import pipeline_text
+    assert pipeline_text() == "ggemm-to-ptx{chip=sm_90a format=isa}"
+    assert pipeline_text("sm_90a", "bin", "tiles", 114, 2) == (
+        "ggemm-to-ptx{chip=sm_90a format=bin grid=tiles num-sms=114 "
+        "opt-level=2}")
+    with pytest.raises(CompilerError, match="binary_format"):
+        pipeline_text(binary_format="cubin")
+
+
+def test_set_compile_options_rejects_unknown_names() -> None:
+    with pytest.raises(ggemm.GGemmError, match="unknown compile options "
+                       "speed"):
+        ggemm.set_compile_options(speed=3)
+
+
+# -- catalogs ----------------------------------------------------------------
+
+SPEC = {"format": "isa", "kernels": [
+    {"op": "segment_matmul", "dtype": "bf16", "n": 256, "k": 128,
+     "groups": 4, "activation": ["none", "silu"]},
+    {"op": "masked_matmul", "dtype": "bf16", "n": 256, "k": 128, "groups": 4,
+     "variants": [{"index_dtype": "i32"}, {"index_dtype": "i64"}]},
+]}
+
+
+def test_expand_spec_lists_and_variants() -> None:
+    problems = catalog.expand_spec(SPEC)
+    assert [(p.op, p.activation, p.index_dtype) for p in problems] == [
+        ("segment_matmul", "none", "i32"), ("segment_matmul", "silu", "i32"),
+        ("masked_matmul", "none", "i32"), ("masked_matmul", "none", "i64")]
+    doubled = {"kernels": SPEC["kernels"] + SPEC["kernels"]}
+    assert len(catalog.expand_spec(doubled)) == 4
+
+
+def test_spec_errors_name_the_line() -> None:
+    bad = {"kernels": [SPEC["kernels"][0],
+                       {"op": "segment_matmul", "dtype": "bf16", "n": 256,
+                        "k": 100, "groups": 4}]}
+    with pytest.raises(SpecError, match=r"kernels\[1\]: k \(100\)"):
+        catalog.expand_spec(bad)
+    with pytest.raises(SpecError, match=r"kernels\[0\]: missing fields k"):
+        catalog.expand_spec({"kernels": [{"op": "segment_matmul",
+                                          "dtype": "bf16", "n": 8,
+                                          "groups": 1}]})
+    with pytest.raises(SpecError, match="unknown top-level fields model"):
+        catalog.expand_spec({"model": "x", "kernels": []})
+
+
+def test_load_spec_yaml_and_json(tmp_path: Path) -> None:
+    (tmp_path / "s.json").write_text(json.dumps(SPEC))
+    assert catalog.load_spec(tmp_path / "s.json") == SPEC
+    yaml = pytest.importorskip("yaml")
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(SPEC))
+    assert catalog.load_spec(tmp_path / "s.yaml") == SPEC
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(SpecError, match="bad.json: invalid JSON"):
+        catalog.load_spec(tmp_path / "bad.json")
+
+
+@needs_compiler
+def test_build_and_use_a_catalog(tmp_path: Path, capsys) -> None:
+    spec_path = tmp_path / "model.json"
+    spec_path.write_text(json.dumps(SPEC))
+    out = tmp_path / "catalog"
+    assert catalog.main(["build", str(spec_path), "-o", str(out), "-j", "2",
+                         "--cache-dir", str(tmp_path / "cache")]) == 0
+    assert "4/4 kernels" in capsys.readouterr().err
+    index = json.loads((out / "catalog.json").read_text())
+    assert len(index["kernels"]) == 4
+    for problem in catalog.expand_spec(SPEC):
+        path = cache.manifest_for(problem, catalog=out)
+        assert json.loads(path.read_text())["entry"] == problem.kernel_name
+        assert (out / f"{problem.kernel_name}.ptx").is_file()
+    missing = Problem("segment_matmul", "bf16", n=512, k=128, groups=4)
+    with pytest.raises(cache.CatalogMissError) as error:
+        cache.manifest_for(missing, catalog=out)
+    assert error.value.spec_line == missing.spec()
+    assert json.dumps(missing.spec()) in str(error.value)
+    assert "add this line" in str(error.value)
+    assert catalog.main(["list", str(out)]) == 0
+    listed = [json.loads(line) for line in
+              capsys.readouterr().out.splitlines()]
+    assert sorted(map(json.dumps, listed)) == sorted(
+        json.dumps(p.spec()) for p in catalog.expand_spec(SPEC))
+
+
+def test_catalog_from_the_environment(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("GGEMM_CATALOG", f"{tmp_path / 'a'}{os.pathsep}"
+                       f"{tmp_path / 'b'}")
+    assert cache.catalog_dirs() == [tmp_path / "a", tmp_path / "b"]
+    assert cache.catalog_dirs(tmp_path / "c") == [tmp_path / "c"]
+    with pytest.raises(ggemm.GGemmError, match="no catalog here"):
+        cache.manifest_for(ALL_PROBLEMS[0])
+
+
+def test_catalog_build_reports_failures(tmp_path: Path, monkeypatch) -> None:
+    def broken(*args: Any) -> Path:
+        raise CompilerError("boom")
+    import ggemm.compiler
+    monkeypatch.setattr(ggemm.compiler, "compile_to_cache", broken)
+    with pytest.raises(SpecError, match="1 of 1 kernels failed:\n.*boom"):
+        catalog.build_catalog([ALL_PROBLEMS[0]], tmp_path / "out")
+
+
+# -- argument checks ---------------------------------------------------------
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"x": FakeTensor((1000, 512, 1))}, r"x: expected 2 dimensions \[M, K\]"),
+    ({"x": FakeTensor((1000, 512), "float32")},
+     "x: expected dtype bf16 or f16, got torch.float32"),
+    ({"w": FakeTensor((8, 256, 512), "float16")},
+     "w: dtype torch.float16 differs from x's torch.bfloat16"),
+    ({"w": FakeTensor((8, 256, 384))},
+     r"w: dimension 2 \(K, as x.shape\[1\]\) is 384, expected 512"),
+    ({"seg_indptr": FakeTensor((5,), "int32")},
+     "w: 8 weight matrices for 4 segments; pass weight_indices"),
+    ({"seg_indptr": FakeTensor((9,), "float32")},
+     "seg_indptr: expected dtype i32 or i64"),
+    ({"x": FakeTensor((1000, 512), device="cpu")},
+     "x: expected a CUDA tensor, got device cpu"),
+    ({"w": FakeTensor((8, 256, 512), device="cuda:1")},
+     "w: on cuda:1, but x is on cuda:0"),
+    ({"x": FakeTensor((1000, 512), strides=(1, 1000))},
+     "x: the last dimension must be contiguous"),
+    ({"x": FakeTensor((1000, 100)), "w": FakeTensor((8, 256, 100))},
+     "x: K = 100 must be a multiple of 8"),
+    ({"bias": FakeTensor((8, 255), "float32")},
+     r"bias: dimension 1 \(N\) is 255, expected 256"),
+    ({"row_scale": FakeTensor((999,), "float32")},
+     r"row_scale: dimension 0 \(M, as x.shape\[0\]\) is 999"),
+    ({"weight_indices": FakeTensor((7,), "int32")},
+     r"weight_indices: dimension 0 \(G, as seg_indptr.shape\[0\] - 1\)"),
+    ({"activation": "tanh"}, "activation: expected None or one of relu"),
+    ({"weight_layout": "mk"}, "weight_layout: expected 'nk'"),
+    ({"accumulate": True}, "accumulate=True needs out="),
+    ({"out": FakeTensor((1000, 128))},
+     r"out: expected shape \[1000, 256\], got \[1000, 128\]"),
+    ({"out": FakeTensor((1000, 256)), "out_dtype": "f32"},
+     "out_dtype is f32 but out is torch.bfloat16"),
+    ({"out_dtype": "f64"}, "out_dtype: expected torch.bfloat16"),
+    ({"config": {"block_q": 1}}, "config: unknown fields block_q"),
+])
+def test_segment_matmul_argument_errors(overrides: dict, message: str) -> None:
+    with pytest.raises(ops.ArgumentError, match=message):
+        plan_seg(**overrides)
+
+
+def test_kn_needs_n_multiple_of_8() -> None:
+    with pytest.raises(ops.ArgumentError, match=r"w: N = 100 must be a "
+                       r"multiple of 8 with weight_layout='kn'"):
+        plan_seg(w=FakeTensor((8, 512, 100)), weight_layout="kn")
+
+
+def test_empty_problems_launch_nothing() -> None:
+    plan = plan_seg(x=FakeTensor((0, 512)))
+    assert plan.empty and plan.problem is None
+    plan = plan_seg(seg_indptr=FakeTensor((1,), "int32"),
+                    weight_indices=FakeTensor((0,), "int32"))
+    assert plan.empty
+
+
+def test_masked_and_batched_checks() -> None:
+    x, w = FakeTensor((4, 64, 512)), FakeTensor((4, 256, 512))
+    plan = ops.plan_masked_matmul(x, w, FakeTensor((4,), "int64"),
+                                  row_scale=FakeTensor((4, 64), "float32"))
+    assert plan.problem.op == "masked_matmul"
+    assert plan.problem.index_dtype == "i64" and plan.problem.row_scale
+    assert plan.out_shape == (4, 64, 256)
+    with pytest.raises(ops.ArgumentError, match=r"masked_m: dimension 0"):
+        ops.plan_masked_matmul(x, w, FakeTensor((3,), "int32"))
+    with pytest.raises(ops.ArgumentError, match=r"w: dimension 0 \(G, as "
+                       r"x.shape\[0\]\) is 3"):
+        ops.plan_batched_matmul(x, FakeTensor((3, 256, 512)))
+    with pytest.raises(ops.ArgumentError, match="x: groups must be packed"):
+        ops.plan_batched_matmul(FakeTensor((4, 64, 512),
+                                           strides=(512 * 128, 512, 1)), w)
+    with pytest.raises(ops.ArgumentError, match=r"row_scale: expected 2 "
+                       r"dimensions \[G, M\]"):
+        ops.plan_batched_matmul(x, w, row_scale=FakeTensor((256,), "float32"))
+    plan = ops.plan_batched_matmul(x, FakeTensor((4, 512, 256)),
+                                   weight_layout="kn", out_dtype="f32")
+    assert plan.problem.weight_layout == "kn"
+    assert plan.problem.out_dtype == "f32"
+
+
+def test_segment_matmul_k_is_not_lowered() -> None:
+    x = FakeTensor((100, 64))
+    with pytest.raises(ggemm.NotLoweredError,
+                       match=r"ggemm.segment_matmul_k .*issue 12.*"
+                       "fallback='torch'") as error:
+        ggemm.segment_matmul_k(x, x, FakeTensor((3,), "int32"))
+    assert isinstance(error.value, NotImplementedError)
+    with pytest.raises(ops.ArgumentError, match="fallback: expected None or "
+                       "'torch'"):
+        ggemm.segment_matmul_k(x, x, FakeTensor((3,), "int32"),
+                               fallback="cuda")
+
+
+# -- compat ------------------------------------------------------------------
+
+def test_compat_entry_points_that_are_not_lowered() -> None:
+    from ggemm.compat import aiter, deep_gemm, flag_gems, flashinfer, megablox
+    a = FakeTensor((16, 128))
+    cases = [
+        (lambda: flashinfer.bmm_fp8(a, a, a, a, None), "bmm_fp8: needs FP8"),
+        (lambda: deep_gemm.gemm_fp8_fp8_bf16_nt(a, a, a),
+         "gemm_fp8_fp8_bf16_nt: needs FP8"),
+        (lambda: deep_gemm.m_grouped_gemm_fp8_fp8_bf16_nt_contiguous(
+            a, a, a, a), "contiguous: needs FP8"),
+        (lambda: deep_gemm.m_grouped_gemm_fp8_fp8_bf16_nt_masked(
+            a, a, a, a, 1), "masked: needs FP8"),
+        (lambda: deep_gemm.k_grouped_bf16_gemm_tn_contiguous(a, a, a, [], a),
+         "segment_matmul_k"),
+        (lambda: flag_gems.w8a8_block_fp8_bmm(a, a, a, a),
+         "w8a8_block_fp8_bmm: needs FP8"),
+        (lambda: megablox.tgmm(a, a, a), "tgmm: needs ggemm.segment_matmul_k"),
+        (lambda: aiter.int8_gemm(a, a), "int8_gemm: needs INT8"),
+        (lambda: aiter.grouped_gemm(a, a, a, 2),
+         "grouped_gemm: needs the MoE routing op"),
+    ]
+    for call, message in cases:
+        with pytest.raises(ggemm.NotLoweredError, match=message) as error:
+            call()
+        assert isinstance(error.value, NotImplementedError)
+
+
+def test_compat_arguments_that_cannot_be_honoured() -> None:
+    from ggemm.compat import aiter, deep_gemm, flashinfer, megablox
+    a = FakeTensor((16, 128))
+    with pytest.raises(ops.ArgumentError, match="transpose_a"):
+        aiter.batched_gemm(FakeTensor((2, 16, 128)), a, transpose_a=True)
+    with pytest.raises(ops.ArgumentError, match="use_psum_layout"):
+        deep_gemm.m_grouped_bf16_gemm_nt_contiguous(a, a, a, a,
+                                                    use_psum_layout=True)
+    with pytest.raises(ops.ArgumentError, match="interpret"):
+        megablox.gmm(a, a, a, interpret=True)
+    wrapper = flashinfer.SegmentGEMMWrapper(None)
+    with pytest.raises(ops.ArgumentError, match="seg_lens, seg_indptr: pass "
+                       "exactly one"):
+        wrapper.run(a, a, 2, True)
+    with pytest.raises(ops.ArgumentError, match="backend"):
+        flashinfer.SegmentGEMMWrapper(None, backend="cutlass")
+    with pytest.raises(ops.ArgumentError, match="expected_m"):
+        deep_gemm.m_grouped_bf16_gemm_nt_masked(a, a, a, a, expected_m=-1)
+
+
+# -- library discovery -------------------------------------------------------
+
+def test_library_search_lists_what_it_tried(monkeypatch,
+                                            tmp_path: Path) -> None:
+    from ggemm import compiler, runtime
+    monkeypatch.delenv("GGEMM_COMPILER_LIB", raising=False)
+    monkeypatch.delenv("GGEMM_RUNTIME_LIB", raising=False)
+    monkeypatch.setenv("GGEMM_PREFIX", str(tmp_path / "prefix"))
+    monkeypatch.setenv("GGEMM_BUILD_DIR", str(tmp_path / "build"))
+    tried = compiler.compiler_library_candidates()
+    assert tmp_path / "prefix" / "lib" / "libGGemmCAPI.so" in tried
+    assert tmp_path / "build" / "lib" / "libGGemmCAPI.so" in tried
+    tried = runtime.library_candidates()
+    assert tmp_path / "prefix" / "lib" / "libggemm_runtime.so" in tried
+    assert tmp_path / "build" / "runtime" / "libggemm_runtime.so" in tried
+    monkeypatch.setenv("GGEMM_COMPILER_LIB", str(tmp_path / "none.so"))
+    with pytest.raises(CompilerError, match=r"not found \(looked for "
+                       r".*none.so\).*GGEMM_PREFIX"):
+        compiler.load_compiler(tmp_path / "none.so")
