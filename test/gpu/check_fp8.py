@@ -257,7 +257,7 @@ def build_cases(names, rng):
         cases.append((f"batched B={g} m={m} n=1024 k=1024", "fp8_batched_n1024_k1024_kernel",
                       ("batched", [m] * g, m, 1024, 1024)))
     small = [name for name in names if name.startswith("fp8_seg_")]
-    for i in range(70):
+    for i in range(110):
         name = small[i % len(small)]
         n, k = (int(t[1:]) for t in name.split("_")[2:4])
         style = rng.choice(["mixed", "tiny", "skewed"])
