@@ -57,6 +57,8 @@ def quantize_rows(x: torch.Tensor):
     kb = ceil_div(k, 128)
     padded = torch.nn.functional.pad(x.float(), (0, kb * 128 - k))
     blocks = padded.view(m, kb, 128)
+    if m == 0:  # amax of an empty tensor is undefined
+        return x.to(F8), torch.zeros(0, kb, device=x.device)
     amax = blocks.abs().amax(dim=2).clamp(min=1e-4)
     scale = amax / F8_MAX
     q = (blocks / scale.unsqueeze(2)).to(F8).view(m, kb * 128)[:, :k]
@@ -87,7 +89,7 @@ def mn_major(scales: torch.Tensor) -> torch.Tensor:
 
 
 def dequant_rows(q, s, k):
-    return (q.double().view(q.shape[0], -1) *
+    return (q.double().view(q.shape[0], k) *
             s.double().repeat_interleave(128, dim=1)[:, :k])
 
 
