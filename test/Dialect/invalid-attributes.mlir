@@ -263,9 +263,9 @@ func.func @ring_negative_offset() attributes {
 
 // -----
 
-// expected-error @+2 {{expects 1024-byte aligned stage sizes and offsets (128-byte swizzle), got 1536 bytes at offset 0}}
+// expected-error @+2 {{expects 128-byte aligned stage sizes and offsets (TMA destinations), got 1600 bytes at offset 0}}
 func.func @ring_alignment() attributes {
-    a = #ggemm.ring_layout<stages = 1, offsets = [0, 2048], stage_bytes = [1536, 1024], barrier_offset = 3072, smem_bytes = 3088>} {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 2048], stage_bytes = [1600, 1024], barrier_offset = 3072, smem_bytes = 3088>} {
   return
 }
 

@@ -419,6 +419,87 @@ func.func @create_ring_slot_size(%i: index) {
 
 // -----
 
+func.func @create_ring_tile_alignment(%n: index) {
+  %s = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.create_ring' op expects 1024-byte aligned stage slots for tile 1 ('!ggemm.tile<128x64xbf16>', 128-byte swizzle), got 16384 bytes at offset 640}}
+    %r = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 640], stage_bytes = [640, 16384],
+                                  barrier_offset = 17024, smem_bytes = 17040>)
+        : !ggemm.ring<!ggemm.scales<128>, !ggemm.tile<128x64xbf16>>
+  }
+  return
+}
+
+// -----
+
+func.func @create_ring_scales_slot(%n: index) {
+  %s = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // 128 scales need 128 + 4 of slack and a 16-byte header: 544 bytes.
+    // expected-error @+1 {{'ggemm.create_ring' op expects stage slots of at least 544 bytes for tile 0 ('!ggemm.scales<128>'), got 512}}
+    %r = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0], stage_bytes = [512],
+                                  barrier_offset = 512, smem_bytes = 528>)
+        : !ggemm.ring<!ggemm.scales<128>>
+  }
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects a positive number of scales, got 0}}
+func.func private @no_scales(!ggemm.scales<0>)
+
+// -----
+
+func.func @load_scales_rank(%s: memref<?xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.load_scales' op expects source to have a row and a K-block dimension (rank 2 or more), got rank 1}}
+  %a = ggemm.load_scales %s[%i] : memref<?xf32> -> !ggemm.scales<128>
+  return
+}
+
+// -----
+
+func.func @load_scales_indices(%s: memref<?x4xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.load_scales' op expects 2 indices (one per dimension of source), got 3}}
+  %a = ggemm.load_scales %s[%i, %i, %i] : memref<?x4xf32> -> !ggemm.scales<128>
+  return
+}
+
+// -----
+
+func.func @load_scales_type(%s: memref<?x4xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.load_scales' op operand 'source' must be memref of 32-bit float values, but got 'memref<?x4xbf16>'}}
+  %a = ggemm.load_scales %s[%i, %i] : memref<?x4xbf16> -> !ggemm.scales<128>
+  return
+}
+
+// -----
+
+func.func @promote_without_scales(%p: !ggemm.accumulator<128x128xf32>,
+                                  %acc: !ggemm.accumulator<128x128xf32>) {
+  // expected-error @+1 {{'ggemm.promote' op expects a_scales, b_scales or both (without scales the partial is added by ggemm.mma)}}
+  %r = ggemm.promote %p into %acc : !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @promote_scale_count(%p: !ggemm.accumulator<128x128xf32>,
+                               %acc: !ggemm.accumulator<128x128xf32>,
+                               %b: !ggemm.scales<3>) {
+  // expected-error @+1 {{'ggemm.promote' op expects the number of b_scales (3) to divide the accumulator's columns (128)}}
+  %r = ggemm.promote %p into %acc b_scales(%b : !ggemm.scales<3>) : !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
 func.func @create_ring_outside_launch() {
   // expected-error @+1 {{'ggemm.create_ring' op expects parent op 'ggemm.launch'}}
   %r = ggemm.create_ring release_count(128) : !ggemm.ring<!ggemm.tile<64x64xbf16>>

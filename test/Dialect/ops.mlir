@@ -590,3 +590,20 @@ func.func @warp_roles(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
   }
   return
 }
+
+// FP8 block scales at the tile level: a K block's scales and its promotion.
+// CHECK-LABEL: func.func @scales_and_promote(
+// CHECK: %[[SA:.+]] = ggemm.load_scales %{{.+}}[%{{.+}}, %{{.+}}] : memref<?x56xf32, strided<[1, ?]>> -> !ggemm.scales<128>
+// CHECK: %[[SB:.+]] = ggemm.load_scales %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : memref<8x32x56xf32> -> !ggemm.scales<1>
+// CHECK: ggemm.promote %{{.+}} into %{{.+}} a_scales(%[[SA]] : !ggemm.scales<128>) b_scales(%[[SB]] : !ggemm.scales<1>) : !ggemm.accumulator<128x128xf32>
+// CHECK: ggemm.promote %{{.+}} into %{{.+}} b_scales(%[[SB]] : !ggemm.scales<1>) : !ggemm.accumulator<128x128xf32>
+func.func @scales_and_promote(%xs: memref<?x56xf32, strided<[1, ?]>>, %ws: memref<8x32x56xf32>,
+                              %i: index, %p: !ggemm.accumulator<128x128xf32>,
+                              %acc: !ggemm.accumulator<128x128xf32>)
+    -> (!ggemm.accumulator<128x128xf32>, !ggemm.accumulator<128x128xf32>) {
+  %sa = ggemm.load_scales %xs[%i, %i] : memref<?x56xf32, strided<[1, ?]>> -> !ggemm.scales<128>
+  %sb = ggemm.load_scales %ws[%i, %i, %i] : memref<8x32x56xf32> -> !ggemm.scales<1>
+  %r = ggemm.promote %p into %acc a_scales(%sa : !ggemm.scales<128>) b_scales(%sb : !ggemm.scales<1>) : !ggemm.accumulator<128x128xf32>
+  %r2 = ggemm.promote %p into %acc b_scales(%sb : !ggemm.scales<1>) : !ggemm.accumulator<128x128xf32>
+  return %r, %r2 : !ggemm.accumulator<128x128xf32>, !ggemm.accumulator<128x128xf32>
+}

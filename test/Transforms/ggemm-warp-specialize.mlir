@@ -219,3 +219,61 @@ func.func @unscheduled(%n: index) {
   }
   return
 }
+
+// -----
+
+// FP8 block scales: the ring carries the K block's scales with its tiles;
+// the consumers start each block's product from zero, promote it with the
+// block's scales, and release the position after the promotion. A promoted
+// product is never left pending (no `pending` on the mma).
+// CHECK-LABEL: func.func @fp8(
+// CHECK: %[[RING:.+]] = ggemm.create_ring release_count(256) : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<1>>
+// CHECK: ggemm.warp_specialize producer
+// CHECK: %[[TA:.+]] = ggemm.load_tile
+// CHECK-NEXT: %[[TB:.+]] = ggemm.load_tile
+// CHECK-NEXT: %[[SA:.+]] = ggemm.load_scales
+// CHECK: %[[SB:.+]] = ggemm.load_scales
+// CHECK-NEXT: ggemm.ring_put %[[RING]][%{{.+}}], %[[TA]], %[[TB]], %[[SA]], %[[SB]]
+// CHECK: consumers(2)
+// CHECK: %[[GET:.+]]:4 = ggemm.ring_get %[[RING]][%[[POS:.+]]]
+// CHECK-NEXT: %[[Z:.+]] = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: %[[P:.+]] = ggemm.mma %[[GET]]#0, %[[GET]]#1, %[[Z]] : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN> -> !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: %[[NEXT:.+]] = ggemm.promote %[[P]] into %{{.+}} a_scales(%[[GET]]#2 : !ggemm.scales<128>) b_scales(%[[GET]]#3 : !ggemm.scales<1>)
+// CHECK-NEXT: ggemm.ring_release %[[RING]][%[[POS]]]
+// CHECK-NOT: ggemm.mma_wait
+// CHECK: ggemm.store_tile
+func.func @fp8(%arg0: memref<?x256xf8E4M3FN>, %arg1: memref<2x256x256xf8E4M3FN>, %arg2: memref<3xi32>, %arg3: memref<?x2xf32, strided<[1, ?]>>, %arg4: memref<2x2x2xf32>, %arg5: memref<?x256xbf16>) {
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  %c0_0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0_0 : memref<?x256xf8E4M3FN>
+  %c256 = arith.constant 256 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<3xi32>) groups(%c2) rows_per_group(%c0) num_rows(%dim) num_cols(%c256) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.tile_count %0
+    scf.for %arg6 = %cta to %1 step %num_ctas {
+      %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
+      %c2_1 = arith.constant 2 : index
+      %c0_2 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c128 = arith.constant 128 : index
+      %2 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      %3 = scf.for %arg7 = %c0_2 to %c2_1 step %c1 iter_args(%arg8 = %2) -> (!ggemm.accumulator<128x128xf32>) {
+        %4 = arith.muli %arg7, %c128 : index
+        %5 = ggemm.load_tile %arg0[%row, %4] : memref<?x256xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN>
+        %6 = ggemm.load_tile %arg1[%group, %col, %4] : memref<2x256x256xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN>
+        %7 = ggemm.load_scales %arg3[%row, %arg7] : memref<?x2xf32, strided<[1, ?]>> -> !ggemm.scales<128>
+        %c128_3 = arith.constant 128 : index
+        %8 = arith.divui %col, %c128_3 : index
+        %9 = ggemm.load_scales %arg4[%group, %8, %arg7] : memref<2x2x2xf32> -> !ggemm.scales<1>
+        %10 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+        %11 = ggemm.mma %5, %6, %10 : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN> -> !ggemm.accumulator<128x128xf32>
+        %12 = ggemm.promote %11 into %arg8 a_scales(%7 : !ggemm.scales<128>) b_scales(%9 : !ggemm.scales<1>) : !ggemm.accumulator<128x128xf32>
+        scf.yield %12 : !ggemm.accumulator<128x128xf32>
+      }
+      ggemm.store_tile %3 to %arg5 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<128x128xf32>, memref<?x256xbf16>
+    }
+  }
+  return
+}

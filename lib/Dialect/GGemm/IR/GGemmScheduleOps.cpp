@@ -106,6 +106,12 @@ LogicalResult CreateRingOp::verify() {
       return emitOpError() << "expects stage slots of at least " << needed
                            << " bytes for tile " << index << " (" << tile
                            << "), got " << bytes;
+    int64_t offset = layout.getOffsets()[index];
+    if (isa<TileType>(tile) && (bytes % 1024 != 0 || offset % 1024 != 0))
+      return emitOpError() << "expects 1024-byte aligned stage slots for tile "
+                           << index << " (" << tile
+                           << ", 128-byte swizzle), got " << bytes
+                           << " bytes at offset " << offset;
   }
   return success();
 }

@@ -197,7 +197,9 @@ def GGemm_RingLayoutAttr : GGemm_Attr<"RingLayout", "ring_layout"> {
     memory the kernel is launched with (at most 227 KB). Slot `s` of tile
     `j` starts at `offsets[j] + s * stage_bytes[j]`; `full[s]` at
     `barrier_offset + 8 s`, `empty[s]` at `barrier_offset + 8 (stages + s)`.
-    Stage sizes and buffer offsets are 1024-byte aligned (128-byte swizzle);
+    Stage sizes and buffer offsets are 128-byte aligned (TMA writes there),
+    1024-byte aligned for the slots of tiles (128-byte swizzle; checked by
+    `ggemm.create_ring`);
     the buffers and the mbarriers must not overlap and must end within
     `smem_bytes`.
 

@@ -130,8 +130,10 @@ def GGemmStageRing : Pass<"ggemm-stage-ring", "::mlir::ModuleOp"> {
   let description = [{
     Sets `layout = #ggemm.ring_layout<...>` on every `ggemm.create_ring`:
     the number of stages (the tile config's `stages`, lowered when they
-    would not fit the 227 KB budget), a 1024-byte aligned buffer of stage
-    slots per tile type and the full/empty mbarrier array behind them. A
+    would not fit the 227 KB budget), a buffer of stage slots per entry
+    type (1024-byte aligned for tiles, 128-byte for FP8 scales, whose slots
+    also hold 4 rows of alignment slack and a header) and the full/empty
+    mbarrier array behind them. A
     layout already set is kept. `convert-ggemm-to-nvvm` then addresses slot
     `i mod stages` of each buffer and its mbarriers exactly as the layout
     says.
