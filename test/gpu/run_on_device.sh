@@ -2,7 +2,8 @@
 # Runs on the GPU machine (through the device tool): builds the CUDA runtime
 # with CMake (no LLVM there), then the GPU checks and the benchmark on the
 # bundles carried in .device/bundles (.device/bundles_fp8 for the fp8 step,
-# FP8_BENCH=1 to time them too; for the python step, the catalog in
+# FP8_BENCH=1 to time them too, FP8_BASELINE=DIR to time earlier FP8 bundles
+# in the same run; for the python step, the catalog in
 # .device/python_catalog: test/gpu/build_python_catalog.sh). Results go to
 # $OUT.
 #   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [python] | all
@@ -47,7 +48,8 @@ for step in $steps; do
       2>&1 | tee "$OUT/load.log" || rc=1 ;;
   fp8)
     python3 test/gpu/check_fp8.py --bundles .device/bundles_fp8 \
-      ${FP8_BENCH:+--bench} --report "$OUT/fp8.md" 2>&1 | tee "$OUT/fp8.log" \
+      ${FP8_BENCH:+--bench} ${FP8_BASELINE:+--baseline "$FP8_BASELINE"} \
+      --report "$OUT/fp8.md" 2>&1 | tee "$OUT/fp8.log" \
       | grep -v "PASS$" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   python)
