@@ -222,13 +222,10 @@ func.func @unscheduled(%n: index) {
 
 // -----
 
-// FP8 block scales: the ring carries the K block's scales with its tiles.
-// With one group in flight (the default) the consumers issue block i's
-// product (from zero, `pending = 1`) before they promote block i - 1's
-// with its scales, carried through the K loop, and release block i - 1's
-// position after that promotion; the last product is waited for and
-// promoted after the loop. With pending-mmas=0 (SYNC) each block is
-// multiplied, promoted and released in turn.
+// FP8 block scales: the ring carries the K block's scales with its tiles;
+// the consumers start each block's product from zero, promote it with the
+// block's scales, and release the position after the promotion. A promoted
+// product is never left pending (no `pending` on the mma).
 // CHECK-LABEL: func.func @fp8(
 // CHECK: %[[RING:.+]] = ggemm.create_ring release_count(256) : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<1>>
 // CHECK: ggemm.warp_specialize producer
@@ -238,34 +235,13 @@ func.func @unscheduled(%n: index) {
 // CHECK: %[[SB:.+]] = ggemm.load_scales
 // CHECK-NEXT: ggemm.ring_put %[[RING]][%{{.+}}], %[[TA]], %[[TB]], %[[SA]], %[[SB]]
 // CHECK: consumers(2)
-// CHECK: %[[INIT:.+]] = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
-// CHECK: %[[ANY:.+]]:2 = scf.if %{{.+}} -> (!ggemm.accumulator<128x128xf32>, index) {
-// CHECK-NEXT: %[[G0:.+]]:4 = ggemm.ring_get %[[RING]][%[[START:.+]]]
-// CHECK-NEXT: %[[Z0:.+]] = ggemm.zero_accumulator
-// CHECK-NEXT: %[[P0:.+]] = ggemm.mma %[[G0]]#0, %[[G0]]#1, %[[Z0]] {pending = 1 : i64}
-// CHECK: %[[LOOP:.+]]:5 = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[INIT]], %[[PREV:.+]] = %[[P0]], %[[PSA:.+]] = %[[G0]]#2, %[[PSB:.+]] = %[[G0]]#3, %[[POS:.+]] = %{{.+}}) -> (!ggemm.accumulator<128x128xf32>, !ggemm.accumulator<128x128xf32>, !ggemm.scales<128>, !ggemm.scales<1>, index) {
-// CHECK-NEXT: %[[G:.+]]:4 = ggemm.ring_get %[[RING]][%[[POS]]]
-// CHECK-NEXT: %[[Z:.+]] = ggemm.zero_accumulator
-// CHECK-NEXT: %[[P:.+]] = ggemm.mma %[[G]]#0, %[[G]]#1, %[[Z]] {pending = 1 : i64}
-// CHECK: %[[NEXT:.+]] = ggemm.promote %[[PREV]] into %[[ACC]] a_scales(%[[PSA]] : !ggemm.scales<128>) b_scales(%[[PSB]] : !ggemm.scales<1>)
-// CHECK: ggemm.ring_release %[[RING]][%{{.+}}]
-// CHECK: scf.yield %[[NEXT]], %[[P]], %[[G]]#2, %[[G]]#3, %{{.+}}
-// CHECK: %[[DONE:.+]] = ggemm.mma_wait %[[LOOP]]#1
-// CHECK-NEXT: %[[LAST:.+]] = ggemm.promote %[[DONE]] into %[[LOOP]]#0 a_scales(%[[LOOP]]#2 : !ggemm.scales<128>) b_scales(%[[LOOP]]#3 : !ggemm.scales<1>)
-// CHECK: ggemm.ring_release
-// CHECK: scf.yield %[[LAST]], %[[LOOP]]#4
-// CHECK: } else {
-// CHECK-NEXT: scf.yield %[[INIT]], %[[START]]
-// CHECK: ggemm.store_tile %[[ANY]]#0
-// SYNC-LABEL: func.func @fp8(
-// SYNC: consumers(2)
-// SYNC: %[[GET:.+]]:4 = ggemm.ring_get %[[RING:.+]][%[[POS:.+]]]
-// SYNC-NEXT: %[[Z:.+]] = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
-// SYNC-NEXT: %[[P:.+]] = ggemm.mma %[[GET]]#0, %[[GET]]#1, %[[Z]] : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN> -> !ggemm.accumulator<128x128xf32>
-// SYNC-NEXT: %[[NEXT:.+]] = ggemm.promote %[[P]] into %{{.+}} a_scales(%[[GET]]#2 : !ggemm.scales<128>) b_scales(%[[GET]]#3 : !ggemm.scales<1>)
-// SYNC-NEXT: ggemm.ring_release %[[RING]][%[[POS]]]
-// SYNC-NOT: ggemm.mma_wait
-// SYNC: ggemm.store_tile
+// CHECK: %[[GET:.+]]:4 = ggemm.ring_get %[[RING]][%[[POS:.+]]]
+// CHECK-NEXT: %[[Z:.+]] = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: %[[P:.+]] = ggemm.mma %[[GET]]#0, %[[GET]]#1, %[[Z]] : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN> -> !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: %[[NEXT:.+]] = ggemm.promote %[[P]] into %{{.+}} a_scales(%[[GET]]#2 : !ggemm.scales<128>) b_scales(%[[GET]]#3 : !ggemm.scales<1>)
+// CHECK-NEXT: ggemm.ring_release %[[RING]][%[[POS]]]
+// CHECK-NOT: ggemm.mma_wait
+// CHECK: ggemm.store_tile
 func.func @fp8(%arg0: memref<?x256xf8E4M3FN>, %arg1: memref<2x256x256xf8E4M3FN>, %arg2: memref<3xi32>, %arg3: memref<?x2xf32, strided<[1, ?]>>, %arg4: memref<2x2x2xf32>, %arg5: memref<?x256xbf16>) {
   %c2 = arith.constant 2 : index
   %c0 = arith.constant 0 : index

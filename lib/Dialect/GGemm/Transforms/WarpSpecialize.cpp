@@ -168,74 +168,6 @@ public:
     });
   }
 
-  /// The consumers of a promoted program with one product in flight: the
-  /// product of K block i is issued before block i - 1's is promoted (so
-  /// the tensor cores work while the consumers scale), and block i - 1's
-  /// position is released after its promotion:
-  ///
-  ///   if (lb < ub) {
-  ///     p, sa, sb = issue(lb)
-  ///     for i in lb + step .. ub: q, ta, tb = issue(i)
-  ///                               acc = promote(p, acc, sa, sb)
-  ///                               release(i - 1); p, sa, sb = q, ta, tb
-  ///     acc = promote(mma_wait(p), acc, sa, sb); release(last)
-  ///   }
-  void buildPipelinedPromotion() {
-    buildTileLoop([&](Value start) {
-      scf::ForOp kLoop = p.kLoop;
-      Value lb = map.lookupOrDefault(kLoop.getLowerBound()),
-            ub = map.lookupOrDefault(kLoop.getUpperBound()),
-            step = map.lookupOrDefault(kLoop.getStep());
-      Value init = map.lookupOrDefault(kLoop.getInitArgs()[0]);
-      Type accType = init.getType();
-      Value any =
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, lb, ub);
-      auto guard = scf::IfOp::create(
-          b, loc, TypeRange{accType, b.getIndexType()}, any, true);
-      {
-        OpBuilder::InsertionGuard thenGuard(b);
-        b.setInsertionPointToStart(guard.thenBlock());
-        Issued first = issue(lb, start);
-        SmallVector<Value> carried = {init, first.product, first.aScales,
-                                      first.bScales, increment(start)};
-        SmallVector<Value> inits;
-        for (Value v : carried)
-          if (v)
-            inits.push_back(v);
-        auto loop = scf::ForOp::create(
-            b, loc, arith::AddIOp::create(b, loc, lb, step), ub, step, inits);
-        {
-          OpBuilder::InsertionGuard loopGuard(b);
-          b.setInsertionPointToStart(loop.getBody());
-          Carried c = unpack(loop.getRegionIterArgs(), first);
-          Issued next = issue(loop.getInductionVar(), c.position);
-          Value acc = PromoteOp::create(b, loc, accType, c.product, c.acc,
-                                        c.aScales, c.bScales);
-          RingReleaseOp::create(b, loc, ring, decrement(c.position));
-          SmallVector<Value> yielded = {acc, next.product, next.aScales,
-                                        next.bScales, increment(c.position)};
-          scf::YieldOp::create(b, loc, compact(yielded));
-        }
-        Carried c = unpack(loop.getResults(), first);
-        Value done = MmaWaitOp::create(b, loc, accType, c.product);
-        Value acc = PromoteOp::create(b, loc, accType, done, c.acc, c.aScales,
-                                      c.bScales);
-        RingReleaseOp::create(b, loc, ring, decrement(c.position));
-        scf::YieldOp::create(b, loc, ValueRange{acc, c.position});
-      }
-      {
-        OpBuilder::InsertionGuard elseGuard(b);
-        b.setInsertionPointToStart(guard.elseBlock());
-        scf::YieldOp::create(b, loc, ValueRange{init, start});
-      }
-      map.map(kLoop.getResult(0), guard.getResult(0));
-      for (Operation *op = kLoop->getNextNode();
-           op && !op->hasTrait<OpTrait::IsTerminator>(); op = op->getNextNode())
-        b.clone(*op, map);
-      return guard.getResult(1);
-    });
-  }
-
   /// The consumers: the tile loop with each K block's tiles taken from the
   /// ring, multiplied and released, then the store.
   void buildConsumers(int64_t pendingMmas) {
@@ -294,71 +226,6 @@ public:
   }
 
 private:
-  /// A K block's product, issued and in flight, and its scales.
-  struct Issued {
-    Value product, aScales, bScales;
-  };
-  /// What the pipelined K loop carries: its accumulator, the previous
-  /// block's product and scales, the next ring position.
-  struct Carried {
-    Value acc, product, aScales, bScales, position;
-  };
-
-  static SmallVector<Value> compact(ArrayRef<Value> values) {
-    SmallVector<Value> out;
-    for (Value v : values)
-      if (v)
-        out.push_back(v);
-    return out;
-  }
-
-  /// Splits loop values laid out as `compact({acc, product, a, b, pos})`
-  /// (the scales present as in `shape`).
-  static Carried unpack(ValueRange values, const Issued &shape) {
-    Carried c;
-    unsigned i = 0;
-    c.acc = values[i++];
-    c.product = values[i++];
-    if (shape.aScales)
-      c.aScales = values[i++];
-    if (shape.bScales)
-      c.bScales = values[i++];
-    c.position = values[i++];
-    return c;
-  }
-
-  /// Takes K block `iv`'s entries from ring position `position` and issues
-  /// its product (from zero, one wgmma group left in flight).
-  Issued issue(Value iv, Value position) {
-    auto promote = cast<PromoteOp>(p.update);
-    map.map(p.kLoop.getInductionVar(), iv);
-    SmallVector<Type> entryTypes;
-    for (Operation *load : p.loads)
-      entryTypes.push_back(load->getResult(0).getType());
-    auto get = RingGetOp::create(b, loc, entryTypes, ring, position);
-    for (auto [load, entry] : llvm::zip(p.loads, get.getResults()))
-      map.map(load->getResult(0), entry);
-    for (Operation &op : p.kLoop.getBody()->without_terminator()) {
-      if (p.isLoad(&op) || &op == p.update)
-        continue;
-      Operation *clone = b.clone(op, map);
-      if (&op == p.mma.getOperation())
-        clone->setAttr("pending", b.getI64IntegerAttr(1));
-    }
-    Issued issued;
-    issued.product = map.lookup(p.mma.getResult());
-    if (promote.getAScales())
-      issued.aScales = map.lookup(promote.getAScales());
-    if (promote.getBScales())
-      issued.bScales = map.lookup(promote.getBScales());
-    return issued;
-  }
-
-  Value decrement(Value position) {
-    return arith::SubIOp::create(b, loc, position,
-                                 arith::ConstantIndexOp::create(b, loc, 1));
-  }
-
   /// Recreates the tile loop carrying the ring position; `buildBody` emits
   /// the role's K loop from a start position and returns the end position.
   void buildTileLoop(function_ref<Value(Value)> buildBody) {
@@ -442,7 +309,9 @@ struct WarpSpecializePass
     FailureOr<TileProgram> program = matchTileProgram(launch);
     if (failed(program))
       return failure();
-    bool promoted = isa<PromoteOp>(program->update);
+    // A promoted product is read right after its mma: nothing may still
+    // be pending.
+    int64_t pending = isa<PromoteOp>(program->update) ? 0 : pendingMmas;
     TileConfigAttr config = launch.getScheduleOp().getConfig();
     int64_t consumers = consumerWarpgroups ? consumerWarpgroups.getValue()
                                            : config.getConsumerWarpgroups();
@@ -478,12 +347,7 @@ struct WarpSpecializePass
     RoleBuilder(b, *program, ring).buildProducer();
     YieldOp::create(b, loc);
     b.createBlock(&roles.getConsumers());
-    // A promoted product with a group in flight: the next block's product
-    // is issued before the previous one is promoted.
-    if (promoted && pendingMmas > 0)
-      RoleBuilder(b, *program, ring).buildPipelinedPromotion();
-    else
-      RoleBuilder(b, *program, ring).buildConsumers(pendingMmas);
+    RoleBuilder(b, *program, ring).buildConsumers(pending);
     YieldOp::create(b, loc);
     program->tileLoop->erase();
     // Each role cloned the index arithmetic of the whole tile; drop what it
