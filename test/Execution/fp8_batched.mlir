@@ -24,7 +24,7 @@ func.func @gemm(%x: memref<3x65x128xf8E4M3FN>, %w: memref<3x130x128xf8E4M3FN>, %
 func.func @main() {
   %zero = arith.constant 0 : index
   %one = arith.constant 1 : index
-  %e4m3 = memref.get_global @e4m3_values : memref<256xf32>
+  %fp8_values = memref.get_global @e4m3_values : memref<256xf32>
   %x1 = memref.alloc() : memref<3x65x128xf8E4M3FN>
   %w2 = memref.alloc() : memref<3x130x128xf8E4M3FN>
   %y3 = memref.alloc() : memref<3x65x130xf32>
@@ -101,11 +101,11 @@ func.func @main() {
             %v67 = arith.bitcast %v65 : f8E4M3FN to i8
             %v68 = arith.extui %v67 : i8 to i32
             %v69 = arith.index_cast %v68 : i32 to index
-            %v70 = memref.load %e4m3[%v69] : memref<256xf32>
+            %v70 = memref.load %fp8_values[%v69] : memref<256xf32>
             %v71 = arith.bitcast %v66 : f8E4M3FN to i8
             %v72 = arith.extui %v71 : i8 to i32
             %v73 = arith.index_cast %v72 : i32 to index
-            %v74 = memref.load %e4m3[%v73] : memref<256xf32>
+            %v74 = memref.load %fp8_values[%v73] : memref<256xf32>
             %v75 = arith.mulf %v70, %v74 : f32
             %v76 = arith.addf %p62, %v75 : f32
             scf.yield %v76 : f32

@@ -24,7 +24,7 @@ func.func @gemm(%x: memref<3x96x256xf8E4M3FN>, %w: memref<3x128x256xf8E4M3FN>, %
 func.func @main() {
   %zero = arith.constant 0 : index
   %one = arith.constant 1 : index
-  %e4m3 = memref.get_global @e4m3_values : memref<256xf32>
+  %fp8_values = memref.get_global @e4m3_values : memref<256xf32>
   %x1 = memref.alloc() : memref<3x96x256xf8E4M3FN>
   %w2 = memref.alloc() : memref<3x128x256xf8E4M3FN>
   %y3 = memref.alloc() : memref<3x96x128xbf16>
@@ -108,11 +108,11 @@ func.func @main() {
             %v72 = arith.bitcast %v70 : f8E4M3FN to i8
             %v73 = arith.extui %v72 : i8 to i32
             %v74 = arith.index_cast %v73 : i32 to index
-            %v75 = memref.load %e4m3[%v74] : memref<256xf32>
+            %v75 = memref.load %fp8_values[%v74] : memref<256xf32>
             %v76 = arith.bitcast %v71 : f8E4M3FN to i8
             %v77 = arith.extui %v76 : i8 to i32
             %v78 = arith.index_cast %v77 : i32 to index
-            %v79 = memref.load %e4m3[%v78] : memref<256xf32>
+            %v79 = memref.load %fp8_values[%v78] : memref<256xf32>
             %v80 = arith.mulf %v75, %v79 : f32
             %v81 = arith.addf %p67, %v80 : f32
             scf.yield %v81 : f32

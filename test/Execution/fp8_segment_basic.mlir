@@ -24,7 +24,7 @@ func.func @gemm(%x: memref<?x256xf8E4M3FN>, %w: memref<5x200x256xf8E4M3FN>, %row
 func.func @main() {
   %zero = arith.constant 0 : index
   %one = arith.constant 1 : index
-  %e4m3 = memref.get_global @e4m3_values : memref<256xf32>
+  %fp8_values = memref.get_global @e4m3_values : memref<256xf32>
   %m = arith.constant 230 : index
   %x1 = memref.alloc(%m) : memref<?x256xf8E4M3FN>
   %w2 = memref.alloc() : memref<5x200x256xf8E4M3FN>
@@ -118,11 +118,11 @@ func.func @main() {
             %v78 = arith.bitcast %v76 : f8E4M3FN to i8
             %v79 = arith.extui %v78 : i8 to i32
             %v80 = arith.index_cast %v79 : i32 to index
-            %v81 = memref.load %e4m3[%v80] : memref<256xf32>
+            %v81 = memref.load %fp8_values[%v80] : memref<256xf32>
             %v82 = arith.bitcast %v77 : f8E4M3FN to i8
             %v83 = arith.extui %v82 : i8 to i32
             %v84 = arith.index_cast %v83 : i32 to index
-            %v85 = memref.load %e4m3[%v84] : memref<256xf32>
+            %v85 = memref.load %fp8_values[%v84] : memref<256xf32>
             %v86 = arith.mulf %v81, %v85 : f32
             %v87 = arith.addf %p73, %v86 : f32
             scf.yield %v87 : f32

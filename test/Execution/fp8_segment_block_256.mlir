@@ -27,7 +27,7 @@ func.func @gemm(%x: memref<?x384xf8E4M3FN>, %w: memref<3x384x384xf8E4M3FN>, %row
 func.func @main() {
   %zero = arith.constant 0 : index
   %one = arith.constant 1 : index
-  %e4m3 = memref.get_global @e4m3_values : memref<256xf32>
+  %fp8_values = memref.get_global @e4m3_values : memref<256xf32>
   %m = arith.constant 200 : index
   %x1 = memref.alloc(%m) : memref<?x384xf8E4M3FN>
   %w2 = memref.alloc() : memref<3x384x384xf8E4M3FN>
@@ -140,11 +140,11 @@ func.func @main() {
             %v93 = arith.bitcast %v91 : f8E4M3FN to i8
             %v94 = arith.extui %v93 : i8 to i32
             %v95 = arith.index_cast %v94 : i32 to index
-            %v96 = memref.load %e4m3[%v95] : memref<256xf32>
+            %v96 = memref.load %fp8_values[%v95] : memref<256xf32>
             %v97 = arith.bitcast %v92 : f8E4M3FN to i8
             %v98 = arith.extui %v97 : i8 to i32
             %v99 = arith.index_cast %v98 : i32 to index
-            %v100 = memref.load %e4m3[%v99] : memref<256xf32>
+            %v100 = memref.load %fp8_values[%v99] : memref<256xf32>
             %v101 = arith.mulf %v96, %v100 : f32
             %v102 = arith.addf %p88, %v101 : f32
             scf.yield %v102 : f32

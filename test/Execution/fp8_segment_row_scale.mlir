@@ -26,7 +26,7 @@ func.func @gemm(%x: memref<?x128xf8E4M3FN>, %w: memref<3x136x128xf8E4M3FN>, %row
 func.func @main() {
   %zero = arith.constant 0 : index
   %one = arith.constant 1 : index
-  %e4m3 = memref.get_global @e4m3_values : memref<256xf32>
+  %fp8_values = memref.get_global @e4m3_values : memref<256xf32>
   %m = arith.constant 140 : index
   %x1 = memref.alloc(%m) : memref<?x128xf8E4M3FN>
   %w2 = memref.alloc() : memref<3x136x128xf8E4M3FN>
@@ -121,11 +121,11 @@ func.func @main() {
             %v80 = arith.bitcast %v78 : f8E4M3FN to i8
             %v81 = arith.extui %v80 : i8 to i32
             %v82 = arith.index_cast %v81 : i32 to index
-            %v83 = memref.load %e4m3[%v82] : memref<256xf32>
+            %v83 = memref.load %fp8_values[%v82] : memref<256xf32>
             %v84 = arith.bitcast %v79 : f8E4M3FN to i8
             %v85 = arith.extui %v84 : i8 to i32
             %v86 = arith.index_cast %v85 : i32 to index
-            %v87 = memref.load %e4m3[%v86] : memref<256xf32>
+            %v87 = memref.load %fp8_values[%v86] : memref<256xf32>
             %v88 = arith.mulf %v83, %v87 : f32
             %v89 = arith.addf %p75, %v88 : f32
             scf.yield %v89 : f32

@@ -99,7 +99,7 @@ class Case:
 
     @property
     def fp8(self) -> bool:
-        return self.in_type == "f8E4M3FN"
+        return self.in_type in ("f8E4M3FN", "f8E5M2")
 
     @property
     def block_k(self) -> int:
@@ -351,14 +351,31 @@ def e4m3_value(code: int) -> float:
     return sign * (1 + mantissa / 8) * 2.0 ** (exponent - 7)
 
 
-def e4m3_table() -> str:
-    """A global of the 256 e4m3 values, indexed by bit pattern (NaN as 0:
-    the fill never writes it)."""
+def e5m2_value(code: int) -> float:
+    """The value of an f8E5M2 bit pattern (bias 15; exponent 31 is inf or
+    NaN, which the fill never writes)."""
+    sign = -1.0 if code & 0x80 else 1.0
+    exponent, mantissa = (code >> 2) & 0x1F, code & 0x3
+    if exponent == 0x1F:
+        return float("nan")
+    if exponent == 0:
+        return sign * mantissa * 2.0 ** -16
+    return sign * (1 + mantissa / 4) * 2.0 ** (exponent - 15)
+
+
+FP8_VALUES = {"f8E4M3FN": ("e4m3", e4m3_value), "f8E5M2": ("e5m2", e5m2_value)}
+
+
+def fp8_table(ty: str) -> str:
+    """A global of the 256 values of an FP8 type, indexed by bit pattern
+    (NaN and inf as 0: the fill never writes them)."""
+    name, value = FP8_VALUES[ty]
     values = []
     for code in range(256):
-        v = e4m3_value(code)
-        values.append(mlir_float(0.0 if v != v else v))
-    return (f'memref.global "private" constant @e4m3_values : '
+        v = value(code)
+        values.append(mlir_float(0.0 if v != v or abs(v) == float("inf")
+                                 else v))
+    return (f'memref.global "private" constant @{name}_values : '
             f'memref<256xf32> = dense<[{", ".join(values)}]>\n')
 
 
@@ -380,10 +397,31 @@ def e4m3_from_hash(e: Emitter, t: str) -> str:
     return e.op(f"arith.bitcast {byte} : i8 to f8E4M3FN")
 
 
-def fill_fp8_function(rank: int) -> str:
-    """`@fill<rank>_f8E4M3FN(m, seed, 144, 0, 1.0)`: e4m3 patterns from the
-    hash, sign in bit 7, exponent 0..8 in bits 3-6, any mantissa."""
-    return fill_loops(rank, "f8E4M3FN", e4m3_from_hash)
+def e5m2_from_hash(e: Emitter, t: str) -> str:
+    """An e5m2 element from val's integer t < 144: sign t / 72, exponent
+    8 + (t / 4) mod 18 (2^-7 .. 2^10 before the mantissa), mantissa t mod 4."""
+    t = e.op(f"arith.fptoui {t} : f32 to i32")
+    c72, c4, c18, c8, c128 = (e.op(f"arith.constant {v} : i32")
+                              for v in (72, 4, 18, 8, 128))
+    sign = e.op(f"arith.divui {t}, {c72} : i32")
+    quarter = e.op(f"arith.divui {t}, {c4} : i32")
+    wrapped = e.op(f"arith.remui {quarter}, {c18} : i32")
+    exp = e.op(f"arith.addi {wrapped}, {c8} : i32")
+    man = e.op(f"arith.remui {t}, {c4} : i32")
+    high = e.op(f"arith.muli {sign}, {c128} : i32")
+    mid = e.op(f"arith.muli {exp}, {c4} : i32")
+    low = e.op(f"arith.addi {mid}, {man} : i32")
+    code = e.op(f"arith.addi {high}, {low} : i32")
+    byte = e.op(f"arith.trunci {code} : i32 to i8")
+    return e.op(f"arith.bitcast {byte} : i8 to f8E5M2")
+
+
+def fill_fp8_function(rank: int, ty: str) -> str:
+    """`@fill<rank>_<fp8 type>(m, seed, 144, 0, 1.0)`: bit patterns from the
+    hash (e4m3: sign, exponent 0..8, any mantissa; e5m2: sign, exponent
+    8..25, any mantissa)."""
+    return fill_loops(rank, ty, e4m3_from_hash if ty == "f8E4M3FN"
+                      else e5m2_from_hash)
 
 
 class TestWriter:
@@ -422,7 +460,7 @@ class TestWriter:
                                 f"strided<[{mm}, 1, {g * mm}]>>")
                 self.xs_perm = "(d0, d1, d2) -> (d1, d2, d0)"
             self.ws_type = f"memref<{c.weights}x{nb}x{self.kb}xf32>"
-            self.globals.append(e4m3_table())
+            self.globals.append(fp8_table(c.in_type))
 
     # -- the function that holds the ggemm op ------------------------------
     def gemm_function(self) -> str:
@@ -565,7 +603,9 @@ class TestWriter:
         e.emit("%zero = arith.constant 0 : index")
         e.emit("%one = arith.constant 1 : index")
         if c.fp8:
-            e.emit("%e4m3 = memref.get_global @e4m3_values : memref<256xf32>")
+            name = FP8_VALUES[c.in_type][0]
+            e.emit(f"%fp8_values = memref.get_global @{name}_values : "
+                   "memref<256xf32>")
         dyn_rows = ""
         if c.op == "segment":
             e.emit(f"%m = arith.constant {c.rows} : index")
@@ -771,12 +811,12 @@ class TestWriter:
                f"{atol_v}, {rtol_v}, {stats}, {maxerr}) : (f32, f32, f32, "
                "f32, memref<2xi64>, memref<1xf32>) -> ()")
 
-    def decode_e4m3(self, e: Emitter, v: str) -> str:
-        """The f32 value of an e4m3 element, from the script's table."""
-        byte = e.op(f"arith.bitcast {v} : f8E4M3FN to i8")
+    def decode_fp8(self, e: Emitter, v: str) -> str:
+        """The f32 value of an FP8 element, from the script's table."""
+        byte = e.op(f"arith.bitcast {v} : {self.c.in_type} to i8")
         wide = e.op(f"arith.extui {byte} : i8 to i32")
         index = e.op(f"arith.index_cast {wide} : i32 to index")
-        return e.op(f"memref.load %e4m3[{index}] : memref<256xf32>")
+        return e.op(f"memref.load %fp8_values[{index}] : memref<256xf32>")
 
     def fp8_dot(self, e: Emitter, lead: list[str], r: str, col: str, wi: str,
                 x: str, w: str) -> str:
@@ -795,8 +835,8 @@ class TestWriter:
         xv = e.op(f"memref.load {x}[{', '.join(lead + [r, kk])}] : "
                   f"{self.x_type}")
         wv = e.op(f"memref.load {w}[{wi}, {col}, {kk}] : {self.w_type}")
-        prod = e.op(f"arith.mulf {self.decode_e4m3(e, xv)}, "
-                    f"{self.decode_e4m3(e, wv)} : f32")
+        prod = e.op(f"arith.mulf {self.decode_fp8(e, xv)}, "
+                    f"{self.decode_fp8(e, wv)} : f32")
         e.emit(f"scf.yield {e.op(f'arith.addf {p}, {prod} : f32')} : f32")
         e.end()
         xs = e.op(f"memref.load {self.xs}[{', '.join(lead + [r, kb])}] : "
@@ -894,7 +934,7 @@ class TestWriter:
         c = self.c
         main = self.main_function()
         gemm = self.gemm_function()
-        fills = "\n".join(fill_fp8_function(rank) if ty == "f8E4M3FN"
+        fills = "\n".join(fill_fp8_function(rank, ty) if ty in FP8_VALUES
                           else fill_function(rank, ty)
                           for rank, ty in sorted(self.fills))
         options = []
@@ -1049,6 +1089,12 @@ CASES = [
          in_type="f8E4M3FN", out_type="f32", segments=[1, 90, 40], rows=140,
          n=136, k=128, block_m=64, block_n=128, row_scale=True,
          accumulate=True, num_ctas=1),
+    Case("fp8_e5m2_segment", "segment",
+         "FP8 segment_matmul in f8E5M2 (bias 15, 2 mantissa bits, values up "
+         "to 1.75 * 2^10) with block scales, weight_indices, f32 out",
+         in_type="f8E5M2", out_type="f32", segments=[65, 0, 3, 100],
+         rows=170, n=136, k=256, block_m=64, block_n=128,
+         weight_indices=[1, 1, 0, 2], num_weights=3),
     Case("fp8_masked", "masked",
          "FP8 masked_matmul: counts 0, a partial and a clamped group; "
          "MN-major [KB, G, Mmax] activation scales",

@@ -42,8 +42,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 from ggemm.runtime import Kernel  # noqa: E402
 
-F8 = torch.float8_e4m3fn
-F8_MAX = 448.0
+#: FP8 types by manifest dtype, with their largest finite value.
+F8_TYPES = {"f8e4m3": (torch.float8_e4m3fn, 448.0),
+            "f8e5m2": (torch.float8_e5m2, 57344.0)}
+F8, F8_MAX = F8_TYPES["f8e4m3"]
 OUT_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 
 
@@ -51,29 +53,31 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def quantize_rows(x: torch.Tensor):
-    """x [M, K] -> (e4m3 [M, K], scales [M, ceil(K/128)]) per 1x128 block."""
+def quantize_rows(x: torch.Tensor, dtype: str = "f8e4m3"):
+    """x [M, K] -> (FP8 [M, K], scales [M, ceil(K/128)]) per 1x128 block."""
+    f8, f8_max = F8_TYPES[dtype]
     m, k = x.shape
     kb = ceil_div(k, 128)
     padded = torch.nn.functional.pad(x.float(), (0, kb * 128 - k))
     blocks = padded.view(m, kb, 128)
     if m == 0:  # amax of an empty tensor is undefined
-        return x.to(F8), torch.zeros(0, kb, device=x.device)
+        return x.to(f8), torch.zeros(0, kb, device=x.device)
     amax = blocks.abs().amax(dim=2).clamp(min=1e-4)
-    scale = amax / F8_MAX
-    q = (blocks / scale.unsqueeze(2)).to(F8).view(m, kb * 128)[:, :k]
+    scale = amax / f8_max
+    q = (blocks / scale.unsqueeze(2)).to(f8).view(m, kb * 128)[:, :k]
     return q.contiguous(), scale
 
 
-def quantize_blocks(w: torch.Tensor):
-    """w [G, N, K] -> (e4m3, scales [G, ceil(N/128), ceil(K/128)])."""
+def quantize_blocks(w: torch.Tensor, dtype: str = "f8e4m3"):
+    """w [G, N, K] -> (FP8, scales [G, ceil(N/128), ceil(K/128)])."""
+    f8, f8_max = F8_TYPES[dtype]
     g, n, k = w.shape
     nb, kb = ceil_div(n, 128), ceil_div(k, 128)
     padded = torch.nn.functional.pad(w.float(), (0, kb * 128 - k, 0, nb * 128 - n))
     blocks = padded.view(g, nb, 128, kb, 128)
     amax = blocks.abs().amax(dim=(2, 4)).clamp(min=1e-4)
-    scale = amax / F8_MAX
-    q = (blocks / scale[:, :, None, :, None]).to(F8)
+    scale = amax / f8_max
+    q = (blocks / scale[:, :, None, :, None]).to(f8)
     q = q.view(g, nb * 128, kb * 128)[:, :n, :k]
     return q.contiguous(), scale.contiguous()
 
@@ -130,9 +134,9 @@ def check_rows(y, y_before, ref_rows, own_mask, tolerance=1e-3):
     return diff
 
 
-def weights(g, n, k, device="cuda"):
+def weights(g, n, k, device="cuda", dtype="f8e4m3"):
     w = torch.randn(g, n, k, device=device, dtype=torch.bfloat16)
-    return quantize_blocks(w)
+    return quantize_blocks(w, dtype)
 
 
 def run_segment(kernel, manifest, lengths, n, k, rng, device="cuda"):
@@ -144,14 +148,14 @@ def run_segment(kernel, manifest, lengths, n, k, rng, device="cuda"):
         offsets.append(offsets[-1] + length)
     m = offsets[-1] + tail
     x = torch.randn(m, k, device=device, dtype=torch.bfloat16)
-    xq, xs = quantize_rows(x)
+    xq, xs = quantize_rows(x, p["a_dtype"])
     num_weights = g
     idx = None
     if p["has_weight_indices"]:
         num_weights = max(1, g // 2 + 1)
         idx = torch.tensor([rng.randrange(num_weights) for _ in range(g)],
                            dtype=torch.int32, device=device)
-    wq, ws = weights(num_weights, n, k)
+    wq, ws = weights(num_weights, n, k, dtype=p["b_dtype"])
     out_dtype = OUT_DTYPES[p["out_dtype"]]
     tensors = dict(x=xq, w=wq, x_scale=mn_major(xs), w_scale=ws,
                    seg_indptr=torch.tensor(offsets, dtype=torch.int32, device=device))
@@ -243,6 +247,14 @@ def build_cases(names, rng):
         for m in (1, 128, 4096):
             cases.append((f"dense m={m} n={n} k={k}", f"fp8_seg_n{n}_k{k}_kernel",
                           ("segment", [m], n, k)))
+    for m in (1, 128, 4096):
+        cases.append((f"dense e5m2 m={m} n=4096 k=7168",
+                      "fp8_seg_n4096_k7168_e5m2_kernel",
+                      ("segment", [m], 4096, 7168)))
+    for g, mean in ((4, 8192), (8, 4096)):
+        cases.append((f"grouped e5m2 G={g} rows~{mean} n=4096 k=7168",
+                      "fp8_seg_n4096_k7168_e5m2_kernel",
+                      ("segment", varied(rng, mean, g, 0.25), 4096, 7168)))
     grouped = [(6144, 7168), (7168, 3072), (4096, 4096), (4096, 2048)]
     for g, mean in ((4, 8192), (8, 4096)):
         for n, k in grouped:

@@ -28,12 +28,12 @@ def kb(k: int) -> int:
 
 
 def segment(n, k, out="bf16", widx=False, bias=False, act=None, rs=False,
-            acc=False, name=None):
+            acc=False, name=None, f8=F8):
     name = name or f"fp8_seg_n{n}_k{k}"
-    args = [f"%x: memref<?x{k}x{F8}>", f"%w: memref<?x{n}x{k}x{F8}>",
+    args = [f"%x: memref<?x{k}x{f8}>", f"%w: memref<?x{n}x{k}x{f8}>",
             "%p: memref<?xi32>"]
-    lines = [f"  ggemm.segment_matmul ins(%x, %w : memref<?x{k}x{F8}>, "
-             f"memref<?x{n}x{k}x{F8}>)", "      segments(%p : memref<?xi32>)"]
+    lines = [f"  ggemm.segment_matmul ins(%x, %w : memref<?x{k}x{f8}>, "
+             f"memref<?x{n}x{k}x{f8}>)", "      segments(%p : memref<?xi32>)"]
     if widx:
         args.append("%idx: memref<?xi32>")
         lines.append("      weight_indices(%idx : memref<?xi32>)")
@@ -102,6 +102,9 @@ def main():
                            act="silu", name="fp8_seg_n384_k512_idx_bias_silu"))
     kernels.append(segment(256, 1024, rs=True, acc=True,
                            name="fp8_seg_n256_k1024_rs_acc"))
+    # e5m2 (wider range, 2 mantissa bits) on one of DeepGEMM's shapes.
+    kernels.append(segment(4096, 7168, name="fp8_seg_n4096_k7168_e5m2",
+                           f8="f8E5M2"))
     for kernel in kernels:
         write(*kernel)
     print(f"wrote {len(kernels)} kernels to {HERE}")
