@@ -296,18 +296,20 @@ func.func private @fill2_f8E4M3FN(%m: memref<?x?xf8E4M3FN>, %seed: i64, %mod: i6
       %v9 = arith.constant 72 : i32
       %v10 = arith.constant 8 : i32
       %v11 = arith.constant 9 : i32
-      %v12 = arith.constant 128 : i32
-      %v13 = arith.divui %v8, %v9 : i32
-      %v14 = arith.divui %v8, %v10 : i32
-      %v15 = arith.remui %v14, %v11 : i32
-      %v16 = arith.remui %v8, %v10 : i32
-      %v17 = arith.muli %v13, %v12 : i32
-      %v18 = arith.muli %v15, %v10 : i32
-      %v19 = arith.addi %v18, %v16 : i32
-      %v20 = arith.addi %v17, %v19 : i32
-      %v21 = arith.trunci %v20 : i32 to i8
-      %v22 = arith.bitcast %v21 : i8 to f8E4M3FN
-      memref.store %v22, %m[%i3, %i6] : memref<?x?xf8E4M3FN>
+      %v12 = arith.constant 0 : i32
+      %v13 = arith.constant 128 : i32
+      %v14 = arith.divui %v8, %v9 : i32
+      %v15 = arith.divui %v8, %v10 : i32
+      %v16 = arith.remui %v15, %v11 : i32
+      %v17 = arith.addi %v16, %v12 : i32
+      %v18 = arith.remui %v8, %v10 : i32
+      %v19 = arith.muli %v14, %v13 : i32
+      %v20 = arith.muli %v17, %v10 : i32
+      %v21 = arith.addi %v20, %v18 : i32
+      %v22 = arith.addi %v19, %v21 : i32
+      %v23 = arith.trunci %v22 : i32 to i8
+      %v24 = arith.bitcast %v23 : i8 to f8E4M3FN
+      memref.store %v24, %m[%i3, %i6] : memref<?x?xf8E4M3FN>
     }
   }
   return
@@ -350,18 +352,20 @@ func.func private @fill3_f8E4M3FN(%m: memref<?x?x?xf8E4M3FN>, %seed: i64, %mod: 
         %v12 = arith.constant 72 : i32
         %v13 = arith.constant 8 : i32
         %v14 = arith.constant 9 : i32
-        %v15 = arith.constant 128 : i32
-        %v16 = arith.divui %v11, %v12 : i32
-        %v17 = arith.divui %v11, %v13 : i32
-        %v18 = arith.remui %v17, %v14 : i32
-        %v19 = arith.remui %v11, %v13 : i32
-        %v20 = arith.muli %v16, %v15 : i32
-        %v21 = arith.muli %v18, %v13 : i32
-        %v22 = arith.addi %v21, %v19 : i32
-        %v23 = arith.addi %v20, %v22 : i32
-        %v24 = arith.trunci %v23 : i32 to i8
-        %v25 = arith.bitcast %v24 : i8 to f8E4M3FN
-        memref.store %v25, %m[%i3, %i6, %i9] : memref<?x?x?xf8E4M3FN>
+        %v15 = arith.constant 0 : i32
+        %v16 = arith.constant 128 : i32
+        %v17 = arith.divui %v11, %v12 : i32
+        %v18 = arith.divui %v11, %v13 : i32
+        %v19 = arith.remui %v18, %v14 : i32
+        %v20 = arith.addi %v19, %v15 : i32
+        %v21 = arith.remui %v11, %v13 : i32
+        %v22 = arith.muli %v17, %v16 : i32
+        %v23 = arith.muli %v20, %v13 : i32
+        %v24 = arith.addi %v23, %v21 : i32
+        %v25 = arith.addi %v22, %v24 : i32
+        %v26 = arith.trunci %v25 : i32 to i8
+        %v27 = arith.bitcast %v26 : i8 to f8E4M3FN
+        memref.store %v27, %m[%i3, %i6, %i9] : memref<?x?x?xf8E4M3FN>
       }
     }
   }

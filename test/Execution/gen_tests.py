@@ -379,49 +379,38 @@ def fp8_table(ty: str) -> str:
             f'memref<256xf32> = dense<[{", ".join(values)}]>\n')
 
 
-def e4m3_from_hash(e: Emitter, t: str) -> str:
-    """An e4m3 element from val's integer t < 144: sign t / 72, exponent
-    (t / 8) mod 9, mantissa t mod 8."""
+#: (mantissa bits, lowest exponent field, exponent fields) of the values
+#: the FP8 fills draw: e4m3 exponents 0..8 (subnormals up to 3.75), e5m2
+#: exponents 8..25 (2^-7 up to 1.75 * 2^10); both signs, any mantissa.
+FP8_FILL = {"f8E4M3FN": (3, 0, 9), "f8E5M2": (2, 8, 18)}
+
+
+def fp8_from_hash(e: Emitter, t: str, ty: str) -> str:
+    """An FP8 element of type `ty` from val's integer t < 144: sign t / 72,
+    then the exponent and mantissa fields (FP8_FILL)."""
+    man_bits, exp_base, exp_count = FP8_FILL[ty]
     t = e.op(f"arith.fptoui {t} : f32 to i32")
-    c72, c8, c9, c128 = (e.op(f"arith.constant {v} : i32")
-                         for v in (72, 8, 9, 128))
+    c72, cm, ce, cb, c128 = (e.op(f"arith.constant {v} : i32")
+                             for v in (72, 1 << man_bits, exp_count, exp_base,
+                                       128))
     sign = e.op(f"arith.divui {t}, {c72} : i32")
-    exp = e.op(f"arith.remui {e.op(f'arith.divui {t}, {c8} : i32')}, {c9} "
-               ": i32")
-    man = e.op(f"arith.remui {t}, {c8} : i32")
+    step = e.op(f"arith.divui {t}, {cm} : i32")
+    wrapped = e.op(f"arith.remui {step}, {ce} : i32")
+    exp = e.op(f"arith.addi {wrapped}, {cb} : i32")
+    man = e.op(f"arith.remui {t}, {cm} : i32")
     high = e.op(f"arith.muli {sign}, {c128} : i32")
-    mid = e.op(f"arith.muli {exp}, {c8} : i32")
+    mid = e.op(f"arith.muli {exp}, {cm} : i32")
     low = e.op(f"arith.addi {mid}, {man} : i32")
     code = e.op(f"arith.addi {high}, {low} : i32")
     byte = e.op(f"arith.trunci {code} : i32 to i8")
-    return e.op(f"arith.bitcast {byte} : i8 to f8E4M3FN")
-
-
-def e5m2_from_hash(e: Emitter, t: str) -> str:
-    """An e5m2 element from val's integer t < 144: sign t / 72, exponent
-    8 + (t / 4) mod 18 (2^-7 .. 2^10 before the mantissa), mantissa t mod 4."""
-    t = e.op(f"arith.fptoui {t} : f32 to i32")
-    c72, c4, c18, c8, c128 = (e.op(f"arith.constant {v} : i32")
-                              for v in (72, 4, 18, 8, 128))
-    sign = e.op(f"arith.divui {t}, {c72} : i32")
-    quarter = e.op(f"arith.divui {t}, {c4} : i32")
-    wrapped = e.op(f"arith.remui {quarter}, {c18} : i32")
-    exp = e.op(f"arith.addi {wrapped}, {c8} : i32")
-    man = e.op(f"arith.remui {t}, {c4} : i32")
-    high = e.op(f"arith.muli {sign}, {c128} : i32")
-    mid = e.op(f"arith.muli {exp}, {c4} : i32")
-    low = e.op(f"arith.addi {mid}, {man} : i32")
-    code = e.op(f"arith.addi {high}, {low} : i32")
-    byte = e.op(f"arith.trunci {code} : i32 to i8")
-    return e.op(f"arith.bitcast {byte} : i8 to f8E5M2")
+    return e.op(f"arith.bitcast {byte} : i8 to {ty}")
 
 
 def fill_fp8_function(rank: int, ty: str) -> str:
     """`@fill<rank>_<fp8 type>(m, seed, 144, 0, 1.0)`: bit patterns from the
     hash (e4m3: sign, exponent 0..8, any mantissa; e5m2: sign, exponent
     8..25, any mantissa)."""
-    return fill_loops(rank, ty, e4m3_from_hash if ty == "f8E4M3FN"
-                      else e5m2_from_hash)
+    return fill_loops(rank, ty, lambda e, t: fp8_from_hash(e, t, ty))
 
 
 class TestWriter:
