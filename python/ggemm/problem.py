@@ -182,10 +182,10 @@ class Problem:
         line: Dict[str, Any] = {"op": self.op, "dtype": self.dtype,
                                 "n": self.n, "k": self.k,
                                 "groups": self.groups}
-        defaults = Problem(self.op, self.dtype, self.n, self.k, self.groups,
-                           num_weights=self.groups if not self.weight_indices
-                           else self.num_weights,
-                           weight_indices=self.weight_indices)
+        # Defaults of everything but the five fields above: weight_indices
+        # and num_weights stay in the line (two problems that differ only
+        # there must not share a key or a kernel name).
+        defaults = Problem(self.op, self.dtype, self.n, self.k, self.groups)
         for field in dataclasses.fields(self):
             if field.name in line:
                 continue

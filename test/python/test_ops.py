@@ -109,6 +109,15 @@ def test_keys_are_canonical() -> None:
     assert a.spec() == {"op": "segment_matmul", "dtype": "bf16", "n": 256,
                         "k": 512, "groups": 8}
     assert c.spec()["activation"] == "gelu"
+    # weight_indices (and num_weights) are part of the key and round-trip.
+    d = Problem("segment_matmul", "bf16", n=256, k=512, groups=8,
+                weight_indices=True)
+    e = Problem("segment_matmul", "bf16", n=256, k=512, groups=8,
+                num_weights=3, weight_indices=True)
+    assert len({a.key, d.key, e.key}) == 3
+    assert len({a.kernel_name, d.kernel_name, e.kernel_name}) == 3
+    assert Problem.from_spec(json.loads(d.key)) == d
+    assert Problem.from_spec(json.loads(e.key)) == e
 
 
 @pytest.mark.parametrize("fields, message", [
