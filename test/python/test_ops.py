@@ -122,7 +122,18 @@ def test_keys_are_canonical() -> None:
 
 @pytest.mark.parametrize("fields, message", [
     ({"op": "conv"}, "op must be one of"),
-    ({"dtype": "f8e4m3"}, "dtype must be one of bf16, f16"),
+    ({"dtype": "i8"}, "dtype must be one of bf16, f16, f8e4m3"),
+    ({"dtype": "f8e5m2"}, "dtype: f8e5m2 is not lowered yet"),
+    ({"dtype": "f8e4m3", "k": 192}, r"k \(192\) must be a multiple of 128"),
+    ({"dtype": "f8e4m3", "weight_layout": "kn"},
+     "weight_layout: 'kn' with FP8 operands is not lowered yet"),
+    ({"dtype": "f8e4m3", "x_scale_block": "1x1"},
+     "x_scale_block: '1x1' is not lowered yet"),
+    ({"dtype": "f8e4m3", "w_scale_block": "1x128"},
+     "w_scale_block: '1x128' is not lowered yet"),
+    ({"dtype": "f8e4m3", "config": {"block_k": 64}},
+     "config.block_k must be 128 with FP8"),
+    ({"x_scale_block": "1x128"}, "scales apply to FP8 operands only"),
     ({"k": 100}, r"k \(100\) must be a multiple of 8"),
     ({"n": 0}, "n must be a positive integer"),
     ({"num_weights": 3}, r"num_weights \(3\) must equal groups"),
@@ -326,7 +337,7 @@ def test_catalog_build_reports_failures(tmp_path: Path, monkeypatch) -> None:
 @pytest.mark.parametrize("overrides, message", [
     ({"x": FakeTensor((1000, 512, 1))}, r"x: expected 2 dimensions \[M, K\]"),
     ({"x": FakeTensor((1000, 512), "float32")},
-     "x: expected dtype bf16 or f16, got torch.float32"),
+     "x: expected dtype bf16 or f16 or f8e4m3, got torch.float32"),
     ({"w": FakeTensor((8, 256, 512), "float16")},
      "w: dtype torch.float16 differs from x's torch.bfloat16"),
     ({"w": FakeTensor((8, 256, 384))},
