@@ -204,3 +204,33 @@ def test_fp8_grouped_scale_shapes() -> None:
         ops.plan_masked_matmul(x, w, FakeTensor((4,), "int32"),
                                x_scale=FakeTensor((4, 64), "float32"),
                                w_scale=FakeTensor((4, 3, 2), "float32"))
+
+
+# -- compat ------------------------------------------------------------------
+
+def test_fp8_compat_arguments() -> None:
+    from ggemm.compat import deep_gemm, flag_gems
+    a, s = FakeTensor((256, 512), F8), FakeTensor((256, 4), "float32")
+    b, t = FakeTensor((384, 512), F8), FakeTensor((3, 4), "float32")
+    out = FakeTensor((256, 384))
+    with pytest.raises(ops.ArgumentError, match="lhs: expected a "
+                       r"\(tensor, scales\) pair"):
+        deep_gemm.gemm_fp8_fp8_bf16_nt(a, (b, t), out)
+    with pytest.raises(ops.ArgumentError, match="rhs: expected a"):
+        deep_gemm.m_grouped_gemm_fp8_fp8_bf16_nt_contiguous(
+            (a, s), [b], out, FakeTensor((256,), "int32"))
+    with pytest.raises(ops.ArgumentError, match="out: expected "
+                       "torch.bfloat16"):
+        deep_gemm.gemm_fp8_fp8_bf16_nt((a, s), (b, t),
+                                       FakeTensor((256, 384), "float32"))
+    with pytest.raises(ops.ArgumentError, match="m_indices: expected shape "
+                       r"\[256\]"):
+        deep_gemm.m_grouped_gemm_fp8_fp8_bf16_nt_contiguous(
+            (a, s), (b, t), out, FakeTensor((255,), "int32"))
+    with pytest.raises(ops.ArgumentError, match="expected_m"):
+        deep_gemm.m_grouped_gemm_fp8_fp8_bf16_nt_masked(
+            (a, s), (b, t), out, FakeTensor((1,), "int32"), -1)
+    with pytest.raises(ggemm.NotLoweredError, match="block_size"):
+        flag_gems.w8a8_block_fp8_bmm(a, b, s, t, block_size=[128, 1])
+    with pytest.raises(ops.ArgumentError, match=r"x: expected \[B, M, K\]"):
+        flag_gems.w8a8_block_fp8_bmm(a, b, s, t)

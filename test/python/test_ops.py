@@ -433,16 +433,12 @@ def test_compat_entry_points_that_are_not_lowered() -> None:
     a = FakeTensor((16, 128))
     cases = [
         (lambda: flashinfer.bmm_fp8(a, a, a, a, None), "bmm_fp8: needs FP8"),
-        (lambda: deep_gemm.gemm_fp8_fp8_bf16_nt(a, a, a),
-         "gemm_fp8_fp8_bf16_nt: needs FP8"),
-        (lambda: deep_gemm.m_grouped_gemm_fp8_fp8_bf16_nt_contiguous(
-            a, a, a, a), "contiguous: needs FP8"),
-        (lambda: deep_gemm.m_grouped_gemm_fp8_fp8_bf16_nt_masked(
-            a, a, a, a, 1), "masked: needs FP8"),
+        (lambda: deep_gemm.fp8_gemm_nt(a, a, a), "fp8_gemm_nt: needs FP8"),
         (lambda: deep_gemm.k_grouped_bf16_gemm_tn_contiguous(a, a, a, [], a),
          "segment_matmul_k"),
-        (lambda: flag_gems.w8a8_block_fp8_bmm(a, a, a, a),
-         "w8a8_block_fp8_bmm: needs FP8"),
+        (lambda: flag_gems.w8a8_block_fp8_bmm(a, a, a, a,
+                                              block_size=[1, 128]),
+         r"block_size: only \[128, 128\] is lowered yet"),
         (lambda: megablox.tgmm(a, a, a), "tgmm: needs ggemm.segment_matmul_k"),
         (lambda: aiter.int8_gemm(a, a), "int8_gemm: needs INT8"),
         (lambda: aiter.grouped_gemm(a, a, a, 2),
