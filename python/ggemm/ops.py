@@ -34,7 +34,7 @@ import os
 from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 from .cache import kernel_for
-from .problem import ACTIVATIONS, Problem, TileConfig
+from .problem import ACTIVATIONS, FP8_DTYPES, Problem, TileConfig
 from .runtime import GGemmError
 
 try:  # torch is optional for the package, required by these ops.
@@ -43,7 +43,8 @@ except ImportError:  # pragma: no cover - depends on the machine
     torch = None
 
 __all__ = ["ArgumentError", "NotLoweredError", "segment_matmul",
-           "masked_matmul", "batched_matmul", "segment_matmul_k"]
+           "masked_matmul", "batched_matmul", "segment_matmul_k",
+           "mn_major_scales"]
 
 
 class ArgumentError(GGemmError, ValueError):
@@ -57,11 +58,15 @@ class NotLoweredError(GGemmError, NotImplementedError):
 
 _DTYPE_NAMES = {"torch.bfloat16": "bf16", "torch.float16": "f16",
                 "torch.float32": "f32", "torch.int32": "i32",
-                "torch.int64": "i64"}
+                "torch.int64": "i64", "torch.float8_e4m3fn": "f8e4m3",
+                "torch.float8_e5m2": "f8e5m2"}
 _TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
 _TORCH_DTYPE_NAMES = () if torch is None else (
     (torch.bfloat16, "bf16"), (torch.float16, "f16"), (torch.float32, "f32"),
-    (torch.int32, "i32"), (torch.int64, "i64"))
+    (torch.int32, "i32"), (torch.int64, "i64"),
+    (torch.float8_e4m3fn, "f8e4m3"), (torch.float8_e5m2, "f8e5m2"))
+#: Operand dtypes of x and w.
+_OPERAND_DTYPES = ("bf16", "f16", "f8e4m3")
 _OTHER_LAYOUT = {"nk": "kn", "kn": "nk"}
 
 
@@ -173,7 +178,8 @@ def _as_f32(name: str, tensor: Any) -> Any:
 
 _KEY_FIELDS = ("op", "dtype", "n", "k", "groups", "num_weights", "out_dtype",
                "weight_layout", "index_dtype", "weight_indices", "bias",
-               "row_scale", "activation", "accumulate", "config")
+               "row_scale", "activation", "accumulate", "config",
+               "x_scale_block", "w_scale_block")
 
 
 class _Plan(NamedTuple):
@@ -224,18 +230,21 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
                         bias: Any = None, activation: Optional[str] = None,
                         row_scale: Any = None, accumulate: bool = False,
                         out: Any = None, out_dtype: Any = None,
-                        config: Any = None, build: bool = True) -> _Plan:
+                        config: Any = None, x_scale: Any = None,
+                        w_scale: Any = None, build: bool = True) -> _Plan:
     """Checks the arguments of :func:`segment_matmul` and returns what to
     launch; needs no GPU (tests call it with stand-in tensors). With
     ``build=False`` only checks (the torch.compile path, which launches
     later through the custom op)."""
-    dtype = _check("x", x, 2, ("bf16", "f16"), "[M, K]")
+    _not_lowered_dtype(x)
+    dtype = _check("x", x, 2, _OPERAND_DTYPES, "[M, K]")
     device = x.device
     layout = _layout(weight_layout)
-    w_dtype = _check("w", w, 3, ("bf16", "f16"),
+    w_dtype = _check("w", w, 3, _OPERAND_DTYPES,
                      "[G, N, K]" if layout == "nk" else "[G, K, N]", device)
     if w_dtype != dtype:
         raise ArgumentError(f"w: dtype {w.dtype} differs from x's {x.dtype}")
+    _check_fp8(dtype, x, layout, x_scale, w_scale)
     rows, k = x.shape
     num_weights = w.shape[0]
     n = w.shape[1] if layout == "nk" else w.shape[2]
@@ -267,22 +276,161 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
                device)
         _check_extent("row_scale", row_scale, 0, rows, "M, as x.shape[0]")
         tensors["row_scale"] = _as_f32("row_scale", row_scale)
+    scale_blocks = ("", "")
+    if dtype in FP8_DTYPES:
+        scale_blocks = _plan_scales(tensors, x_scale, w_scale, None, rows, n,
+                                    k, num_weights, device)
     act = _activation(activation)
     out_name = _check_out(out, (rows, n), _out_dtype_name(out_dtype), device,
-                          accumulate) or dtype
+                          accumulate) or _default_out(dtype)
     empty = rows == 0 or groups == 0 or n == 0
     key = None
     if not empty:
-        _check_k_n(k, n, layout)
+        _check_k_n(k, n, layout, dtype)
     if not empty and build:
         key = ("segment_matmul", dtype, n, k, groups, num_weights, out_name,
                layout, index_dtype, weight_indices is not None,
                bias is not None, row_scale is not None, act,
-               bool(accumulate), _config(config))
+               bool(accumulate), _config(config)) + scale_blocks
     return _Plan(key, tensors, (rows, n), out_name, empty)
 
 
-def _check_k_n(k: int, n: int, layout: str) -> None:
+def _default_out(dtype: str) -> str:
+    """The output dtype without out= or out_dtype=: x's, bf16 for FP8."""
+    return "bf16" if dtype in FP8_DTYPES else dtype
+
+
+def _not_lowered_dtype(x: Any) -> None:
+    if hasattr(x, "dtype") and dtype_name(x) == "f8e5m2":
+        raise NotLoweredError("x: float8_e5m2 operands are not lowered yet "
+                              "(FP8 is e4m3 only: torch.float8_e4m3fn)")
+
+
+def _check_fp8(dtype: str, x: Any, layout: str, x_scale: Any,
+               w_scale: Any) -> None:
+    """What FP8 needs and what is not lowered yet, named by argument."""
+    if dtype not in FP8_DTYPES:
+        for name, scale in (("x_scale", x_scale), ("w_scale", w_scale)):
+            if scale is not None:
+                raise ArgumentError(f"{name}: scales apply to FP8 "
+                                    f"(float8_e4m3fn) operands only; x is "
+                                    f"{x.dtype}")
+        return
+    if layout != "nk":
+        raise NotLoweredError("weight_layout: 'kn' with FP8 operands is not "
+                              "lowered yet; pass w as [G, N, K] "
+                              "(weight_layout='nk')")
+    for name, scale, what in (
+            ("x_scale", x_scale, "f32, one per row and 128-wide K block"),
+            ("w_scale", w_scale, "f32, one per 128x128 block of w")):
+        if scale is None:
+            raise ArgumentError(f"{name}: FP8 operands need {name} ({what})")
+
+
+def _scale_tensor(name: str, tensor: Any, device: Any) -> None:
+    if not hasattr(tensor, "shape") or not hasattr(tensor, "dtype"):
+        raise ArgumentError(f"{name}: expected a tensor, got "
+                            f"{type(tensor).__name__}")
+    if dtype_name(tensor) != "f32":
+        raise ArgumentError(f"{name}: expected dtype f32 (torch.float32), "
+                            f"got {tensor.dtype}")
+    if not getattr(tensor, "is_cuda", False):
+        raise ArgumentError(f"{name}: expected a CUDA tensor, got device "
+                            f"{getattr(tensor, 'device', 'unknown')}")
+    if tensor.device != device:
+        raise ArgumentError(f"{name}: on {tensor.device}, but x is on "
+                            f"{device}")
+
+
+def _is_mn_major(scale: Any, groups: Optional[int], rows: int) -> bool:
+    """Whether activation scales already have the layout the kernel reads:
+    rows contiguous, groups back to back (group stride M), the K-block
+    stride a multiple of 4 elements and past every row."""
+    strides = tuple(scale.stride())
+    total = rows * (groups or 1)
+    if strides[-2] != 1 and rows > 1:
+        return False
+    if groups is not None and groups > 1 and strides[0] != rows:
+        return False
+    return strides[-1] % 4 == 0 and strides[-1] >= total
+
+
+def mn_major_scales(scale: Any) -> Any:
+    """A copy of ``[M, KB]`` (or ``[G, M, KB]``) activation scales in the
+    layout the FP8 kernels read (docs/Design.md, "FP8 block scales"): rows
+    contiguous, the K-block stride ``M_pad`` (``G M`` rounded up to 4),
+    groups back to back — ``torch.empty(KB, M_pad).t()[:M]``. One read and
+    one write of ``4 M KB`` bytes on the current stream (0.9 MB for M =
+    4096, K = 7168: about 0.5 us of HBM time) plus a small allocation."""
+    if scale.dim() == 3:
+        groups, rows, kb = scale.shape
+        if scale.numel() == 0:
+            return scale
+        flat = mn_major_scales(scale.reshape(groups * rows, kb))
+        return flat.view(groups, rows, kb)
+    rows, kb = scale.shape
+    pad = -(-max(rows, 1) // 4) * 4
+    storage = torch.empty((kb, pad), dtype=torch.float32, device=scale.device)
+    storage[:, :rows] = scale.t()
+    return storage.t()[:rows]
+
+
+def _plan_scales(tensors: Dict[str, Any], x_scale: Any, w_scale: Any,
+                 groups: Optional[int], rows: int, n: int, k: int,
+                 num_weights: int, device: Any) -> Tuple[str, str]:
+    """Checks the FP8 scales, puts them (activation scales made MN-major)
+    in ``tensors``; returns the scale blocks of the key."""
+    kb, nb = -(-k // 128), -(-n // 128)
+    lead = () if groups is None else (groups,)
+    _scale_tensor("x_scale", x_scale, device)
+    shape = tuple(x_scale.shape)
+    if shape != lead + (rows, kb):
+        text = "[G, M, ceil(K/128)]" if lead else "[M, ceil(K/128)]"
+        if shape in (lead + (rows,), lead + (rows, 1)) and kb > 1:
+            raise NotLoweredError(f"x_scale: per-row scales (shape "
+                                  f"{list(shape)}) are not lowered yet; only "
+                                  f"1x128 blocks, {text}")
+        if shape in ((), (1,)) and rows * kb > 1:
+            raise NotLoweredError("x_scale: a per-tensor scale is not "
+                                  "lowered yet; only 1x128 blocks, " + text)
+        raise ArgumentError(f"x_scale: expected shape "
+                            f"{list(lead + (rows, kb))} ({text}, 1x128 "
+                            f"blocks), got {list(shape)}")
+    if not _is_mn_major(x_scale, groups, rows):
+        x_scale = mn_major_scales(x_scale)
+    _scale_tensor("w_scale", w_scale, device)
+    shape = tuple(w_scale.shape)
+    if shape != (num_weights, nb, kb):
+        if shape in ((num_weights,), (num_weights, 1, 1)) and nb * kb > 1:
+            raise NotLoweredError("w_scale: per-tensor weight scales are not "
+                                  "lowered yet; only 128x128 blocks, "
+                                  "[Gw, ceil(N/128), ceil(K/128)]")
+        if shape == (num_weights, n, kb) and n > nb:
+            raise NotLoweredError("w_scale: 1x128 weight scales are not "
+                                  "lowered yet; only 128x128 blocks, "
+                                  "[Gw, ceil(N/128), ceil(K/128)]")
+        raise ArgumentError(f"w_scale: expected shape "
+                            f"{[num_weights, nb, kb]} ([Gw, ceil(N/128), "
+                            f"ceil(K/128)], 128x128 blocks), got "
+                            f"{list(shape)}")
+    expected, step = [], 1
+    for extent in reversed(shape):
+        expected.insert(0, step)
+        step *= max(extent, 1)
+    if [s for s, e in zip(w_scale.stride(), shape) if e > 1] != \
+            [s for s, e in zip(expected, shape) if e > 1]:
+        raise ArgumentError(f"w_scale: must be contiguous (row-major), got "
+                            f"strides {list(w_scale.stride())}; pass "
+                            f"w_scale.contiguous()")
+    tensors["x_scale"] = x_scale
+    tensors["w_scale"] = w_scale
+    return ("1x128", "128x128")
+
+
+def _check_k_n(k: int, n: int, layout: str, dtype: str = "bf16") -> None:
+    if dtype in FP8_DTYPES and k % 128:
+        raise ArgumentError(f"x: K = {k} must be a multiple of 128 with FP8 "
+                            f"operands (the 128-wide scale blocks)")
     if k % 8:
         raise ArgumentError(f"x: K = {k} must be a multiple of 8 (TMA reads "
                             f"rows of x and w in 16-byte steps)")
@@ -295,14 +443,17 @@ def _check_k_n(k: int, n: int, layout: str) -> None:
 def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
                   bias: Any, activation: Optional[str], row_scale: Any,
                   accumulate: bool, out: Any, out_dtype: Any,
-                  config: Any, build: bool = True) -> _Plan:
-    dtype = _check("x", x, 3, ("bf16", "f16"), "[G, M, K]")
+                  config: Any, x_scale: Any = None, w_scale: Any = None,
+                  build: bool = True) -> _Plan:
+    _not_lowered_dtype(x)
+    dtype = _check("x", x, 3, _OPERAND_DTYPES, "[G, M, K]")
     device = x.device
     layout = _layout(weight_layout)
-    w_dtype = _check("w", w, 3, ("bf16", "f16"),
+    w_dtype = _check("w", w, 3, _OPERAND_DTYPES,
                      "[G, N, K]" if layout == "nk" else "[G, K, N]", device)
     if w_dtype != dtype:
         raise ArgumentError(f"w: dtype {w.dtype} differs from x's {x.dtype}")
+    _check_fp8(dtype, x, layout, x_scale, w_scale)
     groups, rows, k = x.shape
     n = w.shape[1] if layout == "nk" else w.shape[2]
     _check_extent("w", w, 0, groups, "G, as x.shape[0]")
@@ -330,9 +481,13 @@ def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
         _check_extent("row_scale", row_scale, 0, groups, "G")
         _check_extent("row_scale", row_scale, 1, rows, "M, as x.shape[1]")
         tensors["row_scale"] = _as_f32("row_scale", row_scale)
+    scale_blocks = ("", "")
+    if dtype in FP8_DTYPES:
+        scale_blocks = _plan_scales(tensors, x_scale, w_scale, groups, rows,
+                                    n, k, groups, device)
     act = _activation(activation)
     out_name = _check_out(out, (groups, rows, n), _out_dtype_name(out_dtype),
-                          device, accumulate) or dtype
+                          device, accumulate) or _default_out(dtype)
     if out is not None and groups > 1 and rows > 0 and \
             out.stride(0) != rows * out.stride(1):
         raise ArgumentError(f"out: groups must be packed (stride(0) == "
@@ -341,11 +496,11 @@ def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
     empty = rows == 0 or groups == 0 or n == 0
     key = None
     if not empty:
-        _check_k_n(k, n, layout)
+        _check_k_n(k, n, layout, dtype)
     if not empty and build:
         key = (op, dtype, n, k, groups, groups, out_name, layout, index_dtype,
                False, bias is not None, row_scale is not None, act,
-               bool(accumulate), _config(config))
+               bool(accumulate), _config(config)) + scale_blocks
     return _Plan(key, tensors, (groups, rows, n), out_name, empty)
 
 
@@ -414,7 +569,8 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
                    bias: Any = None, activation: Optional[str] = None,
                    row_scale: Any = None, accumulate: bool = False,
                    out: Any = None, out_dtype: Any = None, config: Any = None,
-                   catalog: Any = None) -> Any:
+                   catalog: Any = None, x_scale: Any = None,
+                   w_scale: Any = None) -> Any:
     """Ragged grouped matmul over row segments:
     ``y[s_g:s_{g+1}] = act(x[s_g:s_{g+1}] @ W[i_g]ᵀ + bias[i_g]) * row_scale``
     with ``s = seg_indptr`` and ``i_g = weight_indices[g]`` (``g`` without
@@ -438,6 +594,15 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
     - ``config``: a :class:`~ggemm.problem.TileConfig` or dict to override
       the compiler's tile choice; ``catalog``: a catalog directory (default
       ``$GGEMM_CATALOG``; see :mod:`ggemm.cache`).
+    - FP8: ``x`` and ``w`` ``torch.float8_e4m3fn`` (K a multiple of 128,
+      ``weight_layout="nk"``) with ``x_scale`` ``[M, ceil(K/128)]`` f32
+      (1x128 blocks) and ``w_scale`` ``[Gw, ceil(N/128), ceil(K/128)]`` f32
+      (128x128 blocks, contiguous): ``x ≈ x_q * x_scale`` per block. The
+      output defaults to bf16. ``x_scale`` is read MN-major (see
+      :func:`mn_major_scales`); a row-major one is copied to that layout
+      on every call. e5m2, other scale granularities and ``"kn"`` raise
+      :class:`NotLoweredError`. FP8 calls are not differentiable and not
+      registered for ``torch.compile`` yet.
 
     Launches on the current stream; never synchronises. Differentiable in
     x, w, bias and row_scale (see :mod:`ggemm.torch_ops` for how dW is
@@ -449,7 +614,8 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
         ggemm.segment_matmul(x, w, seg_indptr, out=y, accumulate=True)
     """
     _require_torch()
-    if _needs_torch_ops(x, w, bias, row_scale, out):
+    fp8 = _fp8_call(x_scale, w_scale)
+    if not fp8 and _needs_torch_ops(x, w, bias, row_scale, out):
         return _library_ops().segment_matmul_via_library(
             x, w, seg_indptr, weight_indices, weight_layout, bias, activation,
             row_scale, accumulate, out, out_dtype, config)
@@ -457,15 +623,29 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
         x, w, seg_indptr, weight_indices=weight_indices,
         weight_layout=weight_layout, bias=bias, activation=activation,
         row_scale=row_scale, accumulate=accumulate, out=out,
-        out_dtype=out_dtype, config=config)
+        out_dtype=out_dtype, config=config, x_scale=x_scale, w_scale=w_scale)
     return _run(plan, out, True, catalog)
+
+
+def _fp8_call(x_scale: Any, w_scale: Any) -> bool:
+    """Whether scales were given (an FP8 call, which has no torch.library
+    op yet: it launches directly, and raises under torch.compile)."""
+    if x_scale is None and w_scale is None:
+        return False
+    if torch.compiler.is_compiling():
+        raise NotLoweredError("x_scale, w_scale: FP8 calls are not "
+                              "registered as torch.library ops yet, so they "
+                              "cannot be traced by torch.compile; call them "
+                              "outside the compiled region")
+    return True
 
 
 def masked_matmul(x: Any, w: Any, masked_m: Any, *, weight_layout: str = "nk",
                   bias: Any = None, activation: Optional[str] = None,
                   row_scale: Any = None, accumulate: bool = False,
                   out: Any = None, out_dtype: Any = None, config: Any = None,
-                  catalog: Any = None) -> Any:
+                  catalog: Any = None, x_scale: Any = None,
+                  w_scale: Any = None) -> Any:
     """Grouped matmul with a device-side count of valid rows per group
     (DeepGEMM's "masked" layout, for decoding under CUDA graphs):
     ``y[g, :m_g] = act(x[g, :m_g] @ W[g]ᵀ + bias[g]) * row_scale[g, :m_g]``
@@ -476,6 +656,10 @@ def masked_matmul(x: Any, w: Any, masked_m: Any, *, weight_layout: str = "nk",
       ``bias``: ``[G, N]``; ``row_scale``: ``[G, M]``.
     - ``out``: ``[G, M, N]``; rows past ``m_g`` are left as they are.
       Without ``out`` the result is zero there.
+    - FP8 as in :func:`segment_matmul`, with ``x_scale`` ``[G, M,
+      ceil(K/128)]`` (MN-major: group stride ``M``, see
+      :func:`mn_major_scales`) and ``w_scale`` ``[G, ceil(N/128),
+      ceil(K/128)]``.
 
     Example::
 
@@ -483,22 +667,24 @@ def masked_matmul(x: Any, w: Any, masked_m: Any, *, weight_layout: str = "nk",
     """
     return _grouped("masked_matmul", x, w, masked_m, weight_layout, bias,
                     activation, row_scale, accumulate, out, out_dtype, config,
-                    catalog)
+                    catalog, x_scale, w_scale)
 
 
 def _grouped(op: str, x: Any, w: Any, counts: Any, weight_layout: str,
              bias: Any, activation: Optional[str], row_scale: Any,
              accumulate: bool, out: Any, out_dtype: Any, config: Any,
-             catalog: Any) -> Any:
+             catalog: Any, x_scale: Any = None, w_scale: Any = None) -> Any:
     _require_torch()
-    if _needs_torch_ops(x, w, bias, row_scale, out):
+    fp8 = _fp8_call(x_scale, w_scale)
+    if not fp8 and _needs_torch_ops(x, w, bias, row_scale, out):
         return _library_ops().grouped_via_library(
             op, x, w, counts, weight_layout, bias, activation, row_scale,
             accumulate, out, out_dtype, config)
     plan = _plan_grouped(op, x, w, counts, weight_layout=weight_layout,
                          bias=bias, activation=activation,
                          row_scale=row_scale, accumulate=accumulate, out=out,
-                         out_dtype=out_dtype, config=config)
+                         out_dtype=out_dtype, config=config, x_scale=x_scale,
+                         w_scale=w_scale)
     # Masked rows past the count are not written: zero them in a new output.
     return _run(plan, out, op == "masked_matmul", catalog)
 
@@ -527,13 +713,15 @@ def batched_matmul(x: Any, w: Any, *, weight_layout: str = "nk",
                    bias: Any = None, activation: Optional[str] = None,
                    row_scale: Any = None, accumulate: bool = False,
                    out: Any = None, out_dtype: Any = None, config: Any = None,
-                   catalog: Any = None) -> Any:
+                   catalog: Any = None, x_scale: Any = None,
+                   w_scale: Any = None) -> Any:
     """Batched matmul, one weight per batch:
     ``y[b] = act(x[b] @ W[b]ᵀ + bias[b]) * row_scale[b]``.
 
     ``x``: ``[B, M, K]`` (batches packed), ``w``: ``[B, N, K]`` (``"nk"``)
     or ``[B, K, N]`` (``"kn"``, i.e. ``torch.bmm(x, w)``); ``bias``:
-    ``[B, N]``; ``row_scale``: ``[B, M]``; ``out``: ``[B, M, N]``.
+    ``[B, N]``; ``row_scale``: ``[B, M]``; ``out``: ``[B, M, N]``. FP8
+    scales as in :func:`masked_matmul`.
 
     Example::
 
@@ -541,7 +729,7 @@ def batched_matmul(x: Any, w: Any, *, weight_layout: str = "nk",
     """
     return _grouped("batched_matmul", x, w, None, weight_layout, bias,
                     activation, row_scale, accumulate, out, out_dtype, config,
-                    catalog)
+                    catalog, x_scale, w_scale)
 
 
 def segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,

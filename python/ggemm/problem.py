@@ -27,15 +27,24 @@ from typing import Any, Dict, Mapping, Optional, Tuple
 
 from .runtime import GGemmError
 
-__all__ = ["OPS", "ACTIVATIONS", "Problem", "TileConfig", "SpecError"]
+__all__ = ["OPS", "ACTIVATIONS", "FP8_DTYPES", "Problem", "TileConfig",
+           "SpecError"]
 
 #: Problem ops the Python layer builds (``segment_matmul_k`` is not lowered
 #: yet, see issue 12).
 OPS = ("segment_matmul", "masked_matmul", "batched_matmul")
 #: Epilogue activations of ``#ggemm.epilogue``.
 ACTIVATIONS = ("none", "relu", "gelu", "silu")
-#: Operand (x, w) element types of the bf16/fp16 path.
-INPUT_DTYPES = ("bf16", "f16")
+#: Operand (x, w) element types: bf16/fp16, and FP8 e4m3 with block scales.
+INPUT_DTYPES = ("bf16", "f16", "f8e4m3")
+#: FP8 operand types, and the ggemm IR element type of every operand type.
+FP8_DTYPES = ("f8e4m3",)
+MLIR_TYPES = {"bf16": "bf16", "f16": "f16", "f8e4m3": "f8E4M3FN"}
+#: The FP8 scale granularities that are lowered: 1x128 activation blocks
+#: (one f32 per row and 128 K), 128x128 weight blocks. Others (per-tensor,
+#: per-row, e5m2, weight_layout kn) are not lowered yet.
+X_SCALE_BLOCKS = ("1x128",)
+W_SCALE_BLOCKS = ("128x128",)
 OUTPUT_DTYPES = ("bf16", "f16", "f32")
 INDEX_DTYPES = ("i32", "i64")
 LAYOUTS = ("nk", "kn")
@@ -114,7 +123,10 @@ class Problem:
     ``index_dtype`` is the dtype of ``seg_indptr`` / ``masked_m``. ``bias``
     (f32 ``[Gw, N]``), ``row_scale`` (f32, one per row) and
     ``weight_indices`` (i32 ``[G]``) say which optional tensors the kernel
-    reads.
+    reads. With ``dtype="f8e4m3"`` the kernel also reads ``x_scale`` and
+    ``w_scale`` (``x_scale_block`` "1x128", ``w_scale_block`` "128x128",
+    the defaults and the only lowered pair), K is a multiple of 128 and the
+    output defaults to bf16.
 
     Example::
 
@@ -139,12 +151,40 @@ class Problem:
     activation: str = "none"
     accumulate: bool = False
     config: Optional[TileConfig] = None
+    x_scale_block: str = ""
+    w_scale_block: str = ""
 
     def __post_init__(self) -> None:
         _choice("op", self.op, OPS)
+        if self.dtype == "f8e5m2":
+            raise SpecError("dtype: f8e5m2 is not lowered yet (FP8 is e4m3 "
+                            "only: dtype 'f8e4m3')")
         _choice("dtype", self.dtype, INPUT_DTYPES)
+        fp8 = self.dtype in FP8_DTYPES
         if not self.out_dtype:
-            object.__setattr__(self, "out_dtype", self.dtype)
+            # FP8 products come out in bf16, as DeepGEMM's do.
+            object.__setattr__(self, "out_dtype", "bf16" if fp8 else self.dtype)
+        if fp8:
+            for field, default in (("x_scale_block", X_SCALE_BLOCKS),
+                                   ("w_scale_block", W_SCALE_BLOCKS)):
+                value = getattr(self, field) or default[0]
+                if value not in default:
+                    raise SpecError(f"{field}: {value!r} is not lowered yet "
+                                    f"(only {default[0]})")
+                object.__setattr__(self, field, value)
+            if self.weight_layout != "nk":
+                raise SpecError("weight_layout: 'kn' with FP8 operands is "
+                                "not lowered yet (only 'nk')")
+            if self.k % 128:
+                raise SpecError(f"k ({self.k}) must be a multiple of 128 "
+                                f"with FP8 (the 128-wide scale blocks)")
+            if self.config is not None and \
+                    TileConfig.from_any(self.config).block_k != 128:
+                raise SpecError("config.block_k must be 128 with FP8 (one "
+                                "128-byte row per stage)")
+        elif self.x_scale_block or self.w_scale_block:
+            raise SpecError(f"x_scale_block, w_scale_block: scales apply to "
+                            f"FP8 operands only, not {self.dtype}")
         _choice("out_dtype", self.out_dtype, OUTPUT_DTYPES)
         _choice("weight_layout", self.weight_layout, LAYOUTS)
         _choice("index_dtype", self.index_dtype, INDEX_DTYPES)
@@ -182,10 +222,10 @@ class Problem:
         line: Dict[str, Any] = {"op": self.op, "dtype": self.dtype,
                                 "n": self.n, "k": self.k,
                                 "groups": self.groups}
-        defaults = Problem(self.op, self.dtype, self.n, self.k, self.groups,
-                           num_weights=self.groups if not self.weight_indices
-                           else self.num_weights,
-                           weight_indices=self.weight_indices)
+        # Defaults of everything but the five fields above: weight_indices
+        # and num_weights stay in the line (two problems that differ only
+        # there must not share a key or a kernel name).
+        defaults = Problem(self.op, self.dtype, self.n, self.k, self.groups)
         for field in dataclasses.fields(self):
             if field.name in line:
                 continue
@@ -242,8 +282,10 @@ class Problem:
             ...               groups=2).mlir())  # doctest: +ELLIPSIS
             func.func @ggemm_segment_matmul_bf16_...(%x: memref<?x128xbf16>, ...
         """
-        a, out, g, gw = self.dtype, self.out_dtype, self.groups, self.num_weights
+        a, out, g, gw = (MLIR_TYPES[self.dtype], self.out_dtype, self.groups,
+                         self.num_weights)
         n, k = self.n, self.k
+        kb, nb = -(-k // 128), -(-n // 128)
         w_type = (f"memref<{gw}x{n}x{k}x{a}>" if self.weight_layout == "nk"
                   else f"memref<{gw}x{k}x{n}x{a}>")
         if self.op == "segment_matmul":
@@ -268,6 +310,16 @@ class Problem:
         elif self.op == "masked_matmul":
             args.append(f"%masked_m: {rows_type}")
             clauses.append(f"masked_m(%masked_m : {rows_type})")
+        if self.dtype in FP8_DTYPES:
+            # Activation scales MN-major (docs/Design.md, "FP8 block
+            # scales"): rows contiguous, the K-block stride dynamic.
+            xs_type = (f"memref<?x{kb}xf32, strided<[1, ?]>>"
+                       if self.op == "segment_matmul" else
+                       f"memref<{g}x?x{kb}xf32, strided<[?, 1, ?]>>")
+            ws_type = f"memref<{gw}x{nb}x{kb}xf32>"
+            args += [f"%x_scale: {xs_type}", f"%w_scale: {ws_type}"]
+            clauses.append(f"scales(%x_scale, %w_scale : {xs_type}, "
+                           f"{ws_type})")
         if self.bias:
             bias_type = f"memref<{gw}x{n}xf32>"
             args.append(f"%bias: {bias_type}")
@@ -287,6 +339,11 @@ class Problem:
                          f"{'true' if self.accumulate else 'false'}>")
         if self.config is not None:
             attrs.append(f"config = {self.config.mlir()}")
+        if self.dtype in FP8_DTYPES:
+            attrs.append(f"x_scale_block = #ggemm.scale_block<"
+                         f"{self.x_scale_block}>")
+            attrs.append(f"w_scale_block = #ggemm.scale_block<"
+                         f"{self.w_scale_block}>")
         attr_text = f" {{{', '.join(attrs)}}}" if attrs else ""
         return (f"func.func @{self.function_name}({', '.join(args)}) {{\n"
                 f"  ggemm.{self.op} " + "\n      ".join(clauses)

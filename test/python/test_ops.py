@@ -109,11 +109,31 @@ def test_keys_are_canonical() -> None:
     assert a.spec() == {"op": "segment_matmul", "dtype": "bf16", "n": 256,
                         "k": 512, "groups": 8}
     assert c.spec()["activation"] == "gelu"
+    # weight_indices (and num_weights) are part of the key and round-trip.
+    d = Problem("segment_matmul", "bf16", n=256, k=512, groups=8,
+                weight_indices=True)
+    e = Problem("segment_matmul", "bf16", n=256, k=512, groups=8,
+                num_weights=3, weight_indices=True)
+    assert len({a.key, d.key, e.key}) == 3
+    assert len({a.kernel_name, d.kernel_name, e.kernel_name}) == 3
+    assert Problem.from_spec(json.loads(d.key)) == d
+    assert Problem.from_spec(json.loads(e.key)) == e
 
 
 @pytest.mark.parametrize("fields, message", [
     ({"op": "conv"}, "op must be one of"),
-    ({"dtype": "f8e4m3"}, "dtype must be one of bf16, f16"),
+    ({"dtype": "i8"}, "dtype must be one of bf16, f16, f8e4m3"),
+    ({"dtype": "f8e5m2"}, "dtype: f8e5m2 is not lowered yet"),
+    ({"dtype": "f8e4m3", "k": 192}, r"k \(192\) must be a multiple of 128"),
+    ({"dtype": "f8e4m3", "weight_layout": "kn"},
+     "weight_layout: 'kn' with FP8 operands is not lowered yet"),
+    ({"dtype": "f8e4m3", "x_scale_block": "1x1"},
+     "x_scale_block: '1x1' is not lowered yet"),
+    ({"dtype": "f8e4m3", "w_scale_block": "1x128"},
+     "w_scale_block: '1x128' is not lowered yet"),
+    ({"dtype": "f8e4m3", "config": {"block_k": 64}},
+     "config.block_k must be 128 with FP8"),
+    ({"x_scale_block": "1x128"}, "scales apply to FP8 operands only"),
     ({"k": 100}, r"k \(100\) must be a multiple of 8"),
     ({"n": 0}, "n must be a positive integer"),
     ({"num_weights": 3}, r"num_weights \(3\) must equal groups"),
@@ -317,7 +337,7 @@ def test_catalog_build_reports_failures(tmp_path: Path, monkeypatch) -> None:
 @pytest.mark.parametrize("overrides, message", [
     ({"x": FakeTensor((1000, 512, 1))}, r"x: expected 2 dimensions \[M, K\]"),
     ({"x": FakeTensor((1000, 512), "float32")},
-     "x: expected dtype bf16 or f16, got torch.float32"),
+     "x: expected dtype bf16 or f16 or f8e4m3, got torch.float32"),
     ({"w": FakeTensor((8, 256, 512), "float16")},
      "w: dtype torch.float16 differs from x's torch.bfloat16"),
     ({"w": FakeTensor((8, 256, 384))},
@@ -413,16 +433,12 @@ def test_compat_entry_points_that_are_not_lowered() -> None:
     a = FakeTensor((16, 128))
     cases = [
         (lambda: flashinfer.bmm_fp8(a, a, a, a, None), "bmm_fp8: needs FP8"),
-        (lambda: deep_gemm.gemm_fp8_fp8_bf16_nt(a, a, a),
-         "gemm_fp8_fp8_bf16_nt: needs FP8"),
-        (lambda: deep_gemm.m_grouped_gemm_fp8_fp8_bf16_nt_contiguous(
-            a, a, a, a), "contiguous: needs FP8"),
-        (lambda: deep_gemm.m_grouped_gemm_fp8_fp8_bf16_nt_masked(
-            a, a, a, a, 1), "masked: needs FP8"),
+        (lambda: deep_gemm.fp8_gemm_nt(a, a, a), "fp8_gemm_nt: needs FP8"),
         (lambda: deep_gemm.k_grouped_bf16_gemm_tn_contiguous(a, a, a, [], a),
          "segment_matmul_k"),
-        (lambda: flag_gems.w8a8_block_fp8_bmm(a, a, a, a),
-         "w8a8_block_fp8_bmm: needs FP8"),
+        (lambda: flag_gems.w8a8_block_fp8_bmm(a, a, a, a,
+                                              block_size=[1, 128]),
+         r"block_size: only \[128, 128\] is lowered yet"),
         (lambda: megablox.tgmm(a, a, a), "tgmm: needs ggemm.segment_matmul_k"),
         (lambda: aiter.int8_gemm(a, a), "int8_gemm: needs INT8"),
         (lambda: aiter.grouped_gemm(a, a, a, 2),

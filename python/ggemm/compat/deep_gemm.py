@@ -1,5 +1,5 @@
-"""DeepGEMM's BF16 grouped GEMMs on GGEMM (and its FP8 names, which raise
-until the FP8 path lands).
+"""DeepGEMM's BF16 grouped GEMMs and its FP8 (``gemm_fp8_fp8_bf16_nt``
+family) GEMMs on GGEMM; the newer FP8 names (``fp8_gemm_nt`` ...) raise.
 
 DeepGEMM's conventions: ``nt`` means ``d = a @ bᵀ`` with ``b`` ``[N, K]``
 (grouped: ``[G, N, K]``); outputs are written into ``d``.
@@ -168,19 +168,75 @@ def m_grouped_bf16_gemm_nt_masked(a: Any, b: Any, d: Any, masked_m: Any,
 _FP8 = "FP8 (e4m3) operands with 1x128 / 128x128 block scales"
 
 
+def _fp8_pair(name: str, pair: Any) -> "tuple[Any, Any]":
+    """DeepGEMM's (FP8 tensor, f32 scales) operands."""
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise ArgumentError(f"{name}: expected a (tensor, scales) pair, got "
+                            f"{type(pair).__name__}")
+    return pair[0], pair[1]
+
+
+def _bf16_out(out: Any) -> None:
+    if ops.dtype_name(out) != "bf16":
+        raise ArgumentError(f"out: expected torch.bfloat16 (the bf16 of "
+                            f"gemm_fp8_fp8_bf16), got {out.dtype}")
+
+
 def gemm_fp8_fp8_bf16_nt(lhs: Any, rhs: Any, out: Any) -> None:
-    raise not_lowered("gemm_fp8_fp8_bf16_nt", _FP8)
+    """``out = (a * a_scale) @ (b * b_scale)ᵀ``: ``lhs = (a [M, K] e4m3,
+    a_scale [M, K/128] f32)``, ``rhs = (b [N, K] e4m3, b_scale [N/128,
+    K/128] f32)``, ``out [M, N]`` bf16. ``a_scale`` may be row-major (it is
+    then copied MN-major, as DeepGEMM's get_col_major_tma_aligned_tensor
+    does) or already MN-major."""
+    a, a_scale = _fp8_pair("lhs", lhs)
+    b, b_scale = _fp8_pair("rhs", rhs)
+    _bf16_out(out)
+    if a.dim() != 2 or a_scale.dim() != 2:
+        raise ArgumentError(f"lhs: expected a [M, K] and scales [M, K/128], "
+                            f"got shapes {list(a.shape)}, "
+                            f"{list(a_scale.shape)}")
+    if b.dim() != 2 or b_scale.dim() != 2:
+        raise ArgumentError(f"rhs: expected b [N, K] and scales [N/128, "
+                            f"K/128], got shapes {list(b.shape)}, "
+                            f"{list(b_scale.shape)}")
+    # One GEMM is a batch of one (group stride M keeps the scales MN-major).
+    ops.batched_matmul(a.unsqueeze(0), b.unsqueeze(0), out=out.unsqueeze(0),
+                       x_scale=a_scale.unsqueeze(0),
+                       w_scale=b_scale.unsqueeze(0))
 
 
 def m_grouped_gemm_fp8_fp8_bf16_nt_contiguous(lhs: Any, rhs: Any, out: Any,
                                               m_indices: Any) -> None:
-    raise not_lowered("m_grouped_gemm_fp8_fp8_bf16_nt_contiguous", _FP8)
+    """Grouped contiguous FP8: ``out[r] = a[r] @ b[m_indices[r]]ᵀ`` with
+    the scales of :func:`gemm_fp8_fp8_bf16_nt` (``b`` ``[G, N, K]``,
+    ``b_scale`` ``[G, N/128, K/128]``); rows with ``m_indices[r] < 0`` are
+    left as they are (see the module docstring)."""
+    a, a_scale = _fp8_pair("lhs", lhs)
+    b, b_scale = _fp8_pair("rhs", rhs)
+    _bf16_out(out)
+    if m_indices.dim() != 1 or m_indices.shape[0] != a.shape[0]:
+        raise ArgumentError(f"m_indices: expected shape [{a.shape[0]}] (one "
+                            f"per row of a), got {list(m_indices.shape)}")
+    seg_indptr, weight_indices = segments_from_m_indices(m_indices, b.shape[0])
+    ops.segment_matmul(a, b, seg_indptr, weight_indices=weight_indices,
+                       out=out, x_scale=a_scale, w_scale=b_scale)
 
 
 def m_grouped_gemm_fp8_fp8_bf16_nt_masked(lhs: Any, rhs: Any, out: Any,
                                           masked_m: Any, expected_m: int
                                           ) -> None:
-    raise not_lowered("m_grouped_gemm_fp8_fp8_bf16_nt_masked", _FP8)
+    """Masked FP8: ``out[g, :masked_m[g]] = a[g, :masked_m[g]] @ b[g]ᵀ``
+    with ``a`` ``[G, Mmax, K]``, ``a_scale`` ``[G, Mmax, K/128]``, ``b``
+    ``[G, N, K]``, ``b_scale`` ``[G, N/128, K/128]``; rows past
+    ``masked_m[g]`` are left as they are; ``expected_m`` is unused."""
+    a, a_scale = _fp8_pair("lhs", lhs)
+    b, b_scale = _fp8_pair("rhs", rhs)
+    _bf16_out(out)
+    if not isinstance(expected_m, int) or expected_m < 0:
+        raise ArgumentError(f"expected_m: expected a non-negative int, got "
+                            f"{expected_m!r}")
+    ops.masked_matmul(a, b, masked_m, out=out, x_scale=a_scale,
+                      w_scale=b_scale)
 
 
 def fp8_gemm_nt(a: Any, b: Any, d: Any, c: Any = None, **kwargs: Any) -> None:

@@ -1,0 +1,236 @@
+"""FP8 (e4m3, 1x128 / 128x128 block scales) in the Python ops layer on a
+CPU: the IR text, the argument checks, the MN-major activation-scale copy
+and the compat wrappers' checks. Stand-in tensors, no torch, no GPU."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, List
+
+import pytest
+
+import ggemm
+from ggemm import cache, ops
+from ggemm.problem import Problem
+
+from test_ops import FakeTensor, needs_compiler
+
+F8 = "float8_e4m3fn"
+
+
+def mn_major(rows: int, kb: int, groups: int = 0) -> FakeTensor:
+    """Activation scales in the kernel's layout: torch.empty(KB, M_pad).t()."""
+    total = rows * max(groups, 1)
+    pad = -(-max(total, 1) // 4) * 4
+    if groups:
+        return FakeTensor((groups, rows, kb), "float32",
+                          strides=(rows, 1, pad))
+    return FakeTensor((rows, kb), "float32", strides=(1, pad))
+
+
+def seg_fp8(**overrides: Any) -> ops._Plan:
+    args = dict(x=FakeTensor((1000, 512), F8), w=FakeTensor((8, 384, 512), F8),
+                seg_indptr=FakeTensor((9,), "int32"),
+                x_scale=mn_major(1000, 4),
+                w_scale=FakeTensor((8, 3, 4), "float32"))
+    args.update(overrides)
+    x, w, seg = args.pop("x"), args.pop("w"), args.pop("seg_indptr")
+    return ops.plan_segment_matmul(x, w, seg, **args)
+
+
+@pytest.fixture
+def copies(monkeypatch) -> List[Any]:
+    """Records the MN-major copies ops would make (they need torch)."""
+    made: List[Any] = []
+
+    def fake(scale: Any) -> Any:
+        made.append(scale)
+        return ("mn-major copy of", scale)
+    monkeypatch.setattr(ops, "mn_major_scales", fake)
+    return made
+
+
+# -- Problem and its IR ------------------------------------------------------
+
+def test_fp8_ir_text() -> None:
+    p = Problem("segment_matmul", "f8e4m3", n=384, k=512, groups=3,
+                num_weights=5, weight_indices=True, bias=True,
+                activation="silu")
+    assert p.out_dtype == "bf16"
+    assert (p.x_scale_block, p.w_scale_block) == ("1x128", "128x128")
+    assert p.spec() == {"op": "segment_matmul", "dtype": "f8e4m3", "n": 384,
+                        "k": 512, "groups": 3, "num_weights": 5,
+                        "weight_indices": True, "bias": True,
+                        "activation": "silu"}
+    assert Problem.from_spec(json.loads(p.key)) == p
+    text = p.mlir()
+    assert "%x: memref<?x512xf8E4M3FN>" in text
+    assert "%w: memref<5x384x512xf8E4M3FN>" in text
+    # The scales clause comes after the weight indices, before bias, with
+    # MN-major activation scales, as in test/gpu/kernels_fp8.
+    assert ("weight_indices(%weight_indices : memref<3xi32>)\n      "
+            "scales(%x_scale, %w_scale : memref<?x4xf32, strided<[1, ?]>>, "
+            "memref<5x3x4xf32>)\n      bias(") in text
+    assert ("x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = "
+            "#ggemm.scale_block<128x128>}") in text
+    masked = Problem("masked_matmul", "f8e4m3", n=200, k=256, groups=4).mlir()
+    assert ("scales(%x_scale, %w_scale : memref<4x?x2xf32, strided<[?, 1, "
+            "?]>>, memref<4x2x2xf32>)") in masked
+    bf16 = Problem("segment_matmul", "bf16", n=384, k=512, groups=3)
+    assert "scales" not in bf16.mlir() and "x_scale_block" not in bf16.key
+
+
+FP8_PROBLEMS = [
+    Problem("segment_matmul", "f8e4m3", n=384, k=512, groups=3,
+            num_weights=5, weight_indices=True, bias=True,
+            activation="silu", out_dtype="f32"),
+    Problem("segment_matmul", "f8e4m3", n=256, k=1024, groups=2,
+            row_scale=True, accumulate=True, index_dtype="i64"),
+    Problem("masked_matmul", "f8e4m3", n=200, k=256, groups=4),
+    Problem("batched_matmul", "f8e4m3", n=256, k=256, groups=1),
+]
+
+
+@needs_compiler
+@pytest.mark.parametrize("problem", FP8_PROBLEMS,
+                         ids=[p.function_name for p in FP8_PROBLEMS])
+def test_fp8_ir_verifies_and_tiles(problem: Problem) -> None:
+    tiled = ggemm.run_pipeline(problem.mlir(),
+                               "ggemm-select-config,ggemm-tile")
+    assert "ggemm.foreach_tile" in tiled
+
+
+@needs_compiler
+def test_fp8_compiles_through_the_disk_cache(tmp_path: Path,
+                                             monkeypatch) -> None:
+    monkeypatch.delenv("GGEMM_CATALOG", raising=False)
+    monkeypatch.setattr(cache, "_options",
+                        cache.CompileOptions(cache_dir=tmp_path / "cache"))
+    path = cache.manifest_for(FP8_PROBLEMS[2])
+    manifest = json.loads(path.read_text())
+    assert manifest["entry"] == FP8_PROBLEMS[2].kernel_name
+    assert "x_scale" in path.read_text() and "w_scale" in path.read_text()
+
+
+# -- argument checks ---------------------------------------------------------
+
+def test_fp8_segment_plan(copies: List[Any]) -> None:
+    plan = seg_fp8()
+    p = plan.problem
+    assert (p.dtype, p.out_dtype, p.n, p.k) == ("f8e4m3", "bf16", 384, 512)
+    assert (p.x_scale_block, p.w_scale_block) == ("1x128", "128x128")
+    assert set(plan.tensors) >= {"x_scale", "w_scale"}
+    assert copies == []  # already MN-major: passed as it is
+    bf16 = ops.plan_segment_matmul(FakeTensor((1000, 512)),
+                                   FakeTensor((8, 384, 512)),
+                                   FakeTensor((9,), "int32"))
+    assert bf16.key != plan.key and len(bf16.key) == len(plan.key)
+
+
+def test_fp8_row_major_scales_are_copied(copies: List[Any]) -> None:
+    row_major = FakeTensor((1000, 4), "float32")
+    plan = seg_fp8(x_scale=row_major)
+    assert copies == [row_major]
+    assert plan.tensors["x_scale"] == ("mn-major copy of", row_major)
+    # An MN-major stride that is not a multiple of 4 (16 bytes) is copied.
+    seg_fp8(x_scale=FakeTensor((1000, 4), "float32", strides=(1, 1001)))
+    assert len(copies) == 2
+    x = FakeTensor((4, 64, 256), F8)
+    w = FakeTensor((4, 384, 256), F8)
+    ops.plan_masked_matmul(x, w, FakeTensor((4,), "int32"),
+                           x_scale=mn_major(64, 2, groups=4),
+                           w_scale=FakeTensor((4, 3, 2), "float32"))
+    assert len(copies) == 2
+    ops.plan_batched_matmul(x, w, x_scale=FakeTensor((4, 64, 2), "float32"),
+                            w_scale=FakeTensor((4, 3, 2), "float32"))
+    assert len(copies) == 3
+
+
+@pytest.mark.parametrize("overrides, error, message", [
+    ({"x_scale": None}, ops.ArgumentError, "x_scale: FP8 operands need"),
+    ({"w_scale": None}, ops.ArgumentError, "w_scale: FP8 operands need"),
+    ({"w": FakeTensor((8, 384, 512))}, ops.ArgumentError,
+     "w: dtype torch.bfloat16 differs from x's torch.float8_e4m3fn"),
+    ({"x": FakeTensor((1000, 512), "float8_e5m2")}, ggemm.NotLoweredError,
+     "x: float8_e5m2 operands are not lowered yet"),
+    ({"w": FakeTensor((8, 512, 384), F8), "weight_layout": "kn"},
+     ggemm.NotLoweredError, "weight_layout: 'kn' with FP8 operands is not "
+     "lowered yet"),
+    ({"x": FakeTensor((1000, 320), F8), "w": FakeTensor((8, 384, 320), F8),
+      "x_scale": mn_major(1000, 3), "w_scale": FakeTensor((8, 3, 3),
+                                                            "float32")},
+     ops.ArgumentError, "x: K = 320 must be a multiple of 128"),
+    ({"x_scale": FakeTensor((1000,), "float32")}, ggemm.NotLoweredError,
+     r"x_scale: per-row scales \(shape \[1000\]\) are not lowered yet"),
+    ({"x_scale": FakeTensor((1,), "float32")}, ggemm.NotLoweredError,
+     "x_scale: a per-tensor scale is not lowered yet"),
+    ({"x_scale": FakeTensor((1000, 8), "float32")}, ops.ArgumentError,
+     r"x_scale: expected shape \[1000, 4\]"),
+    ({"x_scale": FakeTensor((1000, 4), "bfloat16")}, ops.ArgumentError,
+     "x_scale: expected dtype f32"),
+    ({"x_scale": FakeTensor((1000, 4), "float32", device="cpu")},
+     ops.ArgumentError, "x_scale: expected a CUDA tensor"),
+    ({"w_scale": FakeTensor((8,), "float32")}, ggemm.NotLoweredError,
+     "w_scale: per-tensor weight scales are not lowered yet"),
+    ({"w_scale": FakeTensor((8, 384, 4), "float32")}, ggemm.NotLoweredError,
+     "w_scale: 1x128 weight scales are not lowered yet"),
+    ({"w_scale": FakeTensor((8, 4, 3), "float32")}, ops.ArgumentError,
+     r"w_scale: expected shape \[8, 3, 4\]"),
+    ({"w_scale": FakeTensor((8, 3, 4), "float32", strides=(1, 8, 24))},
+     ops.ArgumentError, "w_scale: must be contiguous"),
+])
+def test_fp8_argument_errors(overrides: dict, error: type,
+                             message: str) -> None:
+    with pytest.raises(error, match=message):
+        seg_fp8(**overrides)
+
+
+def test_scales_need_fp8_operands() -> None:
+    with pytest.raises(ops.ArgumentError, match="x_scale: scales apply to "
+                       "FP8"):
+        ops.plan_segment_matmul(FakeTensor((1000, 512)),
+                                FakeTensor((8, 384, 512)),
+                                FakeTensor((9,), "int32"),
+                                x_scale=mn_major(1000, 4))
+
+
+def test_fp8_grouped_scale_shapes() -> None:
+    x, w = FakeTensor((4, 64, 256), F8), FakeTensor((4, 384, 256), F8)
+    with pytest.raises(ops.ArgumentError, match=r"x_scale: expected shape "
+                       r"\[4, 64, 2\] \(\[G, M, ceil\(K/128\)\]"):
+        ops.plan_batched_matmul(x, w, x_scale=mn_major(64, 2),
+                                w_scale=FakeTensor((4, 3, 2), "float32"))
+    with pytest.raises(ggemm.NotLoweredError, match="x_scale: per-row"):
+        ops.plan_masked_matmul(x, w, FakeTensor((4,), "int32"),
+                               x_scale=FakeTensor((4, 64), "float32"),
+                               w_scale=FakeTensor((4, 3, 2), "float32"))
+
+
+# -- compat ------------------------------------------------------------------
+
+def test_fp8_compat_arguments() -> None:
+    from ggemm.compat import deep_gemm, flag_gems
+    a, s = FakeTensor((256, 512), F8), FakeTensor((256, 4), "float32")
+    b, t = FakeTensor((384, 512), F8), FakeTensor((3, 4), "float32")
+    out = FakeTensor((256, 384))
+    with pytest.raises(ops.ArgumentError, match="lhs: expected a "
+                       r"\(tensor, scales\) pair"):
+        deep_gemm.gemm_fp8_fp8_bf16_nt(a, (b, t), out)
+    with pytest.raises(ops.ArgumentError, match="rhs: expected a"):
+        deep_gemm.m_grouped_gemm_fp8_fp8_bf16_nt_contiguous(
+            (a, s), [b], out, FakeTensor((256,), "int32"))
+    with pytest.raises(ops.ArgumentError, match="out: expected "
+                       "torch.bfloat16"):
+        deep_gemm.gemm_fp8_fp8_bf16_nt((a, s), (b, t),
+                                       FakeTensor((256, 384), "float32"))
+    with pytest.raises(ops.ArgumentError, match="m_indices: expected shape "
+                       r"\[256\]"):
+        deep_gemm.m_grouped_gemm_fp8_fp8_bf16_nt_contiguous(
+            (a, s), (b, t), out, FakeTensor((255,), "int32"))
+    with pytest.raises(ops.ArgumentError, match="expected_m"):
+        deep_gemm.m_grouped_gemm_fp8_fp8_bf16_nt_masked(
+            (a, s), (b, t), out, FakeTensor((1,), "int32"), -1)
+    with pytest.raises(ggemm.NotLoweredError, match="block_size"):
+        flag_gems.w8a8_block_fp8_bmm(a, b, s, t, block_size=[128, 1])
+    with pytest.raises(ops.ArgumentError, match=r"x: expected \[B, M, K\]"):
+        flag_gems.w8a8_block_fp8_bmm(a, b, s, t)
