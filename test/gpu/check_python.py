@@ -94,6 +94,14 @@ def spec() -> dict:
         dict(seg, dtype=bf, n=N2, k=K2, groups=G, weight_layout="kn"),
         # torch.compile
         dict(seg, dtype=bf, n=N, k=K, groups=G, activation="silu"),
+        # FP8 (e4m3, 1x128 / 128x128 block scales): the ops, DeepGEMM's
+        # dense / contiguous / masked and FlagGems' bmm
+        dict(seg, dtype="f8e4m3", n=N, k=K, groups=G),
+        dict(bat, dtype="f8e4m3", n=N, k=K, groups=1),
+        dict(seg, dtype="f8e4m3", n=N, k=K, groups=9, num_weights=4,
+             weight_indices=True, index_dtype="i64"),
+        dict(op="masked_matmul", dtype="f8e4m3", n=N, k=K, groups=4),
+        dict(bat, dtype="f8e4m3", n=N, k=K, groups=3),
     ]
     # The MoE example: up (silu) and down (routing weights), forward and
     # backward, offsets in int64.
@@ -424,6 +432,116 @@ def cases(check: Checker) -> None:
                 expect_close(d[g, :c], a[g, :c].double() @ b[g].double().t())
             if not bool(torch.isnan(d[g, c:].float()).all()):
                 raise AssertionError(f"group {g}: rows past masked_m written")
+
+    # -- FP8: the quantisation and reference of check_fp8.py (DeepGEMM's
+    # per_token / per_block casts, calc_diff < 1e-3 against float64 of the
+    # dequantised operands)
+    sys.path.insert(0, str(ROOT / "test" / "gpu"))
+    import check_fp8 as f8
+    from ggemm.compat import flag_gems
+
+    def fp8_check(out, ref, what="out"):
+        if torch.isnan(out.double()).any():
+            raise AssertionError(f"{what}: NaN (poison or unwritten) elements")
+        diff = f8.calc_diff(out, ref)
+        if not diff < 1e-3:
+            raise AssertionError(f"{what}: calc_diff {diff:.2e} >= 1e-3")
+        return f"calc_diff {diff:.1e}"
+
+    def fp8_weights(groups):
+        return f8.quantize_blocks(torch.randn(groups, N, K, device=dev,
+                                              dtype=bf))
+
+    def fp8_segment_case():
+        offsets, rows = segments(rng, G)
+        xq, xs = f8.quantize_rows(torch.randn(rows, K, device=dev, dtype=bf))
+        wq, ws = fp8_weights(G)
+        seg = torch.tensor(offsets, dtype=torch.int32, device=dev)
+        # Row-major activation scales: the op copies them MN-major.
+        y = ggemm.segment_matmul(xq, wq, seg, x_scale=xs, w_scale=ws)
+        torch.cuda.synchronize()
+        xd, wd = f8.dequant_rows(xq, xs, K), f8.dequant_w(wq, ws)
+        for g in range(G):
+            b, e = offsets[g], offsets[g + 1]
+            if e > b:
+                fp8_check(y[b:e], xd[b:e] @ wd[g].t(), f"group {g}")
+        return f"rows={rows}"
+
+    def fp8_dense_case():
+        m = rng.choice([1, 100, 300])
+        xq, xs = f8.quantize_rows(torch.randn(m, K, device=dev, dtype=bf))
+        wq, ws = fp8_weights(1)
+        d = torch.full((m, N), float("nan"), device=dev, dtype=bf)
+        deep_gemm.gemm_fp8_fp8_bf16_nt((xq, xs), (wq[0], ws[0]), d)
+        torch.cuda.synchronize()
+        return fp8_check(d, f8.dequant_rows(xq, xs, K)
+                         @ f8.dequant_w(wq, ws)[0].t())
+
+    def fp8_contiguous_case():
+        groups = 4
+        sizes = [rng.choice([0, 1, 100, 200]) for _ in range(groups)]
+        m_indices = []
+        for g in range(groups):
+            padded = -(-sizes[g] // 128) * 128
+            m_indices += [g] * sizes[g] + [-1] * (padded - sizes[g])
+        m_indices += [-1] * 5
+        rows = len(m_indices)
+        xq, xs = f8.quantize_rows(torch.randn(rows, K, device=dev, dtype=bf))
+        wq, ws = fp8_weights(groups)
+        d = torch.full((rows, N), float("nan"), device=dev, dtype=bf)
+        mi = torch.tensor(m_indices, dtype=torch.int32, device=dev)
+        deep_gemm.m_grouped_gemm_fp8_fp8_bf16_nt_contiguous((xq, xs),
+                                                            (wq, ws), d, mi)
+        torch.cuda.synchronize()
+        xd, wd = f8.dequant_rows(xq, xs, K), f8.dequant_w(wq, ws)
+        notes = []
+        for g in range(groups):
+            mine = mi == g
+            if bool(mine.any()):
+                notes.append(fp8_check(d[mine], xd[mine] @ wd[g].t(),
+                                       f"group {g}"))
+        if not bool(torch.isnan(d[mi < 0].float()).all()):
+            raise AssertionError("rows with m_indices = -1 written")
+        return f"rows={rows}"
+
+    def fp8_masked_case():
+        groups, rows = 4, 64
+        xq, xs = f8.quantize_rows(torch.randn(groups * rows, K, device=dev,
+                                              dtype=bf))
+        wq, ws = fp8_weights(groups)
+        d = torch.full((groups, rows, N), float("nan"), device=dev, dtype=bf)
+        counts = [rng.randint(0, rows) for _ in range(groups)]
+        masked = torch.tensor(counts, dtype=torch.int32, device=dev)
+        deep_gemm.m_grouped_gemm_fp8_fp8_bf16_nt_masked(
+            (xq.view(groups, rows, K), xs.view(groups, rows, -1)), (wq, ws),
+            d, masked, expected_m=rows // 2)
+        torch.cuda.synchronize()
+        xd = f8.dequant_rows(xq, xs, K).view(groups, rows, K)
+        wd = f8.dequant_w(wq, ws)
+        for g, c in enumerate(counts):
+            if c:
+                fp8_check(d[g, :c], xd[g, :c] @ wd[g].t(), f"group {g}")
+            if not bool(torch.isnan(d[g, c:].float()).all()):
+                raise AssertionError(f"group {g}: rows past masked_m written")
+
+    def fp8_bmm_case():
+        batch, m = 3, rng.choice([16, 128, 200])
+        xq, xs = f8.quantize_rows(torch.randn(batch * m, K, device=dev,
+                                              dtype=bf))
+        wq, ws = fp8_weights(batch)
+        z = flag_gems.w8a8_block_fp8_bmm(xq.view(batch, m, K),
+                                         wq, xs.view(batch, m, -1), ws,
+                                         block_size=[128, 128])
+        torch.cuda.synchronize()
+        xd = f8.dequant_rows(xq, xs, K).view(batch, m, K)
+        return fp8_check(z, torch.bmm(xd, f8.dequant_w(wq, ws)
+                                      .transpose(1, 2)))
+
+    check.run("fp8 segment_matmul (row-major x_scale)", fp8_segment_case)
+    check.run("deep_gemm gemm_fp8_fp8_bf16_nt", fp8_dense_case)
+    check.run("deep_gemm m_grouped fp8 contiguous", fp8_contiguous_case)
+    check.run("deep_gemm m_grouped fp8 masked", fp8_masked_case)
+    check.run("flag_gems w8a8_block_fp8_bmm", fp8_bmm_case)
 
     check.run("deep_gemm bf16_gemm_nt (+c)", dg_gemm_case)
     check.run("deep_gemm m_grouped contiguous m_indices", dg_contiguous_case)
