@@ -37,7 +37,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ggemm.runtime import Kernel  # noqa: E402
+import check_fp8 as f8  # noqa: E402  (FP8 quantisation of the inputs)
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 HUGE = {torch.int32: 2**31 - 1, torch.int64: 2**62}
@@ -91,10 +93,19 @@ def activation(out: torch.Tensor, act: str) -> torch.Tensor:
 def run_case(kernel: Kernel, manifest: dict, rng: random.Random) -> tuple:
     p = manifest["problem"]
     op = p["op"]
-    a_dtype, out_dtype = DTYPES[p["a_dtype"]], DTYPES[p["out_dtype"]]
+    # FP8 kernels: inputs drawn in bf16, quantised with 1x128 / 128x128
+    # block scales; the reference multiplies the dequantised operands.
+    fp8 = bool(p.get("x_scale_block"))
+    a_dtype = torch.bfloat16 if fp8 else DTYPES[p["a_dtype"]]
+    out_dtype = DTYPES[p["out_dtype"]]
     kn = p["weight_layout"] == "kn"
     n = rng.choice([64, 128, 136, 200]) if kn else rng.choice([8, 64, 100, 130])
     k = rng.choice([64, 72, 128, 200])
+    # Kernels compiled for static sizes get problems of those sizes.
+    if p["n"] > 0:
+        n = p["n"]
+    if p["k"] > 0:
+        k = p["k"]
     dev = "cuda"
     index_dtype = torch.int64 if p["index_dtype"] == "i64" else torch.int32
     desc = {}
@@ -151,6 +162,17 @@ def run_case(kernel: Kernel, manifest: dict, rng: random.Random) -> tuple:
         desc = dict(B=groups, M=m)
     w_shape = (num_weights, k, n) if kn else (num_weights, n, k)
     w = (torch.randn(*w_shape, device=dev) / k ** 0.5).to(a_dtype)
+    x_ref = w_ref = None
+    if fp8:
+        xq, xs = f8.quantize_rows(x.reshape(flat_rows, k), p["a_dtype"])
+        x_ref = f8.dequant_rows(xq, xs, k)
+        x = xq.view(x.shape)
+        scales = f8.mn_major(xs)
+        extra["x_scale"] = scales if x.dim() == 2 else scales.view(
+            x.shape[0], x.shape[1], -1)
+        w, ws = f8.quantize_blocks(w, p["b_dtype"])
+        w_ref = f8.dequant_w(w, ws)
+        extra["w_scale"] = ws
     bias = (torch.randn(num_weights, n, device=dev) if p["has_bias"] else None)
     row_scale = (torch.rand(flat_rows, device=dev) + 0.5
                  if p["has_row_scale"] else None)
@@ -175,7 +197,7 @@ def run_case(kernel: Kernel, manifest: dict, rng: random.Random) -> tuple:
     pad_same = (flat_after[:, n:].view(bits) == flat_before[:, n:].view(bits))
     if not bool(pad_same.all()):
         problems.append("row padding written")
-    x2 = x.reshape(flat_rows, k).double()
+    x2 = x_ref if x_ref is not None else x.reshape(flat_rows, k).double()
     out = flat_after[:, :n].double()
     for r in range(flat_rows):
         owner = group_rows[r]
@@ -194,7 +216,7 @@ def run_case(kernel: Kernel, manifest: dict, rng: random.Random) -> tuple:
         if not rows_g:
             continue
         wi = widx[g] if widx is not None else g
-        wm = w[wi].double()
+        wm = w_ref[wi] if w_ref is not None else w[wi].double()
         idx = torch.tensor(rows_g, device=dev)
         ref = x2[idx] @ (wm if kn else wm.t())
         if bias is not None:
@@ -221,12 +243,17 @@ def main() -> int:
     manifests = {}
     for path in sorted(args.bundles.glob("*.json")):
         m = json.loads(path.read_text())
-        # Static-shape kernels are benchmark kernels of large fixed sizes.
-        if m["problem"]["n"] > 0 or m["problem"]["k"] > 0:
+        # Static-shape bf16 kernels are benchmark kernels of large fixed
+        # sizes; FP8 kernels are all static in N and K (run at their sizes).
+        static = m["problem"]["n"] > 0 or m["problem"]["k"] > 0
+        if static and not m["problem"].get("x_scale_block"):
             continue
         manifests[path.stem] = m
     kernels = {name: Kernel(args.bundles / f"{name}.json") for name in manifests}
     names = sorted(kernels)
+    if not names:
+        print(f"no kernel in {args.bundles} to check", file=sys.stderr)
+        return 2
     rng = random.Random(args.seed)
     passed = failed = 0
     print(f"seed {args.seed}; {len(names)} kernels", flush=True)
