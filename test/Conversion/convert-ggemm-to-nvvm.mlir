@@ -567,8 +567,11 @@ func.func @cluster(%n: index) {
 // descriptor, passed by value, and the weight scales); the activation
 // scales arrive by TMA with the tiles; e4m3 wgmma with K = 32 per
 // instruction, the first of a block's product with scale-d = 0; the
-// manifest names the scale blocks and the scale parameters.
-// CHECK: w_scale_block = "128x128"
+// manifest names the scale blocks and the scale parameters (the scales'
+// box is block_m + 4 rows: it starts at a 16-byte-aligned row).
+// CHECK: {box = [132, 1], dtype = "f32", kind = "tma_descriptor", name = "a_scale_desc", oob_fill = "zero", rank = 2 : i64, swizzle = "none", tensor = "x_scale"}
+// CHECK-SAME: {kind = "pointer", name = "w_scale", optional = false, tensor = "w_scale"}
+// CHECK-SAME: w_scale_block = "128x128"
 // CHECK-SAME: x_scale_block = "1x128"
 // CHECK-LABEL: gpu.func @fp8_kernel(
 // CHECK-SAME: %[[ASD:arg14]]: !llvm.ptr, %[[WS:arg15]]: !llvm.ptr<1>)
