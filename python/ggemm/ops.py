@@ -225,6 +225,22 @@ def _check_out(out: Any, shape: Tuple[int, ...], out_dtype: Optional[str],
     return name
 
 
+def _check_operands(x: Any, x_rank: int, x_shape: str, w: Any,
+                    weight_layout: str, x_scale: Any, w_scale: Any):
+    """Checks x, w (same dtype and device) and the FP8 scales; returns
+    (dtype name, device, layout)."""
+    _not_lowered_dtype(x)
+    dtype = _check("x", x, x_rank, _OPERAND_DTYPES, x_shape)
+    device = x.device
+    layout = _layout(weight_layout)
+    w_dtype = _check("w", w, 3, _OPERAND_DTYPES,
+                     "[G, N, K]" if layout == "nk" else "[G, K, N]", device)
+    if w_dtype != dtype:
+        raise ArgumentError(f"w: dtype {w.dtype} differs from x's {x.dtype}")
+    _check_fp8(dtype, x, layout, x_scale, w_scale)
+    return dtype, device, layout
+
+
 def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
                         weight_indices: Any = None, weight_layout: str = "nk",
                         bias: Any = None, activation: Optional[str] = None,
@@ -236,15 +252,8 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
     launch; needs no GPU (tests call it with stand-in tensors). With
     ``build=False`` only checks (the torch.compile path, which launches
     later through the custom op)."""
-    _not_lowered_dtype(x)
-    dtype = _check("x", x, 2, _OPERAND_DTYPES, "[M, K]")
-    device = x.device
-    layout = _layout(weight_layout)
-    w_dtype = _check("w", w, 3, _OPERAND_DTYPES,
-                     "[G, N, K]" if layout == "nk" else "[G, K, N]", device)
-    if w_dtype != dtype:
-        raise ArgumentError(f"w: dtype {w.dtype} differs from x's {x.dtype}")
-    _check_fp8(dtype, x, layout, x_scale, w_scale)
+    dtype, device, layout = _check_operands(x, 2, "[M, K]", w, weight_layout,
+                                            x_scale, w_scale)
     rows, k = x.shape
     num_weights = w.shape[0]
     n = w.shape[1] if layout == "nk" else w.shape[2]
@@ -445,15 +454,8 @@ def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
                   accumulate: bool, out: Any, out_dtype: Any,
                   config: Any, x_scale: Any = None, w_scale: Any = None,
                   build: bool = True) -> _Plan:
-    _not_lowered_dtype(x)
-    dtype = _check("x", x, 3, _OPERAND_DTYPES, "[G, M, K]")
-    device = x.device
-    layout = _layout(weight_layout)
-    w_dtype = _check("w", w, 3, _OPERAND_DTYPES,
-                     "[G, N, K]" if layout == "nk" else "[G, K, N]", device)
-    if w_dtype != dtype:
-        raise ArgumentError(f"w: dtype {w.dtype} differs from x's {x.dtype}")
-    _check_fp8(dtype, x, layout, x_scale, w_scale)
+    dtype, device, layout = _check_operands(x, 3, "[G, M, K]", w,
+                                            weight_layout, x_scale, w_scale)
     groups, rows, k = x.shape
     n = w.shape[1] if layout == "nk" else w.shape[2]
     _check_extent("w", w, 0, groups, "G, as x.shape[0]")
