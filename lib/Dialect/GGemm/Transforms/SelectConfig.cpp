@@ -39,7 +39,7 @@ struct SelectConfigPass
     TileChoice c = chooseTileConfig(problem, numSMs);
     auto config = TileConfigAttr::get(op->getContext(), c.blockM, c.blockN,
                                       c.blockK, c.stages, c.consumerWarpgroups,
-                                      /*swap_ab=*/false, /*cluster_m=*/1,
+                                      c.swapAB, /*cluster_m=*/1,
                                       /*cluster_n=*/1,
                                       c.rasterAlongM ? RasterOrder::along_m
                                                      : RasterOrder::along_n);

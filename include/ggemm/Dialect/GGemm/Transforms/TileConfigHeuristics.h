@@ -31,6 +31,10 @@ struct TileChoice {
   /// Walk a group's tiles along m (consecutive tile ids share a weight
   /// tile) rather than along n.
   bool rasterAlongM = false;
+  /// Swap-AB (ggemm-swap-ab): the weight tile fills wgmma's M (block_n rows,
+  /// 64 per consumer warpgroup) and the tokens its N (block_m, a multiple
+  /// of 8), for groups of few rows.
+  bool swapAB = false;
 };
 
 /// Picks block sizes (wave-quantisation aware over `numSMs`), then the
