@@ -28,6 +28,7 @@ static void addSchedulePasses(OpPassManager &pm, int64_t numSMs,
   selectConfig.numSMs = numSMs;
   pm.addPass(createGGemmSelectConfig(selectConfig));
   pm.addPass(createGGemmTile());
+  pm.addPass(createGGemmSwapAB());
   GGemmPersistentScheduleOptions schedule;
   schedule.grid = grid;
   pm.addPass(createGGemmPersistentSchedule(schedule));

@@ -86,12 +86,19 @@ class TileConfig:
     stages: int = 4
     consumer_warpgroups: int = 2
     raster: str = "along_n"
+    #: Swap-AB (few rows per group): block_m token rows go in wgmma's N (a
+    #: multiple of 8), block_n weight rows in its M (64 per consumer
+    #: warpgroup).
+    swap_ab: bool = False
 
     def __post_init__(self) -> None:
         for field in ("block_m", "block_n", "block_k", "stages",
                       "consumer_warpgroups"):
             _positive(f"config.{field}", getattr(self, field))
         _choice("config.raster", self.raster, RASTERS)
+        if not isinstance(self.swap_ab, bool):
+            raise SpecError(f"config.swap_ab must be a bool; got "
+                            f"{self.swap_ab!r}")
 
     @classmethod
     def from_any(cls, value: Any) -> Optional["TileConfig"]:
@@ -111,7 +118,9 @@ class TileConfig:
         return (f"#ggemm.tile_config<block_m = {self.block_m}, block_n = "
                 f"{self.block_n}, block_k = {self.block_k}, stages = "
                 f"{self.stages}, consumer_warpgroups = "
-                f"{self.consumer_warpgroups}, raster = {self.raster}>")
+                f"{self.consumer_warpgroups}, "
+                f"{'swap_ab = true, ' if self.swap_ab else ''}"
+                f"raster = {self.raster}>")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -987,7 +987,7 @@ Status parseRoot(const Reader &reader, const Json &root,
                reader.integer("block_n", Required, 1, 1 << 16, manifest.blockN),
                reader.integer("block_k", Optional, 1, 1 << 16, manifest.blockK),
                reader.integer("stages", Optional, 1, 64, manifest.stages),
-               ignored("consumer_warpgroups")},
+               ignored("consumer_warpgroups"), ignored("swap_ab")},
               KnownKeysOnly);
         }},
        {"grid", Optional,

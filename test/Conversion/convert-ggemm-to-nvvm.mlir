@@ -12,7 +12,7 @@
 // indices, bias and SiLU, i64 seg_indptr, a persistent grid.
 // CHECK: module attributes {ggemm.manifests = {seg_kernel = {block = [384, 1, 1], cluster = [1, 1, 1], dynamic_smem = 131136 : i64, entry = "seg_kernel", format = "ggemm-bundle", grid = {ctas_per_sm = 1 : i64, policy = "persistent"}
 // CHECK-SAME: problem = {a_dtype = "bf16", accumulate = false, activation = "silu", b_dtype = "bf16", has_bias = true, has_row_scale = false, has_weight_indices = true, index_dtype = "i64", k = 256 : i64, m = -1 : i64, n = 128 : i64, num_groups = 8 : i64, num_weights = 4 : i64, op = "segment_matmul", out_dtype = "bf16", weight_layout = "nk"}
-// CHECK-SAME: tile = {block_k = 64 : i64, block_m = 128 : i64, block_n = 128 : i64, consumer_warpgroups = 2 : i64, stages = 4 : i64}
+// CHECK-SAME: tile = {block_k = 64 : i64, block_m = 128 : i64, block_n = 128 : i64, consumer_warpgroups = 2 : i64, stages = 4 : i64, swap_ab = false}
 // CHECK-SAME: gpu.container_module
 // CHECK-NOT: func.func @seg
 // CHECK-LABEL: gpu.module @seg_kernel_module

@@ -79,18 +79,6 @@ func.func @foreach_tile_uniform_rows(%rows: memref<4xi32>, %i: index) {
 
 // -----
 
-func.func @foreach_tile_swap_ab(%i: index) {
-  // expected-error @+1 {{'ggemm.foreach_tile' op expects a tile config without swap_ab: swap-AB tile programs are not supported yet}}
-  ggemm.foreach_tile uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
-      config(#ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64,
-                                consumer_warpgroups = 1, swap_ab = true>) {
-  ^bb0(%g: index, %row: index, %row_end: index, %col: index):
-  }
-  return
-}
-
-// -----
-
 func.func @foreach_tile_three_args(%i: index) {
   // expected-error @+1 {{'ggemm.foreach_tile' op expects the body to take 4 index arguments (group, row, row_end, col), got (index, index, index)}}
   ggemm.foreach_tile uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)

@@ -96,6 +96,9 @@ class Case:
     tile_level: bool = False
     # masked/batched: dynamic group and row extents (memref<?x?x...>).
     dynamic: bool = False
+    # Swap-AB (ggemm-swap-ab): block_m is the token tile (a multiple of 8),
+    # block_n the weight tile (64 rows per consumer warpgroup).
+    swap_ab: bool = False
 
     @property
     def fp8(self) -> bool:
@@ -334,10 +337,12 @@ def fill_loops(rank: int, ty: str, convert) -> str:
 
 
 def config_attr(c: Case) -> str:
-    warpgroups = c.block_m // 64
+    warpgroups = (c.block_n if c.swap_ab else c.block_m) // 64
+    swap = ", swap_ab = true" if c.swap_ab else ""
     return (f"#ggemm.tile_config<block_m = {c.block_m}, block_n = "
             f"{c.block_n}, block_k = {c.block_k}, stages = 2, "
-            f"consumer_warpgroups = {warpgroups}, raster = {c.raster}>")
+            f"consumer_warpgroups = {warpgroups}{swap}, "
+            f"raster = {c.raster}>")
 
 
 def e4m3_value(code: int) -> float:
@@ -1093,6 +1098,54 @@ CASES = [
          "FP8 batched_matmul with bias, f32 out, one CTA per tile",
          in_type="f8E4M3FN", out_type="f32", batch=3, rows_per_group=65,
          n=130, k=128, bias=True, grid="tiles", block_m=64, block_n=128),
+    # --- swap-AB (ggemm-swap-ab) ----------------------------------------
+    Case("swap_segment_basic", "segment",
+         "swap-AB segment_matmul (24-row token tiles, the weight tile in "
+         "wgmma's M): an empty, a 1-row and multi-tile segments, trailing rows "
+         "in no segment, N and K not tile multiples",
+         segments=[20, 0, 1, 50, 5], rows=80, block_m=24, block_n=64,
+         swap_ab=True),
+    Case("swap_segment_kn_weight_indices", "segment",
+         "swap-AB segment_matmul with kn weights (an mn_major weight tile as "
+         "the mma's a), weight_indices, bias, two consumer warpgroups, f32 out",
+         layout="kn", segments=[16, 3, 40, 0], rows=64, out_type="f32",
+         weight_indices=[1, 0, 1, 2], num_weights=3, bias=True, n=136,
+         k=72, block_m=16, block_n=128, swap_ab=True),
+    Case("swap_segment_epilogue", "segment",
+         "swap-AB segment_matmul f16 with bias, silu, row_scale and "
+         "accumulate, 8-row token tiles, i64 seg_indptr",
+         in_type="f16", out_type="f16", segments=[9, 1, 0, 15], rows=30,
+         index_type="i64", bias=True, activation="silu", row_scale=True,
+         accumulate=True, block_m=8, block_n=64, swap_ab=True),
+    Case("swap_segment_grid_tiles", "segment",
+         "swap-AB segment_matmul scheduled one CTA per tile with raster "
+         "along_m, gelu, bf16 out",
+         segments=[33, 2, 70], rows=110, grid="tiles", raster="along_m",
+         activation="gelu", n=200, block_m=32, block_n=64, swap_ab=True),
+    Case("swap_masked", "masked",
+         "swap-AB masked_matmul: counts 0, a partial and a clamped group, i64 "
+         "counts, kn weights, bias and relu, f32 out",
+         counts=[0, 30, 300], rows_per_group=40, index_type="i64",
+         layout="kn", bias=True, activation="relu", out_type="f32",
+         block_m=32, block_n=64, swap_ab=True),
+    Case("swap_batched", "batched",
+         "swap-AB batched_matmul with row_scale, f16 out, persistent grid of "
+         "2 CTAs",
+         batch=3, rows_per_group=20, row_scale=True, out_type="f16",
+         num_ctas=2, block_m=24, block_n=64, swap_ab=True),
+    Case("fp8_swap_segment", "segment",
+         "swap-AB FP8 segment_matmul (weight scales on the accumulator's "
+         "rows, activation scales on its columns), weight_indices, 128-row "
+         "weight tiles spanning two scale blocks' worth of N, bf16 out",
+         in_type="f8E4M3FN", out_type="bf16", segments=[20, 0, 1, 45],
+         rows=70, n=200, k=256, block_m=32, block_n=128,
+         weight_indices=[2, 0, 1, 2], num_weights=3, swap_ab=True),
+    Case("fp8_swap_masked", "masked",
+         "swap-AB FP8 masked_matmul with 64-row weight tiles (one weight "
+         "scale per two tiles), row_scale and accumulate, f32 out",
+         in_type="f8E4M3FN", out_type="f32", counts=[17, 0, 200],
+         rows_per_group=24, n=136, k=384, block_m=24, block_n=64,
+         row_scale=True, accumulate=True, swap_ab=True),
     # --- masked_matmul ----------------------------------------------------
     Case("masked_basic", "masked",
          "masked_matmul bf16 -> bf16: counts 0, 1 and a full group",

@@ -30,12 +30,12 @@ func.func @user_config(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 // 128x256 with 2 consumer warpgroups, and the deepest ring that fits 227 KB
 // (4 stages of 48 KB, the default, not printed), walking tiles along m
 // (measured faster for 128-row tiles). With 16 expected rows per
-// group the tile drops to 64x128 (one warpgroup): 4 waves on 78 SMs against
-// 7 for 64-wide tiles.
+// group the tile becomes swap-AB: 24 token rows (16 + 30 %, rounded up to a
+// multiple of 8) in wgmma's N, 128 weight rows in its M.
 // CHECK-LABEL: func.func @dynamic_rows(
 // CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
 // SMALL-LABEL: func.func @dynamic_rows(
-// SMALL: {config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 6, consumer_warpgroups = 1>}
+// SMALL: {config = #ggemm.tile_config<block_m = 24, block_n = 128, block_k = 64, stages = 6, swap_ab = true>}
 func.func @dynamic_rows(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
                         %indptr: memref<9xi32>, %y: memref<?x4096xbf16>) {
   ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
@@ -45,10 +45,11 @@ func.func @dynamic_rows(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 
 // -----
 
-// 256 static rows over 8 segments: 32 rows per group, so 64-row tiles; on 132
-// SMs 128-wide tiles fill the last wave as well as others and are preferred.
+// 256 static rows over 8 segments: 32 rows per group on average, so swap-AB
+// with token tiles of 32 + 30 % rounded up to 48, 128 weight rows in
+// wgmma's M.
 // CHECK-LABEL: func.func @static_rows(
-// CHECK: {config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 6, consumer_warpgroups = 1>}
+// CHECK: {config = #ggemm.tile_config<block_m = 48, block_n = 128, block_k = 64, stages = 6, swap_ab = true>}
 func.func @static_rows(%x: memref<256x7168xbf16>, %w: memref<8x4096x7168xbf16>,
                        %indptr: memref<9xi32>, %y: memref<256x4096xbf16>) {
   ggemm.segment_matmul ins(%x, %w : memref<256x7168xbf16>, memref<8x4096x7168xbf16>)
@@ -58,10 +59,11 @@ func.func @static_rows(%x: memref<256x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 
 // -----
 
-// Masked decode: Mmax = 32 rows per group; N = 200 stored N-major (block_n a
-// multiple of 64); K = 256 is only 4 K blocks, so no more than 4 stages.
+// Masked decode: Mmax = 32 rows per group, so swap-AB with 32-row token
+// tiles (no group has more); N = 200 stored N-major; K = 256 is only 4 K
+// blocks, so no more than 4 stages.
 // CHECK-LABEL: func.func @masked_kn(
-// CHECK: {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1>, weight_layout = #ggemm.weight_layout<kn>}
+// CHECK: {config = #ggemm.tile_config<block_m = 32, block_n = 128, block_k = 64, swap_ab = true>, weight_layout = #ggemm.weight_layout<kn>}
 func.func @masked_kn(%x: memref<4x32x256xf16>, %w: memref<4x256x200xf16>,
                      %counts: memref<4xi32>, %y: memref<4x32x200xf16>) {
   ggemm.masked_matmul ins(%x, %w : memref<4x32x256xf16>, memref<4x256x200xf16>)

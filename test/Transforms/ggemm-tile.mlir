@@ -219,18 +219,6 @@ func.func @fp8_scale_block_k(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8
 
 // -----
 
-func.func @swap_ab(%x: memref<8x16x256xbf16>, %w: memref<8x128x256xbf16>, %counts: memref<8xi32>,
-                   %y: memref<8x16x128xbf16>) {
-  // expected-error @+1 {{'ggemm.masked_matmul' op expects a tile config without swap_ab: swap-AB tile programs are not supported yet}}
-  ggemm.masked_matmul ins(%x, %w : memref<8x16x256xbf16>, memref<8x128x256xbf16>)
-      masked_m(%counts : memref<8xi32>) outs(%y : memref<8x16x128xbf16>)
-      {config = #ggemm.tile_config<block_m = 16, block_n = 128, block_k = 64,
-                                   consumer_warpgroups = 1, swap_ab = true>}
-  return
-}
-
-// -----
-
 // Groups padded to 80 rows in memory cannot be seen as one matrix.
 func.func @padded_groups(%x: memref<4x64x256xbf16, strided<[20480, 256, 1]>>,
                          %w: memref<4x128x256xbf16>, %counts: memref<4xi32>,

@@ -156,7 +156,7 @@ func.func @tiles(%x: memref<?x256xf16>, %w: memref<4x256x128xf16>, %counts: memr
 func.func @block_m(%x: memref<?x256xf16>, %w: memref<4x256x128xf16>, %n: index) {
   %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
       config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, consumer_warpgroups = 1>)
-  // expected-error @+1 {{'ggemm.launch' op expects block_m (128) to be 64 x the consumer warpgroups (1): each consumer warpgroup computes 64 rows of a tile}}
+  // expected-error @+1 {{'ggemm.launch' op expects block_m (128) to be 64 x the consumer warpgroups (1): each consumer warpgroup computes 64 rows of the mma}}
   ggemm.launch %sched grid(persistent) {
   ^bb0(%cta: index, %num_ctas: index):
     %total = ggemm.tile_count %sched
@@ -273,6 +273,36 @@ func.func @fp8(%arg0: memref<?x256xf8E4M3FN>, %arg1: memref<2x256x256xf8E4M3FN>,
         scf.yield %12 : !ggemm.accumulator<128x128xf32>
       }
       ggemm.store_tile %3 to %arg5 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<128x128xf32>, memref<?x256xbf16>
+    }
+  }
+  return
+}
+
+// -----
+
+// A swap_ab config whose tile program ggemm-swap-ab has not swapped.
+func.func @swap_ab_unswapped(%x: memref<?x64xbf16>, %w: memref<4x128x64xbf16>, %y: memref<?x128xbf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 16, block_n = 128, block_k = 64, swap_ab = true>)
+  // expected-error @+1 {{'ggemm.launch' op expects the tile program of a swap_ab config to be swapped (a transposed ggemm.store_tile): run ggemm-swap-ab after ggemm-tile}}
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %total = ggemm.tile_count %sched
+    scf.for %t = %cta to %total step %num_ctas {
+      %g, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<16x128xf32>
+      %acc = scf.for %k = %c0 to %c1 step %c1 iter_args(%a = %zero)
+          -> (!ggemm.accumulator<16x128xf32>) {
+        %ta = ggemm.load_tile %x[%row, %k] : memref<?x64xbf16> -> !ggemm.tile<16x64xbf16>
+        %tb = ggemm.load_tile %w[%g, %col, %k] : memref<4x128x64xbf16> -> !ggemm.tile<128x64xbf16>
+        %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<16x64xbf16>,
+            !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<16x128xf32>
+        scf.yield %next : !ggemm.accumulator<16x128xf32>
+      }
+      ggemm.store_tile %acc to %y row(%row) row_end(%row_end) col(%col)
+          : !ggemm.accumulator<16x128xf32>, memref<?x128xbf16>
     }
   }
   return

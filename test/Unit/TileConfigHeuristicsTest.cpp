@@ -144,24 +144,53 @@ TEST(ChooseTileConfig, BlockScaledFp8) {
   }
 }
 
-TEST(ChooseTileConfig, SmallGroupsUse64RowTiles) {
-  for (int64_t rows : {1, 16, 63, 64}) {
+TEST(ChooseTileConfig, SmallGroupsSwapAB) {
+  // Token tiles sized to the expected rows + 30 %, in steps of 8; the
+  // weight tile fills wgmma's M over two consumer warpgroups.
+  for (auto [rows, blockM] : {std::pair<int64_t, int64_t>{1, 8},
+                              {6, 8},
+                              {16, 24},
+                              {20, 32},
+                              {32, 48},
+                              {64, 88}}) {
     TileChoice c = chooseTileConfig(problem(4096, 7168, rows, 8), kH100SMs);
-    EXPECT_EQ(c.blockM, 64) << rows;
-    EXPECT_EQ(c.consumerWarpgroups, 1) << rows;
+    EXPECT_TRUE(c.swapAB) << rows;
+    EXPECT_EQ(c.blockM, blockM) << rows;
+    EXPECT_EQ(c.blockN, 128) << rows;
+    EXPECT_EQ(c.consumerWarpgroups, 2) << rows;
   }
+  // Narrow N: one warpgroup of 64 weight rows.
+  TileChoice narrow = chooseTileConfig(problem(64, 7168, 16, 8), kH100SMs);
+  EXPECT_TRUE(narrow.swapAB);
+  EXPECT_EQ(narrow.blockN, 64);
+  EXPECT_EQ(narrow.consumerWarpgroups, 1);
   for (int64_t rows : {0, 65, 128, 4096}) {
     TileChoice c = chooseTileConfig(problem(4096, 7168, rows, 8), kH100SMs);
+    EXPECT_FALSE(c.swapAB) << rows;
     EXPECT_EQ(c.blockM, 128) << rows;
     EXPECT_EQ(c.consumerWarpgroups, 2) << rows;
   }
 }
 
-TEST(ChooseTileConfig, OneWarpgroupPer64Rows) {
+TEST(ChooseTileConfig, OneWarpgroupPer64MmaRows) {
+  // The consumers split the mma's a tile: tokens, or weights with swap-AB.
   for (const ProblemSummary &p : sweep()) {
     TileChoice c = chooseTileConfig(p, kH100SMs);
-    EXPECT_EQ(c.blockM, 64 * c.consumerWarpgroups) << describe(p);
+    EXPECT_EQ(c.swapAB ? c.blockN : c.blockM, 64 * c.consumerWarpgroups)
+        << describe(p);
   }
+}
+
+TEST(ChooseTileConfig, UnknownNDefaultsTo128x256) {
+  // A dynamic-shape kernel must not get the slow 128x128 tile (issue 9:
+  // 0.73x of the static kernel on large MoE shapes).
+  TileChoice c = chooseTileConfig(problem(0, 0, 0, 0), kH100SMs);
+  EXPECT_FALSE(c.swapAB);
+  EXPECT_EQ(c.blockM, 128);
+  EXPECT_EQ(c.blockN, 256);
+  ProblemSummary fp8 = problem(0, 0, 0, 0, /*elementBytes=*/1);
+  fp8.blockScaled = true;
+  EXPECT_EQ(chooseTileConfig(fp8, kH100SMs).blockN, 128);
 }
 
 TEST(ChooseTileConfig, NMajorWeightsUse64ColumnBoxes) {
@@ -188,12 +217,10 @@ TEST(ChooseTileConfig, WaveQuantisation) {
   // (8 waves of 256 columns beat 16 waves of 128).
   EXPECT_EQ(chooseTileConfig(problem(4096, 7168, 128, 66), kH100SMs).blockN,
             256);
-  // 8 decode groups of 16 rows on 78 SMs: 64-row tiles; 128 columns take 4
-  // waves, 64 columns 7 waves of tiles that run at lower efficiency.
-  EXPECT_EQ(chooseTileConfig(problem(4096, 7168, 16, 8), 78).blockN, 128);
-  // 120 SMs and 16 row tiles of 17 groups: 128 columns need ceil(544/120)
-  // = 5 waves, 64 columns ceil(1088/120) = 10; 128 wins.
-  EXPECT_EQ(chooseTileConfig(problem(4096, 7168, 16, 17), 120).blockN, 128);
+  // 8 groups of 128 rows, N = 640 on 20 SMs: 256 columns make 3 column
+  // tiles (24 tiles, 2 waves), 128 columns 5 (40 tiles, 2 waves) of cheaper
+  // tiles: 128 wins.
+  EXPECT_EQ(chooseTileConfig(problem(640, 7168, 128, 8), 20).blockN, 128);
 }
 
 TEST(ChooseTileConfig, NarrowN) {
@@ -216,7 +243,7 @@ TEST(ChooseTileConfig, ChoicesPassTheVerifiers) {
     const int64_t clusterM = 1, clusterN = 1;
     TileConfigAttr config = TileConfigAttr::getChecked(
         emitError, &context, c.blockM, c.blockN, c.blockK, c.stages,
-        c.consumerWarpgroups, /*swap_ab=*/false, clusterM, clusterN,
+        c.consumerWarpgroups, c.swapAB, clusterM, clusterN,
         RasterOrder::along_n);
     ASSERT_TRUE(config) << describe(p) << ": " << errors;
     EXPECT_LE(config.getPipelineSmemBytes(p.elementBytes), kMaxSmemBytesPerCta)

@@ -2,7 +2,8 @@
 # Compiles every GPU-test and benchmark kernel to a cubin bundle on the CPU
 # machine, into .device/bundles (ignored by git, carried to the GPU machine
 # by the device tool); the FP8 kernels of test/gpu/kernels_fp8 go to
-# .device/bundles_fp8 (check_fp8.py). A kernel file may add ggemm-to-ptx options with a
+# .device/bundles_fp8 (check_fp8.py), bench/kernels_swap to .device/bundles_swap
+# (bench/bench_swap_ab.py). A kernel file may add ggemm-to-ptx options with a
 # line `// ggemm-to-ptx-options: grid=tiles`.
 #   bash test/gpu/build_bundles.sh [build-dir] [out-dir]
 set -euo pipefail
@@ -22,6 +23,13 @@ for f in test/gpu/kernels_fp8/*.mlir; do
     --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=${out}_fp8" -o /dev/null
 done
 cp "$out/COMMIT" "${out}_fp8/COMMIT"
+# The swap-AB / tile-variant benchmark's kernels (bench/bench_swap_ab.py).
+rm -rf "${out}_swap" && mkdir -p "${out}_swap"
+for f in bench/kernels_swap/*.mlir; do
+  "$build/bin/gemm-opt" "$f" \
+    --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=${out}_swap" -o /dev/null
+done
+cp "$out/COMMIT" "${out}_swap/COMMIT"
 # The GPU image has no nlohmann/json, which the runtime is built with: carry
 # the header and its CMake package (run_on_device.sh points CMake at it).
 rm -rf .device/nlohmann && mkdir -p .device/nlohmann/include .device/nlohmann/share/cmake

@@ -267,6 +267,12 @@ def build_cases(names, rng):
             counts = varied(rng, m, g, 0.1)
             cases.append((f"masked G={g} m~{m} max_m=4096 n={n} k={k}",
                           f"fp8_masked_n{n}_k{k}_kernel", ("masked", counts, 4096, n, k)))
+    # Swap-AB: DeepGEMM's masked shapes on a 24-row swap-AB kernel.
+    for g, m in ((32, 192), (6, 1024), (32, 20), (6, 20)):
+        counts = varied(rng, m, g, 0.1)
+        cases.append((f"masked swap-AB G={g} m~{m} max_m=1024 n=7168 k=2048",
+                      "fp8_masked_n7168_k2048_swap24_kernel",
+                      ("masked", counts, 1024, 7168, 2048)))
     for g, m in ((1, 1), (2, 128), (4, 300), (8, 1000), (16, 64)):
         cases.append((f"batched B={g} m={m} n=1024 k=1024", "fp8_batched_n1024_k1024_kernel",
                       ("batched", [m] * g, m, 1024, 1024)))

@@ -77,9 +77,19 @@ def grouped(op, n, k, out="bf16"):
     return name, args, lines, None
 
 
-def write(name, args, lines, epi):
+def swap_config(block_m, block_n):
+    """A swap-AB tile config: block_m token rows in wgmma's N, block_n
+    weight rows in its M (64 per consumer warpgroup)."""
+    return (f"#ggemm.tile_config<block_m = {block_m}, block_n = {block_n}, "
+            f"block_k = 128, stages = 6, consumer_warpgroups = "
+            f"{block_n // 64}, swap_ab = true>")
+
+
+def write(name, args, lines, epi, config=None):
     attrs = ["x_scale_block = #ggemm.scale_block<1x128>",
              "w_scale_block = #ggemm.scale_block<128x128>"]
+    if config:
+        attrs.append(f"config = {config}")
     if epi:
         attrs.insert(0, f"epilogue = {epi}")
     lines[-1] += " {" + ",\n       ".join(attrs) + "}"
@@ -105,6 +115,13 @@ def main():
     # e5m2 (wider range, 2 mantissa bits) on one of DeepGEMM's shapes.
     kernels.append(segment(4096, 7168, name="fp8_seg_n4096_k7168_e5m2",
                            f8="f8E5M2"))
+    # Swap-AB (few rows per group): a segment kernel with weight indices and
+    # a masked one on DeepGEMM's shapes.
+    kernels.append(segment(4096, 7168, widx=True,
+                           name="fp8_seg_n4096_k7168_swap32_idx")
+                   + (swap_config(32, 128),))
+    name, args, lines, epi = grouped("masked", 7168, 2048)
+    kernels.append((name + "_swap24", args, lines, epi, swap_config(24, 64)))
     for kernel in kernels:
         write(*kernel)
     print(f"wrote {len(kernels)} kernels to {HERE}")

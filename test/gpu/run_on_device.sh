@@ -6,7 +6,7 @@
 # in the same run; for the python step, the catalog in
 # .device/python_catalog: test/gpu/build_python_catalog.sh). Results go to
 # $OUT.
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [python] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [swap] [python] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -14,7 +14,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 steps=${*:-all}
-[ "$steps" = all ] && steps="check bench safety load fp8 python"
+[ "$steps" = all ] && steps="check bench safety load fp8 swap python"
 OUT=${OUT:-/tmp/ggemm-out}
 mkdir -p "$OUT"
 commit=$(cat .device/bundles/COMMIT 2>/dev/null || echo unknown)
@@ -52,6 +52,10 @@ for step in $steps; do
       --report "$OUT/fp8.md" 2>&1 | tee "$OUT/fp8.log" \
       | grep -v "PASS$" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  swap)
+    python3 bench/bench_swap_ab.py --bundles .device/bundles_swap \
+      --static-bundles .device/bundles --report "$OUT/swap.md" \
+      2>&1 | tee "$OUT/swap.log" || rc=1 ;;
   python)
     GGEMM_COMMIT=$(cat .device/python_catalog/COMMIT 2>/dev/null || echo "$commit") \
     python3 test/gpu/check_python.py --catalog .device/python_catalog \

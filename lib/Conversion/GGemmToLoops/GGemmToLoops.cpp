@@ -432,19 +432,25 @@ LogicalResult LoopsTranslator::lowerStore(StoreTileOp op) {
       epilogue ? epilogue.getActivation() : Activation::none;
   bool accumulate = epilogue && epilogue.getAccumulate();
 
+  // A transposed accumulator (ggemm-swap-ab) holds output column i of the
+  // tile in its row i.
+  bool transposed = op.getTransposed();
+  int64_t tileRows = tileShape[transposed ? 1 : 0],
+          tileCols = tileShape[transposed ? 0 : 1];
+
   OpBuilder::InsertionGuard guard(b);
   Value n = memref::DimOp::create(b, loc, y, 1);
   // Rows at or past row_end belong to the next group (or to none); columns
   // at or past N do not exist.
   Value rowLimit = arith::MinSIOp::create(
       b, loc,
-      arith::AddIOp::create(
-          b, loc, row, arith::ConstantIndexOp::create(b, loc, tileShape[0])),
+      arith::AddIOp::create(b, loc, row,
+                            arith::ConstantIndexOp::create(b, loc, tileRows)),
       rowEnd);
   Value colLimit = arith::MinSIOp::create(
       b, loc,
-      arith::AddIOp::create(
-          b, loc, col, arith::ConstantIndexOp::create(b, loc, tileShape[1])),
+      arith::AddIOp::create(b, loc, col,
+                            arith::ConstantIndexOp::create(b, loc, tileCols)),
       n);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   auto rowLoop = scf::ForOp::create(b, loc, row, rowLimit, one);
@@ -458,7 +464,8 @@ LogicalResult LoopsTranslator::lowerStore(StoreTileOp op) {
   b.setInsertionPointToStart(colLoop.getBody());
   Value c = colLoop.getInductionVar();
   Value j = arith::SubIOp::create(b, loc, c, col);
-  Value v = memref::LoadOp::create(b, loc, acc, {i, j});
+  Value v = transposed ? memref::LoadOp::create(b, loc, acc, {j, i})
+                       : memref::LoadOp::create(b, loc, acc, {i, j});
   Value biasValue, old;
   if (bias)
     biasValue = memref::LoadOp::create(b, loc, bias, {weight, c});

@@ -72,6 +72,9 @@ struct KernelFacts {
   TileType aTile, bTile;
   Type outElem, indexElem; // indexElem: null for uniform rows
   int64_t numConsumers;
+  /// ggemm-swap-ab swapped the mma's operands: the weight tile is wgmma's A
+  /// and the store transposed.
+  bool swapped = false;
   int64_t threads;
   // Static sizes for the manifest, -1 when dynamic.
   int64_t staticN, staticK, staticGroups, staticWeights;
@@ -141,6 +144,9 @@ private:
   LogicalResult putActivationScales(LoadScalesOp load, Value alignedRow,
                                     Value dst, Value full);
   LogicalResult translateStore(StoreTileOp op);
+  LogicalResult translateTransposedStore(StoreTileOp op, Value acc, Value row0,
+                                         Value rowEnd, Value col0,
+                                         Value weight);
   void storeElement(Value value, Value rowScale, Value row, Value col,
                     Value weight);
   void storePair(Value v0, Value v1, Value rowScale, Value row, Value col,

@@ -174,10 +174,35 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
   f.outElem = cast<MemRefType>(f.y.getType()).getElementType();
   if (f.aTile.getElementType() != f.bTile.getElementType())
     return launch.emitOpError() << "expects x and w of one element type";
-  if (f.aTile.getRows() != 64 * f.numConsumers)
+  // The consumers split the mma's a tile into 64-row wgmma blocks: the
+  // token tile, or the weight tile after ggemm-swap-ab.
+  f.swapped = f.store.getTransposed();
+  if (f.swapped != f.config.getSwapAb())
     return launch.emitOpError()
-           << "expects A tiles of 64 rows per consumer warpgroup ("
-           << 64 * f.numConsumers << "), got " << f.aTile;
+           << "expects a transposed ggemm.store_tile exactly when the tile "
+              "config has swap_ab (run ggemm-swap-ab after ggemm-tile)";
+  TileType mmaA = f.swapped ? f.bTile : f.aTile;
+  if (mmaA.getRows() != 64 * f.numConsumers)
+    return launch.emitOpError() << "expects " << (f.swapped ? "B" : "A")
+                                << " tiles of 64 rows per consumer warpgroup ("
+                                << 64 * f.numConsumers << "), got " << mmaA;
+  if (f.swapped) {
+    SmallVector<MmaOp> mmas;
+    launch.walk([&](MmaOp mma) { mmas.push_back(mma); });
+    if (llvm::any_of(mmas, [&](MmaOp mma) {
+          return mma.getA().getType() != f.bTile ||
+                 mma.getB().getType() != f.aTile;
+        }))
+      return launch.emitOpError()
+             << "expects the mma of a swap_ab kernel to take the weight tile "
+                "as a and the token tile as b";
+  }
+  if (f.xScale && f.aTile.getRows() + kScalesSlackRows > 256)
+    return launch.emitOpError()
+           << "expects at most " << 256 - kScalesSlackRows
+           << " token rows per FP8 tile (the activation scales' TMA box holds "
+              "block_m + "
+           << kScalesSlackRows << " <= 256 scales), got " << f.aTile.getRows();
   if (f.config.getBlockM() != f.aTile.getRows() ||
       f.config.getBlockN() != f.bTile.getRows())
     return launch.emitOpError()
@@ -335,9 +360,11 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
   int64_t blockK = f.aTile.getK();
   SmallVector<NamedAttribute> tile = {
       named("block_m", i(f.aTile.getRows())),
-      named("block_n", i(f.bTile.getRows())), named("block_k", i(blockK)),
+      named("block_n", i(f.bTile.getRows())),
+      named("block_k", i(blockK)),
       named("stages", i(f.layout.getStages())),
-      named("consumer_warpgroups", i(f.numConsumers))};
+      named("consumer_warpgroups", i(f.numConsumers)),
+      named("swap_ab", b.getBoolAttr(f.swapped))};
   SmallVector<NamedAttribute> grid = {
       named("policy", s(stringifyGridPolicy(f.launch.getGrid()))),
       named("ctas_per_sm", i(1))};

@@ -12,6 +12,8 @@
 #include "ggemm/Dialect/GGemm/Transforms/Epilogue.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
+#include <functional>
+
 using namespace mlir;
 using namespace mlir::ggemm;
 using namespace mlir::ggemm::nvvm;
@@ -56,34 +58,45 @@ LogicalResult KernelTranslator::translateMma(MmaOp op) {
   // ignores its accumulator input (scale-d = 0).
   bool fromZero = bool(op.getAcc().getDefiningOp<ZeroAccumulatorOp>());
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  // This warpgroup's 64 rows of the A tile: 64 rows of one 128-byte swizzle
-  // row each.
-  Value aRows = byteOffset(aTile, mul(warpgroup, idx(64 * kSwizzleBytes)));
-  // K-major tiles: 8-row swizzle atoms 1024 bytes apart (stride byte
-  // offset); the leading byte offset is unused. An mn_major B steps over its
-  // 128-byte-wide boxes with the leading byte offset.
-  bool nMajorB = bType.isMNMajor();
-  Value descA = wgmmaDescriptor(aRows, 16, 8 * kSwizzleBytes);
-  int64_t bLeading =
-      nMajorB ? (kSwizzleBytes / elemBytes) * blockK * elemBytes : 16;
-  Value descB = wgmmaDescriptor(bTile, bLeading, 8 * kSwizzleBytes);
+  // K-major tiles: rows of one 128-byte swizzle row, 8-row swizzle atoms
+  // 1024 bytes apart (stride byte offset); the leading byte offset is
+  // unused. An mn_major tile is loaded as boxes of one swizzle row of
+  // columns (kSwizzleBytes / elemBytes rows of the tile) by block_k: the
+  // leading byte offset steps over those boxes. Either operand may be
+  // mn_major (after ggemm-swap-ab a kn weight tile is the mma's a).
+  auto leadingBytes = [&](TileType type) -> int64_t {
+    return type.isMNMajor() ? kSwizzleBytes * blockK : 16;
+  };
+  // Bytes of 64 rows of a tile: one warpgroup's share of the a tile.
+  int64_t rows64Bytes = aType.isMNMajor() ? (64 / (kSwizzleBytes / elemBytes)) *
+                                                kSwizzleBytes * blockK
+                                          : 64 * kSwizzleBytes;
+  Value aRows = byteOffset(aTile, mul(warpgroup, idx(rows64Bytes)));
+  Value descA = wgmmaDescriptor(aRows, leadingBytes(aType), 8 * kSwizzleBytes);
+  Value descB = wgmmaDescriptor(bTile, leadingBytes(bType), 8 * kSwizzleBytes);
+  // wgmma's layouts: A row = K-major (col: M-major, "transposed"); B col =
+  // K-major (row: N-major).
+  NVVM::MMALayout layoutA =
+      aType.isMNMajor() ? NVVM::MMALayout::col : NVVM::MMALayout::row;
   NVVM::MMALayout layoutB =
-      nMajorB ? NVVM::MMALayout::row : NVVM::MMALayout::col;
+      bType.isMNMajor() ? NVVM::MMALayout::row : NVVM::MMALayout::col;
+  // Advance along K: 32 bytes inside the swizzled row for K-major tiles,
+  // wgmmaK rows of 128 bytes for mn_major ones.
+  auto kStep = [&](TileType type, int64_t kk) -> int64_t {
+    return type.isMNMajor() ? (kk * wgmmaK * kSwizzleBytes) >> 4
+                            : (kk * wgmmaK * elemBytes) >> 4;
+  };
   for (int64_t kk = 0; kk < blockK / wgmmaK; ++kk) {
-    // Advance along K: 32 bytes inside the swizzled row for K-major tiles,
-    // 16 rows of 128 bytes for an mn_major B.
-    int64_t aStep = (kk * wgmmaK * elemBytes) >> 4;
-    int64_t bStep = nMajorB ? (kk * wgmmaK * kSwizzleBytes) >> 4 : aStep;
-    Value dA = kk ? add(descA, c64(aStep)) : descA;
-    Value dB = kk ? add(descB, c64(bStep)) : descB;
+    Value dA = kk ? add(descA, c64(kStep(aType, kk))) : descA;
+    Value dB = kk ? add(descB, c64(kStep(bType, kk))) : descB;
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, acc.getType(), acc, dA, dB,
         NVVM::MMAShapeAttr::get(ctx, 64, blockN, wgmmaK), wgmmaType(elem),
         wgmmaType(elem), NVVM::WGMMATypes::f32,
         kk == 0 && fromZero ? NVVM::WGMMAScaleOut::zero
                             : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
-        layoutB, NVVM::MMAIntOverflowAttr());
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
+        NVVM::MMAIntOverflowAttr());
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   int64_t pending = op.getPending() ? *op.getPending() : 0;
@@ -121,28 +134,56 @@ LogicalResult KernelTranslator::translatePromote(PromoteOp op) {
       rowScale[h] = load(f32, elementAddress(aScales, f32, at));
     }
   }
-  // A column's weight scale is fixed by its 8-column fragment: fragments
-  // never straddle a scale block (blocks are multiples of 8 columns).
-  SmallVector<Value> colScales;
   int64_t bCount = 1, colsPerScale = blockN;
   if (bScales) {
     bCount = cast<ScalesType>(op.getBScales().getType()).getCount();
     colsPerScale = blockN / bCount;
+  }
+  // factor(h, s) = row scale of half h times column scale s.
+  SmallVector<Value> factors;
+  auto factorsOf = [&](ArrayRef<Value> colScales) {
+    factors.clear();
+    for (int64_t h = 0; h < 2; ++h)
+      for (Value colScale : colScales)
+        factors.push_back(arith::MulFOp::create(b, loc, rowScale[h], colScale));
+  };
+  // Register r's column: 8 (r / 4) + 2 (lane % 4) + r % 2.
+  std::function<Value(int64_t)> factorOf;
+  if (!bScales) {
+    factorOf = [&](int64_t r) { return rowScale[(r / 2) % 2]; };
+  } else if (colsPerScale % 8 == 0) {
+    // A column's scale is fixed by its 8-column fragment: fragments never
+    // straddle a scale block.
+    SmallVector<Value> colScales;
     for (int64_t i = 0; i < bCount; ++i)
       colScales.push_back(load(f32, elementAddress(bScales, f32, idx(i))));
+    factorsOf(colScales);
+    factorOf = [&](int64_t r) {
+      return factors[((r / 2) % 2) * bCount + 8 * (r / 4) / colsPerScale];
+    };
+  } else {
+    // Fewer than 8 columns per scale (the activation scales of a swap-AB
+    // tile, one per token column): each of the thread's columns reads its
+    // own scale.
+    Value laneCol = mul(arith::RemUIOp::create(b, loc, lane, idx(4)), idx(2));
+    SmallVector<Value> colScales;
+    for (int64_t c = 0; c < blockN / 4; ++c) {
+      Value column = add(laneCol, idx(8 * (c / 2) + c % 2));
+      Value at = colsPerScale == 1
+                     ? column
+                     : arith::DivUIOp::create(b, loc, column, idx(colsPerScale))
+                           .getResult();
+      colScales.push_back(load(f32, elementAddress(bScales, f32, at)));
+    }
+    bCount = blockN / 4;
+    factorsOf(colScales);
+    factorOf = [&](int64_t r) {
+      return factors[((r / 2) % 2) * bCount + 2 * (r / 4) + r % 2];
+    };
   }
-  // factor[h][c] = row scale of half h times column scale c.
-  SmallVector<Value> factors;
-  for (int64_t h = 0; h < 2; ++h)
-    for (int64_t c = 0; c < bCount; ++c)
-      factors.push_back(
-          bScales ? arith::MulFOp::create(b, loc, rowScale[h], colScales[c])
-                        .getResult()
-                  : rowScale[h]);
   int64_t registers = blockN / 2;
   for (int64_t r = 0; r < registers; ++r) {
-    int64_t h = (r / 2) % 2, column = 8 * (r / 4);
-    Value factor = factors[h * bCount + column / colsPerScale];
+    Value factor = factorOf(r);
     Value p = LLVM::ExtractValueOp::create(b, loc, partial, r);
     Value old = LLVM::ExtractValueOp::create(b, loc, acc, r);
     Value sum = arith::AddFOp::create(b, loc, old,
@@ -206,6 +247,8 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
   Value weight = op.getWeight() ? lookup(op.getWeight(), op) : Value();
   if (!acc || !row0 || !rowEnd || !col0 || (op.getWeight() && !weight))
     return failure();
+  if (op.getTransposed())
+    return translateTransposedStore(op, acc, row0, rowEnd, col0, weight);
   int64_t blockN = op.getAcc().getType().getShape()[1];
   Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
   Value warpInGroup = arith::DivUIOp::create(
@@ -258,6 +301,52 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
         OpBuilder::InsertionGuard colGuard(b);
         b.setInsertionPointToStart(colIf.thenBlock());
         storeElement(e ? v1 : v0, rowScale, row, colE, weight);
+      }
+    }
+  }
+  return success();
+}
+
+LogicalResult KernelTranslator::translateTransposedStore(StoreTileOp op,
+                                                         Value acc, Value row0,
+                                                         Value rowEnd,
+                                                         Value col0,
+                                                         Value weight) {
+  // The accumulator is the output tile transposed (ggemm-swap-ab): the
+  // thread's fragment rows are output columns, its fragment columns output
+  // rows. Adjacent registers are adjacent rows of one column, so each
+  // element is stored on its own (the tile has few rows).
+  int64_t tokens = op.getAcc().getType().getShape()[1];
+  Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+  Value warpInGroup = arith::DivUIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, tid, idx(128)), idx(32));
+  Value colBase = add(add(col0, mul(warpgroup, idx(64))),
+                      add(mul(warpInGroup, idx(16)),
+                          arith::DivUIOp::create(b, loc, lane, idx(4))));
+  Value rowBase =
+      add(row0, mul(arith::RemUIOp::create(b, loc, lane, idx(4)), idx(2)));
+  OpBuilder::InsertionGuard guard(b);
+  // Row masks first (rows at or past the group's end belong to another
+  // group), then the column mask; the row scale is loaded once per row.
+  for (int64_t i = 0; i < tokens / 8; ++i) {
+    for (int64_t e = 0; e < 2; ++e) {
+      Value row = add(rowBase, idx(8 * i + e));
+      auto rowIf = scf::IfOp::create(
+          b, loc, cmp(arith::CmpIPredicate::ult, row, rowEnd), false);
+      OpBuilder::InsertionGuard rowGuard(b);
+      b.setInsertionPointToStart(rowIf.thenBlock());
+      Value rowScale;
+      if (facts.rowScale)
+        rowScale = load(f32, elementAddress(param(kRowScale), f32, row));
+      for (int64_t h = 0; h < 2; ++h) {
+        Value col = add(colBase, idx(8 * h));
+        auto colIf = scf::IfOp::create(
+            b, loc, cmp(arith::CmpIPredicate::ult, col, n), false);
+        OpBuilder::InsertionGuard colGuard(b);
+        b.setInsertionPointToStart(colIf.thenBlock());
+        Value v = LLVM::ExtractValueOp::create(
+            b, loc, acc, ArrayRef<int64_t>{4 * i + 2 * h + e});
+        storeElement(v, rowScale, row, col, weight);
       }
     }
   }

@@ -19,9 +19,6 @@ mlir::ggemm::detail::verifyTileHeader(Operation *op, RowMapping rowMapping,
                                 "uniform";
   if (static_cast<bool>(weightIndices) != static_cast<bool>(numWeights))
     return op->emitOpError() << "expects `weights` and `num_weights` together";
-  if (config.getSwapAb())
-    return op->emitOpError() << "expects a tile config without swap_ab: "
-                                "swap-AB tile programs are not supported yet";
   return success();
 }
 

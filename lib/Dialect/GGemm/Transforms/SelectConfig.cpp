@@ -14,7 +14,8 @@ using namespace mlir::ggemm;
 namespace {
 /// Returns the problem summary of a grouped matmul op.
 template <typename OpTy>
-ProblemSummary summarise(OpTy op, int64_t groups, int64_t rowsPerGroup) {
+ProblemSummary summarise(OpTy op, int64_t groups, int64_t rowsPerGroup,
+                         int64_t maxRowsPerGroup = 0) {
   ProblemSummary p;
   MemRefType wType = op.getW().getType();
   bool kn = op.getWeightLayout() == WeightLayout::kn;
@@ -26,6 +27,7 @@ ProblemSummary summarise(OpTy op, int64_t groups, int64_t rowsPerGroup) {
   p.blockScaled = op.getXScaleBlockAttr() && op.getXScaleBlockAttr().isBlock();
   p.numGroups = known(groups);
   p.rowsPerGroup = known(rowsPerGroup);
+  p.maxRowsPerGroup = known(maxRowsPerGroup);
   return p;
 }
 
@@ -37,12 +39,11 @@ struct SelectConfigPass
     if (op->hasAttr("config"))
       return; // a user-given config wins
     TileChoice c = chooseTileConfig(problem, numSMs);
-    auto config = TileConfigAttr::get(op->getContext(), c.blockM, c.blockN,
-                                      c.blockK, c.stages, c.consumerWarpgroups,
-                                      c.swapAB, /*cluster_m=*/1,
-                                      /*cluster_n=*/1,
-                                      c.rasterAlongM ? RasterOrder::along_m
-                                                     : RasterOrder::along_n);
+    auto config = TileConfigAttr::get(
+        op->getContext(), c.blockM, c.blockN, c.blockK, c.stages,
+        c.consumerWarpgroups, c.swapAB, /*cluster_m=*/1,
+        /*cluster_n=*/1,
+        c.rasterAlongM ? RasterOrder::along_m : RasterOrder::along_n);
     op->setAttr("config", config);
   }
 
@@ -71,10 +72,12 @@ struct SelectConfigPass
       } else if (auto masked = dyn_cast<MaskedMatmulOp>(op)) {
         MemRefType x = masked.getX().getType();
         int64_t perGroup = expectedRows ? expectedRows : x.getDimSize(1);
-        apply(op, summarise(masked, x.getDimSize(0), perGroup));
+        apply(op,
+              summarise(masked, x.getDimSize(0), perGroup, x.getDimSize(1)));
       } else if (auto batched = dyn_cast<BatchedMatmulOp>(op)) {
         MemRefType x = batched.getX().getType();
-        apply(op, summarise(batched, x.getDimSize(0), x.getDimSize(1)));
+        apply(op, summarise(batched, x.getDimSize(0), x.getDimSize(1),
+                            x.getDimSize(1)));
       }
     });
   }

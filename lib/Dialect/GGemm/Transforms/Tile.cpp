@@ -151,9 +151,6 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   bool fp8 = isFp8(elementType);
   if (fp8 && failed(checkFp8Scales(op, p)))
     return failure();
-  if (p.config.getSwapAb())
-    return op->emitOpError() << "expects a tile config without swap_ab: "
-                                "swap-AB tile programs are not supported yet";
   Value numRows = dim(b, loc, p.x, 0);
   bool kn = p.layout == WeightLayout::kn;
   Value numCols = dim(b, loc, p.w, kn ? 2 : 1);

@@ -17,36 +17,59 @@ int64_t mlir::ggemm::maxStagesThatFit(int64_t stageBytes, int64_t budgetBytes) {
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// Swap-AB for groups of at most kSwapAbMaxRows rows: the weight tile fills
+/// wgmma's M (128 rows over two consumer warpgroups) and the token tile its
+/// N, sized to the expected rows with room for +30 % (masked counts and
+/// segment lengths vary around the expectation) in steps of 8.
+static TileChoice chooseSwapAbConfig(const ProblemSummary &problem) {
+  TileChoice choice;
+  choice.swapAB = true;
+  choice.blockK = 128 / problem.elementBytes;
+  int64_t rows = (problem.rowsPerGroup * 13 + 9) / 10;
+  if (problem.maxRowsPerGroup > 0)
+    rows = std::min(rows, problem.maxRowsPerGroup);
+  // FP8 activation scales arrive as one TMA box of block_m + 4 <= 256.
+  int64_t maxRows = problem.blockScaled ? 248 : 256;
+  choice.blockM = std::min<int64_t>(maxRows, llvm::alignTo(rows, 8));
+  bool narrow = problem.n > 0 && problem.n <= 64;
+  choice.blockN = narrow ? 64 : 128;
+  choice.consumerWarpgroups = choice.blockN / 64;
+  choice.rasterAlongM = false;
+  return choice;
+}
+
 TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
                                          int64_t numSMs) {
+  if (problem.rowsPerGroup > 0 && problem.rowsPerGroup <= kSwapAbMaxRows) {
+    TileChoice choice = chooseSwapAbConfig(problem);
+    choice.stages = chooseStages(problem, choice);
+    return choice;
+  }
   TileChoice choice;
   // One 128-byte swizzle row of K per stage.
   choice.blockK = 128 / problem.elementBytes;
 
-  // Rows: few tokens per group waste most of a 128-row tile, so use one
-  // consumer warpgroup and 64 rows when groups are known to be small.
-  bool smallGroups = problem.rowsPerGroup > 0 && problem.rowsPerGroup <= 64;
-  choice.blockM = smallGroups ? 64 : 128;
-  choice.consumerWarpgroups = smallGroups ? 1 : 2;
+  // Rows: 128 over two consumer warpgroups (small groups took swap-AB
+  // above).
+  choice.blockM = 128;
+  choice.consumerWarpgroups = 2;
 
   // Columns: pick the width with the least modelled time, waves x (time of
   // one tile). A tile's time grows with its width over the kernel's measured
   // efficiency at that width (bench/NOTES.md: on an H200, 128x256 tiles run
   // at ~580 TFLOP/s, 128x128 at ~490, i.e. 0.84 of it; narrower tiles read
   // relatively more shared memory per flop). With unknown rows the number of
-  // waves is taken as proportional to the number of tiles. Small groups keep
-  // 64x128 tiles: they are bound by reading the weights, and 64x128 measured
-  // fastest there.
+  // waves is taken as proportional to the number of tiles.
   auto efficiency = [](int64_t bn) {
     return bn >= 256 ? 1.0 : bn >= 128 ? 0.84 : 0.6;
   };
-  int64_t best = 128;
+  // Unknown N (a dynamic-shape kernel): the widest tile, which runs at the
+  // highest efficiency on large problems (bench/NOTES.md).
+  int64_t best = problem.blockScaled ? 128 : 256;
   if (problem.n > 0) {
     double bestCost = 0;
     bool found = false;
     for (int64_t bn : {256, 128, 64}) {
-      if (smallGroups && bn > 128)
-        continue;
       // Block scales: 256 columns would need 2 x 128 accumulator registers
       // per consumer thread, more than setmaxnreg's 240 leave room for.
       if (problem.blockScaled && bn > 128)
@@ -79,8 +102,13 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   // fast or up to 9% faster that way on every large shape measured
   // (bench/results/2026-11-22-bench-v4.md), the weight tile of a wave being
   // shared by its CTAs.
-  choice.rasterAlongM = !smallGroups;
+  choice.rasterAlongM = true;
+  choice.stages = chooseStages(problem, choice);
+  return choice;
+}
 
+int64_t mlir::ggemm::chooseStages(const ProblemSummary &problem,
+                                  const TileChoice &choice) {
   int64_t stageBytes =
       (choice.blockM + choice.blockN) * choice.blockK * problem.elementBytes;
   // The block's scales: one f32 per row, and the weight scales, each in a
@@ -95,6 +123,5 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   if (problem.k > 0)
     stages = std::min(stages,
                       std::max<int64_t>(2, ceilDiv(problem.k, choice.blockK)));
-  choice.stages = std::max<int64_t>(stages, 1);
-  return choice;
+  return std::max<int64_t>(stages, 1);
 }

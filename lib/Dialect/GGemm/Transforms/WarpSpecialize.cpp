@@ -315,11 +315,26 @@ struct WarpSpecializePass
     TileConfigAttr config = launch.getScheduleOp().getConfig();
     int64_t consumers = consumerWarpgroups ? consumerWarpgroups.getValue()
                                            : config.getConsumerWarpgroups();
-    if (config.getBlockM() != 64 * consumers)
+    // The mma's `a` tile is what the consumers split into 64-row wgmma
+    // blocks: the token tile (block_m), or the weight tile (block_n) once
+    // ggemm-swap-ab has swapped the operands.
+    bool swapped = config.getSwapAb();
+    bool storesTransposed = false;
+    launch.walk(
+        [&](StoreTileOp store) { storesTransposed |= store.getTransposed(); });
+    if (swapped != storesTransposed)
       return launch.emitOpError()
-             << "expects block_m (" << config.getBlockM()
-             << ") to be 64 x the consumer warpgroups (" << consumers
-             << "): each consumer warpgroup computes 64 rows of a tile";
+             << (swapped ? "expects the tile program of a swap_ab config to "
+                           "be swapped (a transposed ggemm.store_tile): run "
+                           "ggemm-swap-ab after ggemm-tile"
+                         : "expects no transposed ggemm.store_tile without "
+                           "swap_ab in the tile config");
+    int64_t mmaRows = program->mma.getA().getType().getRows();
+    if (mmaRows != 64 * consumers)
+      return launch.emitOpError()
+             << "expects " << (swapped ? "block_n" : "block_m") << " ("
+             << mmaRows << ") to be 64 x the consumer warpgroups (" << consumers
+             << "): each consumer warpgroup computes 64 rows of the mma";
     int64_t registers =
         128 * (producerRegisters + consumers * consumerRegisters);
     if (registers > 64 * 1024)

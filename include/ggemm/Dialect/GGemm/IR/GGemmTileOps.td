@@ -182,6 +182,11 @@ def GGemm_MmaOp : GGemm_Op<"mma", [MemoryEffects<[MemRead]>,
     groups are pending the result may only feed another `ggemm.mma`, or
     `ggemm.mma_wait`. On the CPU, loops in f32.
 
+    After `ggemm-swap-ab`, `a` is the weight tile and `b` the token tile:
+    the accumulator is the output tile transposed (see `ggemm.store_tile`'s
+    `transposed`), and few tokens cost few wgmma columns (N is any multiple
+    of 8) rather than 64 wgmma rows.
+
     A per-K-block scale (FP8 block-scale promotion) goes between the `mma`
     of one K block, started from `ggemm.zero_accumulator`, and the running
     accumulator.
@@ -295,6 +300,11 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
     nothing else is written. `bias` is read at row `weight` (the tile's
     weight matrix), `row_scale` at the output row.
 
+    `transposed` (written by `ggemm-swap-ab`): the accumulator holds the
+    tile transposed, one accumulator row per output column and one column
+    per output row, `y[row + j, col + i] = epilogue(acc[i, j])`, with the
+    same row mask (`row + j < row_end`) and column mask (`col + i < N`).
+
     On the GPU the consumer warpgroups write their wgmma fragments with
     row-masked global stores; on the CPU, loops.
 
@@ -310,9 +320,11 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
                    Optional<GGemm_F32Matrix>:$bias,
                    Optional<GGemm_Index>:$weight,
                    Optional<GGemm_F32Vector>:$row_scale,
-                   OptionalAttr<GGemm_EpilogueAttr>:$epilogue);
+                   OptionalAttr<GGemm_EpilogueAttr>:$epilogue,
+                   UnitAttr:$transposed);
   let assemblyFormat = [{
     $acc `to` $y `row` `(` $row `)` `row_end` `(` $row_end `)` `col` `(` $col `)`
+    (`transposed` $transposed^)?
     (`bias` `(` $bias^ `[` $weight `]` `:` type($bias) `)`)?
     (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
     attr-dict `:` qualified(type($acc)) `,` type($y)

@@ -158,6 +158,56 @@ def GGemmStageRing : Pass<"ggemm-stage-ring", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::ggemm::GGemmDialect"];
 }
 
+def GGemmSwapAB : Pass<"ggemm-swap-ab", "::mlir::ModuleOp"> {
+  let summary = "swap the MMA operand roles of tile programs with swap_ab";
+  let description = [{
+    Rewrites the tile program of each `ggemm.foreach_tile` whose config has
+    `swap_ab = true` (chosen by `ggemm-select-config` for groups of few
+    rows, or written by the user): the weight tile becomes the mma's `a`
+    (wgmma's M, 64 weight rows per consumer warpgroup) and the token tile
+    its `b` (wgmma's N: `block_m`, any multiple of 8), so a group of 20
+    rows costs 24 MMA columns instead of 64 rows. The accumulator is then
+    the output tile transposed: its type is transposed throughout the K
+    loop, a `ggemm.promote` swaps its activation and weight scales, and the
+    `ggemm.store_tile` is marked `transposed` (same row mask at the
+    segment's end, same epilogue). Loads, the schedule and the ring do not
+    change. A program already swapped (its store is `transposed`) is left
+    as it is; configs without `swap_ab` are untouched.
+
+    Before (`#cfg` has `block_m = 24, block_n = 128, swap_ab = true`):
+
+    ```mlir
+    %acc = scf.for %kb = %c0 to %c4 step %c1
+        iter_args(%a = %zero) -> (!ggemm.accumulator<24x128xf32>) {
+      %ta = ggemm.load_tile %x[%row, %k] : memref<?x256xbf16> -> !ggemm.tile<24x64xbf16>
+      %tb = ggemm.load_tile %w[%group, %col, %k]
+          : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<24x64xbf16>,
+          !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<24x128xf32>
+      scf.yield %next : !ggemm.accumulator<24x128xf32>
+    }
+    ggemm.store_tile %acc to %y row(%row) row_end(%row_end) col(%col)
+        : !ggemm.accumulator<24x128xf32>, memref<?x128xbf16>
+    ```
+
+    After:
+
+    ```mlir
+    %acc = scf.for %kb = %c0 to %c4 step %c1
+        iter_args(%a = %zero) -> (!ggemm.accumulator<128x24xf32>) {
+      ...
+      %next = ggemm.mma %tb, %ta, %a : !ggemm.tile<128x64xbf16>,
+          !ggemm.tile<24x64xbf16> -> !ggemm.accumulator<128x24xf32>
+      scf.yield %next : !ggemm.accumulator<128x24xf32>
+    }
+    ggemm.store_tile %acc to %y row(%row) row_end(%row_end) col(%col) transposed
+        : !ggemm.accumulator<128x24xf32>, memref<?x128xbf16>
+    ```
+  }];
+  let dependentDialects = ["::mlir::ggemm::GGemmDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def GGemmTile : Pass<"ggemm-tile", "::mlir::ModuleOp"> {
   let summary = "rewrite problem-level ops into tile programs";
   let description = [{

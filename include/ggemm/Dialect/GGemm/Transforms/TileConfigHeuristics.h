@@ -13,12 +13,13 @@ namespace mlir::ggemm {
 
 /// What the heuristics know about a problem. Unknown sizes are <= 0.
 struct ProblemSummary {
-  int64_t n = 0;              // output columns
-  int64_t k = 0;              // reduction extent
-  int64_t rowsPerGroup = 0;   // expected rows per group (0: unknown)
-  int64_t numGroups = 0;      // groups (0: unknown)
-  int64_t elementBytes = 2;   // operand element width
-  bool weightsNMajor = false; // weight_layout = kn
+  int64_t n = 0;               // output columns
+  int64_t k = 0;               // reduction extent
+  int64_t rowsPerGroup = 0;    // expected rows per group (0: unknown)
+  int64_t maxRowsPerGroup = 0; // at most this many (masked Mmax, batched M)
+  int64_t numGroups = 0;       // groups (0: unknown)
+  int64_t elementBytes = 2;    // operand element width
+  bool weightsNMajor = false;  // weight_layout = kn
   /// FP8 with block scales: each K block's product is promoted into the
   /// accumulator, so a consumer holds two f32 register sets, and each stage
   /// carries the block's scales.
@@ -37,10 +38,18 @@ struct TileChoice {
   bool swapAB = false;
 };
 
-/// Picks block sizes (wave-quantisation aware over `numSMs`), then the
+/// Groups of at most this many expected rows get a swap-AB tile.
+constexpr int64_t kSwapAbMaxRows = 64;
+
+/// Picks block sizes (wave-quantisation aware over `numSMs`; swap-AB when
+/// the groups are known to have at most kSwapAbMaxRows rows), then the
 /// deepest ring that fits the 227 KB shared-memory budget (at most 6
 /// stages, and no more stages than K blocks when K is known).
 TileChoice chooseTileConfig(const ProblemSummary &problem, int64_t numSMs);
+
+/// The deepest ring of `choice`'s stages that fits the shared-memory budget
+/// (at most 6, no more than the K blocks when K is known).
+int64_t chooseStages(const ProblemSummary &problem, const TileChoice &choice);
 
 /// Number of stages of `stageBytes` each (plus 16 bytes of mbarriers per
 /// stage) that fit `budgetBytes`.
