@@ -10,6 +10,7 @@
 
 #include "ggemm-runtime/ggemm_runtime.h"
 
+#include "DescriptorCache.h"
 #include "Driver.h"
 #include "LaunchPlan.h"
 #include "Manifest.h"
@@ -49,6 +50,8 @@ struct ggemm_kernel {
   // unique_ptr keeps each state's address stable for lock-free use after
   // lookup; states are only removed by ggemm_kernel_destroy.
   std::vector<std::unique_ptr<ContextState>> contexts;
+  // Descriptors do not depend on the context: they encode addresses.
+  DescriptorCache descriptors;
 };
 
 namespace {
@@ -397,18 +400,20 @@ Status launch(ggemm_kernel &kernel, const ggemm_tensor *tensors, int numTensors,
     case ParamKind::TmaDescriptor: {
       const TensorMapArgs &args = value.tensorMap;
       CUtensorMap &map = tensorMaps[numTensorMaps++];
-      CUresult result = driver->tensorMapEncodeTiled(
-          &map, args.dataType, args.rank, args.globalAddress,
-          args.globalDim.data(), args.globalStrides.data(), args.boxDim.data(),
-          args.elementStrides.data(), args.interleave, args.swizzle,
-          args.l2Promotion, args.oobFill);
-      if (Status status = checkResult(*driver, result,
-                                      "cuTensorMapEncodeTiled for parameter '" +
-                                          param.name + "' (tensor " +
-                                          tensorRoleName(param.tensor) + ", " +
-                                          describeTensorMap(args) + ")");
-          !status.ok())
-        return status;
+      if (!kernel.descriptors.lookup(args, map)) {
+        CUresult result = driver->tensorMapEncodeTiled(
+            &map, args.dataType, args.rank, args.globalAddress,
+            args.globalDim.data(), args.globalStrides.data(),
+            args.boxDim.data(), args.elementStrides.data(), args.interleave,
+            args.swizzle, args.l2Promotion, args.oobFill);
+        if (result != CUDA_SUCCESS)
+          return checkResult(*driver, result,
+                             "cuTensorMapEncodeTiled for parameter '" +
+                                 param.name + "' (tensor " +
+                                 tensorRoleName(param.tensor) + ", " +
+                                 describeTensorMap(args) + ")");
+        kernel.descriptors.insert(args, map);
+      }
       kernelParams[i] = &map;
       break;
     }

@@ -57,8 +57,7 @@ int main(int argc, char **argv) {
   const ggemm_tensor *list = tensors.get();
   nanosecondsPerLaunch(kernel, list, 4, launches / 10); // warm up
   double same = nanosecondsPerLaunch(kernel, list, 4, launches);
-  std::printf("ggemm_kernel_launch, same tensors every call: %.0f ns\n",
-              same);
+  std::printf("ggemm_kernel_launch, same tensors every call: %.0f ns\n", same);
   // A new x address every call: x's descriptor is encoded every time.
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < launches; ++i) {
