@@ -321,28 +321,30 @@ Status checkDevicePointers(const DriverApi &driver, const BoundArgs &args,
   for (const TensorArg &tensor : args.tensors) {
     if (!tensor.present || !tensor.data)
       continue;
-    const std::string prefix = std::string("tensor '") + tensor.name +
-                               "' is not device memory of device " +
-                               std::to_string(device);
+    // Built only for an error: this runs for every tensor of every launch.
+    auto prefix = [&] {
+      return std::string("tensor '") + tensor.name +
+             "' is not device memory of device " + std::to_string(device);
+    };
     CUdeviceptr address =
         static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(tensor.data));
     int ordinal = -1;
     CUresult result = driver.pointerGetAttribute(
         &ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address);
     if (result != CUDA_SUCCESS)
-      return invalidArgument(prefix + " (cuPointerGetAttribute: " +
+      return invalidArgument(prefix() + " (cuPointerGetAttribute: " +
                              describeResult(driver, result) + ")");
     if (ordinal != device)
-      return invalidArgument(prefix + " (it belongs to device " +
+      return invalidArgument(prefix() + " (it belongs to device " +
                              std::to_string(ordinal) + ")");
     unsigned memoryType = 0;
     result = driver.pointerGetAttribute(
         &memoryType, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
     if (result != CUDA_SUCCESS)
-      return invalidArgument(prefix + " (cuPointerGetAttribute: " +
+      return invalidArgument(prefix() + " (cuPointerGetAttribute: " +
                              describeResult(driver, result) + ")");
     if (memoryType == CU_MEMORYTYPE_HOST)
-      return invalidArgument(prefix + " (it is host memory)");
+      return invalidArgument(prefix() + " (it is host memory)");
   }
   return Status::success();
 }
@@ -455,6 +457,8 @@ Status launch(ggemm_kernel &kernel, const ggemm_tensor *tensors, int numTensors,
   }
   CUresult result =
       driver->launchKernelEx(&config, state->function, kernelParams, nullptr);
+  if (result == CUDA_SUCCESS)
+    return Status::success();
   return checkResult(*driver, result,
                      "cuLaunchKernelEx of '" + manifest.entry + "' (grid " +
                          std::to_string(gridX) + ", block [" +
