@@ -183,8 +183,6 @@ def main() -> int:
             ("bfloat16", "bf16"), ("float16", "f16"), ("float32", "f32"),
             ("int32", "i32"), ("int64", "i64"), ("float8_e4m3fn", "f8e4m3"),
             ("float8_e5m2", "f8e5m2")))
-    if hasattr(ops, "_stand_in_tensor_types"):
-        ops._stand_in_tensor_types(Tensor)
 
     base = 0x1_0000_0000
     x = Tensor(base + 0x100000, (M, K), torch.bfloat16)
