@@ -527,6 +527,70 @@ def _run(plan: _Plan, out: Any, zero_fill: bool, catalog: Any) -> Any:
     return out
 
 
+# Eager calls already checked, by what the checks of plan_* read: each
+# tensor's dtype, shape, strides and device, and every other argument. The
+# same metadata gets the same verdict, so a hit skips the checks (most of
+# a call's host time) and launches this call's tensors through _run with
+# the plan found before. Only calls whose plan passes the arguments to the
+# kernel as they are (no widening or layout copy) are kept; calls with
+# config= are not (it may be an unhashable dict). Bounded: with a dynamic
+# M every row count is an entry.
+_checked: Dict[tuple, tuple] = {}
+_CHECKED_LIMIT = 256
+
+
+def _signature(tensor: Any) -> Any:
+    if tensor is None:
+        return None
+    return (tensor.dtype, tensor.shape, tensor.stride(), tensor.is_cuda,
+            tensor.get_device())
+
+
+def _call_key(op: str, tensors: Tuple[Any, ...], others: tuple
+              ) -> Optional[tuple]:
+    """The key of a call in _checked; None when it cannot have one (a
+    stand-in without get_device(), an unhashable argument)."""
+    try:
+        key = (op, others, tuple([_signature(t) for t in tensors]),
+               os.environ.get("GGEMM_CATALOG"))
+        hash(key)
+    except (AttributeError, TypeError):
+        return None
+    return key
+
+
+def _plan_for_key(key: Optional[tuple], tensors: Tuple[Any, ...]
+                  ) -> Optional[_Plan]:
+    """The plan of an earlier call with the same key, for these tensors."""
+    if key is None:
+        return None
+    entry = _checked.get(key)
+    if entry is None:
+        return None
+    problem_key, positions, out_shape, out_dtype = entry
+    return _Plan(problem_key, {name: tensors[i] for name, i in positions},
+                 out_shape, out_dtype, False)
+
+
+def _remember(key: Optional[tuple], plan: _Plan,
+              tensors: Tuple[Any, ...]) -> None:
+    if key is None or plan.key is None or plan.empty:
+        return
+    positions = []
+    for name, tensor in plan.tensors.items():
+        index = next((i for i, t in enumerate(tensors) if t is tensor), None)
+        if index is None:  # converted: the next call must convert too
+            return
+        positions.append((name, index))
+    if len(_checked) >= _CHECKED_LIMIT:
+        try:
+            del _checked[next(iter(_checked))]
+        except (KeyError, RuntimeError, StopIteration):  # another thread
+            pass
+    _checked[key] = (plan.key, tuple(positions), plan.out_shape,
+                     plan.out_dtype)
+
+
 #: ggemm.torch_ops once imported (it imports this module, so it registers
 #: itself here; no import statement runs while torch.compile traces).
 _torch_ops_module: Any = None
@@ -621,11 +685,21 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
         return _library_ops().segment_matmul_via_library(
             x, w, seg_indptr, weight_indices, weight_layout, bias, activation,
             row_scale, accumulate, out, out_dtype, config)
-    plan = plan_segment_matmul(
-        x, w, seg_indptr, weight_indices=weight_indices,
-        weight_layout=weight_layout, bias=bias, activation=activation,
-        row_scale=row_scale, accumulate=accumulate, out=out,
-        out_dtype=out_dtype, config=config, x_scale=x_scale, w_scale=w_scale)
+    tensors = (x, w, seg_indptr, weight_indices, bias, row_scale, out,
+               x_scale, w_scale)
+    # Every other argument of this function (config aside) is in the key.
+    key = None if config is not None else _call_key(
+        "segment_matmul", tensors,
+        (weight_layout, activation, accumulate, out_dtype, catalog))
+    plan = _plan_for_key(key, tensors)
+    if plan is None:
+        plan = plan_segment_matmul(
+            x, w, seg_indptr, weight_indices=weight_indices,
+            weight_layout=weight_layout, bias=bias, activation=activation,
+            row_scale=row_scale, accumulate=accumulate, out=out,
+            out_dtype=out_dtype, config=config, x_scale=x_scale,
+            w_scale=w_scale)
+        _remember(key, plan, tensors)
     return _run(plan, out, True, catalog)
 
 
@@ -682,11 +756,19 @@ def _grouped(op: str, x: Any, w: Any, counts: Any, weight_layout: str,
         return _library_ops().grouped_via_library(
             op, x, w, counts, weight_layout, bias, activation, row_scale,
             accumulate, out, out_dtype, config)
-    plan = _plan_grouped(op, x, w, counts, weight_layout=weight_layout,
-                         bias=bias, activation=activation,
-                         row_scale=row_scale, accumulate=accumulate, out=out,
-                         out_dtype=out_dtype, config=config, x_scale=x_scale,
-                         w_scale=w_scale)
+    tensors = (x, w, counts, bias, row_scale, out, x_scale, w_scale)
+    # Every other argument of this function (config aside) is in the key.
+    key = None if config is not None else _call_key(
+        op, tensors,
+        (weight_layout, activation, accumulate, out_dtype, catalog))
+    plan = _plan_for_key(key, tensors)
+    if plan is None:
+        plan = _plan_grouped(op, x, w, counts, weight_layout=weight_layout,
+                             bias=bias, activation=activation,
+                             row_scale=row_scale, accumulate=accumulate,
+                             out=out, out_dtype=out_dtype, config=config,
+                             x_scale=x_scale, w_scale=w_scale)
+        _remember(key, plan, tensors)
     # Masked rows past the count are not written: zero them in a new output.
     return _run(plan, out, op == "masked_matmul", catalog)
 

@@ -191,7 +191,8 @@ def search_paths(library_name: str, override_variable: str,
 def _declare(library: ctypes.CDLL) -> None:
     status = ctypes.c_int
     kernel_p = ctypes.c_void_p
-    tensors_p = ctypes.POINTER(_CTensor)
+    # const ggemm_tensor *: a _CTensor array or the bytes _pack returns.
+    tensors_p = ctypes.c_void_p
     signatures = {
         "ggemm_runtime_abi_version": (ctypes.c_int, []),
         "ggemm_status_name": (ctypes.c_char_p, [ctypes.c_int]),
@@ -287,32 +288,48 @@ def _dtype_of(name: str, tensor: Any) -> DType:
 
 _DTYPE_CACHE: Dict[Any, DType] = {}
 
-# ggemm_tensor packed in one call: name and data pointers, dtype, rank,
-# shape[4], strides[4]; the same layout as _CTensor.
+# ggemm_tensor: name and data pointers, dtype, rank, shape[4], strides[4];
+# the same layout as _CTensor.
 _TENSOR_LAYOUT = struct.Struct("=QQii4q4q")
 assert _TENSOR_LAYOUT.size == ctypes.sizeof(_CTensor)
+# The same per rank, with the unused shape and stride entries as zero pad
+# bytes, so that a tensor packs with one call and no padding tuples.
+_RANK_LAYOUTS = [
+    struct.Struct("=QQii" + ("q" * rank + "x" * 8 * (_MAX_RANK - rank)) * 2)
+    for rank in range(_MAX_RANK + 1)]
+assert all(layout.size == _TENSOR_LAYOUT.size for layout in _RANK_LAYOUTS)
 
 # NUL-terminated names that outlive every call.
 _NAMES: Dict[str, Any] = {}
+_NAME_ADDRESSES: Dict[str, int] = {}
 
 
 def _name_address(name: str) -> int:
-    buffer = _NAMES.get(name)
-    if buffer is None:
+    address = _NAME_ADDRESSES.get(name)
+    if address is None:
         buffer = ctypes.create_string_buffer(name.encode("ascii"))
         _NAMES[name] = buffer
-    return ctypes.addressof(buffer)
+        address = _NAME_ADDRESSES[name] = ctypes.addressof(buffer)
+    return address
+
+
+# Whether a tensor type is torch's, by type: the check runs per tensor.
+_TORCH_TYPES: Dict[type, bool] = {}
 
 
 def _is_torch_tensor(tensor: Any) -> bool:
-    return type(tensor).__module__.split(".")[0] == "torch"
+    kind = type(tensor)
+    known = _TORCH_TYPES.get(kind)
+    if known is None:
+        known = _TORCH_TYPES[kind] = kind.__module__.split(".")[0] == "torch"
+    return known
 
 
-def _pack_tensor(array: "ctypes.Array[_CTensor]", index: int, name: str,
-                 tensor: Any) -> None:
-    """Writes a tensor-like object (PyTorch's protocol) into array[index]."""
-    is_cuda = getattr(tensor, "is_cuda", None)  # cheaper than .device
-    if is_cuda is None:
+def _tensor_bytes(name: str, tensor: Any) -> bytes:
+    """The ggemm_tensor of a tensor-like object (PyTorch's protocol)."""
+    try:
+        is_cuda = tensor.is_cuda  # cheaper than .device
+    except AttributeError:
         is_cuda = getattr(getattr(tensor, "device", None), "type",
                           "cuda") == "cuda"
     if not is_cuda:
@@ -320,22 +337,52 @@ def _pack_tensor(array: "ctypes.Array[_CTensor]", index: int, name: str,
                          f"{getattr(tensor, 'device', 'cpu')}")
     try:
         data = int(tensor.data_ptr())
-        shape = tuple(tensor.shape)
-        strides = tuple(tensor.stride())
+        shape = tensor.shape
+        strides = tensor.stride()
+        rank = len(shape)
+        stride_count = len(strides)
     except (AttributeError, TypeError) as error:
         raise GGemmError(
             f"tensor '{name}' must provide data_ptr(), shape and stride() "
             f"like a torch.Tensor ({error})") from error
-    rank = len(shape)
-    if rank > _MAX_RANK or len(strides) != rank:
+    if rank > _MAX_RANK or stride_count != rank:
         raise GGemmError(
-            f"tensor '{name}': rank {rank} with {len(strides)} strides is "
+            f"tensor '{name}': rank {rank} with {stride_count} strides is "
             f"not supported (at most {_MAX_RANK} dimensions)")
-    padding = (0,) * (_MAX_RANK - rank)
-    _TENSOR_LAYOUT.pack_into(
-        array, index * _TENSOR_LAYOUT.size, _name_address(name), data,
-        int(_dtype_of(name, tensor)), rank, *shape, *padding, *strides,
-        *padding)
+    try:
+        dtype = _DTYPE_CACHE[tensor.dtype]
+    except (KeyError, TypeError):
+        dtype = _dtype_of(name, tensor)
+    try:
+        return _RANK_LAYOUTS[rank].pack(_name_address(name), data, dtype,
+                                        rank, *shape, *strides)
+    except (struct.error, TypeError) as error:
+        raise GGemmError(f"tensor '{name}': shape {list(shape)} and strides "
+                         f"{list(strides)} must be integers in int64 "
+                         f"({error})") from error
+
+
+def _pack_tensor(array: "ctypes.Array[_CTensor]", index: int, name: str,
+                 tensor: Any) -> None:
+    """Writes a tensor-like object (PyTorch's protocol) into array[index]."""
+    size = _TENSOR_LAYOUT.size
+    ctypes.memmove(ctypes.addressof(array) + index * size,
+                   _tensor_bytes(name, tensor), size)
+
+
+def _pack(tensors: Any) -> Tuple[bytes, int, Any]:
+    """The C tensors of (name, tensor) pairs whose tensor is not None, packed
+    back to back (a ggemm_tensor array); their count; the first torch
+    tensor among them."""
+    parts = []
+    torch_tensor = None
+    for name, tensor in tensors:
+        if tensor is None:
+            continue
+        parts.append(_tensor_bytes(name, tensor))
+        if torch_tensor is None and _is_torch_tensor(tensor):
+            torch_tensor = tensor
+    return b"".join(parts), len(parts), torch_tensor
 
 
 def _stream_handle(stream: Any) -> Optional[int]:
@@ -353,6 +400,38 @@ def _current_raw_stream(torch: Any, device_index: int) -> Optional[int]:
     if raw is not None:
         return int(raw(device_index)) or None
     return int(torch.cuda.current_stream(device_index).cuda_stream) or None
+
+
+class _TorchAccessors:
+    """torch's current device and stream accessors, looked up once (a launch
+    would otherwise import torch and walk torch.cuda's wrappers per call)."""
+
+    def __init__(self, torch: Any) -> None:
+        self.module = torch
+        self.set_device = torch.cuda.set_device
+        # torch.cuda.current_device() is _lazy_init() then this; a launch
+        # holds a CUDA tensor, so CUDA is initialised already.
+        self.current_device = getattr(torch._C, "_cuda_getDevice",
+                                      torch.cuda.current_device)
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is None:
+            self.current_raw_stream = (
+                lambda index: _current_raw_stream(torch, index))
+        else:
+            self.current_raw_stream = lambda index: int(raw(index)) or None
+
+
+_torch_accessors_instance: Optional[_TorchAccessors] = None
+
+
+def _torch_accessors() -> _TorchAccessors:
+    global _torch_accessors_instance
+    accessors = _torch_accessors_instance
+    if accessors is None:
+        import torch  # Only needed for torch tensors.
+
+        accessors = _torch_accessors_instance = _TorchAccessors(torch)
+    return accessors
 
 
 class Kernel:
@@ -420,18 +499,10 @@ class Kernel:
         return self._handle
 
     @staticmethod
-    def _marshal(tensors: Mapping[str, Any]
-                 ) -> Tuple["ctypes.Array[_CTensor]", int, Any]:
-        """C tensors for the non-None entries, and a torch tensor if any."""
-        present = [(name, tensor) for name, tensor in tensors.items()
-                   if tensor is not None]
-        array = (_CTensor * max(len(present), 1))()
-        torch_tensor = None
-        for index, (name, tensor) in enumerate(present):
-            _pack_tensor(array, index, name, tensor)
-            if torch_tensor is None and _is_torch_tensor(tensor):
-                torch_tensor = tensor
-        return array, len(present), torch_tensor
+    def _marshal(tensors: Mapping[str, Any]) -> Tuple[bytes, int, Any]:
+        """C tensors for the non-None entries (packed ``ggemm_tensor``
+        structs), their count, and a torch tensor if any."""
+        return _pack(tensors.items())
 
     def launch(self, tensors: Mapping[str, Any], stream: Any = None) -> None:
         """Launches with ``tensors`` given by name (``None`` means absent).
@@ -444,40 +515,48 @@ class Kernel:
 
             kernel.launch({"x": x, "w": w, "y": y, "seg_indptr": indptr})
         """
-        handle = self._require_handle()
-        array, count, torch_tensor = self._marshal(tensors)
+        self._launch(tensors.items(), stream)
+
+    def _launch(self, tensors: Any, stream: Any) -> None:
+        """:meth:`launch` for an iterable of (name, tensor) pairs."""
+        handle = self._handle
+        if handle is None:
+            raise GGemmError("the kernel is closed")
+        packed, count, torch_tensor = _pack(tensors)
+        library = self._library
         if torch_tensor is None:
-            status = self._library.ggemm_kernel_launch(
-                handle, array, count, _stream_handle(stream))
-            _check(self._library, status)
+            status = library.ggemm_kernel_launch(handle, packed, count,
+                                                 _stream_handle(stream))
+            if status:
+                _check(library, status)
             return
 
-        import torch  # Only needed for torch tensors.
-
+        torch = _torch_accessors()
         index = torch_tensor.get_device()
-        previous = torch.cuda.current_device()
+        previous = torch.current_device()
         switch = index != previous
         if switch:
-            torch.cuda.set_device(index)
+            torch.set_device(index)
         try:
             if stream is None:
-                raw_stream = _current_raw_stream(torch, index)
+                raw_stream = torch.current_raw_stream(index)
             else:
                 raw_stream = _stream_handle(stream)
-            status = self._library.ggemm_kernel_launch(handle, array, count,
-                                                       raw_stream)
+            status = library.ggemm_kernel_launch(handle, packed, count,
+                                                 raw_stream)
             if status == Status.NO_CONTEXT:
                 # A thread that has not used CUDA yet has no current context.
                 # Any CUDA runtime call binds the device's primary context
                 # (the one PyTorch uses) to the thread; a stream query neither
                 # blocks nor enqueues work.
-                torch.cuda.current_stream(index).query()
-                status = self._library.ggemm_kernel_launch(
-                    handle, array, count, raw_stream)
+                torch.module.cuda.current_stream(index).query()
+                status = library.ggemm_kernel_launch(handle, packed, count,
+                                                     raw_stream)
         finally:
             if switch:
-                torch.cuda.set_device(previous)
-        _check(self._library, status)
+                torch.set_device(previous)
+        if status:
+            _check(library, status)
 
     def __call__(self, *, x: Any, w: Any, y: Any, seg_indptr: Any = None,
                  masked_m: Any = None, weight_indices: Any = None,
@@ -492,10 +571,11 @@ class Kernel:
             fp8_kernel(x=x, w=w, y=y, seg_indptr=seg_indptr,
                        x_scale=x_scale, w_scale=w_scale)
         """
-        self.launch({"x": x, "w": w, "y": y, "seg_indptr": seg_indptr,
-                     "masked_m": masked_m, "weight_indices": weight_indices,
-                     "bias": bias, "row_scale": row_scale,
-                     "x_scale": x_scale, "w_scale": w_scale}, stream)
+        self._launch((("x", x), ("w", w), ("y", y),
+                      ("seg_indptr", seg_indptr), ("masked_m", masked_m),
+                      ("weight_indices", weight_indices), ("bias", bias),
+                      ("row_scale", row_scale), ("x_scale", x_scale),
+                      ("w_scale", w_scale)), stream)
 
     def prepare(self) -> None:
         """Loads the module into the current CUDA context now.

@@ -329,18 +329,19 @@ Status bindTensor(const Manifest &manifest, const ggemm_tensor &input,
   if (!input.name)
     return invalidArgument("tensors[" + std::to_string(index) +
                            "] has a null name");
-  const std::string name = input.name;
+  const char *name = input.name;
   int roleIndex = -1;
-  for (int i = 0; i < kNumTensorRoles; ++i)
-    if (name == tensorRoleName(static_cast<TensorRole>(i)))
+  for (int i = 0; i < kNumTensorRoles && roleIndex < 0; ++i)
+    if (std::strcmp(name, tensorRoleName(static_cast<TensorRole>(i))) == 0)
       roleIndex = i;
   if (roleIndex < 0 ||
       !tensorExistsForOp(static_cast<TensorRole>(roleIndex), op))
-    return invalidArgument("unknown tensor '" + name + "' (" + opName(op) +
-                           " takes " + roleList(rolesForOp(op)) + ")");
+    return invalidArgument(std::string("unknown tensor '") + name + "' (" +
+                           opName(op) + " takes " + roleList(rolesForOp(op)) +
+                           ")");
   TensorArg &tensor = args.tensors[roleIndex];
   if (tensor.present)
-    return invalidArgument("tensor '" + name + "' is given twice");
+    return invalidArgument(std::string("tensor '") + name + "' is given twice");
 
   tensor.present = true;
   tensor.name = tensorRoleName(static_cast<TensorRole>(roleIndex));
@@ -403,42 +404,43 @@ Status checkPresence(const Manifest &manifest, const BoundArgs &args) {
                              tensorRoleName(role) + "' (" + opName(problem.op) +
                              " needs " + roleList(required) + ")");
 
-  // `enabledBy` and `disabledBy` say which problem field decides.
+  // `field` names the problem field that decides; `block` is the scale
+  // block of a scale tensor's field (None for a flag). The messages are
+  // built only for an error: this runs on every launch.
   struct Option {
     TensorRole role;
     bool enabled;
-    std::string enabledBy;
-    std::string disabledBy;
-  };
-  auto flag = [](TensorRole role, bool enabled, const char *name) {
-    return Option{role, enabled, name,
-                  std::string("problem.") + name + " is false"};
-  };
-  auto scale = [](TensorRole role, ScaleBlock block, const char *name) {
-    return Option{role, block != ScaleBlock::None,
-                  std::string(name) + " \"" + scaleBlockName(block) + "\"",
-                  std::string("problem.") + name + " is absent"};
+    const char *field;
+    bool isScale;
+    ScaleBlock block;
   };
   const Option options[] = {
-      flag(TensorRole::WeightIndices, problem.hasWeightIndices,
-           "has_weight_indices"),
-      flag(TensorRole::Bias, problem.hasBias, "has_bias"),
-      flag(TensorRole::RowScale, problem.hasRowScale, "has_row_scale"),
-      scale(TensorRole::XScale, problem.xScaleBlock, "x_scale_block"),
-      scale(TensorRole::WScale, problem.wScaleBlock, "w_scale_block"),
+      {TensorRole::WeightIndices, problem.hasWeightIndices,
+       "has_weight_indices", false, ScaleBlock::None},
+      {TensorRole::Bias, problem.hasBias, "has_bias", false, ScaleBlock::None},
+      {TensorRole::RowScale, problem.hasRowScale, "has_row_scale", false,
+       ScaleBlock::None},
+      {TensorRole::XScale, problem.xScaleBlock != ScaleBlock::None,
+       "x_scale_block", true, problem.xScaleBlock},
+      {TensorRole::WScale, problem.wScaleBlock != ScaleBlock::None,
+       "w_scale_block", true, problem.wScaleBlock},
   };
   for (const Option &option : options) {
     bool present = args.get(option.role).present;
     if (option.enabled && !present)
       return invalidArgument(
           std::string("missing tensor '") + tensorRoleName(option.role) +
-          "' (the kernel was compiled with " + option.enabledBy + ")");
+          "' (the kernel was compiled with " + option.field +
+          (option.isScale
+               ? std::string(" \"") + scaleBlockName(option.block) + "\""
+               : std::string()) +
+          ")");
     if (!option.enabled && present)
-      return invalidArgument(std::string("tensor '") +
-                             tensorRoleName(option.role) +
-                             "' was given, but the kernel was compiled "
-                             "without it (" +
-                             option.disabledBy + ")");
+      return invalidArgument(
+          std::string("tensor '") + tensorRoleName(option.role) +
+          "' was given, but the kernel was compiled "
+          "without it (problem." +
+          option.field + (option.isScale ? " is absent" : " is false") + ")");
   }
   // A required pointer parameter may name an optional tensor only when the
   // problem enables it, which parseManifest has checked.
@@ -783,9 +785,11 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
   result = TensorMapArgs();
   const TensorArg &tensor = args.get(param.tensor);
   const ProblemShape &shape = args.shape;
-  const std::string context = "parameter '" + param.name +
-                              "' (TMA descriptor of " +
-                              tensorRoleName(param.tensor) + ")";
+  // Built only for an error: this runs for every descriptor of every launch.
+  auto context = [&] {
+    return "parameter '" + param.name + "' (TMA descriptor of " +
+           tensorRoleName(param.tensor) + ")";
+  };
   const int64_t elementSize = dtypeSize(tensor.dtype);
 
   switch (tensor.dtype) {
@@ -803,7 +807,7 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
     result.dataType = CU_TENSOR_MAP_DATA_TYPE_UINT8;
     break;
   default:
-    return invalidArgument(context + ": dtype " + dtypeName(tensor.dtype) +
+    return invalidArgument(context() + ": dtype " + dtypeName(tensor.dtype) +
                            " cannot be described by TMA");
   }
 
@@ -843,12 +847,12 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
   result.rank = static_cast<uint32_t>(rank);
   result.globalAddress = tensor.data;
   if (reinterpret_cast<uintptr_t>(tensor.data) % 16 != 0)
-    return invalidArgument(context + ": global address " +
+    return invalidArgument(context() + ": global address " +
                            pointerText(tensor.data) +
                            " is not 16-byte aligned");
   for (int d = 0; d < rank; ++d) {
     if (dims[d] < 1 || dims[d] > (int64_t(1) << 32))
-      return invalidArgument(context + ": dimension " + std::to_string(d) +
+      return invalidArgument(context() + ": dimension " + std::to_string(d) +
                              " (innermost first) has extent " +
                              std::to_string(dims[d]) + ", TMA needs [1, 2^32]");
     result.globalDim[d] = static_cast<uint64_t>(dims[d]);
@@ -862,7 +866,7 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
     if (dims[d] == 1)
       bytes = std::max<uint64_t>(16, roundUp16(bytes));
     if (bytes % 16 != 0 || bytes >= (uint64_t(1) << 40))
-      return invalidArgument(context + ": byte stride of dimension " +
+      return invalidArgument(context() + ": byte stride of dimension " +
                              std::to_string(d) + " (innermost first) is " +
                              std::to_string(bytes) +
                              ", TMA needs a multiple of 16 below 2^40");

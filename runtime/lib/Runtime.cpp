@@ -10,6 +10,7 @@
 
 #include "ggemm-runtime/ggemm_runtime.h"
 
+#include "DescriptorCache.h"
 #include "Driver.h"
 #include "LaunchPlan.h"
 #include "Manifest.h"
@@ -49,6 +50,8 @@ struct ggemm_kernel {
   // unique_ptr keeps each state's address stable for lock-free use after
   // lookup; states are only removed by ggemm_kernel_destroy.
   std::vector<std::unique_ptr<ContextState>> contexts;
+  // Descriptors do not depend on the context: they encode addresses.
+  DescriptorCache descriptors;
 };
 
 namespace {
@@ -318,28 +321,30 @@ Status checkDevicePointers(const DriverApi &driver, const BoundArgs &args,
   for (const TensorArg &tensor : args.tensors) {
     if (!tensor.present || !tensor.data)
       continue;
-    const std::string prefix = std::string("tensor '") + tensor.name +
-                               "' is not device memory of device " +
-                               std::to_string(device);
+    // Built only for an error: this runs for every tensor of every launch.
+    auto prefix = [&] {
+      return std::string("tensor '") + tensor.name +
+             "' is not device memory of device " + std::to_string(device);
+    };
     CUdeviceptr address =
         static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(tensor.data));
     int ordinal = -1;
     CUresult result = driver.pointerGetAttribute(
         &ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, address);
     if (result != CUDA_SUCCESS)
-      return invalidArgument(prefix + " (cuPointerGetAttribute: " +
+      return invalidArgument(prefix() + " (cuPointerGetAttribute: " +
                              describeResult(driver, result) + ")");
     if (ordinal != device)
-      return invalidArgument(prefix + " (it belongs to device " +
+      return invalidArgument(prefix() + " (it belongs to device " +
                              std::to_string(ordinal) + ")");
     unsigned memoryType = 0;
     result = driver.pointerGetAttribute(
         &memoryType, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, address);
     if (result != CUDA_SUCCESS)
-      return invalidArgument(prefix + " (cuPointerGetAttribute: " +
+      return invalidArgument(prefix() + " (cuPointerGetAttribute: " +
                              describeResult(driver, result) + ")");
     if (memoryType == CU_MEMORYTYPE_HOST)
-      return invalidArgument(prefix + " (it is host memory)");
+      return invalidArgument(prefix() + " (it is host memory)");
   }
   return Status::success();
 }
@@ -397,18 +402,20 @@ Status launch(ggemm_kernel &kernel, const ggemm_tensor *tensors, int numTensors,
     case ParamKind::TmaDescriptor: {
       const TensorMapArgs &args = value.tensorMap;
       CUtensorMap &map = tensorMaps[numTensorMaps++];
-      CUresult result = driver->tensorMapEncodeTiled(
-          &map, args.dataType, args.rank, args.globalAddress,
-          args.globalDim.data(), args.globalStrides.data(), args.boxDim.data(),
-          args.elementStrides.data(), args.interleave, args.swizzle,
-          args.l2Promotion, args.oobFill);
-      if (Status status = checkResult(*driver, result,
-                                      "cuTensorMapEncodeTiled for parameter '" +
-                                          param.name + "' (tensor " +
-                                          tensorRoleName(param.tensor) + ", " +
-                                          describeTensorMap(args) + ")");
-          !status.ok())
-        return status;
+      if (!kernel.descriptors.lookup(args, map)) {
+        CUresult result = driver->tensorMapEncodeTiled(
+            &map, args.dataType, args.rank, args.globalAddress,
+            args.globalDim.data(), args.globalStrides.data(),
+            args.boxDim.data(), args.elementStrides.data(), args.interleave,
+            args.swizzle, args.l2Promotion, args.oobFill);
+        if (result != CUDA_SUCCESS)
+          return checkResult(*driver, result,
+                             "cuTensorMapEncodeTiled for parameter '" +
+                                 param.name + "' (tensor " +
+                                 tensorRoleName(param.tensor) + ", " +
+                                 describeTensorMap(args) + ")");
+        kernel.descriptors.insert(args, map);
+      }
       kernelParams[i] = &map;
       break;
     }
@@ -450,6 +457,8 @@ Status launch(ggemm_kernel &kernel, const ggemm_tensor *tensors, int numTensors,
   }
   CUresult result =
       driver->launchKernelEx(&config, state->function, kernelParams, nullptr);
+  if (result == CUDA_SUCCESS)
+    return Status::success();
   return checkResult(*driver, result,
                      "cuLaunchKernelEx of '" + manifest.entry + "' (grid " +
                          std::to_string(gridX) + ", block [" +

@@ -12,6 +12,7 @@
 
 #include "ggemm-runtime/ggemm_runtime.h"
 
+#include "DescriptorCache.h"
 #include "FakeCudaDriver.h"
 #include "TestSupport.h"
 
@@ -313,6 +314,156 @@ TEST_F(FakeDriver, ConcurrentLaunchesShareOneModule) {
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(launchCount(), 100);
   EXPECT_EQ(moduleLoadCount(), 1);
+  ggemm_kernel_destroy(kernel);
+}
+
+/// The descriptor argument of launch parameter `index` of the last launch, as
+/// the encode call that made it recorded it.
+const FakeEncodeRecord *
+launchedDescriptor(const FakeLaunchRecord &record, int index,
+                   const FakeEncodeRecord *(*encode)(int)) {
+  const uint64_t *words =
+      reinterpret_cast<const uint64_t *>(record.paramBytes[index]);
+  if (words[0] != kFakeTensorMapMagic)
+    return nullptr;
+  return encode(static_cast<int>(words[1]));
+}
+
+TEST_F(FakeDriver, SameTensorsReuseTheEncodedDescriptors) {
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+  SegmentTensors t;
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(encodeCount(), 2);
+  unsigned char first[2][128];
+  std::memcpy(first, lastLaunch()->paramBytes, sizeof(first));
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK);
+  EXPECT_EQ(encodeCount(), 2);
+  EXPECT_EQ(launchCount(), 2);
+  // The launch passes the same bytes the driver encoded the first time.
+  EXPECT_EQ(std::memcmp(first, lastLaunch()->paramBytes, sizeof(first)), 0);
+  ggemm_kernel_destroy(kernel);
+}
+
+TEST_F(FakeDriver, ChangedTensorsAreEncodedAgain) {
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+  SegmentTensors t;
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  ASSERT_EQ(encodeCount(), 2);
+
+  // Another x address: x is encoded again, w's descriptor is reused.
+  t.x.data = reinterpret_cast<void *>(test::kX + 0x10000);
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK);
+  EXPECT_EQ(encodeCount(), 3);
+  const FakeEncodeRecord *a = launchedDescriptor(*lastLaunch(), 0, encode);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->globalAddress, t.x.data);
+
+  // Fewer rows (y follows): a new x descriptor.
+  t.x.shape[0] = 999;
+  t.y.shape[0] = 999;
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(encodeCount(), 4);
+  a = launchedDescriptor(*lastLaunch(), 0, encode);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->globalDim[1], 999u);
+
+  // A padded row stride of x: encoded again with the new byte stride.
+  t.x.strides[0] = 7168 + 64;
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(encodeCount(), 5);
+  a = launchedDescriptor(*lastLaunch(), 0, encode);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->globalStrides[0], (7168u + 64) * 2);
+
+  // A padded weight matrix stride: w is encoded again, x is reused.
+  t.w.strides[0] = 4096 * 7168 + 64;
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(encodeCount(), 6);
+  const FakeEncodeRecord *b = launchedDescriptor(*lastLaunch(), 1, encode);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->globalStrides[1], (4096u * 7168 + 64) * 2);
+
+  // Back to the first tensors: both descriptors are still cached.
+  SegmentTensors original;
+  ASSERT_EQ(ggemm_kernel_launch(kernel, original.get(), 4, nullptr), GGEMM_OK);
+  EXPECT_EQ(encodeCount(), 6);
+  a = launchedDescriptor(*lastLaunch(), 0, encode);
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->globalAddress, reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(a->globalDim[1], 1000u);
+  ggemm_kernel_destroy(kernel);
+}
+
+TEST_F(FakeDriver, DescriptorCacheIsBounded) {
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+  SegmentTensors t;
+  const int capacity = DescriptorCache::kCapacity;
+  // w's descriptor and capacity + 3 x descriptors, one per launch.
+  for (int i = 0; i < capacity + 3; ++i) {
+    t.x.data = reinterpret_cast<void *>(test::kX + 0x10000 * i);
+    ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+        << ggemm_last_error();
+  }
+  EXPECT_EQ(encodeCount(), capacity + 4);
+  // w stays (used by every launch); the oldest x descriptors were evicted.
+  t.x.data = reinterpret_cast<void *>(test::kX);
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK);
+  EXPECT_EQ(encodeCount(), capacity + 5);
+  t.x.data = reinterpret_cast<void *>(test::kX + 0x10000 * (capacity + 2));
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK);
+  EXPECT_EQ(encodeCount(), capacity + 5);
+  ggemm_kernel_destroy(kernel);
+}
+
+TEST_F(FakeDriver, FailedEncodesAreNotCached) {
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+  SegmentTensors t;
+  config()->encodeResult = CUDA_ERROR_INVALID_VALUE;
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_ERROR_CUDA);
+  EXPECT_CONTAINS(ggemm_last_error(), "cuTensorMapEncodeTiled for parameter "
+                                      "'a_desc'");
+  config()->encodeResult = CUDA_SUCCESS;
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(encodeCount(), 2);
+  EXPECT_EQ(launchCount(), 1);
+  ggemm_kernel_destroy(kernel);
+}
+
+TEST_F(FakeDriver, ConcurrentLaunchesShareTheDescriptorCache) {
+  // Threads with distinct x tensors share the w descriptor.
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      SegmentTensors t;
+      for (int j = 0; j < 50; ++j) {
+        // Three x addresses per thread: 13 descriptors in all fit.
+        t.x.data = reinterpret_cast<void *>(test::kX + 0x10000 * (3 * i) +
+                                            0x10000 * (j % 3));
+        if (ggemm_kernel_launch(kernel, t.get(), 4, nullptr) != GGEMM_OK &&
+            failures++ == 0)
+          ADD_FAILURE() << ggemm_last_error();
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(launchCount(), 200);
+  // Each x once; w once, or once per thread that missed it at the same time.
+  EXPECT_GE(encodeCount(), 13);
+  EXPECT_LE(encodeCount(), 16);
   ggemm_kernel_destroy(kernel);
 }
 

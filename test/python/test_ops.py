@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
@@ -489,3 +490,171 @@ def test_library_search_lists_what_it_tried(monkeypatch,
     with pytest.raises(CompilerError, match=r"not found \(looked for "
                        r".*none.so\).*GGEMM_PREFIX"):
         compiler.load_compiler(tmp_path / "none.so")
+
+
+# -- Checked calls are remembered --------------------------------------------
+
+
+_DTYPES: dict = {}
+
+
+class DeviceTensor(FakeTensor):
+    """A FakeTensor with get_device(), which the eager ops' memo of checked
+    calls keys on, and one dtype object per name, as torch has."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.dtype = _DTYPES.setdefault(self.dtype.name, self.dtype)
+
+    def get_device(self) -> int:
+        return int(self.device.split(":")[1]) if self.is_cuda else -1
+
+
+class RecordingKernel:
+    def __init__(self) -> None:
+        self.launches: list = []
+
+    def launch(self, tensors: dict) -> None:
+        self.launches.append(dict(tensors))
+
+
+@pytest.fixture
+def eager(monkeypatch):
+    """segment_matmul / masked_matmul without torch or a GPU: a stand-in
+    torch module, a recording kernel, and a count of the checking plans."""
+    import types
+    stand_in = types.SimpleNamespace(
+        compiler=types.SimpleNamespace(is_compiling=lambda: False),
+        is_grad_enabled=lambda: False, dtype=FakeDtype)
+    monkeypatch.setattr(ops, "torch", stand_in)
+    monkeypatch.setattr(ops, "_checked", {})
+    kernel = RecordingKernel()
+    monkeypatch.setattr(ops, "kernel_for", lambda problem, catalog=None: kernel)
+    monkeypatch.setattr(ops, "_kernels", {})
+    plans = {"segment": 0, "grouped": 0}
+    real_segment, real_grouped = ops.plan_segment_matmul, ops._plan_grouped
+
+    def plan_segment(*args, **kwargs):
+        plans["segment"] += 1
+        return real_segment(*args, **kwargs)
+
+    def plan_grouped(*args, **kwargs):
+        plans["grouped"] += 1
+        return real_grouped(*args, **kwargs)
+
+    monkeypatch.setattr(ops, "plan_segment_matmul", plan_segment)
+    monkeypatch.setattr(ops, "_plan_grouped", plan_grouped)
+    return types.SimpleNamespace(kernel=kernel, plans=plans)
+
+
+def seg_call(rows: int = 1000, **overrides: Any) -> dict:
+    args = {"x": DeviceTensor((rows, 512)), "w": DeviceTensor((8, 256, 512)),
+            "seg_indptr": DeviceTensor((9,), "int32"),
+            "out": DeviceTensor((rows, 256))}
+    args.update(overrides)
+    return args
+
+
+def test_a_repeated_call_is_not_checked_again(eager) -> None:
+    first, second = seg_call(), seg_call()
+    ops.segment_matmul(**first)
+    ops.segment_matmul(**second)
+    assert eager.plans["segment"] == 1
+    assert len(eager.kernel.launches) == 2
+    launched = eager.kernel.launches[1]
+    # The second call launches its own tensors.
+    assert launched["x"] is second["x"] and launched["y"] is second["out"]
+    assert launched["seg_indptr"] is second["seg_indptr"]
+    assert set(launched) == {"x", "w", "seg_indptr", "y"}
+    # Another row count, layout or option is checked (and then remembered).
+    ops.segment_matmul(**seg_call(rows=999))
+    ops.segment_matmul(**seg_call(), activation="silu")
+    ops.segment_matmul(**seg_call(), activation="silu")
+    assert eager.plans["segment"] == 3
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"x": DeviceTensor((1000, 512), strides=(1, 1000))},
+     "x: the last dimension must be contiguous"),
+    ({"x": DeviceTensor((1000, 512), "float32")},
+     "x: expected dtype bf16 or f16 or f8e4m3, got torch.float32"),
+    ({"w": DeviceTensor((8, 256, 512), device="cuda:1")},
+     "w: on cuda:1, but x is on cuda:0"),
+    ({"x": DeviceTensor((1000, 512), device="cpu"),
+      "w": DeviceTensor((8, 256, 512), device="cpu")},
+     "x: expected a CUDA tensor"),
+    ({"out": DeviceTensor((1000, 128))}, "out: expected shape [1000, 256]"),
+    ({"seg_indptr": DeviceTensor((5,), "int32")}, "w: 8 weight matrices for "
+     "4 segments"),
+])
+def test_a_remembered_call_still_rejects_bad_arguments(eager, overrides,
+                                                       message) -> None:
+    ops.segment_matmul(**seg_call())
+    with pytest.raises(ops.ArgumentError, match=re.escape(message)):
+        ops.segment_matmul(**seg_call(**overrides))
+    # The failure is not remembered either.
+    with pytest.raises(ops.ArgumentError, match=re.escape(message)):
+        ops.segment_matmul(**seg_call(**overrides))
+
+
+def test_converted_arguments_are_converted_every_call(eager) -> None:
+    class Widening(DeviceTensor):
+        def int(self):
+            return DeviceTensor(self.shape, "int32")
+
+    for _ in range(2):
+        ops.segment_matmul(**seg_call(
+            weight_indices=Widening((8,), "int64")))
+    assert eager.plans["segment"] == 2
+    assert eager.kernel.launches[1]["weight_indices"].dtype.name == "int32"
+
+
+def test_stand_ins_without_get_device_are_checked_every_call(eager) -> None:
+    for _ in range(2):
+        ops.segment_matmul(**seg_args(out=FakeTensor((1000, 256))))
+    assert eager.plans["segment"] == 2
+
+
+def test_remembered_calls_are_bounded(eager, monkeypatch) -> None:
+    monkeypatch.setattr(ops, "_CHECKED_LIMIT", 4)
+    for rows in range(1, 10):
+        ops.segment_matmul(**seg_call(rows=rows))
+    assert len(ops._checked) == 4
+    ops.segment_matmul(**seg_call(rows=9))
+    assert eager.plans["segment"] == 9
+
+
+def test_masked_calls_are_remembered(eager) -> None:
+    def call() -> None:
+        ops.masked_matmul(DeviceTensor((4, 64, 512)),
+                          DeviceTensor((4, 256, 512)),
+                          DeviceTensor((4,), "int32"),
+                          out=DeviceTensor((4, 64, 256)))
+    call()
+    call()
+    assert eager.plans["grouped"] == 1
+    assert set(eager.kernel.launches[1]) == {"x", "w", "masked_m", "y"}
+    with pytest.raises(ops.ArgumentError, match="groups must be packed"):
+        ops.masked_matmul(DeviceTensor((4, 64, 512),
+                                       strides=(64 * 512 + 8, 512, 1)),
+                          DeviceTensor((4, 256, 512)),
+                          DeviceTensor((4,), "int32"),
+                          out=DeviceTensor((4, 64, 256)))
+
+
+@pytest.mark.parametrize("function, tensors", [
+    (ops.segment_matmul, {"x", "w", "seg_indptr", "weight_indices", "bias",
+                          "row_scale", "out", "x_scale", "w_scale"}),
+    (ops.masked_matmul, {"x", "w", "masked_m", "bias", "row_scale", "out",
+                         "x_scale", "w_scale"}),
+    (ops.batched_matmul, {"x", "w", "bias", "row_scale", "out", "x_scale",
+                          "w_scale"}),
+])
+def test_the_memo_key_covers_every_argument(function, tensors) -> None:
+    """A new argument of an op must go into its _call_key (the tensors or
+    the others), or a remembered call would launch the wrong kernel: update
+    this list when it does."""
+    import inspect
+    others = {"weight_layout", "activation", "accumulate", "out_dtype",
+              "catalog", "config"}
+    assert set(inspect.signature(function).parameters) == tensors | others
