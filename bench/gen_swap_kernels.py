@@ -30,7 +30,8 @@ def masked(n, k, variant):
     bm, bn, cw, swap = VARIANTS[variant]
     name = f"swapbench_masked_n{n}_k{k}_{variant}"
     config = (f"#ggemm.tile_config<block_m = {bm}, block_n = {bn}, "
-              f"block_k = 64, stages = 6, consumer_warpgroups = {cw}"
+              f"block_k = 64, stages = {4 if bm + bn > 256 else 6}, "
+              f"consumer_warpgroups = {cw}"
               f"{', swap_ab = true' if swap else ''}"
               f"{', raster = along_m' if cw == 2 and not swap else ''}>")
     return name, (

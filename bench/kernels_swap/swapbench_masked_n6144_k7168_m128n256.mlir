@@ -2,6 +2,6 @@
 func.func @swapbench_masked_n6144_k7168_m128n256(%x: memref<?x?x7168xbf16>, %w: memref<?x6144x7168xbf16>, %m: memref<?xi32>, %y: memref<?x?x6144xbf16>) {
   ggemm.masked_matmul ins(%x, %w : memref<?x?x7168xbf16>, memref<?x6144x7168xbf16>)
       masked_m(%m : memref<?xi32>) outs(%y : memref<?x?x6144xbf16>)
-      {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, stages = 6, consumer_warpgroups = 2, raster = along_m>}
+      {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, stages = 4, consumer_warpgroups = 2, raster = along_m>}
   return
 }
