@@ -1,9 +1,13 @@
 // ggemm-select-config: a config the user wrote is kept; otherwise the
 // heuristics (TileConfigHeuristics.cpp) pick one from N, K, the element type,
-// the expected rows per group and the SM count.
+// the expected rows per group and the SM count. With variants=true an op
+// whose rows per group are unknown gets one function clone per tile variant
+// and a dispatch rule in the module attribute ggemm.dispatch (VAR).
 // RUN: gemm-opt %s -split-input-file -ggemm-select-config | FileCheck %s
 // RUN: gemm-opt %s -split-input-file -ggemm-select-config="num-sms=78 expected-rows=16" | FileCheck %s --check-prefix=SMALL
 // RUN: gemm-opt %s -split-input-file -ggemm-select-config="expected-rows=512" | FileCheck %s --check-prefix=ROWS512
+// RUN: gemm-opt %s -split-input-file -ggemm-select-config="variants=true" | FileCheck %s --check-prefix=VAR
+// RUN: gemm-opt %s -split-input-file -ggemm-select-config="variants=true expected-rows=512" | FileCheck %s --check-prefix=ROWS512
 // RUN: not gemm-opt %s -ggemm-select-config=num-sms=0 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-SMS
 // RUN: not gemm-opt %s -ggemm-select-config=expected-rows=-5 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-ROWS
 
@@ -13,6 +17,9 @@
 // A user config wins, even one the heuristics would never pick.
 // CHECK-LABEL: func.func @user_config(
 // CHECK: {config = #ggemm.tile_config<block_m = 64, block_n = 24, block_k = 64, stages = 1, consumer_warpgroups = 1, raster = along_m>}
+// VAR-NOT: ggemm.dispatch
+// VAR-LABEL: func.func @user_config(
+// VAR: {config = #ggemm.tile_config<block_m = 64, block_n = 24, block_k = 64, stages = 1, consumer_warpgroups = 1, raster = along_m>}
 // SMALL-LABEL: func.func @user_config(
 // SMALL: {config = #ggemm.tile_config<block_m = 64, block_n = 24, block_k = 64, stages = 1, consumer_warpgroups = 1, raster = along_m>}
 func.func @user_config(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
@@ -34,6 +41,17 @@ func.func @user_config(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 // 7 for 64-wide tiles.
 // CHECK-LABEL: func.func @dynamic_rows(
 // CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// With variants: the function is cloned once per distinct tile over the
+// rows-per-group buckets (today 64x128 up to 64 rows, 128x256 above), each
+// clone's op with its config, and the original is gone; the host launches
+// dynamic_rows_v0 for at most 64 rows per group, dynamic_rows_v1 otherwise.
+// VAR: module attributes {ggemm.dispatch = {dynamic_rows = {bounds = [64], rule = "rows_per_group", variants = ["dynamic_rows_v0", "dynamic_rows_v1"]}}}
+// VAR-NOT: func.func @dynamic_rows(
+// VAR-LABEL: func.func @dynamic_rows_v0(
+// VAR-SAME: %[[X:.+]]: memref<?x7168xbf16>, %[[W:.+]]: memref<8x4096x7168xbf16>, %[[P:.+]]: memref<9xi32>, %[[Y:.+]]: memref<?x4096xbf16>)
+// VAR: ggemm.segment_matmul ins(%[[X]], %[[W]] : {{.*}}) segments(%[[P]] : {{.*}}) outs(%[[Y]] : {{.*}}) {config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 6, consumer_warpgroups = 1>}
+// VAR-LABEL: func.func @dynamic_rows_v1(
+// VAR: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
 // SMALL-LABEL: func.func @dynamic_rows(
 // SMALL: {config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 6, consumer_warpgroups = 1>}
 func.func @dynamic_rows(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
@@ -49,6 +67,10 @@ func.func @dynamic_rows(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 // SMs 128-wide tiles fill the last wave as well as others and are preferred.
 // CHECK-LABEL: func.func @static_rows(
 // CHECK: {config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 6, consumer_warpgroups = 1>}
+// Known rows per group: one config, variants or not.
+// VAR-NOT: ggemm.dispatch
+// VAR-LABEL: func.func @static_rows(
+// VAR: {config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 6, consumer_warpgroups = 1>}
 func.func @static_rows(%x: memref<256x7168xbf16>, %w: memref<8x4096x7168xbf16>,
                        %indptr: memref<9xi32>, %y: memref<256x4096xbf16>) {
   ggemm.segment_matmul ins(%x, %w : memref<256x7168xbf16>, memref<8x4096x7168xbf16>)
@@ -62,6 +84,11 @@ func.func @static_rows(%x: memref<256x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 // multiple of 64); K = 256 is only 4 K blocks, so no more than 4 stages.
 // CHECK-LABEL: func.func @masked_kn(
 // CHECK: {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1>, weight_layout = #ggemm.weight_layout<kn>}
+// Mmax = 32 bounds the valid rows: every bucket up to it has the same tile,
+// so one config.
+// VAR-NOT: ggemm.dispatch
+// VAR-LABEL: func.func @masked_kn(
+// VAR: {config = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1>, weight_layout = #ggemm.weight_layout<kn>}
 func.func @masked_kn(%x: memref<4x32x256xf16>, %w: memref<4x256x200xf16>,
                      %counts: memref<4xi32>, %y: memref<4x32x200xf16>) {
   ggemm.masked_matmul ins(%x, %w : memref<4x32x256xf16>, memref<4x256x200xf16>)
@@ -126,9 +153,137 @@ func.func @fp8(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M3FN>,
 // CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
 // ROWS512-LABEL: func.func @dynamic_groups(
 // ROWS512: {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, stages = 6, raster = along_m>}
+// With variants, each bucket's tile is chooseTileConfig's for an unknown
+// group count (its wave model then counts one group, so narrow tiles win
+// for few rows): 64x64 up to 64 rows, 128x64 up to 256, 128x256 above.
+// VAR: module attributes {ggemm.dispatch = {dynamic_groups = {bounds = [64, 256], rule = "rows_per_group", variants = ["dynamic_groups_v0", "dynamic_groups_v1", "dynamic_groups_v2"]}}}
+// VAR-LABEL: func.func @dynamic_groups_v0(
+// VAR: block_m = 64, block_n = 64
+// VAR-LABEL: func.func @dynamic_groups_v1(
+// VAR: block_m = 128, block_n = 64
+// VAR-LABEL: func.func @dynamic_groups_v2(
+// VAR: block_m = 128, block_n = 256
 func.func @dynamic_groups(%x: memref<?x7168xbf16>, %w: memref<?x4096x7168xbf16>,
                           %indptr: memref<?xi32>, %y: memref<?x4096xbf16>) {
   ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<?x4096x7168xbf16>)
       segments(%indptr : memref<?xi32>) outs(%y : memref<?x4096xbf16>)
+  return
+}
+
+// -----
+
+// Masked decode with a dynamic Mmax: the valid rows are unknown. Without
+// variants one config for many rows; with them the 64-row tile serves up to
+// 64 rows per group.
+// CHECK-LABEL: func.func @masked_decode(
+// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// VAR: module attributes {ggemm.dispatch = {masked_decode = {bounds = [64], rule = "rows_per_group", variants = ["masked_decode_v0", "masked_decode_v1"]}}}
+// VAR-LABEL: func.func @masked_decode_v0(
+// VAR: ggemm.masked_matmul {{.*}} {config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 6, consumer_warpgroups = 1>}
+// VAR-LABEL: func.func @masked_decode_v1(
+// VAR: ggemm.masked_matmul {{.*}} {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+func.func @masked_decode(%x: memref<32x?x7168xbf16>, %w: memref<32x4096x7168xbf16>,
+                         %counts: memref<32xi32>, %y: memref<32x?x4096xbf16>) {
+  ggemm.masked_matmul ins(%x, %w : memref<32x?x7168xbf16>, memref<32x4096x7168xbf16>)
+      masked_m(%counts : memref<32xi32>) outs(%y : memref<32x?x4096xbf16>)
+  return
+}
+
+// -----
+
+// The op's expected_m is the rows per group: one config, chosen for 16 rows
+// (64x128), with or without variants, and it wins over the pass's
+// expected-rows (ROWS512 would pick 128-row tiles).
+// CHECK-LABEL: func.func @masked_expected_m(
+// CHECK: block_m = 64, block_n = 128
+// VAR-NOT: ggemm.dispatch
+// VAR-LABEL: func.func @masked_expected_m(
+// VAR: block_m = 64, block_n = 128
+// ROWS512-LABEL: func.func @masked_expected_m(
+// ROWS512: block_m = 64, block_n = 128
+func.func @masked_expected_m(%x: memref<32x4096x7168xbf16>, %w: memref<32x4096x7168xbf16>,
+                             %counts: memref<32xi32>, %y: memref<32x4096x4096xbf16>) {
+  ggemm.masked_matmul ins(%x, %w : memref<32x4096x7168xbf16>, memref<32x4096x7168xbf16>)
+      masked_m(%counts : memref<32xi32>) outs(%y : memref<32x4096x4096xbf16>)
+      {expected_m = 16}
+  return
+}
+
+// -----
+
+// expected_m = 512 on a segment op wins over expected-rows=16 (SMALL, which
+// alone gives 64x128 tiles).
+// SMALL-LABEL: func.func @segment_expected_m(
+// SMALL: block_m = 128, block_n = 256
+// VAR-LABEL: func.func @segment_expected_m(
+// VAR: block_m = 128, block_n = 256
+func.func @segment_expected_m(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
+                              %indptr: memref<9xi32>, %y: memref<?x4096xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+      segments(%indptr : memref<9xi32>) outs(%y : memref<?x4096xbf16>) {expected_m = 512}
+  return
+}
+
+// -----
+
+// A dynamic batch M: three tiles over the buckets (64x64 up to 64 rows,
+// 128x64 up to 256, 128x128 above).
+// VAR: module attributes {ggemm.dispatch = {batched_dynamic = {bounds = [64, 256], rule = "rows_per_group", variants = ["batched_dynamic_v0", "batched_dynamic_v1", "batched_dynamic_v2"]}}}
+// VAR-LABEL: func.func @batched_dynamic_v0(
+// VAR: block_m = 64, block_n = 64
+// VAR-LABEL: func.func @batched_dynamic_v1(
+// VAR: block_m = 128, block_n = 64
+// VAR-LABEL: func.func @batched_dynamic_v2(
+// VAR: block_m = 128, block_n = 128
+func.func @batched_dynamic(%x: memref<4x?x256xbf16>, %w: memref<4x384x256xbf16>,
+                           %y: memref<4x?x384xbf16>) {
+  ggemm.batched_matmul ins(%x, %w : memref<4x?x256xbf16>, memref<4x384x256xbf16>)
+      outs(%y : memref<4x?x384xbf16>)
+  return
+}
+
+// -----
+
+// Functions the clones cannot replace keep one config per op: one with two
+// problem ops (its variants would multiply), and one that is called (the
+// caller could not choose). A clone whose name is taken is renamed.
+// VAR: module attributes {ggemm.dispatch = {taken = {bounds = [64], rule = "rows_per_group", variants = ["taken_v0_0", "taken_v1"]}}}
+// VAR-LABEL: func.func @taken_v0_0(
+// VAR: block_m = 64, block_n = 128
+// VAR-LABEL: func.func @taken_v1(
+// VAR: block_m = 128, block_n = 256
+// VAR-LABEL: func.func private @taken_v0()
+// VAR-LABEL: func.func @two_ops(
+// VAR: block_m = 128, block_n = 256
+// VAR: block_m = 128, block_n = 256
+// VAR-LABEL: func.func @called(
+// VAR: block_m = 128, block_n = 256
+// VAR-LABEL: func.func @caller(
+// VAR: call @called(
+func.func @taken(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
+                 %indptr: memref<9xi32>, %y: memref<?x4096xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+      segments(%indptr : memref<9xi32>) outs(%y : memref<?x4096xbf16>)
+  return
+}
+func.func private @taken_v0()
+func.func @two_ops(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
+                   %indptr: memref<9xi32>, %y: memref<?x4096xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+      segments(%indptr : memref<9xi32>) outs(%y : memref<?x4096xbf16>)
+  ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+      segments(%indptr : memref<9xi32>) outs(%y : memref<?x4096xbf16>)
+  return
+}
+func.func @called(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
+                  %indptr: memref<9xi32>, %y: memref<?x4096xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+      segments(%indptr : memref<9xi32>) outs(%y : memref<?x4096xbf16>)
+  return
+}
+func.func @caller(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
+                  %indptr: memref<9xi32>, %y: memref<?x4096xbf16>) {
+  func.call @called(%x, %w, %indptr, %y)
+      : (memref<?x7168xbf16>, memref<8x4096x7168xbf16>, memref<9xi32>, memref<?x4096xbf16>) -> ()
   return
 }
