@@ -13,6 +13,7 @@ from typing import Any, Optional, Sequence
 import pytest
 
 import ggemm
+from conftest import bundle_entries
 from ggemm import cache, catalog, ops
 from ggemm.compiler import CompilerError, load_compiler
 from ggemm.problem import Problem, SpecError, TileConfig
@@ -212,7 +213,11 @@ def test_compile_through_the_disk_cache(tmp_path: Path, monkeypatch) -> None:
     problem = ALL_PROBLEMS[1]
     path = cache.manifest_for(problem)
     manifest = json.loads(path.read_text())
-    assert manifest["entry"] == problem.kernel_name
+    # Rows are dynamic: a multi-variant bundle named after the problem.
+    assert path.name == problem.kernel_name + ".json"
+    entries = bundle_entries(manifest)
+    assert len(entries) >= 2 and entries == [
+        f"{problem.function_name}_v{i}_kernel" for i in range(len(entries))]
     p = manifest["problem"]
     assert (p["n"], p["k"], p["num_groups"], p["num_weights"]) == (256, 128,
                                                                    3, 5)
@@ -220,7 +225,8 @@ def test_compile_through_the_disk_cache(tmp_path: Path, monkeypatch) -> None:
     assert p["accumulate"] and p["weight_layout"] == "kn"
     assert (p["a_dtype"], p["out_dtype"], p["index_dtype"]) == ("f16", "f32",
                                                                 "i64")
-    assert "wgmma.mma_async" in (path.parent / manifest["ptx"]).read_text()
+    for variant in manifest["variants"]:
+        assert "wgmma.mma_async" in (path.parent / variant["ptx"]).read_text()
     # A second look-up is a hit: the same entry, not rewritten.
     stamp = (path.parent / "COMPLETE").stat().st_mtime_ns
     assert cache.manifest_for(problem) == path
@@ -299,8 +305,12 @@ def test_build_and_use_a_catalog(tmp_path: Path, capsys) -> None:
     assert len(index["kernels"]) == 4
     for problem in catalog.expand_spec(SPEC):
         path = cache.manifest_for(problem, catalog=out)
-        assert json.loads(path.read_text())["entry"] == problem.kernel_name
-        assert (out / f"{problem.kernel_name}.ptx").is_file()
+        assert path.name == problem.kernel_name + ".json"
+        manifest = json.loads(path.read_text())
+        assert bundle_entries(manifest)[0].startswith(problem.function_name)
+        # Every kernel's binary came along, variants included.
+        for kernel in manifest.get("variants", [manifest]):
+            assert (out / kernel["ptx"]).is_file()
     missing = Problem("segment_matmul", "bf16", n=512, k=128, groups=4)
     with pytest.raises(cache.CatalogMissError) as error:
         cache.manifest_for(missing, catalog=out)
@@ -489,3 +499,4 @@ def test_library_search_lists_what_it_tried(monkeypatch,
     with pytest.raises(CompilerError, match=r"not found \(looked for "
                        r".*none.so\).*GGEMM_PREFIX"):
         compiler.load_compiler(tmp_path / "none.so")
+
