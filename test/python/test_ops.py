@@ -500,3 +500,52 @@ def test_library_search_lists_what_it_tried(monkeypatch,
                        r".*none.so\).*GGEMM_PREFIX"):
         compiler.load_compiler(tmp_path / "none.so")
 
+
+# -- expected_m: the runtime's variant hint ---------------------------------
+
+@pytest.mark.parametrize("hint", [0, -1, 2.5, True, "20"])
+def test_masked_matmul_checks_expected_m(hint: Any) -> None:
+    x, w = FakeTensor((4, 64, 512)), FakeTensor((4, 256, 512))
+    with pytest.raises(ops.ArgumentError, match="expected_m: expected None "
+                       "or a positive int"):
+        ops.masked_matmul(x, w, FakeTensor((4,), "int32"), expected_m=hint)
+
+
+def test_masked_matmul_passes_expected_m_to_the_launch(monkeypatch) -> None:
+    """masked_matmul -> _grouped -> _run -> Kernel.launch(expected_m=)."""
+    seen = {}
+
+    def grouped(op, *args):
+        seen["grouped"] = (op, args[-1])
+    monkeypatch.setattr(ops, "_grouped", grouped)
+    x, w = FakeTensor((4, 64, 512)), FakeTensor((4, 256, 512))
+    ops.masked_matmul(x, w, FakeTensor((4,), "int32"), expected_m=20)
+    assert seen["grouped"] == ("masked_matmul", 20)
+    ops.masked_matmul(x, w, FakeTensor((4,), "int32"))
+    assert seen["grouped"] == ("masked_matmul", None)
+
+    class Launcher:
+        def launch(self, tensors, expected_m=None):
+            seen["launch"] = expected_m
+    monkeypatch.delenv("GGEMM_CATALOG", raising=False)
+    monkeypatch.setitem(ops._kernels, (("key",), None, None), Launcher())
+    plan = ops._Plan(("key",), {"x": x}, (4, 64, 256), "bf16", False)
+    out = object()
+    assert ops._run(plan, out, True, None, 20) is out
+    assert seen["launch"] == 20
+    ops._run(plan, out, True, None)
+    assert seen["launch"] is None
+
+
+def test_deep_gemm_masked_passes_expected_m(monkeypatch) -> None:
+    from ggemm.compat import deep_gemm
+    seen = []
+    monkeypatch.setattr(ops, "masked_matmul",
+                        lambda *args, **kwargs: seen.append(
+                            kwargs.get("expected_m")))
+    a, b, d = (FakeTensor((4, 64, 512)), FakeTensor((4, 256, 512)),
+               FakeTensor((4, 64, 256)))
+    counts = FakeTensor((4,), "int32")
+    deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, counts, 20)
+    deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, counts, 0)
+    assert seen == [20, None]
