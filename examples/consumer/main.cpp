@@ -31,8 +31,19 @@ int main() {
   if (mlir::failed(mlir::parsePassPipeline("ggemm-to-ptx{chip=sm_90a}", pm)) ||
       mlir::failed(pm.run(*module)))
     return 2;
-  bool hasKernel = module->lookupSymbol("experts_kernel_module") != nullptr;
-  llvm::outs() << "consumer: ggemm-to-ptx produced "
-               << (hasKernel ? "experts_kernel_module" : "nothing") << "\n";
-  return hasKernel ? 0 : 3;
+  // Dynamic rows: by default one kernel per tile variant (experts_v0_kernel,
+  // ...), each with its gpu.binary, listed in ggemm.manifests.
+  auto manifests =
+      (*module)->getAttrOfType<mlir::DictionaryAttr>("ggemm.manifests");
+  unsigned kernels = 0;
+  llvm::outs() << "consumer: ggemm-to-ptx produced";
+  for (mlir::NamedAttribute kernel :
+       manifests ? manifests.getValue()
+                 : llvm::ArrayRef<mlir::NamedAttribute>())
+    if (module->lookupSymbol((kernel.getName().getValue() + "_module").str())) {
+      llvm::outs() << " " << kernel.getName().getValue();
+      ++kernels;
+    }
+  llvm::outs() << (kernels ? "\n" : " nothing\n");
+  return kernels ? 0 : 3;
 }

@@ -23,9 +23,10 @@ using namespace mlir::ggemm;
 
 /// The passes both pipelines start with: problem ops to scheduled launches.
 static void addSchedulePasses(OpPassManager &pm, int64_t numSMs,
-                              GridPolicy grid) {
+                              GridPolicy grid, bool variants) {
   GGemmSelectConfigOptions selectConfig;
   selectConfig.numSMs = numSMs;
+  selectConfig.variants = variants;
   pm.addPass(createGGemmSelectConfig(selectConfig));
   pm.addPass(createGGemmTile());
   pm.addPass(createGGemmSwapAB());
@@ -36,7 +37,7 @@ static void addSchedulePasses(OpPassManager &pm, int64_t numSMs,
 
 void mlir::ggemm::buildToPtxPipeline(OpPassManager &pm,
                                      const ToPtxOptions &options) {
-  addSchedulePasses(pm, options.numSMs, options.grid);
+  addSchedulePasses(pm, options.numSMs, options.grid, options.variants);
   pm.addPass(createGGemmWarpSpecialize());
   pm.addPass(createGGemmStageRing());
   ConvertGGemmToNVVMOptions toNVVM;
@@ -82,7 +83,9 @@ void mlir::ggemm::buildToPtxPipeline(OpPassManager &pm,
 
 void mlir::ggemm::buildToCpuPipeline(OpPassManager &pm,
                                      const ToCpuOptions &options) {
-  addSchedulePasses(pm, options.numSMs, options.grid);
+  // One config per op: the CPU program is called by its caller, which
+  // could not choose between variant clones.
+  addSchedulePasses(pm, options.numSMs, options.grid, /*variants=*/false);
   ConvertGGemmToLoopsOptions toLoops;
   toLoops.numCtas = options.numCtas;
   pm.addPass(createConvertGGemmToLoops(toLoops));

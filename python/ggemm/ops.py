@@ -506,8 +506,10 @@ def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
     return _Plan(key, tensors, (groups, rows, n), out_name, empty)
 
 
-def _run(plan: _Plan, out: Any, zero_fill: bool, catalog: Any) -> Any:
-    """Allocates the output if needed and launches; returns the output."""
+def _run(plan: _Plan, out: Any, zero_fill: bool, catalog: Any,
+         expected_m: Optional[int] = None) -> Any:
+    """Allocates the output if needed and launches; returns the output.
+    ``expected_m`` picks among a multi-variant kernel's tiles."""
     if out is None:
         first = next(iter(plan.tensors.values()))
         alloc = torch.zeros if zero_fill or plan.empty else torch.empty
@@ -523,7 +525,7 @@ def _run(plan: _Plan, out: Any, zero_fill: bool, catalog: Any) -> Any:
         _kernels[token] = kernel
     tensors = plan.tensors
     tensors["y"] = out
-    kernel.launch(tensors)
+    kernel.launch(tensors, expected_m=expected_m)
     return out
 
 
@@ -721,7 +723,8 @@ def masked_matmul(x: Any, w: Any, masked_m: Any, *, weight_layout: str = "nk",
                   row_scale: Any = None, accumulate: bool = False,
                   out: Any = None, out_dtype: Any = None, config: Any = None,
                   catalog: Any = None, x_scale: Any = None,
-                  w_scale: Any = None) -> Any:
+                  w_scale: Any = None, expected_m: Optional[int] = None
+                  ) -> Any:
     """Grouped matmul with a device-side count of valid rows per group
     (DeepGEMM's "masked" layout, for decoding under CUDA graphs):
     ``y[g, :m_g] = act(x[g, :m_g] @ W[g]ᵀ + bias[g]) * row_scale[g, :m_g]``
@@ -736,20 +739,40 @@ def masked_matmul(x: Any, w: Any, masked_m: Any, *, weight_layout: str = "nk",
       ceil(K/128)]`` (MN-major: group stride ``M``, see
       :func:`mn_major_scales`) and ``w_scale`` ``[G, ceil(N/128),
       ceil(K/128)]``.
+    - ``expected_m``: the rows per group the caller expects (DeepGEMM's
+      hint; ``masked_m`` stays on the device). A kernel compiled with
+      several tile variants launches the one for ``expected_m`` rows, else
+      the one for ``M`` (docs/Runtime.md, "Variants"). It never changes
+      the result. Calls traced by torch.compile or recorded by autograd
+      do not pass it on.
 
     Example::
 
         y = ggemm.masked_matmul(x, w, masked_m)
+        y = ggemm.masked_matmul(x, w, masked_m, expected_m=20)
     """
+    hint = _check_expected_m(expected_m)
     return _grouped("masked_matmul", x, w, masked_m, weight_layout, bias,
                     activation, row_scale, accumulate, out, out_dtype, config,
-                    catalog, x_scale, w_scale)
+                    catalog, x_scale, w_scale, hint)
+
+
+def _check_expected_m(expected_m: Any) -> Optional[int]:
+    """``expected_m`` as the runtime takes it: ``None`` or a positive int."""
+    if expected_m is None:
+        return None
+    if isinstance(expected_m, bool) or not isinstance(expected_m, int) \
+            or expected_m <= 0:
+        raise ArgumentError(f"expected_m: expected None or a positive int, "
+                            f"got {expected_m!r}")
+    return expected_m
 
 
 def _grouped(op: str, x: Any, w: Any, counts: Any, weight_layout: str,
              bias: Any, activation: Optional[str], row_scale: Any,
              accumulate: bool, out: Any, out_dtype: Any, config: Any,
-             catalog: Any, x_scale: Any = None, w_scale: Any = None) -> Any:
+             catalog: Any, x_scale: Any = None, w_scale: Any = None,
+             expected_m: Optional[int] = None) -> Any:
     _require_torch()
     fp8 = _fp8_call(x_scale, w_scale)
     if not fp8 and _needs_torch_ops(x, w, bias, row_scale, out):
@@ -770,7 +793,7 @@ def _grouped(op: str, x: Any, w: Any, counts: Any, weight_layout: str,
                              x_scale=x_scale, w_scale=w_scale)
         _remember(key, plan, tensors)
     # Masked rows past the count are not written: zero them in a new output.
-    return _run(plan, out, op == "masked_matmul", catalog)
+    return _run(plan, out, op == "masked_matmul", catalog, expected_m)
 
 
 def _plan_with_defaults(op: str, x: Any, w: Any, counts: Any,

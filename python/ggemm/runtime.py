@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import operator
 import os
 import struct
 import sys
@@ -48,7 +49,7 @@ __all__ = [
 
 #: The C API version these bindings were written for
 #: (``GGEMM_RUNTIME_ABI_VERSION`` in ``ggemm_runtime.h``).
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 _MAX_RANK = 4
 _LIBRARY_NAME = "libggemm_runtime.so"
@@ -202,6 +203,14 @@ def _declare(library: ctypes.CDLL) -> None:
         "ggemm_kernel_prepare": (status, [kernel_p]),
         "ggemm_kernel_launch": (
             status, [kernel_p, tensors_p, ctypes.c_int, ctypes.c_void_p]),
+        "ggemm_kernel_launch_hinted": (
+            status, [kernel_p, tensors_p, ctypes.c_int, ctypes.c_int64,
+                     ctypes.c_void_p]),
+        "ggemm_kernel_num_variants": (
+            status, [kernel_p, ctypes.POINTER(ctypes.c_int)]),
+        "ggemm_kernel_select_variant": (
+            status, [kernel_p, tensors_p, ctypes.c_int, ctypes.c_int64,
+                     ctypes.POINTER(ctypes.c_int)]),
         "ggemm_kernel_grid": (
             status,
             [kernel_p, tensors_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int)]),
@@ -504,29 +513,35 @@ class Kernel:
         structs), their count, and a torch tensor if any."""
         return _pack(tensors.items())
 
-    def launch(self, tensors: Mapping[str, Any], stream: Any = None) -> None:
+    def launch(self, tensors: Mapping[str, Any], stream: Any = None,
+               expected_m: Optional[int] = None) -> None:
         """Launches with ``tensors`` given by name (``None`` means absent).
 
         ``stream`` is a ``torch.cuda.Stream``, a raw ``CUstream`` handle (an
         int) or ``None``: the current PyTorch stream of the tensors' device
         for torch tensors, the legacy default stream otherwise.
+        ``expected_m`` (rows per group the caller expects, e.g. DeepGEMM's
+        hint for masked layouts) picks among a multi-variant bundle's
+        kernels; see :meth:`select_variant`.
 
         Example::
 
             kernel.launch({"x": x, "w": w, "y": y, "seg_indptr": indptr})
         """
-        self._launch(tensors.items(), stream)
+        self._launch(tensors.items(), stream, expected_m)
 
-    def _launch(self, tensors: Any, stream: Any) -> None:
+    def _launch(self, tensors: Any, stream: Any,
+                expected_m: Optional[int] = None) -> None:
         """:meth:`launch` for an iterable of (name, tensor) pairs."""
         handle = self._handle
         if handle is None:
             raise GGemmError("the kernel is closed")
+        launch_c = (self._library.ggemm_kernel_launch if expected_m is None
+                    else self._launcher(expected_m))
         packed, count, torch_tensor = _pack(tensors)
         library = self._library
         if torch_tensor is None:
-            status = library.ggemm_kernel_launch(handle, packed, count,
-                                                 _stream_handle(stream))
+            status = launch_c(handle, packed, count, _stream_handle(stream))
             if status:
                 _check(library, status)
             return
@@ -542,16 +557,14 @@ class Kernel:
                 raw_stream = torch.current_raw_stream(index)
             else:
                 raw_stream = _stream_handle(stream)
-            status = library.ggemm_kernel_launch(handle, packed, count,
-                                                 raw_stream)
+            status = launch_c(handle, packed, count, raw_stream)
             if status == Status.NO_CONTEXT:
                 # A thread that has not used CUDA yet has no current context.
                 # Any CUDA runtime call binds the device's primary context
                 # (the one PyTorch uses) to the thread; a stream query neither
                 # blocks nor enqueues work.
                 torch.module.cuda.current_stream(index).query()
-                status = library.ggemm_kernel_launch(handle, packed, count,
-                                                     raw_stream)
+                status = launch_c(handle, packed, count, raw_stream)
         finally:
             if switch:
                 torch.set_device(previous)
@@ -562,20 +575,85 @@ class Kernel:
                  masked_m: Any = None, weight_indices: Any = None,
                  bias: Any = None, row_scale: Any = None,
                  x_scale: Any = None, w_scale: Any = None,
-                 stream: Any = None) -> None:
-        """Launches the kernel; see :meth:`launch` for ``stream``.
+                 stream: Any = None, expected_m: Optional[int] = None) -> None:
+        """Launches the kernel; see :meth:`launch` for ``stream`` and
+        ``expected_m``.
 
         Example::
 
             kernel(x=x, w=w, y=y, seg_indptr=seg_indptr, bias=bias)
             fp8_kernel(x=x, w=w, y=y, seg_indptr=seg_indptr,
                        x_scale=x_scale, w_scale=w_scale)
+            masked_kernel(x=x, w=w, y=y, masked_m=counts, expected_m=20)
         """
         self._launch((("x", x), ("w", w), ("y", y),
                       ("seg_indptr", seg_indptr), ("masked_m", masked_m),
                       ("weight_indices", weight_indices), ("bias", bias),
                       ("row_scale", row_scale), ("x_scale", x_scale),
-                      ("w_scale", w_scale)), stream)
+                      ("w_scale", w_scale)), stream, expected_m)
+
+    @staticmethod
+    def _check_expected_m(expected_m: Optional[int]) -> int:
+        """The C API's hint: 0 for none; a positive int otherwise."""
+        if expected_m is None:
+            return 0
+        try:
+            value = None if isinstance(expected_m, bool) \
+                else operator.index(expected_m)
+        except TypeError:
+            value = None
+        if value is None or value <= 0 or value >= 2 ** 63:
+            raise GGemmError(f"expected_m: expected None or a positive "
+                             f"integer, got {expected_m!r}")
+        return value
+
+    def _launcher(self, expected_m: Optional[int]) -> Any:
+        """The C launch for ``expected_m``: ``(handle, tensors, count,
+        stream) -> status``."""
+        hint = self._check_expected_m(expected_m)
+        if hint == 0:
+            return self._library.ggemm_kernel_launch
+        hinted = self._library.ggemm_kernel_launch_hinted
+        return lambda handle, array, count, stream: hinted(
+            handle, array, count, hint, stream)
+
+    @property
+    def num_variants(self) -> int:
+        """Kernel variants in the bundle (1 for a version 1 manifest).
+
+        Example::
+
+            if kernel.num_variants > 1:
+                print(kernel.select_variant(x=x, w=w, y=y, seg_indptr=p))
+        """
+        count = ctypes.c_int(0)
+        _check(self._library, self._library.ggemm_kernel_num_variants(
+            self._require_handle(), ctypes.byref(count)))
+        return count.value
+
+    def select_variant(self, *, expected_m: Optional[int] = None,
+                       **tensors: Any) -> int:
+        """The index (in the manifest's ``variants``) of the kernel a launch
+        with ``tensors`` and ``expected_m`` would run; 0 for a single-kernel
+        bundle. The choice is made on the host from the shapes and the hint
+        only (docs/Runtime.md, "Variants"), so a CUDA graph keeps the
+        variant chosen at capture. Needs no GPU.
+
+        Example::
+
+            kernel.select_variant(x=x, w=w, y=y, masked_m=counts,
+                                  expected_m=20)
+        """
+        handle = self._require_handle()
+        unknown = sorted(set(tensors) - set(TENSOR_NAMES))
+        if unknown:
+            raise GGemmError(f"unknown tensor names: {', '.join(unknown)}")
+        hint = self._check_expected_m(expected_m)
+        array, count, _ = self._marshal(tensors)
+        variant = ctypes.c_int(-1)
+        _check(self._library, self._library.ggemm_kernel_select_variant(
+            handle, array, count, hint, ctypes.byref(variant)))
+        return variant.value
 
     def prepare(self) -> None:
         """Loads the module into the current CUDA context now.

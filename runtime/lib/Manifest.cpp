@@ -1,4 +1,4 @@
-//===- Manifest.cpp - Kernel-bundle manifest (format version 1) -----------===//
+//===- Manifest.cpp - Kernel-bundle manifest (format versions 1, 2) ------===//
 //
 // The JSON is parsed by nlohmann/json, made as strict as RFC 8259 asks
 // (parseJson), and the manifest is read from tables of the keys each object
@@ -909,10 +909,222 @@ Status parseParams(const Reader &reader, const Json &array, const Pointer &at,
   return Status::success();
 }
 
-Status parseRoot(const Reader &reader, const Json &root,
-                 const std::string &directory, Manifest &manifest) {
+/// The fields of one kernel that precede the problem: at the top level of a
+/// version 1 manifest, in each element of `variants` in version 2.
+std::vector<Field> kernelHeadFields(const Reader &reader, Manifest &manifest,
+                                    std::string &ptx, std::string &cubin) {
+  return {
+      reader.string("entry", Required, manifest.entry),
+      reader.string("ptx", Optional, ptx),
+      reader.string("cubin", Optional, cubin),
+      reader.integers("block", Required, 3, 1, 1024, manifest.block.data()),
+      reader.integers("cluster", Optional, 3, 1, 16, manifest.cluster.data()),
+      reader.integer("dynamic_smem", Optional, 0, int64_t(1) << 30,
+                     manifest.dynamicSmem)};
+}
+
+/// The checks of the head fields across keys.
+Status checkKernelHead(const Reader &reader, const Pointer &at,
+                       const std::string &directory, const std::string &ptx,
+                       const std::string &cubin, Manifest &manifest) {
+  if (ptx.empty() && cubin.empty())
+    return reader.error(at, "expected \"ptx\" or \"cubin\" (or both)");
+  auto resolve = [&](const std::string &path) {
+    if (path.empty() || path[0] == '/' || directory.empty())
+      return path;
+    return directory + "/" + path;
+  };
+  manifest.ptxPath = resolve(ptx);
+  manifest.cubinPath = resolve(cubin);
+  int64_t threads =
+      int64_t(manifest.block[0]) * manifest.block[1] * manifest.block[2];
+  if (threads > 1024)
+    return reader.error(at / "block", "a block has at most 1024 threads, got " +
+                                          std::to_string(threads));
+  if (manifest.cluster[1] != 1 || manifest.cluster[2] != 1)
+    return reader.error(at / "cluster",
+                        "the grid is one-dimensional, so cluster[1] and "
+                        "cluster[2] must be 1, got [" +
+                            std::to_string(manifest.cluster[0]) + ", " +
+                            std::to_string(manifest.cluster[1]) + ", " +
+                            std::to_string(manifest.cluster[2]) + "]");
+  return Status::success();
+}
+
+Status parseArchField(const Reader &reader, const Pointer &at,
+                      Manifest &manifest) {
+  if (!parseArch(manifest.arch, manifest.archMajor, manifest.archMinor,
+                 manifest.archSpecific))
+    return reader.error(at,
+                        "expected sm_<major><minor>[a|f] such as \"sm_90a\", "
+                        "got " +
+                            quote(manifest.arch));
+  return Status::success();
+}
+
+/// The fields of one kernel that follow the problem (params are checked
+/// against it).
+std::vector<Field> kernelBodyFields(const Reader &reader, Manifest &manifest) {
+  return {
+      {"tile", Required,
+       [&reader, &manifest](const Json &value, const Pointer &at) {
+         return reader.readObject(
+             value, at,
+             {reader.integer("block_m", Required, 1, 1 << 16, manifest.blockM),
+              reader.integer("block_n", Required, 1, 1 << 16, manifest.blockN),
+              reader.integer("block_k", Optional, 1, 1 << 16, manifest.blockK),
+              reader.integer("stages", Optional, 1, 64, manifest.stages),
+              ignored("consumer_warpgroups"), ignored("swap_ab")},
+             KnownKeysOnly);
+       }},
+      {"grid", Optional,
+       [&reader, &manifest](const Json &value, const Pointer &at) {
+         return reader.readObject(
+             value, at,
+             {reader.choice("policy", Optional, kGridPolicies,
+                            manifest.gridPolicy),
+              reader.integer("ctas_per_sm", Optional, 1, 64,
+                             manifest.ctasPerSm)},
+             KnownKeysOnly);
+       }},
+      {"params", Required,
+       [&reader, &manifest](const Json &value, const Pointer &at) {
+         return parseParams(reader, value, at, manifest);
+       }}};
+}
+
+/// Version 1: one kernel, its fields at the top level.
+Status parseSingleKernel(const Reader &reader, const Json &root,
+                         const std::string &directory, Manifest &manifest) {
   const Pointer top;
   std::string ptx, cubin;
+  std::vector<Field> head = kernelHeadFields(reader, manifest, ptx, cubin);
+  // "arch" is read after the file names, as it always was.
+  head.insert(head.begin() + 3, reader.string("arch", Required, manifest.arch));
+  Status status =
+      reader.readObject(root, top, head,
+                        AnyKeys); // unknown top-level keys are metadata
+  if (status.ok() && ptx.empty() && cubin.empty())
+    status = reader.error(top, "expected \"ptx\" or \"cubin\" (or both)");
+  if (status.ok())
+    status = parseArchField(reader, top / "arch", manifest);
+  if (status.ok())
+    status = checkKernelHead(reader, top, directory, ptx, cubin, manifest);
+  if (!status.ok())
+    return status;
+  std::vector<Field> body = kernelBodyFields(reader, manifest);
+  body.insert(body.begin(),
+              {"problem", Required, [&](const Json &value, const Pointer &at) {
+                 return parseProblem(reader, value, at, manifest.problem);
+               }});
+  return reader.readObject(root, top, body, AnyKeys);
+}
+
+/// Version 2: a problem, a dispatch rule and its kernel variants.
+Status parseVariants(const Reader &reader, const Json &root,
+                     const std::string &directory, Bundle &bundle) {
+  const Pointer top;
+  Manifest shared;
+  shared.sourceName = bundle.sourceName;
+  shared.directory = directory;
+  const Json *variants = nullptr;
+  Pointer variantsAt;
+  Status status = reader.readObject(
+      root, top,
+      {reader.string("arch", Required, shared.arch),
+       {"problem", Required,
+        [&](const Json &value, const Pointer &at) {
+          if (Status status = parseArchField(reader, top / "arch", shared);
+              !status.ok())
+            return status;
+          return parseProblem(reader, value, at, shared.problem);
+        }},
+       {"dispatch", Required,
+        [&](const Json &value, const Pointer &at) {
+          std::string rule;
+          Status status = reader.readObject(
+              value, at,
+              {{"rule", Required,
+                [&](const Json &rule, const Pointer &at) {
+                  if (rule == "rows_per_group")
+                    return Status::success();
+                  return reader.error(at, "expected \"rows_per_group\", got " +
+                                              describe(rule));
+                }},
+               {"bounds", Required,
+                [&](const Json &bounds, const Pointer &at) {
+                  if (!bounds.is_array())
+                    return reader.error(at, "expected an array of integers, "
+                                            "got " +
+                                                describe(bounds));
+                  for (size_t i = 0; i < bounds.size(); ++i) {
+                    int64_t previous =
+                        bundle.bounds.empty() ? 0 : bundle.bounds.back();
+                    if (Status status = reader.checkInteger(
+                            bounds[i], at / i, previous + 1, INT64_MAX);
+                        !status.ok())
+                      return reader.error(
+                          at / i,
+                          "expected increasing positive integers (rows per "
+                          "group), got " +
+                              describe(bounds[i]) +
+                              (i ? " after " + std::to_string(previous) : ""));
+                    bundle.bounds.push_back(bounds[i].get<int64_t>());
+                  }
+                  return Status::success();
+                }}},
+              KnownKeysOnly);
+          return status;
+        }},
+       {"variants", Required,
+        [&](const Json &value, const Pointer &at) {
+          if (!value.is_array() || value.size() < 2 ||
+              value.size() > size_t(kMaxVariants))
+            return reader.error(
+                at, "expected an array of 2 to " +
+                        std::to_string(kMaxVariants) +
+                        " kernel variants, got " +
+                        (value.is_array()
+                             ? "an array of " + std::to_string(value.size()) +
+                                   " elements"
+                             : describe(value)));
+          variants = &value;
+          variantsAt = at;
+          return Status::success();
+        }}},
+      AnyKeys); // unknown top-level keys are metadata
+  if (!status.ok())
+    return status;
+  if (bundle.bounds.size() + 1 != variants->size())
+    return reader.error(top / "dispatch" / "bounds",
+                        "expected one bound fewer than the " +
+                            std::to_string(variants->size()) +
+                            " variants, got " +
+                            std::to_string(bundle.bounds.size()));
+  for (size_t i = 0; i < variants->size(); ++i) {
+    const Json &object = (*variants)[i];
+    Pointer at = variantsAt / i;
+    Manifest manifest = shared;
+    std::string ptx, cubin;
+    std::vector<Field> fields = kernelHeadFields(reader, manifest, ptx, cubin);
+    std::vector<Field> body = kernelBodyFields(reader, manifest);
+    fields.insert(fields.end(), body.begin(), body.end());
+    // A variant is all semantics: a misspelt key is an error.
+    if (Status status = reader.readObject(object, at, fields, KnownKeysOnly);
+        !status.ok())
+      return status;
+    if (Status status =
+            checkKernelHead(reader, at, directory, ptx, cubin, manifest);
+        !status.ok())
+      return status;
+    bundle.variants.push_back(std::move(manifest));
+  }
+  return Status::success();
+}
+
+Status parseRoot(const Reader &reader, const Json &root,
+                 const std::string &directory, Bundle &bundle) {
+  const Pointer top;
   Status status = reader.readObject(
       root, top,
       {{"format", Required,
@@ -925,105 +1137,34 @@ Status parseRoot(const Reader &reader, const Json &root,
        {"version", Required,
         [&](const Json &value, const Pointer &at) {
           Status integer = reader.checkInteger(value, at, INT64_MIN, INT64_MAX);
-          if (integer.ok() && value.get<int64_t>() != kManifestVersion)
-            return reader.error(at, "unsupported manifest version " +
-                                        describe(value) +
-                                        " (this runtime reads version " +
-                                        std::to_string(kManifestVersion) + ")");
+          if (integer.ok() && value.get<int64_t>() != kManifestVersion &&
+              value.get<int64_t>() != kMultiVariantManifestVersion)
+            return reader.error(
+                at, "unsupported manifest version " + describe(value) +
+                        " (this runtime reads versions " +
+                        std::to_string(kManifestVersion) + " and " +
+                        std::to_string(kMultiVariantManifestVersion) + ")");
+          if (integer.ok())
+            bundle.version = static_cast<int>(value.get<int64_t>());
           return integer;
-        }},
-       reader.string("entry", Required, manifest.entry),
-       reader.string("ptx", Optional, ptx),
-       reader.string("cubin", Optional, cubin),
-       reader.string("arch", Required, manifest.arch),
-       reader.integers("block", Required, 3, 1, 1024, manifest.block.data()),
-       reader.integers("cluster", Optional, 3, 1, 16, manifest.cluster.data()),
-       reader.integer("dynamic_smem", Optional, 0, int64_t(1) << 30,
-                      manifest.dynamicSmem)},
-      AnyKeys); // unknown top-level keys are metadata
-  if (!status.ok())
-    return status;
-
-  if (ptx.empty() && cubin.empty())
-    return reader.error(top, "expected \"ptx\" or \"cubin\" (or both)");
-  auto resolve = [&](const std::string &path) {
-    if (path.empty() || path[0] == '/' || directory.empty())
-      return path;
-    return directory + "/" + path;
-  };
-  manifest.ptxPath = resolve(ptx);
-  manifest.cubinPath = resolve(cubin);
-  if (!parseArch(manifest.arch, manifest.archMajor, manifest.archMinor,
-                 manifest.archSpecific))
-    return reader.error(top / "arch",
-                        "expected sm_<major><minor>[a|f] such as \"sm_90a\", "
-                        "got " +
-                            quote(manifest.arch));
-  int64_t threads =
-      int64_t(manifest.block[0]) * manifest.block[1] * manifest.block[2];
-  if (threads > 1024)
-    return reader.error(top / "block",
-                        "a block has at most 1024 threads, got " +
-                            std::to_string(threads));
-  if (manifest.cluster[1] != 1 || manifest.cluster[2] != 1)
-    return reader.error(top / "cluster",
-                        "the grid is one-dimensional, so cluster[1] and "
-                        "cluster[2] must be 1, got [" +
-                            std::to_string(manifest.cluster[0]) + ", " +
-                            std::to_string(manifest.cluster[1]) + ", " +
-                            std::to_string(manifest.cluster[2]) + "]");
-
-  return reader.readObject(
-      root, top,
-      {{"problem", Required,
-        [&](const Json &value, const Pointer &at) {
-          return parseProblem(reader, value, at, manifest.problem);
-        }},
-       {"tile", Required,
-        [&](const Json &value, const Pointer &at) {
-          return reader.readObject(
-              value, at,
-              {reader.integer("block_m", Required, 1, 1 << 16, manifest.blockM),
-               reader.integer("block_n", Required, 1, 1 << 16, manifest.blockN),
-               reader.integer("block_k", Optional, 1, 1 << 16, manifest.blockK),
-               reader.integer("stages", Optional, 1, 64, manifest.stages),
-               ignored("consumer_warpgroups"), ignored("swap_ab")},
-              KnownKeysOnly);
-        }},
-       {"grid", Optional,
-        [&](const Json &value, const Pointer &at) {
-          return reader.readObject(
-              value, at,
-              {reader.choice("policy", Optional, kGridPolicies,
-                             manifest.gridPolicy),
-               reader.integer("ctas_per_sm", Optional, 1, 64,
-                              manifest.ctasPerSm)},
-              KnownKeysOnly);
-        }},
-       {"params", Required,
-        [&](const Json &value, const Pointer &at) {
-          return parseParams(reader, value, at, manifest);
         }}},
       AnyKeys);
-}
-
-} // namespace
-
-Status parseManifest(std::string_view text, const std::string &sourceName,
-                     const std::string &directory, Manifest &manifest) {
-  manifest = Manifest();
-  manifest.sourceName = sourceName;
-  manifest.directory = directory;
-  Json root;
-  Status status = parseJson(text, sourceName, root);
-  if (status.ok())
-    status = parseRoot(Reader(sourceName), root, directory, manifest);
   if (!status.ok())
-    manifest = Manifest();
-  return status;
+    return status;
+  if (bundle.version == kMultiVariantManifestVersion)
+    return parseVariants(reader, root, directory, bundle);
+  Manifest manifest;
+  manifest.sourceName = bundle.sourceName;
+  manifest.directory = directory;
+  if (Status status = parseSingleKernel(reader, root, directory, manifest);
+      !status.ok())
+    return status;
+  bundle.variants.push_back(std::move(manifest));
+  return Status::success();
 }
 
-Status loadManifestFile(const std::string &path, Manifest &manifest) {
+Status readFileText(const std::string &path, std::string &text,
+                    std::string &directory) {
   std::ifstream file(path, std::ios::binary);
   if (!file)
     return Status(GGEMM_ERROR_IO, "cannot open manifest '" + path +
@@ -1033,11 +1174,60 @@ Status loadManifestFile(const std::string &path, Manifest &manifest) {
   if (file.bad())
     return Status(GGEMM_ERROR_IO, "cannot read manifest '" + path + "'");
   size_t slash = path.find_last_of('/');
-  std::string directory =
+  directory =
       slash == std::string::npos ? std::string() : path.substr(0, slash);
   if (slash == 0)
     directory = "/";
-  return parseManifest(contents.str(), path, directory, manifest);
+  text = contents.str();
+  return Status::success();
+}
+
+} // namespace
+
+Status parseBundle(std::string_view text, const std::string &sourceName,
+                   const std::string &directory, Bundle &bundle) {
+  bundle = Bundle();
+  bundle.sourceName = sourceName;
+  Json root;
+  Status status = parseJson(text, sourceName, root);
+  if (status.ok())
+    status = parseRoot(Reader(sourceName), root, directory, bundle);
+  if (!status.ok()) {
+    bundle = Bundle();
+    bundle.sourceName = sourceName;
+  }
+  return status;
+}
+
+Status parseManifest(std::string_view text, const std::string &sourceName,
+                     const std::string &directory, Manifest &manifest) {
+  manifest = Manifest();
+  manifest.sourceName = sourceName;
+  manifest.directory = directory;
+  Bundle bundle;
+  if (Status status = parseBundle(text, sourceName, directory, bundle);
+      !status.ok())
+    return status;
+  if (bundle.variants.size() != 1)
+    return badManifest(sourceName + ": /variants: expected one kernel, got " +
+                       std::to_string(bundle.variants.size()) +
+                       " variants (load the manifest as a bundle)");
+  manifest = std::move(bundle.variants.front());
+  return Status::success();
+}
+
+Status loadBundleFile(const std::string &path, Bundle &bundle) {
+  std::string text, directory;
+  if (Status status = readFileText(path, text, directory); !status.ok())
+    return status;
+  return parseBundle(text, path, directory, bundle);
+}
+
+Status loadManifestFile(const std::string &path, Manifest &manifest) {
+  std::string text, directory;
+  if (Status status = readFileText(path, text, directory); !status.ok())
+    return status;
+  return parseManifest(text, path, directory, manifest);
 }
 
 } // namespace ggemm::runtime

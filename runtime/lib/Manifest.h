@@ -1,4 +1,4 @@
-//===- Manifest.h - Kernel-bundle manifest (format version 1) ---*- C++ -*-===//
+//===- Manifest.h - Kernel-bundle manifest (versions 1, 2) ------*- C++ -*-===//
 //
 // The manifest is the contract between the compiler, which writes it next to
 // the PTX/cubin, and this runtime. docs/Runtime.md documents every field;
@@ -19,7 +19,11 @@
 
 namespace ggemm::runtime {
 
+/// Version 1: one kernel. Version 2: several variants of one problem's
+/// kernel and the rule that picks one per launch (docs/Runtime.md).
 constexpr int kManifestVersion = 1;
+constexpr int kMultiVariantManifestVersion = 2;
+constexpr int kMaxVariants = 16;
 constexpr int kMaxKernelParams = 64;
 constexpr int kMaxTensorMapParams = 8;
 constexpr int kMaxTensorMapRank = 5;
@@ -147,8 +151,30 @@ struct Manifest {
   bool usesTensor(TensorRole role) const;
 };
 
-/// Parses and checks manifest JSON. `sourceName` prefixes error messages and
-/// `directory` resolves the relative "ptx"/"cubin" paths.
+/// A kernel bundle: the variants of one problem's kernel, each a complete
+/// Manifest (same problem and arch), and the dispatch rule between them.
+/// A version 1 manifest is a bundle of one variant.
+struct Bundle {
+  std::string sourceName;
+  int version = kManifestVersion;
+  std::vector<Manifest> variants;
+  /// Rule "rows_per_group": variants[i] serves launches whose rows per group
+  /// (dispatch.h) are at most bounds[i] (and more than bounds[i - 1]); the
+  /// last variant serves the rest. variants.size() - 1 increasing positive
+  /// integers.
+  std::vector<int64_t> bounds;
+};
+
+/// Parses and checks manifest JSON of either version.
+Status parseBundle(std::string_view text, const std::string &sourceName,
+                   const std::string &directory, Bundle &bundle);
+
+/// Reads `path` and parses it with its directory as the bundle directory.
+Status loadBundleFile(const std::string &path, Bundle &bundle);
+
+/// Parses and checks a manifest of one kernel (version 1). `sourceName`
+/// prefixes error messages and `directory` resolves the relative "ptx"/"cubin"
+/// paths.
 Status parseManifest(std::string_view text, const std::string &sourceName,
                      const std::string &directory, Manifest &manifest);
 

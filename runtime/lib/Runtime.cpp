@@ -11,6 +11,7 @@
 #include "ggemm-runtime/ggemm_runtime.h"
 
 #include "DescriptorCache.h"
+#include "Dispatch.h"
 #include "Driver.h"
 #include "LaunchPlan.h"
 #include "Manifest.h"
@@ -40,17 +41,27 @@ struct ContextState {
   CUfunction function = nullptr;
 };
 
-} // namespace
-
-struct ggemm_kernel {
+/// One kernel of the bundle (a version 1 bundle has one).
+struct KernelVariant {
   Manifest manifest;
   std::string cubinImage;
   std::string ptxImage;
-  std::mutex mutex;
   // unique_ptr keeps each state's address stable for lock-free use after
   // lookup; states are only removed by ggemm_kernel_destroy.
   std::vector<std::unique_ptr<ContextState>> contexts;
-  // Descriptors do not depend on the context: they encode addresses.
+};
+
+} // namespace
+
+struct ggemm_kernel {
+  /// The dispatch rule; its variants are moved into `variants`.
+  Bundle bundle;
+  std::vector<KernelVariant> variants;
+  /// Guards every variant's `contexts`.
+  std::mutex mutex;
+  /// Encoded TMA descriptors of recent launches, shared by the variants:
+  /// the key holds every encode argument (the box included), and
+  /// descriptors do not depend on the context (they encode addresses).
   DescriptorCache descriptors;
 };
 
@@ -144,7 +155,7 @@ Status checkArch(const Manifest &manifest, int device, int major, int minor) {
 
 /// Loads the cubin, falling back to the PTX (JIT) when there is no cubin or
 /// the driver rejects it, e.g. for another architecture.
-Status loadModule(const DriverApi &driver, const ggemm_kernel &kernel,
+Status loadModule(const DriverApi &driver, const KernelVariant &kernel,
                   CUmodule &module) {
   const Manifest &manifest = kernel.manifest;
   std::string cubinError;
@@ -212,10 +223,10 @@ Status checkKernelParams(const DriverApi &driver, const Manifest &manifest,
   return Status::success();
 }
 
-/// The kernel's state in the current context, created (module loaded,
-/// attributes set) on first use.
+/// The state of `variant` of `kernel` in the current context, created
+/// (module loaded, attributes set) on first use.
 Status contextState(const DriverApi &driver, ggemm_kernel &kernel,
-                    ContextState *&state) {
+                    KernelVariant &variant, ContextState *&state) {
   CUcontext context;
   if (Status status = currentContext(driver, context); !status.ok())
     return status;
@@ -228,13 +239,13 @@ Status contextState(const DriverApi &driver, ggemm_kernel &kernel,
       return status;
 
   std::lock_guard<std::mutex> lock(kernel.mutex);
-  for (const auto &existing : kernel.contexts)
+  for (const auto &existing : variant.contexts)
     if (existing->context == context && existing->contextId == contextId) {
       state = existing.get();
       return Status::success();
     }
 
-  const Manifest &manifest = kernel.manifest;
+  const Manifest &manifest = variant.manifest;
   auto created = std::make_unique<ContextState>();
   created->context = context;
   created->contextId = contextId;
@@ -268,7 +279,8 @@ Status contextState(const DriverApi &driver, ggemm_kernel &kernel,
         " bytes of dynamic shared memory, device " + std::to_string(device) +
         " allows " + std::to_string(maxSmem));
 
-  if (Status status = loadModule(driver, kernel, created->module); !status.ok())
+  if (Status status = loadModule(driver, variant, created->module);
+      !status.ok())
     return status;
   // From here on the module must be unloaded if anything fails.
   auto fail = [&](Status status) {
@@ -311,7 +323,7 @@ Status contextState(const DriverApi &driver, ggemm_kernel &kernel,
       return fail(status);
 
   state = created.get();
-  kernel.contexts.push_back(std::move(created));
+  variant.contexts.push_back(std::move(created));
   return Status::success();
 }
 
@@ -362,9 +374,39 @@ std::string describeTensorMap(const TensorMapArgs &args) {
   return text + "]";
 }
 
+/// The variant a launch with these tensors and hint uses: a pure function
+/// of the shapes and the hint, so a captured graph keeps it.
+Status chooseVariant(const ggemm_kernel &kernel, const ggemm_tensor *tensors,
+                     int numTensors, int64_t expectedM, size_t &index) {
+  index = 0;
+  if (expectedM < 0)
+    return invalidArgument("expected_m must be positive, or 0 for no hint, "
+                           "got " +
+                           std::to_string(expectedM));
+  if (kernel.variants.size() == 1)
+    return Status::success();
+  // Every variant solves the same problem: the first binds the shapes.
+  BoundArgs args;
+  if (Status status = bindArguments(kernel.variants.front().manifest, tensors,
+                                    numTensors, args);
+      !status.ok())
+    return status;
+  index = selectVariant(
+      kernel.bundle,
+      dispatchRowsPerGroup(kernel.variants.front().manifest.problem.op,
+                           args.shape, expectedM));
+  return Status::success();
+}
+
 Status launch(ggemm_kernel &kernel, const ggemm_tensor *tensors, int numTensors,
-              void *stream) {
-  const Manifest &manifest = kernel.manifest;
+              int64_t expectedM, void *stream) {
+  size_t index = 0;
+  if (Status status =
+          chooseVariant(kernel, tensors, numTensors, expectedM, index);
+      !status.ok())
+    return status;
+  KernelVariant &variant = kernel.variants[index];
+  const Manifest &manifest = variant.manifest;
   LaunchPlan plan;
   if (Status status = planLaunch(manifest, tensors, numTensors, plan);
       !status.ok())
@@ -376,7 +418,8 @@ Status launch(ggemm_kernel &kernel, const ggemm_tensor *tensors, int numTensors,
   if (Status status = getDriver(driver); !status.ok())
     return status;
   ContextState *state;
-  if (Status status = contextState(*driver, kernel, state); !status.ok())
+  if (Status status = contextState(*driver, kernel, variant, state);
+      !status.ok())
     return status;
   if (Status status = checkDevicePointers(*driver, plan.args, state->device);
       !status.ok())
@@ -477,14 +520,18 @@ Status gridFor(const ggemm_kernel *kernel, const ggemm_tensor *tensors,
   if (!gridX)
     return invalidArgument("grid_x is null");
   *gridX = 0;
+  size_t index = 0;
+  if (Status status = chooseVariant(*kernel, tensors, numTensors, 0, index);
+      !status.ok())
+    return status;
+  const Manifest &manifest = kernel->variants[index].manifest;
   BoundArgs args;
-  if (Status status =
-          bindArguments(kernel->manifest, tensors, numTensors, args);
+  if (Status status = bindArguments(manifest, tensors, numTensors, args);
       !status.ok())
     return status;
   if (args.shape.numTiles == 0)
     return Status::success();
-  if (querySmCount && kernel->manifest.gridPolicy == GridPolicy::Persistent) {
+  if (querySmCount && manifest.gridPolicy == GridPolicy::Persistent) {
     const DriverApi *driver;
     if (Status status = getDriver(driver); !status.ok())
       return status;
@@ -503,8 +550,7 @@ Status gridFor(const ggemm_kernel *kernel, const ggemm_tensor *tensors,
       return status;
   }
   unsigned grid = 0;
-  if (Status status =
-          computeGrid(kernel->manifest, args.shape.numTiles, smCount, grid);
+  if (Status status = computeGrid(manifest, args.shape.numTiles, smCount, grid);
       !status.ok())
     return status;
   *gridX = static_cast<int>(grid);
@@ -552,20 +598,23 @@ ggemm_status ggemm_kernel_load(const char *manifest_path, ggemm_kernel **out) {
     if (!out)
       return invalidArgument("out is null");
     auto kernel = std::make_unique<ggemm_kernel>();
-    if (Status status = loadManifestFile(manifest_path, kernel->manifest);
+    if (Status status = loadBundleFile(manifest_path, kernel->bundle);
         !status.ok())
       return status;
-    const Manifest &manifest = kernel->manifest;
-    if (!manifest.cubinPath.empty())
-      if (Status status = readFile(manifest.cubinPath, "cubin", manifest_path,
-                                   kernel->cubinImage);
-          !status.ok())
-        return status;
-    if (!manifest.ptxPath.empty())
-      if (Status status = readFile(manifest.ptxPath, "PTX", manifest_path,
-                                   kernel->ptxImage);
-          !status.ok())
-        return status;
+    for (Manifest &manifest : kernel->bundle.variants) {
+      KernelVariant &variant = kernel->variants.emplace_back();
+      variant.manifest = std::move(manifest);
+      if (!variant.manifest.cubinPath.empty())
+        if (Status status = readFile(variant.manifest.cubinPath, "cubin",
+                                     manifest_path, variant.cubinImage);
+            !status.ok())
+          return status;
+      if (!variant.manifest.ptxPath.empty())
+        if (Status status = readFile(variant.manifest.ptxPath, "PTX",
+                                     manifest_path, variant.ptxImage);
+            !status.ok())
+          return status;
+    }
     *out = kernel.release();
     return Status::success();
   });
@@ -578,8 +627,14 @@ ggemm_status ggemm_kernel_prepare(ggemm_kernel *kernel) {
     const DriverApi *driver;
     if (Status status = getDriver(driver); !status.ok())
       return status;
-    ContextState *state;
-    return contextState(*driver, *kernel, state);
+    // Every variant: a launch captured into a graph later must not load.
+    for (KernelVariant &variant : kernel->variants) {
+      ContextState *state;
+      if (Status status = contextState(*driver, *kernel, variant, state);
+          !status.ok())
+        return status;
+    }
+    return Status::success();
   });
 }
 
@@ -589,7 +644,57 @@ ggemm_status ggemm_kernel_launch(ggemm_kernel *kernel,
   return guarded([&]() -> Status {
     if (!kernel)
       return invalidArgument("kernel is null");
-    return launch(*kernel, tensors, num_tensors, cu_stream);
+    return launch(*kernel, tensors, num_tensors, 0, cu_stream);
+  });
+}
+
+ggemm_status ggemm_kernel_launch_hinted(ggemm_kernel *kernel,
+                                        const ggemm_tensor *tensors,
+                                        int num_tensors, int64_t expected_m,
+                                        void *cu_stream) {
+  return guarded([&]() -> Status {
+    if (!kernel)
+      return invalidArgument("kernel is null");
+    return launch(*kernel, tensors, num_tensors, expected_m, cu_stream);
+  });
+}
+
+ggemm_status ggemm_kernel_num_variants(const ggemm_kernel *kernel, int *count) {
+  return guarded([&]() -> Status {
+    if (!kernel)
+      return invalidArgument("kernel is null");
+    if (!count)
+      return invalidArgument("count is null");
+    *count = static_cast<int>(kernel->variants.size());
+    return Status::success();
+  });
+}
+
+ggemm_status ggemm_kernel_select_variant(const ggemm_kernel *kernel,
+                                         const ggemm_tensor *tensors,
+                                         int num_tensors, int64_t expected_m,
+                                         int *variant) {
+  return guarded([&]() -> Status {
+    if (!kernel)
+      return invalidArgument("kernel is null");
+    if (!variant)
+      return invalidArgument("variant is null");
+    *variant = -1;
+    size_t index = 0;
+    if (Status status =
+            chooseVariant(*kernel, tensors, num_tensors, expected_m, index);
+        !status.ok())
+      return status;
+    // A single-variant kernel still checks the tensors, as a launch would.
+    if (kernel->variants.size() == 1) {
+      BoundArgs args;
+      if (Status status = bindArguments(kernel->variants.front().manifest,
+                                        tensors, num_tensors, args);
+          !status.ok())
+        return status;
+    }
+    *variant = static_cast<int>(index);
+    return Status::success();
   });
 }
 
@@ -614,11 +719,15 @@ void ggemm_kernel_destroy(ggemm_kernel *kernel) {
     return;
   try {
     const DriverApi *driver = nullptr;
-    if (!kernel->contexts.empty() && getDriver(driver).ok())
-      for (const auto &state : kernel->contexts)
-        // Fails harmlessly when the context is gone or the driver is
-        // shutting down at process exit.
-        driver->moduleUnload(state->module);
+    bool loaded = false;
+    for (const KernelVariant &variant : kernel->variants)
+      loaded |= !variant.contexts.empty();
+    if (loaded && getDriver(driver).ok())
+      for (const KernelVariant &variant : kernel->variants)
+        for (const auto &state : variant.contexts)
+          // Fails harmlessly when the context is gone or the driver is
+          // shutting down at process exit.
+          driver->moduleUnload(state->module);
   } catch (...) {
     // Nothing may escape the C boundary; the memory is freed regardless.
   }

@@ -61,10 +61,10 @@ TEST(Api, LoadErrors) {
                        "'}'")
                    .c_str());
 
-  path = dir.write("v2.json",
-                   test::withManifest("\"version\": 1", "\"version\": 2"));
+  path = dir.write("v3.json",
+                   test::withManifest("\"version\": 1", "\"version\": 3"));
   EXPECT_EQ(ggemm_kernel_load(path.c_str(), &kernel), GGEMM_ERROR_BAD_MANIFEST);
-  EXPECT_CONTAINS(ggemm_last_error(), "unsupported manifest version 2");
+  EXPECT_CONTAINS(ggemm_last_error(), "unsupported manifest version 3");
 
   // What nlohmann/json throws (number overflow, bad UTF-8, deep nesting) is a
   // bad manifest, not an internal error.
@@ -195,6 +195,88 @@ TEST(Api, LastErrorIsPerThreadAndClearedBySuccess) {
   kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
   EXPECT_STREQ(ggemm_last_error(), "");
   ggemm_kernel_destroy(kernel);
+}
+
+// A version 2 bundle: the variant is chosen from the shapes and the hint,
+// without the driver. M = 1000 rows over 8 segments is 125 rows per group,
+// above the small variant's bound of 64.
+TEST(Api, SelectsAVariantPerLaunch) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeMultiVariantBundle());
+  ASSERT_NE(kernel, nullptr);
+  int count = 0;
+  EXPECT_EQ(ggemm_kernel_num_variants(kernel, &count), GGEMM_OK);
+  EXPECT_EQ(count, 2);
+  SegmentTensors t;
+  int variant = -1;
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, t.get(), 4, 0, &variant),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(variant, 1);
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, t.get(), 4, 64, &variant),
+            GGEMM_OK);
+  EXPECT_EQ(variant, 0);
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, t.get(), 4, 65, &variant),
+            GGEMM_OK);
+  EXPECT_EQ(variant, 1);
+  // 512 rows over 8 segments: 64 per group.
+  t.x.shape[0] = 512;
+  t.y.shape[0] = 512;
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, t.get(), 4, 0, &variant),
+            GGEMM_OK);
+  EXPECT_EQ(variant, 0);
+  // The grid follows the chosen variant: 64-row tiles, N / 128 columns,
+  // (512 / 64 + 8) * 32 = 512 tiles on 600 SMs.
+  int grid = 0;
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 4, 600, &grid),
+            GGEMM_OK);
+  EXPECT_EQ(grid, 512);
+
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, t.get(), 4, -1, &variant),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(variant, -1);
+  EXPECT_STREQ(ggemm_last_error(),
+               "expected_m must be positive, or 0 for no hint, got -1");
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, t.get(), 3, 0, &variant),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(ggemm_last_error(), "seg_indptr");
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, t.get(), 4, 0, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ggemm_kernel_num_variants(kernel, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ggemm_kernel_num_variants(nullptr, &count),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  ggemm_kernel_destroy(kernel);
+}
+
+TEST(Api, SingleVariantBundles) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
+  ASSERT_NE(kernel, nullptr);
+  int count = 0;
+  EXPECT_EQ(ggemm_kernel_num_variants(kernel, &count), GGEMM_OK);
+  EXPECT_EQ(count, 1);
+  SegmentTensors t;
+  int variant = -1;
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, t.get(), 4, 16, &variant),
+            GGEMM_OK);
+  EXPECT_EQ(variant, 0);
+  // The tensors are still checked.
+  t.x.shape[1] = 4096;
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, t.get(), 4, 16, &variant),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  ggemm_kernel_destroy(kernel);
+}
+
+TEST(Api, EveryVariantsBinaryIsRead) {
+  TempDir dir;
+  std::string path = dir.write("k.json", test::multiVariantManifest());
+  dir.write("small.ptx", "small ptx");
+  ggemm_kernel *kernel = nullptr;
+  EXPECT_EQ(ggemm_kernel_load(path.c_str(), &kernel), GGEMM_ERROR_IO);
+  EXPECT_EQ(kernel, nullptr);
+  EXPECT_CONTAINS(ggemm_last_error(),
+                  "cannot open cubin '" + dir.file("large.cubin") + "'");
 }
 
 } // namespace

@@ -670,5 +670,57 @@ TEST_F(FakeDriver, DriverFailuresNameTheCall) {
                   "requested for launch)");
 }
 
+// A version 2 bundle launches the variant its rule picks, per launch;
+// prepare loads every variant's module, so a launch captured into a graph
+// loads nothing, whichever variant it picks.
+TEST_F(FakeDriver, LaunchesTheChosenVariant) {
+  ggemm_kernel *kernel = loadOk(dir.writeMultiVariantBundle());
+  ASSERT_NE(kernel, nullptr);
+  EXPECT_EQ(ggemm_kernel_prepare(kernel), GGEMM_OK) << ggemm_last_error();
+  EXPECT_EQ(moduleLoadCount(), 2);
+  SegmentTensors t; // 125 rows per group: the large variant
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(lastLaunch()->block[0], 384u);
+  EXPECT_EQ(lastLaunch()->sharedMemBytes, 132096u);
+  ASSERT_EQ(ggemm_kernel_launch_hinted(kernel, t.get(), 4, 20, nullptr),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(lastLaunch()->block[0], 256u);
+  EXPECT_EQ(lastLaunch()->sharedMemBytes, 99328u);
+  // Its own descriptors: the small variant's x box is 64 rows.
+  const uint64_t *aWords =
+      reinterpret_cast<const uint64_t *>(lastLaunch()->paramBytes[0]);
+  EXPECT_EQ(encode(static_cast<int>(aWords[1]))->boxDim[1], 64u);
+  // 64 x 128 tiles: (1000 / 64 rounded up + 8) * 32 tiles, 132 SMs.
+  EXPECT_EQ(lastLaunch()->grid[0], 132u);
+  ASSERT_EQ(ggemm_kernel_launch_hinted(kernel, t.get(), 4, 0, nullptr),
+            GGEMM_OK);
+  EXPECT_EQ(lastLaunch()->block[0], 384u);
+  EXPECT_EQ(moduleLoadCount(), 2);
+  EXPECT_EQ(launchCount(), 3);
+  EXPECT_EQ(ggemm_kernel_launch_hinted(kernel, t.get(), 4, -5, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(launchCount(), 3);
+  ggemm_kernel_destroy(kernel);
+  EXPECT_EQ(moduleUnloadCount(), 2);
+}
+
+// Without prepare, a variant's module is loaded by its first launch only.
+TEST_F(FakeDriver, VariantsLoadLazily) {
+  ggemm_kernel *kernel = loadOk(dir.writeMultiVariantBundle());
+  ASSERT_NE(kernel, nullptr);
+  SegmentTensors t;
+  ASSERT_EQ(ggemm_kernel_launch_hinted(kernel, t.get(), 4, 8, nullptr),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(moduleLoadCount(), 1);
+  EXPECT_STREQ(lastModuleImage(), "small ptx");
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK);
+  EXPECT_EQ(moduleLoadCount(), 2);
+  EXPECT_STREQ(lastModuleImage(), "large cubin");
+  ggemm_kernel_destroy(kernel);
+}
+
 } // namespace
 } // namespace ggemm::runtime

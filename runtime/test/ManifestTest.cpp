@@ -9,6 +9,7 @@ namespace ggemm::runtime {
 namespace {
 
 using test::withManifest;
+using test::withMultiVariantManifest;
 
 Manifest parseOk(const std::string &text) {
   Manifest manifest;
@@ -134,9 +135,9 @@ TEST(Manifest, RejectsWrongFormatAndVersion) {
   EXPECT_CONTAINS(
       parseError(withManifest("\"ggemm-bundle\"", "\"other\"")),
       "k.json: /format: expected \"ggemm-bundle\", got string \"other\"");
-  EXPECT_CONTAINS(parseError(withManifest("\"version\": 1", "\"version\": 2")),
-                  "k.json: /version: unsupported manifest version 2 (this "
-                  "runtime reads version 1)");
+  EXPECT_CONTAINS(parseError(withManifest("\"version\": 1", "\"version\": 3")),
+                  "k.json: /version: unsupported manifest version 3 (this "
+                  "runtime reads versions 1 and 2)");
   EXPECT_CONTAINS(
       parseError(withManifest("\"version\": 1", "\"version\": \"1\"")),
       "k.json: /version: expected an integer, got string \"1\"");
@@ -570,6 +571,143 @@ TEST(Manifest, FileErrors) {
   ASSERT_TRUE(status.ok()) << status.getMessage();
   EXPECT_EQ(manifest.cubinPath, dir.file("k.cubin"));
   EXPECT_EQ(manifest.sourceName, path);
+}
+
+//===----------------------------------------------------------------------===//
+// Version 2: kernel variants and their dispatch rule
+//===----------------------------------------------------------------------===//
+
+Bundle parseBundleOk(const std::string &text) {
+  Bundle bundle;
+  Status status = parseBundle(text, "k.json", "/bundles", bundle);
+  EXPECT_TRUE(status.ok()) << status.getMessage();
+  return bundle;
+}
+
+std::string parseBundleError(const std::string &text) {
+  Bundle bundle;
+  Status status = parseBundle(text, "k.json", "/bundles", bundle);
+  EXPECT_EQ(status.getCode(), GGEMM_ERROR_BAD_MANIFEST) << status.getMessage();
+  EXPECT_TRUE(bundle.variants.empty());
+  return status.getMessage();
+}
+
+TEST(Bundle, Version1IsOneVariant) {
+  Bundle bundle = parseBundleOk(test::kSegmentManifest);
+  EXPECT_EQ(bundle.version, 1);
+  ASSERT_EQ(bundle.variants.size(), 1u);
+  EXPECT_TRUE(bundle.bounds.empty());
+  EXPECT_EQ(bundle.variants[0].entry, "ggemm_segment_matmul_kernel");
+}
+
+TEST(Bundle, ParsesVariants) {
+  Bundle bundle = parseBundleOk(test::multiVariantManifest());
+  EXPECT_EQ(bundle.version, 2);
+  ASSERT_EQ(bundle.variants.size(), 2u);
+  ASSERT_EQ(bundle.bounds.size(), 1u);
+  EXPECT_EQ(bundle.bounds[0], 64);
+  const Manifest &small = bundle.variants[0];
+  const Manifest &large = bundle.variants[1];
+  EXPECT_EQ(small.entry, "small");
+  EXPECT_EQ(small.ptxPath, "/bundles/small.ptx");
+  EXPECT_TRUE(small.cubinPath.empty());
+  EXPECT_EQ(small.block[0], 256u);
+  EXPECT_EQ(small.dynamicSmem, 99328u);
+  EXPECT_EQ(small.blockM, 64);
+  EXPECT_EQ(small.params[0].box[1], 64u);
+  EXPECT_EQ(large.entry, "large");
+  EXPECT_EQ(large.cubinPath, "/bundles/large.cubin");
+  EXPECT_TRUE(large.ptxPath.empty());
+  EXPECT_EQ(large.block[0], 384u);
+  EXPECT_EQ(large.blockM, 128);
+  // The problem and the arch are the bundle's, shared by every variant.
+  for (const Manifest &variant : bundle.variants) {
+    EXPECT_EQ(variant.arch, "sm_90a");
+    EXPECT_TRUE(variant.archSpecific);
+    EXPECT_EQ(variant.problem.op, Op::SegmentMatmul);
+    EXPECT_EQ(variant.problem.k, 7168);
+    EXPECT_EQ(variant.params.size(), 13u);
+    EXPECT_EQ(variant.sourceName, "k.json");
+  }
+}
+
+TEST(Bundle, ParseManifestWantsOneKernel) {
+  EXPECT_CONTAINS(parseError(test::multiVariantManifest()),
+                  "k.json: /variants: expected one kernel, got 2 variants");
+}
+
+TEST(Bundle, RejectsBadDispatch) {
+  EXPECT_CONTAINS(
+      parseBundleError(withMultiVariantManifest(
+          "\"bounds\": [\n      64\n    ]", "\"bounds\": []")),
+      "k.json: /dispatch/bounds: expected one bound fewer than the 2 "
+      "variants, got 0");
+  EXPECT_CONTAINS(
+      parseBundleError(withMultiVariantManifest(
+          "\"bounds\": [\n      64\n    ]", "\"bounds\": [64, 32]")),
+      "k.json: /dispatch/bounds/1: expected increasing positive integers "
+      "(rows per group), got 32 after 64");
+  EXPECT_CONTAINS(
+      parseBundleError(withMultiVariantManifest(
+          "\"bounds\": [\n      64\n    ]", "\"bounds\": [0]")),
+      "k.json: /dispatch/bounds/0: expected increasing positive integers "
+      "(rows per group), got 0");
+  EXPECT_CONTAINS(
+      parseBundleError(withMultiVariantManifest(
+          "\"bounds\": [\n      64\n    ]", "\"bounds\": 64")),
+      "k.json: /dispatch/bounds: expected an array of integers, got 64");
+  EXPECT_CONTAINS(parseBundleError(withMultiVariantManifest(
+                      "\"rows_per_group\"", "\"total_rows\"")),
+                  "k.json: /dispatch/rule: expected \"rows_per_group\", got "
+                  "string \"total_rows\"");
+  EXPECT_CONTAINS(parseBundleError(withMultiVariantManifest(
+                      "\"rule\": \"rows_per_group\"",
+                      "\"rule\": \"rows_per_group\", \"by\": 1")),
+                  "k.json: /dispatch/by: unknown key");
+  EXPECT_CONTAINS(parseBundleError(withMultiVariantManifest("\"dispatch\"",
+                                                            "\"dispatcher\"")),
+                  "k.json: /dispatch: missing required key");
+}
+
+TEST(Bundle, RejectsBadVariants) {
+  nlohmann::ordered_json one =
+      nlohmann::ordered_json::parse(test::multiVariantManifest());
+  one["variants"].erase(1);
+  one["dispatch"]["bounds"] = nlohmann::ordered_json::array();
+  EXPECT_CONTAINS(parseBundleError(one.dump()),
+                  "k.json: /variants: expected an array of 2 to 16 kernel "
+                  "variants, got an array of 1 elements");
+  // Errors point into the variant.
+  EXPECT_CONTAINS(
+      parseBundleError(
+          withMultiVariantManifest("\"block_m\": 128", "\"block_m\": 0")),
+      "k.json: /variants/1/tile/block_m: expected an integer in [1, 65536], "
+      "got 0");
+  EXPECT_CONTAINS(
+      parseBundleError(withMultiVariantManifest(
+          "\"entry\": \"small\"", "\"entry\": \"small\", \"stages\": 4")),
+      "k.json: /variants/0/stages: unknown key");
+  nlohmann::ordered_json noEntry =
+      nlohmann::ordered_json::parse(test::multiVariantManifest());
+  noEntry["variants"][0].erase("entry");
+  EXPECT_CONTAINS(parseBundleError(noEntry.dump()),
+                  "k.json: /variants/0/entry: missing required key");
+  EXPECT_CONTAINS(parseBundleError(withMultiVariantManifest(
+                      "\"ptx\": \"small.ptx\"", "\"sass\": \"small.ptx\"")),
+                  "k.json: /variants/0/sass: unknown key");
+  EXPECT_CONTAINS(
+      parseBundleError(withMultiVariantManifest("\"block\": [\n        256",
+                                                "\"block\": [\n        2048")),
+      "k.json: /variants/0/block/0: expected an integer in [1, 1024], got "
+      "2048");
+  // Parameters are checked against the shared problem.
+  EXPECT_CONTAINS(
+      parseBundleError(withMultiVariantManifest("\"op\": \"segment_matmul\"",
+                                                "\"op\": \"masked_matmul\"")),
+      "k.json: /variants/0/params");
+  EXPECT_CONTAINS(
+      parseBundleError(withMultiVariantManifest("\"sm_90a\"", "\"sm90\"")),
+      "k.json: /arch: expected sm_<major><minor>[a|f]");
 }
 
 } // namespace

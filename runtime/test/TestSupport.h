@@ -6,6 +6,7 @@
 #include "ggemm-runtime/ggemm_runtime.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <cstdlib>
@@ -126,6 +127,41 @@ inline std::string withFp8Manifest(const std::string &from,
   return replaced(fp8SegmentManifest(), from, to);
 }
 
+/// kSegmentManifest as a version 2 bundle of two variants, as the compiler
+/// writes one for dynamic rows: "small" (64-row tiles, 256 threads, 99 KB,
+/// small.ptx) for at most 64 rows per group, then "large" (the 128-row
+/// kernel of kSegmentManifest, large.cubin) for more.
+inline std::string multiVariantManifest() {
+  nlohmann::ordered_json single =
+      nlohmann::ordered_json::parse(kSegmentManifest);
+  nlohmann::ordered_json large = single;
+  for (const char *key : {"format", "version", "arch", "problem", "ptx"})
+    large.erase(key);
+  large["entry"] = "large";
+  large["cubin"] = "large.cubin";
+  nlohmann::ordered_json small = large;
+  small.erase("cubin");
+  small["entry"] = "small";
+  small["ptx"] = "small.ptx";
+  small["block"] = {256, 1, 1};
+  small["dynamic_smem"] = 99328;
+  small["tile"]["block_m"] = 64;
+  small["params"][0]["box"] = {64, 64};
+  nlohmann::ordered_json bundle = {
+      {"format", "ggemm-bundle"},
+      {"version", 2},
+      {"arch", single["arch"]},
+      {"problem", single["problem"]},
+      {"dispatch", {{"rule", "rows_per_group"}, {"bounds", {64}}}},
+      {"variants", {small, large}}};
+  return bundle.dump(2);
+}
+
+inline std::string withMultiVariantManifest(const std::string &from,
+                                            const std::string &to) {
+  return replaced(multiVariantManifest(), from, to);
+}
+
 /// A fresh directory under $TMPDIR, removed with its files at destruction.
 class TempDir {
 public:
@@ -162,6 +198,17 @@ public:
       write("k.cubin", cubin);
     if (!ptx.empty())
       write("k.ptx", ptx);
+    return write("k.json", manifest);
+  }
+
+  /// Writes k.json as multiVariantManifest() (or `manifest`) with small.ptx
+  /// and large.cubin; returns the manifest path.
+  std::string
+  writeMultiVariantBundle(const std::string &manifest = multiVariantManifest(),
+                          const std::string &smallPtx = "small ptx",
+                          const std::string &largeCubin = "large cubin") const {
+    write("small.ptx", smallPtx);
+    write("large.cubin", largeCubin);
     return write("k.json", manifest);
   }
 

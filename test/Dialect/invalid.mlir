@@ -732,3 +732,53 @@ func.func @quantize_scale_shape(%x: memref<?x512xf16>, %q: memref<?x512xf8E5M2>,
       {block = 64}
   return
 }
+
+// -----
+
+func.func @expected_m_zero(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                           %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects expected_m to be positive, got 0}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>) {expected_m = 0}
+  return
+}
+
+// -----
+
+func.func @expected_m_negative(%x: memref<4x64x256xbf16>, %w: memref<4x128x256xbf16>,
+                               %counts: memref<4xi32>, %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.masked_matmul' op expects expected_m to be positive, got -3}}
+  ggemm.masked_matmul ins(%x, %w : memref<4x64x256xbf16>, memref<4x128x256xbf16>)
+      masked_m(%counts : memref<4xi32>) outs(%y : memref<4x64x128xbf16>) {expected_m = -3}
+  return
+}
+
+// -----
+
+func.func @expected_m_above_mmax(%x: memref<4x64x256xbf16>, %w: memref<4x128x256xbf16>,
+                                 %counts: memref<4xi32>, %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.masked_matmul' op expects expected_m (65) to be at most Mmax (64)}}
+  ggemm.masked_matmul ins(%x, %w : memref<4x64x256xbf16>, memref<4x128x256xbf16>)
+      masked_m(%counts : memref<4xi32>) outs(%y : memref<4x64x128xbf16>) {expected_m = 65}
+  return
+}
+
+// -----
+
+func.func @expected_m_above_m(%x: memref<2x16x256xbf16>, %w: memref<2x128x256xbf16>,
+                              %y: memref<2x16x128xbf16>) {
+  // expected-error @+1 {{'ggemm.batched_matmul' op expects expected_m (32) to be at most M (16)}}
+  ggemm.batched_matmul ins(%x, %w : memref<2x16x256xbf16>, memref<2x128x256xbf16>)
+      outs(%y : memref<2x16x128xbf16>) {expected_m = 32}
+  return
+}
+
+// -----
+
+func.func @expected_m_type(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                           %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+2 {{'ggemm.segment_matmul' op attribute 'expected_m' failed to satisfy constraint: 64-bit signless integer attribute}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>) {expected_m = 4 : i32}
+  return
+}

@@ -34,6 +34,25 @@ func.func @segment_matmul_layouts(%x: memref<?x256xf16>, %wnk: memref<4x128x256x
   return
 }
 
+// The expected rows per group, a hint for ggemm-select-config.
+// CHECK-LABEL: func.func @expected_m(
+// CHECK: ggemm.segment_matmul {{.*}} outs(%{{.*}} : memref<?x128xbf16>) {expected_m = 20 : i64}
+// CHECK: ggemm.masked_matmul {{.*}} outs(%{{.*}} : memref<4x64x128xbf16>) {expected_m = 64 : i64}
+// CHECK: ggemm.batched_matmul {{.*}} outs(%{{.*}} : memref<4x?x128xbf16>) {expected_m = 300 : i64}
+func.func @expected_m(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                      %indptr: memref<5xi32>, %y: memref<?x128xbf16>,
+                      %xm: memref<4x64x256xbf16>, %counts: memref<4xi32>,
+                      %ym: memref<4x64x128xbf16>, %xb: memref<4x?x256xbf16>,
+                      %yb: memref<4x?x128xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>) {expected_m = 20}
+  ggemm.masked_matmul ins(%xm, %w : memref<4x64x256xbf16>, memref<4x128x256xbf16>)
+      masked_m(%counts : memref<4xi32>) outs(%ym : memref<4x64x128xbf16>) {expected_m = 64}
+  ggemm.batched_matmul ins(%xb, %w : memref<4x?x256xbf16>, memref<4x128x256xbf16>)
+      outs(%yb : memref<4x?x128xbf16>) {expected_m = 300}
+  return
+}
+
 // CHECK-LABEL: func.func @segment_matmul_weight_indices(
 // CHECK-SAME: %[[IDX:[a-z0-9]+]]: memref<6xi32>
 // CHECK: ggemm.segment_matmul ins(%{{.*}}, %{{.*}} : memref<?x256xbf16>, memref<2x128x256xbf16>) segments(%{{.*}} : memref<7xi32>) weight_indices(%[[IDX]] : memref<6xi32>) outs(%{{.*}} : memref<?x128xbf16>){{$}}

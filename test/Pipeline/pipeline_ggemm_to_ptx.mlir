@@ -1,17 +1,20 @@
 // End to end: problem op -> PTX for sm_90a with wgmma and TMA, assembled by
 // ptxas. One function per weight layout and output type.
 // RUN: rm -rf %t && gemm-opt %s --split-input-file --ggemm-to-ptx="chip=sm_90a bundle-dir=%t" -o /dev/null
-// RUN: FileCheck %s --check-prefix=NK --input-file=%t/seg_nk_kernel.ptx
+// RUN: FileCheck %s --check-prefix=NK --input-file=%t/seg_nk_v3_kernel.ptx
+// RUN: FileCheck %s --check-prefix=NK-SMALL --input-file=%t/seg_nk_v0_kernel.ptx
 // RUN: FileCheck %s --check-prefix=KN --input-file=%t/seg_kn_kernel.ptx
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/seg_nk_kernel.json
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/seg_nk_kernel.ptx -o %t/nk.cubin %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/seg_nk_v0_kernel.ptx -o %t/nk0.cubin %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/seg_nk_v3_kernel.ptx -o %t/nk3.cubin %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/seg_kn_kernel.ptx -o %t/kn.cubin %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/batched_kernel.ptx -o %t/b.cubin %}
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/masked_kernel.ptx -o %t/m.cubin %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/masked_v0_kernel.ptx -o %t/m0.cubin %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/masked_v2_kernel.ptx -o %t/m2.cubin %}
 
-// NK-LABEL: .entry seg_nk_kernel(
-// NK: .param .align 64 .b8 seg_nk_kernel_param_0[128]
-// NK: .param .align 64 .b8 seg_nk_kernel_param_1[128]
+// NK-LABEL: .entry seg_nk_v3_kernel(
+// NK: .param .align 64 .b8 seg_nk_v3_kernel_param_0[128]
+// NK: .param .align 64 .b8 seg_nk_v3_kernel_param_1[128]
 // NK: .maxntid 384, 1, 1
 // NK: .minnctapersm 1
 // NK: mbarrier.init.shared.b64
@@ -32,9 +35,33 @@ func.func @seg_nk(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
   return
 }
 
-// JSON: "entry": "seg_nk_kernel"
+// Dynamic rows: four variants in one bundle (ggemm-select-config's
+// variants, the pipeline's default): swap-AB with 24, 48 and 88 token rows
+// up to 16, 32 and 64 rows per group (the weight tile in wgmma's M over two
+// consumer warpgroups, the tokens in its N), 128x256 above.
+// NK-SMALL-LABEL: .entry seg_nk_v0_kernel(
+// NK-SMALL: .maxntid 384, 1, 1
+// NK-SMALL: wgmma.mma_async.sync.aligned.m64n24k16.f32.bf16.bf16
+// JSON: "dispatch": {
+// JSON-NEXT: "bounds": [
+// JSON-NEXT: 16,
+// JSON-NEXT: 32,
+// JSON-NEXT: 64
+// JSON-NEXT: ],
+// JSON-NEXT: "rule": "rows_per_group"
 // JSON: "format": "ggemm-bundle"
-// JSON: "ptx": "seg_nk_kernel.ptx"
+// JSON: "problem": {
+// JSON: "variants": [
+// JSON: "entry": "seg_nk_v0_kernel"
+// JSON: "ptx": "seg_nk_v0_kernel.ptx"
+// JSON: "block_m": 24
+// JSON: "swap_ab": true
+// JSON: "entry": "seg_nk_v3_kernel"
+// JSON: "ptx": "seg_nk_v3_kernel.ptx"
+// JSON: "block_m": 128,
+// JSON-NEXT: "block_n": 256
+// JSON: "swap_ab": false
+// JSON: "version": 2
 
 // -----
 

@@ -4,14 +4,22 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: gemm-opt %s '--ggemm-to-ptx=chip=sm_90a bundle-dir=%t/{x}' -o /dev/null
 // RUN: ls '%t/{x}' | FileCheck %s --check-prefix=BRACES
+// RUN: gemm-opt %s '--ggemm-to-ptx=chip=sm_90a variants=false bundle-dir=%t/one' -o /dev/null
+// RUN: ls %t/one | FileCheck %s --check-prefix=ONE
 // RUN: not gemm-opt %s '--ggemm-to-ptx=chip=sm_90a features=+ptx80}' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FEATURES
 // RUN: not gemm-opt %s '--ggemm-to-ptx=format=cubin' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: not gemm-opt %s '--ggemm-to-cpu=grid=cluster' -o /dev/null 2>&1 | FileCheck %s --check-prefix=GRID
 // RUN: not gemm-opt %s '--ggemm-to-ptx=num-sms=0' -o /dev/null 2>&1 | FileCheck %s --check-prefix=SMS
 // RUN: not gemm-opt %s '--ggemm-to-cpu=num-ctas=-1' -o /dev/null 2>&1 | FileCheck %s --check-prefix=CTAS
 
+// Dynamic rows: by default one bundle with a kernel per tile variant
+// (ggemm-select-config's variants); variants=false gives one kernel.
 // BRACES: options_kernel.json
-// BRACES: options_kernel.ptx
+// BRACES-NEXT: options_v0_kernel.ptx
+// BRACES-NEXT: options_v1_kernel.ptx
+// ONE: options_kernel.json
+// ONE-NEXT: options_kernel.ptx
+
 // FEATURES: for the --features option: expects a PTX ISA version from +ptx80 to +ptx90 (sm_90a needs PTX 8.0), got '+ptx80}'
 // FORMAT: for the --format option: expects one of isa, bin; got 'cubin'
 // GRID: for the --grid option: expects one of persistent, tiles; got 'cluster'

@@ -1,9 +1,13 @@
 // ggemm-select-config: a config the user wrote is kept; otherwise the
 // heuristics (TileConfigHeuristics.cpp) pick one from N, K, the element type,
-// the expected rows per group and the SM count.
+// the expected rows per group and the SM count. With variants=true an op
+// whose rows per group are unknown gets one function clone per tile variant
+// and a dispatch rule in the module attribute ggemm.dispatch (VAR).
 // RUN: gemm-opt %s -split-input-file -ggemm-select-config | FileCheck %s
 // RUN: gemm-opt %s -split-input-file -ggemm-select-config="num-sms=78 expected-rows=16" | FileCheck %s --check-prefix=SMALL
 // RUN: gemm-opt %s -split-input-file -ggemm-select-config="expected-rows=512" | FileCheck %s --check-prefix=ROWS512
+// RUN: gemm-opt %s -split-input-file -ggemm-select-config="variants=true" | FileCheck %s --check-prefix=VAR
+// RUN: gemm-opt %s -split-input-file -ggemm-select-config="variants=true expected-rows=512" | FileCheck %s --check-prefix=ROWS512
 // RUN: not gemm-opt %s -ggemm-select-config=num-sms=0 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-SMS
 // RUN: not gemm-opt %s -ggemm-select-config=expected-rows=-5 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD-ROWS
 
@@ -13,6 +17,9 @@
 // A user config wins, even one the heuristics would never pick.
 // CHECK-LABEL: func.func @user_config(
 // CHECK: {config = #ggemm.tile_config<block_m = 64, block_n = 24, block_k = 64, stages = 1, consumer_warpgroups = 1, raster = along_m>}
+// VAR-NOT: ggemm.dispatch
+// VAR-LABEL: func.func @user_config(
+// VAR: {config = #ggemm.tile_config<block_m = 64, block_n = 24, block_k = 64, stages = 1, consumer_warpgroups = 1, raster = along_m>}
 // SMALL-LABEL: func.func @user_config(
 // SMALL: {config = #ggemm.tile_config<block_m = 64, block_n = 24, block_k = 64, stages = 1, consumer_warpgroups = 1, raster = along_m>}
 func.func @user_config(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
@@ -34,6 +41,18 @@ func.func @user_config(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 // multiple of 8) in wgmma's N, 128 weight rows in its M.
 // CHECK-LABEL: func.func @dynamic_rows(
 // CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// With variants: the function is cloned once per distinct tile over the
+// rows-per-group buckets (swap-AB with 24, 48 and 88 token rows up to 16,
+// 32 and 64 rows per group, 128x256 above), each clone's op with its
+// config, and the original is gone; the host launches dynamic_rows_v0 for
+// at most 16 rows per group, ..., dynamic_rows_v3 above 64.
+// VAR: module attributes {ggemm.dispatch = {dynamic_rows = {bounds = [16, 32, 64], rule = "rows_per_group", variants = ["dynamic_rows_v0", "dynamic_rows_v1", "dynamic_rows_v2", "dynamic_rows_v3"]}}}
+// VAR-NOT: func.func @dynamic_rows(
+// VAR-LABEL: func.func @dynamic_rows_v0(
+// VAR-SAME: %[[X:.+]]: memref<?x7168xbf16>, %[[W:.+]]: memref<8x4096x7168xbf16>, %[[P:.+]]: memref<9xi32>, %[[Y:.+]]: memref<?x4096xbf16>)
+// VAR: ggemm.segment_matmul ins(%[[X]], %[[W]] : {{.*}}) segments(%[[P]] : {{.*}}) outs(%[[Y]] : {{.*}}) {config = #ggemm.tile_config<block_m = 24, block_n = 128, block_k = 64, stages = 6, swap_ab = true>}
+// VAR-LABEL: func.func @dynamic_rows_v3(
+// VAR: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
 // SMALL-LABEL: func.func @dynamic_rows(
 // SMALL: {config = #ggemm.tile_config<block_m = 24, block_n = 128, block_k = 64, stages = 6, swap_ab = true>}
 func.func @dynamic_rows(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
@@ -50,6 +69,10 @@ func.func @dynamic_rows(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 // wgmma's M.
 // CHECK-LABEL: func.func @static_rows(
 // CHECK: {config = #ggemm.tile_config<block_m = 48, block_n = 128, block_k = 64, stages = 6, swap_ab = true>}
+// Known rows per group: one config, variants or not.
+// VAR-NOT: ggemm.dispatch
+// VAR-LABEL: func.func @static_rows(
+// VAR: {config = #ggemm.tile_config<block_m = 48, block_n = 128, block_k = 64, stages = 6, swap_ab = true>}
 func.func @static_rows(%x: memref<256x7168xbf16>, %w: memref<8x4096x7168xbf16>,
                        %indptr: memref<9xi32>, %y: memref<256x4096xbf16>) {
   ggemm.segment_matmul ins(%x, %w : memref<256x7168xbf16>, memref<8x4096x7168xbf16>)
@@ -64,6 +87,13 @@ func.func @static_rows(%x: memref<256x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 // blocks, so no more than 4 stages.
 // CHECK-LABEL: func.func @masked_kn(
 // CHECK: {config = #ggemm.tile_config<block_m = 32, block_n = 128, block_k = 64, swap_ab = true>, weight_layout = #ggemm.weight_layout<kn>}
+// With variants, Mmax = 32 bounds the valid rows: a 24-row swap-AB tile up
+// to 16 rows per group, the 32-row one above.
+// VAR: module attributes {ggemm.dispatch = {masked_kn = {bounds = [16], rule = "rows_per_group", variants = ["masked_kn_v0", "masked_kn_v1"]}}}
+// VAR-LABEL: func.func @masked_kn_v0(
+// VAR: {config = #ggemm.tile_config<block_m = 24, block_n = 128, block_k = 64, swap_ab = true>, weight_layout = #ggemm.weight_layout<kn>}
+// VAR-LABEL: func.func @masked_kn_v1(
+// VAR: {config = #ggemm.tile_config<block_m = 32, block_n = 128, block_k = 64, swap_ab = true>, weight_layout = #ggemm.weight_layout<kn>}
 func.func @masked_kn(%x: memref<4x32x256xf16>, %w: memref<4x256x200xf16>,
                      %counts: memref<4xi32>, %y: memref<4x32x200xf16>) {
   ggemm.masked_matmul ins(%x, %w : memref<4x32x256xf16>, memref<4x256x200xf16>)
@@ -121,16 +151,146 @@ func.func @fp8(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M3FN>,
 // -----
 
 // A seg_indptr of dynamic size gives an unknown group count, not a wrapped
-// one (its size minus one used to overflow): with 512 rows per group
-// expected, one group's 4 x 16 tiles of 128x256 already take a wave, so
-// the narrower 128x128 tiles (8 x 32 of them, still one wave) win.
+// one (its size minus one used to overflow). Without a group count the wave
+// model has nothing to count, so even with 512 rows per group expected the
+// widest tile wins (it once counted one group and picked 128x128).
 // CHECK-LABEL: func.func @dynamic_groups(
 // CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
 // ROWS512-LABEL: func.func @dynamic_groups(
-// ROWS512: {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, stages = 6, raster = along_m>}
+// ROWS512: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// With variants: swap-AB up to 64 rows per group (24, 48 and 88 token
+// rows), 128x256 above.
+// VAR: module attributes {ggemm.dispatch = {dynamic_groups = {bounds = [16, 32, 64], rule = "rows_per_group", variants = ["dynamic_groups_v0", "dynamic_groups_v1", "dynamic_groups_v2", "dynamic_groups_v3"]}}}
+// VAR-LABEL: func.func @dynamic_groups_v0(
+// VAR: block_m = 24, block_n = 128, block_k = 64, stages = 6, swap_ab = true
+// VAR-LABEL: func.func @dynamic_groups_v1(
+// VAR: block_m = 48, block_n = 128, block_k = 64, stages = 6, swap_ab = true
+// VAR-LABEL: func.func @dynamic_groups_v2(
+// VAR: block_m = 88, block_n = 128, block_k = 64, stages = 6, swap_ab = true
+// VAR-LABEL: func.func @dynamic_groups_v3(
+// VAR: block_m = 128, block_n = 256
 func.func @dynamic_groups(%x: memref<?x7168xbf16>, %w: memref<?x4096x7168xbf16>,
                           %indptr: memref<?xi32>, %y: memref<?x4096xbf16>) {
   ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<?x4096x7168xbf16>)
       segments(%indptr : memref<?xi32>) outs(%y : memref<?x4096xbf16>)
+  return
+}
+
+// -----
+
+// Masked decode with a dynamic Mmax: the valid rows are unknown. Without
+// variants one config for many rows; with them swap-AB tiles serve up to
+// 64 rows per group.
+// CHECK-LABEL: func.func @masked_decode(
+// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// VAR: module attributes {ggemm.dispatch = {masked_decode = {bounds = [16, 32, 64], rule = "rows_per_group", variants = ["masked_decode_v0", "masked_decode_v1", "masked_decode_v2", "masked_decode_v3"]}}}
+// VAR-LABEL: func.func @masked_decode_v0(
+// VAR: ggemm.masked_matmul {{.*}} {config = #ggemm.tile_config<block_m = 24, block_n = 128, block_k = 64, stages = 6, swap_ab = true>}
+// VAR-LABEL: func.func @masked_decode_v3(
+// VAR: ggemm.masked_matmul {{.*}} {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+func.func @masked_decode(%x: memref<32x?x7168xbf16>, %w: memref<32x4096x7168xbf16>,
+                         %counts: memref<32xi32>, %y: memref<32x?x4096xbf16>) {
+  ggemm.masked_matmul ins(%x, %w : memref<32x?x7168xbf16>, memref<32x4096x7168xbf16>)
+      masked_m(%counts : memref<32xi32>) outs(%y : memref<32x?x4096xbf16>)
+  return
+}
+
+// -----
+
+// The op's expected_m is the rows per group: one config, chosen for 16 rows
+// (swap-AB, 24 token rows), with or without variants, and it wins over the
+// pass's expected-rows (ROWS512 would pick 128-row tiles).
+// CHECK-LABEL: func.func @masked_expected_m(
+// CHECK: block_m = 24, block_n = 128, block_k = 64, stages = 6, swap_ab = true
+// VAR-NOT: ggemm.dispatch
+// VAR-LABEL: func.func @masked_expected_m(
+// VAR: block_m = 24, block_n = 128, block_k = 64, stages = 6, swap_ab = true
+// ROWS512-LABEL: func.func @masked_expected_m(
+// ROWS512: block_m = 24, block_n = 128, block_k = 64, stages = 6, swap_ab = true
+func.func @masked_expected_m(%x: memref<32x4096x7168xbf16>, %w: memref<32x4096x7168xbf16>,
+                             %counts: memref<32xi32>, %y: memref<32x4096x4096xbf16>) {
+  ggemm.masked_matmul ins(%x, %w : memref<32x4096x7168xbf16>, memref<32x4096x7168xbf16>)
+      masked_m(%counts : memref<32xi32>) outs(%y : memref<32x4096x4096xbf16>)
+      {expected_m = 16}
+  return
+}
+
+// -----
+
+// expected_m = 512 on a segment op wins over expected-rows=16 (SMALL, which
+// alone gives 64x128 tiles).
+// SMALL-LABEL: func.func @segment_expected_m(
+// SMALL: block_m = 128, block_n = 256
+// VAR-LABEL: func.func @segment_expected_m(
+// VAR: block_m = 128, block_n = 256
+func.func @segment_expected_m(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
+                              %indptr: memref<9xi32>, %y: memref<?x4096xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+      segments(%indptr : memref<9xi32>) outs(%y : memref<?x4096xbf16>) {expected_m = 512}
+  return
+}
+
+// -----
+
+// A dynamic batch M: swap-AB with 24, 48 and 88 token rows up to 16, 32
+// and 64 rows, then 128x64 up to 256 (4 batches of N = 384: the wave model
+// prefers narrow tiles) and 128x128 above.
+// VAR: module attributes {ggemm.dispatch = {batched_dynamic = {bounds = [16, 32, 64, 256], rule = "rows_per_group", variants = ["batched_dynamic_v0", "batched_dynamic_v1", "batched_dynamic_v2", "batched_dynamic_v3", "batched_dynamic_v4"]}}}
+// VAR-LABEL: func.func @batched_dynamic_v0(
+// VAR: block_m = 24, block_n = 128, block_k = 64, swap_ab = true
+// VAR-LABEL: func.func @batched_dynamic_v3(
+// VAR: block_m = 128, block_n = 64
+// VAR-LABEL: func.func @batched_dynamic_v4(
+// VAR: block_m = 128, block_n = 128
+func.func @batched_dynamic(%x: memref<4x?x256xbf16>, %w: memref<4x384x256xbf16>,
+                           %y: memref<4x?x384xbf16>) {
+  ggemm.batched_matmul ins(%x, %w : memref<4x?x256xbf16>, memref<4x384x256xbf16>)
+      outs(%y : memref<4x?x384xbf16>)
+  return
+}
+
+// -----
+
+// Functions the clones cannot replace keep one config per op: one with two
+// problem ops (its variants would multiply), and one that is called (the
+// caller could not choose). A clone whose name is taken is renamed.
+// VAR: module attributes {ggemm.dispatch = {taken = {bounds = [16, 32, 64], rule = "rows_per_group", variants = ["taken_v0_0", "taken_v1", "taken_v2", "taken_v3"]}}}
+// VAR-LABEL: func.func @taken_v0_0(
+// VAR: block_m = 24, block_n = 128
+// VAR-LABEL: func.func @taken_v3(
+// VAR: block_m = 128, block_n = 256
+// VAR-LABEL: func.func private @taken_v0()
+// VAR-LABEL: func.func @two_ops(
+// VAR: block_m = 128, block_n = 256
+// VAR: block_m = 128, block_n = 256
+// VAR-LABEL: func.func @called(
+// VAR: block_m = 128, block_n = 256
+// VAR-LABEL: func.func @caller(
+// VAR: call @called(
+func.func @taken(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
+                 %indptr: memref<9xi32>, %y: memref<?x4096xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+      segments(%indptr : memref<9xi32>) outs(%y : memref<?x4096xbf16>)
+  return
+}
+func.func private @taken_v0()
+func.func @two_ops(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
+                   %indptr: memref<9xi32>, %y: memref<?x4096xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+      segments(%indptr : memref<9xi32>) outs(%y : memref<?x4096xbf16>)
+  ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+      segments(%indptr : memref<9xi32>) outs(%y : memref<?x4096xbf16>)
+  return
+}
+func.func @called(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
+                  %indptr: memref<9xi32>, %y: memref<?x4096xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<8x4096x7168xbf16>)
+      segments(%indptr : memref<9xi32>) outs(%y : memref<?x4096xbf16>)
+  return
+}
+func.func @caller(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
+                  %indptr: memref<9xi32>, %y: memref<?x4096xbf16>) {
+  func.call @called(%x, %w, %indptr, %y)
+      : (memref<?x7168xbf16>, memref<8x4096x7168xbf16>, memref<9xi32>, memref<?x4096xbf16>) -> ()
   return
 }

@@ -262,3 +262,115 @@ TEST(ChooseTileConfig, TwoWarpgroupTilesWalkAlongM) {
   EXPECT_FALSE(
       chooseTileConfig(problem(4096, 7168, 16, 8), kH100SMs).rasterAlongM);
 }
+
+namespace {
+
+/// The variant the host's dispatch rule picks for `rows` per group: the
+/// first whose bound is at least `rows`, else the last (docs/Bundle.md).
+const TileVariant &dispatch(const std::vector<TileVariant> &variants,
+                            int64_t rows) {
+  for (const TileVariant &v : variants)
+    if (v.maxRowsPerGroup > 0 && rows <= v.maxRowsPerGroup)
+      return v;
+  return variants.back();
+}
+
+} // namespace
+
+// Unknown rows over 8 groups of N = 4096, K = 7168: today's heuristics give
+// 64x128 one-warpgroup tiles up to 64 rows per group and 128x256 above, so
+// the five buckets merge into two variants.
+TEST(ChooseVariants, SmallAndLargeRows) {
+  // Swap-AB tiles sized to each bucket's largest groups (+30 %), then
+  // 128x256 above 64 rows per group.
+  std::vector<TileVariant> variants =
+      chooseVariants(problem(4096, 7168, 0, 8), kH100SMs);
+  ASSERT_EQ(variants.size(), 4u);
+  for (auto [i, bound, blockM] :
+       {std::tuple<int, int64_t, int64_t>{0, 16, 24}, {1, 32, 48},
+        {2, 64, 88}}) {
+    EXPECT_EQ(variants[i].maxRowsPerGroup, bound);
+    EXPECT_TRUE(variants[i].tile.swapAB);
+    EXPECT_EQ(variants[i].tile.blockM, blockM);
+    EXPECT_EQ(variants[i].tile.blockN, 128);
+  }
+  EXPECT_EQ(variants[3].maxRowsPerGroup, 0);
+  EXPECT_FALSE(variants[3].tile.swapAB);
+  EXPECT_EQ(variants[3].tile.blockM, 128);
+  EXPECT_EQ(variants[3].tile.blockN, 256);
+  EXPECT_EQ(variants[3].tile.consumerWarpgroups, 2);
+}
+
+// rowsPerGroup in the summary is ignored: the variants are for unknown rows.
+TEST(ChooseVariants, IgnoresTheSummarysRows) {
+  std::vector<TileVariant> a =
+      chooseVariants(problem(4096, 7168, 0, 8), kH100SMs);
+  std::vector<TileVariant> b =
+      chooseVariants(problem(4096, 7168, 16, 8), kH100SMs);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(sameTileChoice(a[i].tile, b[i].tile));
+    EXPECT_EQ(a[i].maxRowsPerGroup, b[i].maxRowsPerGroup);
+  }
+}
+
+// A cap (a masked op's Mmax) drops the buckets above it, and the last
+// variant is chosen for the cap itself.
+TEST(ChooseVariants, CappedRows) {
+  std::vector<TileVariant> small =
+      chooseVariants(problem(4096, 7168, 0, 8), kH100SMs, 32);
+  // Swap-AB token tiles follow the rows: one for <= 16, one for the cap.
+  ASSERT_EQ(small.size(), 2u);
+  EXPECT_EQ(small[0].maxRowsPerGroup, 16);
+  EXPECT_EQ(small[1].maxRowsPerGroup, 0);
+  EXPECT_EQ(small[1].representativeRows, 32);
+  EXPECT_TRUE(sameTileChoice(
+      small[1].tile, chooseTileConfig(problem(4096, 7168, 32, 8), kH100SMs)));
+
+  std::vector<TileVariant> mid =
+      chooseVariants(problem(4096, 7168, 0, 8), kH100SMs, 100);
+  ASSERT_EQ(mid.size(), 4u);
+  EXPECT_EQ(mid[2].maxRowsPerGroup, 64);
+  EXPECT_EQ(mid[3].maxRowsPerGroup, 0);
+  EXPECT_EQ(mid[3].representativeRows, 100);
+  EXPECT_TRUE(sameTileChoice(
+      mid[3].tile, chooseTileConfig(problem(4096, 7168, 100, 8), kH100SMs)));
+}
+
+// Over the sweep: bounds increase and only the last variant is unbounded;
+// neighbours differ (else they would have merged); and the variant the
+// dispatch rule picks at every bucket bound is chooseTileConfig's choice
+// for that bound, so variants follow chooseTileConfig whatever it returns
+// (swap-AB tiles included, once it returns them).
+TEST(ChooseVariants, FollowChooseTileConfig) {
+  for (ProblemSummary p : sweep()) {
+    for (int64_t cap : {int64_t(0), int64_t(48), int64_t(4096)}) {
+      std::vector<TileVariant> variants = chooseVariants(p, kH100SMs, cap);
+      ASSERT_FALSE(variants.empty()) << describe(p);
+      EXPECT_EQ(variants.back().maxRowsPerGroup, 0) << describe(p);
+      for (size_t i = 0; i + 1 < variants.size(); ++i) {
+        EXPECT_GT(variants[i].maxRowsPerGroup, 0) << describe(p);
+        if (i > 0)
+          EXPECT_GT(variants[i].maxRowsPerGroup,
+                    variants[i - 1].maxRowsPerGroup)
+              << describe(p);
+        EXPECT_FALSE(sameTileChoice(variants[i].tile, variants[i + 1].tile))
+            << describe(p);
+      }
+      for (int64_t bound : kVariantRowBounds) {
+        if (cap > 0 && bound >= cap)
+          break;
+        ProblemSummary atBound = p;
+        atBound.rowsPerGroup = bound;
+        EXPECT_TRUE(sameTileChoice(dispatch(variants, bound).tile,
+                                   chooseTileConfig(atBound, kH100SMs)))
+            << describe(p) << " cap=" << cap << " rows=" << bound;
+      }
+      ProblemSummary many = p;
+      many.rowsPerGroup = cap;
+      EXPECT_TRUE(sameTileChoice(dispatch(variants, 1 << 20).tile,
+                                 chooseTileConfig(many, kH100SMs)))
+          << describe(p) << " cap=" << cap;
+    }
+  }
+}

@@ -24,18 +24,30 @@ def test_compile_example_to_bundle(tmp_path: Path) -> None:
                                       cache_dir=tmp_path / "cache")
     assert list(manifests) == ["moe_up_kernel"]
     manifest = json.loads(manifests["moe_up_kernel"].read_text())
-    assert manifest["entry"] == "moe_up_kernel"
+    # Dynamic rows: one bundle with a kernel per tile variant (the
+    # pipeline's default), picked per launch by the rows per group.
+    assert manifest["version"] == 2
     assert manifest["arch"] == "sm_90a"
-    ptx = (tmp_path / "out" / manifest["ptx"]).read_text()
-    assert "wgmma.mma_async" in ptx
-    assert "cp.async.bulk.tensor" in ptx
+    assert manifest["dispatch"] == {"rule": "rows_per_group",
+                                    "bounds": [16, 32, 64]}
+    assert [v["entry"] for v in manifest["variants"]] == [
+        f"moe_up_v{i}_kernel" for i in range(4)]
+    # Swap-AB token tiles up to 64 rows per group, then 128x256.
+    assert [(v["tile"]["block_m"], v["tile"]["swap_ab"])
+            for v in manifest["variants"]] == [
+        (24, True), (48, True), (88, True), (128, False)]
+    for variant in manifest["variants"]:
+        text = (tmp_path / "out" / variant["ptx"]).read_text()
+        assert "wgmma.mma_async" in text
+        assert "cp.async.bulk.tensor" in text
+    ptx = (tmp_path / "out" / "moe_up_v1_kernel.ptx").read_text()
     # A second compile of the same IR comes from the cache.
     cached = next((tmp_path / "cache").iterdir())
     stamp = (cached / "COMPLETE").stat().st_mtime_ns
     ggemm.compile_bundles(source, tmp_path / "again",
                           cache_dir=tmp_path / "cache")
     assert (cached / "COMPLETE").stat().st_mtime_ns == stamp
-    assert (tmp_path / "again" / "moe_up_kernel.ptx").read_text() == ptx
+    assert (tmp_path / "again" / "moe_up_v1_kernel.ptx").read_text() == ptx
 
 
 def test_verifier_errors_come_back_as_exceptions(tmp_path: Path) -> None:
@@ -91,3 +103,49 @@ def test_bad_pipeline_option_lists_the_valid_values() -> None:
     # llvm::cl's own parsers report on stderr too; the message carries it.
     with pytest.raises(CompilerError, match=r"num-sms option: 'many' value invalid"):
         ggemm.run_pipeline(source, "ggemm-to-ptx{num-sms=many}")
+
+
+def test_runtime_reads_the_compiled_variants(tmp_path: Path) -> None:
+    """The compiler's version 2 bundle is what the runtime reads: a manifest
+    contract test across the two (no GPU: the variant choice needs none)."""
+    from ggemm import runtime
+    try:
+        runtime.load_library()
+    except runtime.RuntimeLibraryNotFound as error:
+        pytest.skip(str(error))
+    source = (ROOT / "examples" / "segment_matmul_bf16.mlir").read_text()
+    manifests = ggemm.compile_bundles(source, tmp_path / "out",
+                                      cache_dir=tmp_path / "cache")
+
+    class Tensor:
+        def __init__(self, address, shape, dtype):
+            self.address, self.shape = address, tuple(shape)
+            self.dtype = type("D", (), {"__str__": lambda _: dtype})()
+            strides, step = [], 1
+            for extent in reversed(self.shape):
+                strides.insert(0, step)
+                step *= extent
+            self.strides = tuple(strides)
+
+        def data_ptr(self):
+            return self.address
+
+        def stride(self):
+            return self.strides
+
+    def tensors(rows):
+        base = 0x1_0000_0000
+        return {"x": Tensor(base, (rows, 7168), "torch.bfloat16"),
+                "w": Tensor(base + 0x10000000, (8, 4096, 7168),
+                            "torch.bfloat16"),
+                "y": Tensor(base + 0x20000000, (rows, 4096), "torch.bfloat16"),
+                "seg_indptr": Tensor(base + 0x30000000, (9,), "torch.int32")}
+
+    with runtime.Kernel(manifests["moe_up_kernel"]) as kernel:
+        # Bounds 16, 32, 64 rows per group (8 groups), then unbounded.
+        assert kernel.num_variants == 4
+        assert kernel.select_variant(**tensors(8 * 16)) == 0
+        assert kernel.select_variant(**tensors(8 * 16 + 1)) == 1
+        assert kernel.select_variant(**tensors(8 * 64)) == 2
+        assert kernel.select_variant(**tensors(8 * 64 + 1)) == 3
+        assert kernel.select_variant(expected_m=16, **tensors(4096)) == 0

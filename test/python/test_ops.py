@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence
 import pytest
 
 import ggemm
+from conftest import bundle_entries
 from ggemm import cache, catalog, ops
 from ggemm.compiler import CompilerError, load_compiler
 from ggemm.problem import Problem, SpecError, TileConfig
@@ -213,7 +214,11 @@ def test_compile_through_the_disk_cache(tmp_path: Path, monkeypatch) -> None:
     problem = ALL_PROBLEMS[1]
     path = cache.manifest_for(problem)
     manifest = json.loads(path.read_text())
-    assert manifest["entry"] == problem.kernel_name
+    # Rows are dynamic: a multi-variant bundle named after the problem.
+    assert path.name == problem.kernel_name + ".json"
+    entries = bundle_entries(manifest)
+    assert len(entries) >= 2 and entries == [
+        f"{problem.function_name}_v{i}_kernel" for i in range(len(entries))]
     p = manifest["problem"]
     assert (p["n"], p["k"], p["num_groups"], p["num_weights"]) == (256, 128,
                                                                    3, 5)
@@ -221,7 +226,8 @@ def test_compile_through_the_disk_cache(tmp_path: Path, monkeypatch) -> None:
     assert p["accumulate"] and p["weight_layout"] == "kn"
     assert (p["a_dtype"], p["out_dtype"], p["index_dtype"]) == ("f16", "f32",
                                                                 "i64")
-    assert "wgmma.mma_async" in (path.parent / manifest["ptx"]).read_text()
+    for variant in manifest["variants"]:
+        assert "wgmma.mma_async" in (path.parent / variant["ptx"]).read_text()
     # A second look-up is a hit: the same entry, not rewritten.
     stamp = (path.parent / "COMPLETE").stat().st_mtime_ns
     assert cache.manifest_for(problem) == path
@@ -300,8 +306,12 @@ def test_build_and_use_a_catalog(tmp_path: Path, capsys) -> None:
     assert len(index["kernels"]) == 4
     for problem in catalog.expand_spec(SPEC):
         path = cache.manifest_for(problem, catalog=out)
-        assert json.loads(path.read_text())["entry"] == problem.kernel_name
-        assert (out / f"{problem.kernel_name}.ptx").is_file()
+        assert path.name == problem.kernel_name + ".json"
+        manifest = json.loads(path.read_text())
+        assert bundle_entries(manifest)[0].startswith(problem.function_name)
+        # Every kernel's binary came along, variants included.
+        for kernel in manifest.get("variants", [manifest]):
+            assert (out / kernel["ptx"]).is_file()
     missing = Problem("segment_matmul", "bf16", n=512, k=128, groups=4)
     with pytest.raises(cache.CatalogMissError) as error:
         cache.manifest_for(missing, catalog=out)
@@ -514,8 +524,9 @@ class RecordingKernel:
     def __init__(self) -> None:
         self.launches: list = []
 
-    def launch(self, tensors: dict) -> None:
+    def launch(self, tensors: dict, expected_m=None) -> None:
         self.launches.append(dict(tensors))
+        self.hints = getattr(self, "hints", []) + [expected_m]
 
 
 @pytest.fixture
@@ -642,11 +653,23 @@ def test_masked_calls_are_remembered(eager) -> None:
                           out=DeviceTensor((4, 64, 256)))
 
 
+def test_a_remembered_masked_call_launches_its_own_hint(eager) -> None:
+    """expected_m is not in the memo key: each call passes its own."""
+    for hint in (20, None, 192):
+        ops.masked_matmul(DeviceTensor((4, 64, 512)),
+                          DeviceTensor((4, 256, 512)),
+                          DeviceTensor((4,), "int32"),
+                          out=DeviceTensor((4, 64, 256)), expected_m=hint)
+    assert eager.plans["grouped"] == 1
+    assert eager.kernel.hints == [20, None, 192]
+
+
 @pytest.mark.parametrize("function, tensors", [
     (ops.segment_matmul, {"x", "w", "seg_indptr", "weight_indices", "bias",
                           "row_scale", "out", "x_scale", "w_scale"}),
+    # expected_m does not change the plan: it is passed to every launch.
     (ops.masked_matmul, {"x", "w", "masked_m", "bias", "row_scale", "out",
-                         "x_scale", "w_scale"}),
+                         "x_scale", "w_scale", "expected_m"}),
     (ops.batched_matmul, {"x", "w", "bias", "row_scale", "out", "x_scale",
                           "w_scale"}),
 ])
@@ -658,3 +681,52 @@ def test_the_memo_key_covers_every_argument(function, tensors) -> None:
     others = {"weight_layout", "activation", "accumulate", "out_dtype",
               "catalog", "config"}
     assert set(inspect.signature(function).parameters) == tensors | others
+
+# -- expected_m: the runtime's variant hint ---------------------------------
+
+@pytest.mark.parametrize("hint", [0, -1, 2.5, True, "20"])
+def test_masked_matmul_checks_expected_m(hint: Any) -> None:
+    x, w = FakeTensor((4, 64, 512)), FakeTensor((4, 256, 512))
+    with pytest.raises(ops.ArgumentError, match="expected_m: expected None "
+                       "or a positive int"):
+        ops.masked_matmul(x, w, FakeTensor((4,), "int32"), expected_m=hint)
+
+
+def test_masked_matmul_passes_expected_m_to_the_launch(monkeypatch) -> None:
+    """masked_matmul -> _grouped -> _run -> Kernel.launch(expected_m=)."""
+    seen = {}
+
+    def grouped(op, *args):
+        seen["grouped"] = (op, args[-1])
+    monkeypatch.setattr(ops, "_grouped", grouped)
+    x, w = FakeTensor((4, 64, 512)), FakeTensor((4, 256, 512))
+    ops.masked_matmul(x, w, FakeTensor((4,), "int32"), expected_m=20)
+    assert seen["grouped"] == ("masked_matmul", 20)
+    ops.masked_matmul(x, w, FakeTensor((4,), "int32"))
+    assert seen["grouped"] == ("masked_matmul", None)
+
+    class Launcher:
+        def launch(self, tensors, expected_m=None):
+            seen["launch"] = expected_m
+    monkeypatch.delenv("GGEMM_CATALOG", raising=False)
+    monkeypatch.setitem(ops._kernels, (("key",), None, None), Launcher())
+    plan = ops._Plan(("key",), {"x": x}, (4, 64, 256), "bf16", False)
+    out = object()
+    assert ops._run(plan, out, True, None, 20) is out
+    assert seen["launch"] == 20
+    ops._run(plan, out, True, None)
+    assert seen["launch"] is None
+
+
+def test_deep_gemm_masked_passes_expected_m(monkeypatch) -> None:
+    from ggemm.compat import deep_gemm
+    seen = []
+    monkeypatch.setattr(ops, "masked_matmul",
+                        lambda *args, **kwargs: seen.append(
+                            kwargs.get("expected_m")))
+    a, b, d = (FakeTensor((4, 64, 512)), FakeTensor((4, 256, 512)),
+               FakeTensor((4, 64, 256)))
+    counts = FakeTensor((4,), "int32")
+    deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, counts, 20)
+    deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, counts, 0)
+    assert seen == [20, None]

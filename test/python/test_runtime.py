@@ -161,12 +161,12 @@ def test_missing_manifest(tmp_path: Path) -> None:
 
 
 def test_bad_manifest_version(tmp_path: Path) -> None:
-    manifest = dict(MANIFEST, version=2)
+    manifest = dict(MANIFEST, version=3)
     with pytest.raises(GGemmError) as error:
         Kernel(write_bundle(tmp_path, manifest))
     assert error.value.status == Status.BAD_MANIFEST
-    assert ("version: unsupported manifest version 2 (this runtime reads "
-            "version 1)") in str(error.value)
+    assert ("version: unsupported manifest version 3 (this runtime reads "
+            "versions 1 and 2)") in str(error.value)
 
 
 def test_bad_manifest_dtype(tmp_path: Path) -> None:
@@ -453,3 +453,112 @@ def test_fake_driver_launch(tmp_path: Path) -> None:
     assert out["grid"] == 132
     assert out["shared_mem_bytes"] == 132096
     assert out["stream"] == 0x5eed
+
+
+# -- multi-variant bundles (manifest version 2) ------------------------------
+
+def multi_variant_manifest() -> Dict[str, Any]:
+    """MANIFEST as a version 2 bundle, as the compiler writes one for
+    dynamic rows: "small" (64-row tiles, 256 threads) for at most 64 rows
+    per group, then "large" (MANIFEST's kernel)."""
+    large = {key: value for key, value in json.loads(json.dumps(MANIFEST))
+             .items() if key not in ("format", "version", "arch", "problem")}
+    large.update(entry="large", ptx="large.ptx")
+    del large["cubin"]
+    small = json.loads(json.dumps(large))
+    small.update(entry="small", ptx="small.ptx", block=[256, 1, 1],
+                 dynamic_smem=99328)
+    small["tile"]["block_m"] = 64
+    small["params"][0]["box"] = [64, 64]
+    return {"format": "ggemm-bundle", "version": 2, "arch": MANIFEST["arch"],
+            "problem": MANIFEST["problem"],
+            "dispatch": {"rule": "rows_per_group", "bounds": [64]},
+            "variants": [small, large]}
+
+
+def write_multi_variant_bundle(directory: Path,
+                               manifest: Optional[Dict[str, Any]] = None
+                               ) -> Path:
+    (directory / "small.ptx").write_text("small ptx")
+    (directory / "large.ptx").write_text("large ptx")
+    path = directory / "k.json"
+    path.write_text(json.dumps(manifest if manifest is not None
+                               else multi_variant_manifest(), indent=2))
+    return path
+
+
+def test_single_kernel_bundles_have_one_variant(kernel: Kernel) -> None:
+    assert kernel.num_variants == 1
+    assert kernel.select_variant(expected_m=4, **segment_tensors()) == 0
+
+
+def test_variant_follows_rows_per_group_and_hint(tmp_path: Path) -> None:
+    with Kernel(write_multi_variant_bundle(tmp_path)) as kernel:
+        assert kernel.num_variants == 2
+        # 1000 rows over 8 segments: 125 per group, above the bound of 64.
+        assert kernel.select_variant(**segment_tensors()) == 1
+        assert kernel.select_variant(expected_m=64, **segment_tensors()) == 0
+        assert kernel.select_variant(expected_m=65, **segment_tensors()) == 1
+        small = segment_tensors(
+            x=FakeTensor(BASE + 0x100000, (500, 7168), "bfloat16"),
+            y=FakeTensor(BASE + 0x300000, (500, 4096), "bfloat16"))
+        assert kernel.select_variant(**small) == 0
+        # The grid is the chosen variant's: 64-row tiles,
+        # (ceil(500 / 64) + 8) * 32 = 512 tiles.
+        assert kernel.grid(sm_count=1000, **small) == 512
+        assert kernel.grid(sm_count=1000, **segment_tensors()) == 512
+
+
+@pytest.mark.parametrize("hint", [0, -3, 2.5, True, "20"])
+def test_bad_expected_m(tmp_path: Path, hint: Any) -> None:
+    with Kernel(write_multi_variant_bundle(tmp_path)) as kernel:
+        with pytest.raises(GGemmError, match="expected_m: expected None or "
+                           "a positive integer") as error:
+            kernel.select_variant(expected_m=hint, **segment_tensors())
+        assert error.value.status is None
+        with pytest.raises(GGemmError, match="expected_m"):
+            kernel(**segment_tensors(), expected_m=hint)
+
+
+def test_bad_multi_variant_manifest(tmp_path: Path) -> None:
+    manifest = multi_variant_manifest()
+    manifest["dispatch"]["bounds"] = [64, 128]
+    with pytest.raises(GGemmError) as error:
+        Kernel(write_multi_variant_bundle(tmp_path, manifest))
+    assert error.value.status == Status.BAD_MANIFEST
+    assert ("/dispatch/bounds: expected one bound fewer than the 2 variants, "
+            "got 2") in str(error.value)
+
+
+@pytest.mark.skipif(not FAKE_DRIVER, reason="GGEMM_FAKE_CUDA_DRIVER not set "
+                    "(CTest sets it to the fake driver of runtime/test)")
+def test_fake_driver_launches_the_hinted_variant(tmp_path: Path) -> None:
+    write_multi_variant_bundle(tmp_path)
+    script = """
+    import ctypes, json, os
+    from ggemm.runtime import Kernel
+    from test_runtime import segment_tensors
+
+    class LaunchRecord(ctypes.Structure):
+        _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3)]
+
+    fake = ctypes.CDLL(os.environ["GGEMM_CUDA_DRIVER"])
+    fake.ggemmFakeLastLaunch.restype = ctypes.POINTER(LaunchRecord)
+    kernel = Kernel(os.environ["GGEMM_TEST_BUNDLE"])
+    blocks = []
+    for hint in (None, 20, None):
+        kernel(**segment_tensors(), expected_m=hint)
+        blocks.append(fake.ggemmFakeLastLaunch().contents.block[0])
+    print(json.dumps({"blocks": blocks}))
+    """
+    env = dict(os.environ)
+    env["GGEMM_CUDA_DRIVER"] = FAKE_DRIVER
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT / "python"), str(Path(__file__).resolve().parent)])
+    env["GGEMM_TEST_BUNDLE"] = str(tmp_path / "k.json")
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], env=env,
+        capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["blocks"] == [384, 256, 384]

@@ -104,6 +104,12 @@ struct ToPtxOptions : public PassPipelineOptions<ToPtxOptions> {
       *this, "opt-level", llvm::cl::desc("LLVM optimisation level (0-3)"),
       llvm::cl::init(3)};
   GGEMM_GRID_OPTION;
+  PassOptions::Option<bool> variants{
+      *this, "variants",
+      llvm::cl::desc("several tile variants per op, chosen per launch by the "
+                     "rows per group, when they are unknown at compile time "
+                     "(ggemm-select-config's variants)"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> cudaPath{
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit: libdevice (math functions in epilogues) "

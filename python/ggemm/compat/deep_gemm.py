@@ -12,8 +12,9 @@ DeepGEMM's conventions: ``nt`` means ``d = a @ bᵀ`` with ``b`` ``[N, K]``
   one segment per group plus the gaps between them, whose weight index -1
   GGEMM skips.
 - masked layout: ``a`` ``[G, Mmax, K]``, ``masked_m`` ``[G]``;
-  ``expected_m`` is a tuning hint DeepGEMM uses to choose tiles; GGEMM's
-  kernel is chosen when compiled, so the hint is accepted and unused.
+  ``expected_m`` is a tuning hint DeepGEMM uses to choose tiles; GGEMM
+  passes it to the runtime, which launches the matching variant of a
+  kernel compiled with several (0: no hint).
 
 Example::
 
@@ -156,13 +157,13 @@ def m_grouped_bf16_gemm_nt_masked(a: Any, b: Any, d: Any, masked_m: Any,
                                   expected_m: int, compiled_dims: str = "nk"
                                   ) -> None:
     """``d[g, :masked_m[g]] = a[g, :masked_m[g]] @ b[g]ᵀ``; rows past
-    ``masked_m[g]`` are left as they are. ``expected_m`` is accepted as the
-    hint it is in DeepGEMM and unused."""
+    ``masked_m[g]`` are left as they are. ``expected_m`` is the hint it is
+    in DeepGEMM: it picks among a multi-variant kernel's tiles (0: none)."""
     _compiled_dims(compiled_dims)
     if not isinstance(expected_m, int) or expected_m < 0:
         raise ArgumentError(f"expected_m: expected a non-negative int, got "
                             f"{expected_m!r}")
-    ops.masked_matmul(a, b, masked_m, out=d)
+    ops.masked_matmul(a, b, masked_m, out=d, expected_m=expected_m or None)
 
 
 _FP8 = "FP8 (e4m3) operands with 1x128 / 128x128 block scales"
@@ -228,7 +229,8 @@ def m_grouped_gemm_fp8_fp8_bf16_nt_masked(lhs: Any, rhs: Any, out: Any,
     """Masked FP8: ``out[g, :masked_m[g]] = a[g, :masked_m[g]] @ b[g]ᵀ``
     with ``a`` ``[G, Mmax, K]``, ``a_scale`` ``[G, Mmax, K/128]``, ``b``
     ``[G, N, K]``, ``b_scale`` ``[G, N/128, K/128]``; rows past
-    ``masked_m[g]`` are left as they are; ``expected_m`` is unused."""
+    ``masked_m[g]`` are left as they are; ``expected_m`` picks among a
+    multi-variant kernel's tiles (0: no hint)."""
     a, a_scale = _fp8_pair("lhs", lhs)
     b, b_scale = _fp8_pair("rhs", rhs)
     _bf16_out(out)
@@ -236,7 +238,7 @@ def m_grouped_gemm_fp8_fp8_bf16_nt_masked(lhs: Any, rhs: Any, out: Any,
         raise ArgumentError(f"expected_m: expected a non-negative int, got "
                             f"{expected_m!r}")
     ops.masked_matmul(a, b, masked_m, out=out, x_scale=a_scale,
-                      w_scale=b_scale)
+                      w_scale=b_scale, expected_m=expected_m or None)
 
 
 def fp8_gemm_nt(a: Any, b: Any, d: Any, c: Any = None, **kwargs: Any) -> None:

@@ -30,8 +30,10 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct layout or a function signature below changes, so
- * that bindings (python/ggemm) can refuse a library they do not match. */
-#define GGEMM_RUNTIME_ABI_VERSION 1
+ * that bindings (python/ggemm) can refuse a library they do not match.
+ * 2: multi-variant bundles (ggemm_kernel_launch_hinted,
+ * ggemm_kernel_num_variants, ggemm_kernel_select_variant). */
+#define GGEMM_RUNTIME_ABI_VERSION 2
 
 typedef enum ggemm_status {
   GGEMM_OK = 0,
@@ -101,8 +103,9 @@ GGEMM_RUNTIME_API const char *ggemm_last_error(void);
 GGEMM_RUNTIME_API ggemm_status ggemm_kernel_load(const char *manifest_path,
                                                  ggemm_kernel **out);
 
-/* Loads the module into the current context now (cubin first, PTX if there is
- * no cubin or the cubin does not load) and checks the device. Optional: call
+/* Loads the module (of every variant) into the current context now (cubin
+ * first, PTX if there is no cubin or the cubin does not load) and checks the
+ * device. Optional: call
  * it before capturing a launch into a CUDA graph so that the capture does no
  * module loading. */
 GGEMM_RUNTIME_API ggemm_status ggemm_kernel_prepare(ggemm_kernel *kernel);
@@ -117,6 +120,29 @@ GGEMM_RUNTIME_API ggemm_status ggemm_kernel_launch(ggemm_kernel *kernel,
                                                    const ggemm_tensor *tensors,
                                                    int num_tensors,
                                                    void *cu_stream);
+
+/* As ggemm_kernel_launch, with the caller's expected rows per group (for
+ * masked_matmul DeepGEMM's expected_m; 0: no hint) for a multi-variant
+ * bundle's dispatch rule (docs/Runtime.md, "Variants"): the variant is
+ * chosen on the host from the tensor shapes and the hint alone, so a launch
+ * captured into a CUDA graph keeps the variant chosen at capture. The hint
+ * never changes the result, only which kernel computes it; a negative one is
+ * GGEMM_ERROR_INVALID_ARGUMENT. */
+GGEMM_RUNTIME_API ggemm_status ggemm_kernel_launch_hinted(
+    ggemm_kernel *kernel, const ggemm_tensor *tensors, int num_tensors,
+    int64_t expected_m, void *cu_stream);
+
+/* The number of kernel variants the bundle carries (1 for a version 1
+ * manifest). */
+GGEMM_RUNTIME_API ggemm_status
+ggemm_kernel_num_variants(const ggemm_kernel *kernel, int *count);
+
+/* The index, in the manifest's `variants`, of the variant a launch with
+ * these tensors and hint would use (0 for a single-variant bundle), after
+ * checking the tensors as a launch does. Needs no driver. */
+GGEMM_RUNTIME_API ggemm_status ggemm_kernel_select_variant(
+    const ggemm_kernel *kernel, const ggemm_tensor *tensors, int num_tensors,
+    int64_t expected_m, int *variant);
 
 /* The grid.x that ggemm_kernel_launch would use (0 when it would launch
  * nothing). The "persistent" policy needs the multiprocessor count of the

@@ -249,9 +249,29 @@ GGEMM_PROBLEM_ACCESSORS(MaskedMatmulOp)
 GGEMM_PROBLEM_ACCESSORS(BatchedMatmulOp)
 #undef GGEMM_PROBLEM_ACCESSORS
 
+/// `expected_m` is a hint of the rows per group: positive, and no more than
+/// `maxRows` where the op bounds them statically (Mmax, M).
+static LogicalResult verifyExpectedM(Operation *op,
+                                     std::optional<int64_t> expectedM,
+                                     int64_t maxRows, StringRef bound) {
+  if (!expectedM)
+    return success();
+  if (*expectedM <= 0)
+    return op->emitOpError()
+           << "expects expected_m to be positive, got " << *expectedM;
+  if (!ShapedType::isDynamic(maxRows) && *expectedM > maxRows)
+    return op->emitOpError()
+           << "expects expected_m (" << *expectedM << ") to be at most "
+           << bound << " (" << maxRows << ")";
+  return success();
+}
+
 LogicalResult SegmentMatmulOp::verify() {
   ProblemDims dims;
   if (failed(verifyGroupedMatmul(*this, {}, dims)))
+    return failure();
+  // Rows per group are at most M, but any positive guess is a valid hint.
+  if (failed(verifyExpectedM(*this, getExpectedM(), ShapedType::kDynamic, "")))
     return failure();
   int64_t indptrSize = getSegIndptr().getType().getDimSize(0);
   if (!ShapedType::isDynamic(indptrSize) && indptrSize < 1)
@@ -284,6 +304,8 @@ LogicalResult MaskedMatmulOp::verify() {
     return emitOpError() << "expects one weight per group: x has "
                          << dimStr(groups) << " groups, w has "
                          << dimStr(dims.weights);
+  if (failed(verifyExpectedM(*this, getExpectedM(), dims.rows, "Mmax")))
+    return failure();
   return verifyShape(*this, "masked_m", getMaskedM().getType(), {groups});
 }
 
@@ -296,7 +318,7 @@ LogicalResult BatchedMatmulOp::verify() {
     return emitOpError() << "expects one weight per batch: x has "
                          << dimStr(batch) << " batches, w has "
                          << dimStr(dims.weights);
-  return success();
+  return verifyExpectedM(*this, getExpectedM(), dims.rows, "M");
 }
 
 LogicalResult SegmentMatmulKOp::verify() {

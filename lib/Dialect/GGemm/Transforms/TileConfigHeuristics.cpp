@@ -80,12 +80,14 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
         continue; // more than half the tile would be padding
       double colTiles = double(ceilDiv(problem.n, bn));
       double waves;
-      if (problem.rowsPerGroup > 0) {
+      if (problem.rowsPerGroup > 0 && problem.numGroups > 0) {
         int64_t tiles = ceilDiv(problem.rowsPerGroup, choice.blockM) *
                         std::max<int64_t>(problem.numGroups, 1) *
                         ceilDiv(problem.n, bn);
         waves = double(ceilDiv(tiles, numSMs));
       } else {
+        // Unknown rows or groups (a dynamic group count): wave
+        // quantisation cannot be modelled; the tile count stands in.
         waves = colTiles;
       }
       double cost = waves * double(bn) / efficiency(bn);
@@ -124,4 +126,38 @@ int64_t mlir::ggemm::chooseStages(const ProblemSummary &problem,
     stages = std::min(stages,
                       std::max<int64_t>(2, ceilDiv(problem.k, choice.blockK)));
   return std::max<int64_t>(stages, 1);
+}
+
+bool mlir::ggemm::sameTileChoice(const TileChoice &a, const TileChoice &b) {
+  return a.blockM == b.blockM && a.blockN == b.blockN && a.blockK == b.blockK &&
+         a.stages == b.stages && a.consumerWarpgroups == b.consumerWarpgroups &&
+         a.rasterAlongM == b.rasterAlongM && a.swapAB == b.swapAB;
+}
+
+std::vector<TileVariant>
+mlir::ggemm::chooseVariants(const ProblemSummary &problem, int64_t numSMs,
+                            int64_t maxRowsPerGroup) {
+  std::vector<TileVariant> variants;
+  int64_t lower = 0;
+  auto addBucket = [&](int64_t bound, int64_t representative) {
+    ProblemSummary bucket = problem;
+    bucket.rowsPerGroup = representative;
+    TileChoice choice = chooseTileConfig(bucket, numSMs);
+    if (!variants.empty() && sameTileChoice(variants.back().tile, choice)) {
+      variants.back().maxRowsPerGroup = bound;
+      variants.back().representativeRows = representative;
+    } else
+      variants.push_back({choice, bound, representative});
+  };
+  for (int64_t bound : kVariantRowBounds) {
+    if (maxRowsPerGroup > 0 && bound >= maxRowsPerGroup) {
+      // The cap ends the list: its bucket is the last, unbounded one.
+      addBucket(0, maxRowsPerGroup);
+      return variants;
+    }
+    addBucket(bound, bound);
+    lower = bound;
+  }
+  addBucket(0, maxRowsPerGroup > lower ? maxRowsPerGroup : 0);
+  return variants;
 }

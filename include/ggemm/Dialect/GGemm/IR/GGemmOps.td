@@ -68,6 +68,11 @@ def GGemm_SegmentMatmulOp : GGemm_ProblemOp<"segment_matmul"> {
     `x_scale_block` and `w_scale` with `w_scale_block` (see
     `#ggemm.scale_block`), applied before the epilogue.
 
+    `expected_m` (optional, positive) is the expected number of rows per
+    group, a tuning hint for `ggemm-select-config` when the rows are only
+    known at run time (it wins over the pass's `expected-rows` option, and
+    with it the op gets one tile config rather than several variants).
+
     Lowers (through `ggemm-tile`) to a `ggemm.foreach_tile` with
     `row_mapping = segment`, then to one persistent WGMMA + TMA kernel.
 
@@ -99,7 +104,8 @@ def GGemm_SegmentMatmulOp : GGemm_ProblemOp<"segment_matmul"> {
                    OptionalAttr<GGemm_EpilogueAttr>:$epilogue,
                    OptionalAttr<GGemm_ScaleBlockAttr>:$x_scale_block,
                    OptionalAttr<GGemm_ScaleBlockAttr>:$w_scale_block,
-                   OptionalAttr<GGemm_TileConfigAttr>:$config);
+                   OptionalAttr<GGemm_TileConfigAttr>:$config,
+                   OptionalAttr<I64Attr>:$expected_m);
   let assemblyFormat = [{
     `ins` `(` $x `,` $w `:` type($x) `,` type($w) `)`
     `segments` `(` $seg_indptr `:` type($seg_indptr) `)`
@@ -122,6 +128,12 @@ def GGemm_MaskedMatmulOp : GGemm_ProblemOp<"masked_matmul"> {
     `y[g, m_g:]` are not written. This is DeepGEMM's "masked" layout used
     for decoding with CUDA graphs.
 
+    `expected_m` (optional, positive, at most `Mmax` when that is static) is
+    the expected number of valid rows per group, DeepGEMM's `expected_m`:
+    `ggemm-select-config` picks one tile config for it. Without it the
+    valid rows are unknown (`Mmax` only bounds them), and the pass may
+    emit several variants chosen per launch (see `ggemm-select-config`).
+
     ```mlir
     ggemm.masked_matmul ins(%x, %w : memref<8x256x7168xbf16>, memref<8x4096x7168xbf16>)
         masked_m(%counts : memref<8xi32>)
@@ -140,7 +152,8 @@ def GGemm_MaskedMatmulOp : GGemm_ProblemOp<"masked_matmul"> {
                    OptionalAttr<GGemm_EpilogueAttr>:$epilogue,
                    OptionalAttr<GGemm_ScaleBlockAttr>:$x_scale_block,
                    OptionalAttr<GGemm_ScaleBlockAttr>:$w_scale_block,
-                   OptionalAttr<GGemm_TileConfigAttr>:$config);
+                   OptionalAttr<GGemm_TileConfigAttr>:$config,
+                   OptionalAttr<I64Attr>:$expected_m);
   let assemblyFormat = [{
     `ins` `(` $x `,` $w `:` type($x) `,` type($w) `)`
     `masked_m` `(` $masked_m `:` type($masked_m) `)`
@@ -161,6 +174,9 @@ def GGemm_BatchedMatmulOp : GGemm_ProblemOp<"batched_matmul"> {
     `[B, N, K]` (`nk`) or `[B, K, N]` (`kn`), `y` is `[B, M, N]`
     (FlagGems `bmm`, aiter `batched_gemm`).
 
+    `expected_m` (optional, positive, at most `M` when that is static) is
+    the expected `M` when `M` is dynamic, a hint for `ggemm-select-config`.
+
     ```mlir
     ggemm.batched_matmul ins(%x, %w : memref<4x100x256xbf16>, memref<4x256x256xbf16>)
         outs(%y : memref<4x100x256xf32>)
@@ -177,7 +193,8 @@ def GGemm_BatchedMatmulOp : GGemm_ProblemOp<"batched_matmul"> {
                    OptionalAttr<GGemm_EpilogueAttr>:$epilogue,
                    OptionalAttr<GGemm_ScaleBlockAttr>:$x_scale_block,
                    OptionalAttr<GGemm_ScaleBlockAttr>:$w_scale_block,
-                   OptionalAttr<GGemm_TileConfigAttr>:$config);
+                   OptionalAttr<GGemm_TileConfigAttr>:$config,
+                   OptionalAttr<I64Attr>:$expected_m);
   let assemblyFormat = [{
     `ins` `(` $x `,` $w `:` type($x) `,` type($w) `)`
     (`scales` `(` $x_scale^ `,` $w_scale `:` type($x_scale) `,` type($w_scale) `)`)?

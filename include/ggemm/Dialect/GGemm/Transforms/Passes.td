@@ -115,12 +115,47 @@ def GGemmSelectConfig : Pass<"ggemm-select-config", "::mlir::ModuleOp"> {
         {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64,
                                      stages = 4, raster = along_m>}
     ```
+
+    The rows per group come from, in order: the op's `expected_m`, the
+    `expected-rows` option, the static shape (segment: M / G; masked:
+    `Mmax`; batched: `M`).
+
+    With `variants=true`, an op whose rows per group are unknown at compile
+    time (no `expected_m`, no `expected-rows`; dynamic M, a dynamic group
+    count, or a masked op, whose `Mmax` only bounds the valid rows) and
+    that is the only problem op of a top-level function nobody calls gets
+    one variant per distinct choice of `chooseVariants` (rows-per-group
+    buckets; see `TileConfigHeuristics.h`): the function is cloned once per
+    variant (`@f_v0`, `@f_v1`, ...; the original is erased), each clone's
+    op gets its variant's config, and the module attribute `ggemm.dispatch`
+    records the host's rule: launch `variants[i]` for the first `i` with
+    `rows per group <= bounds[i]`, the last variant otherwise. The export
+    step writes one bundle per original function with all its variants.
+
+    ```mlir
+    // -ggemm-select-config=variants=true on @moe_up above:
+    module attributes {ggemm.dispatch = {moe_up = {bounds = [64],
+        rule = "rows_per_group", variants = ["moe_up_v0", "moe_up_v1"]}}} {
+      func.func @moe_up_v0(...) {
+        ggemm.segment_matmul ... {config = #ggemm.tile_config<block_m = 64,
+            block_n = 128, block_k = 64, stages = 6, consumer_warpgroups = 1>}
+      }
+      func.func @moe_up_v1(...) {
+        ggemm.segment_matmul ... {config = #ggemm.tile_config<block_m = 128,
+            block_n = 256, block_k = 64, raster = along_m>}
+      }
+    }
+    ```
   }];
   let options = [
     Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
            "streaming multiprocessors of the target GPU (positive)">,
     Option<"expectedRows", "expected-rows", "int64_t", /*default=*/"0",
-           "expected rows per group when they are dynamic (0: unknown)">,
+           "expected rows per group when they are dynamic (0: unknown); an "
+           "op's expected_m wins">,
+    Option<"variants", "variants", "bool", /*default=*/"false",
+           "emit several tile variants, chosen per launch by the rows per "
+           "group, for ops whose rows per group are unknown">,
   ];
   let dependentDialects = ["::mlir::ggemm::GGemmDialect"];
 }

@@ -8,6 +8,7 @@
 #define GGEMM_DIALECT_GGEMM_TRANSFORMS_TILECONFIGHEURISTICS_H
 
 #include <cstdint>
+#include <vector>
 
 namespace mlir::ggemm {
 
@@ -50,6 +51,40 @@ TileChoice chooseTileConfig(const ProblemSummary &problem, int64_t numSMs);
 /// The deepest ring of `choice`'s stages that fits the shared-memory budget
 /// (at most 6, no more than the K blocks when K is known).
 int64_t chooseStages(const ProblemSummary &problem, const TileChoice &choice);
+
+/// One tile variant of a problem whose rows per group are known only at run
+/// time. A bundle carries all variants; the host picks one per launch by the
+/// rows per group it expects (docs/Bundle.md, "Variants").
+struct TileVariant {
+  TileChoice tile;
+  /// The variant serves launches expecting at most this many rows per group
+  /// (and more than the previous variant's bound); 0 for the last variant,
+  /// which has no bound.
+  int64_t maxRowsPerGroup = 0;
+  /// The rows per group `tile` was chosen for: chooseTileConfig's
+  /// rowsPerGroup at the largest of its buckets (0: unknown, i.e. many).
+  int64_t representativeRows = 0;
+};
+
+/// The upper bounds of the row-per-group buckets chooseVariants considers;
+/// rows above the last bound form one more, unbounded bucket.
+inline constexpr int64_t kVariantRowBounds[] = {16, 32, 64, 128, 256};
+
+/// Whether two choices are the same kernel (every field equal).
+bool sameTileChoice(const TileChoice &a, const TileChoice &b);
+
+/// Tile variants for `problem` when its rows per group are unknown at
+/// compile time (problem.rowsPerGroup is ignored). Each bucket of
+/// kVariantRowBounds gets chooseTileConfig's choice for the bucket's upper
+/// bound (the tile must serve the bucket's largest groups; the unbounded
+/// bucket asks for unknown, i.e. many, rows); consecutive buckets with the
+/// same choice merge into one variant. `maxRowsPerGroup` > 0 bounds the
+/// rows (a masked op's Mmax): buckets above it are dropped and the last
+/// one is chosen for it. Variants are ordered by their bounds, the last
+/// unbounded; one variant means the rows do not change the choice.
+std::vector<TileVariant> chooseVariants(const ProblemSummary &problem,
+                                        int64_t numSMs,
+                                        int64_t maxRowsPerGroup = 0);
 
 /// Number of stages of `stageBytes` each (plus 16 bytes of mbarriers per
 /// stage) that fit `budgetBytes`.
