@@ -730,3 +730,20 @@ def test_deep_gemm_masked_passes_expected_m(monkeypatch) -> None:
     deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, counts, 20)
     deep_gemm.m_grouped_bf16_gemm_nt_masked(a, b, d, counts, 0)
     assert seen == [20, None]
+
+
+# -- Swap-AB tile configs -----------------------------------------------------
+
+def test_tile_config_swap_ab_is_written_into_the_ir() -> None:
+    config = TileConfig(block_m=24, block_n=128, swap_ab=True)
+    assert "block_m = 24, block_n = 128" in config.mlir()
+    assert "swap_ab = true" in config.mlir()
+    assert "swap_ab" not in TileConfig().mlir()
+    assert TileConfig.from_any({"block_m": 8, "block_n": 64,
+                                "consumer_warpgroups": 1,
+                                "swap_ab": True}).swap_ab
+
+
+def test_tile_config_swap_ab_must_be_a_bool() -> None:
+    with pytest.raises(SpecError, match="config.swap_ab must be a bool"):
+        TileConfig(swap_ab="yes")
