@@ -334,8 +334,97 @@ def _is_torch_tensor(tensor: Any) -> bool:
     return known
 
 
-def _tensor_bytes(name: str, tensor: Any) -> bytes:
-    """The ggemm_tensor of a tensor-like object (PyTorch's protocol)."""
+class _DLTensor(ctypes.Structure):
+    """DLPack's DLTensor (dlpack.h), the head of a "dltensor" capsule's
+    DLManagedTensor."""
+    _fields_ = [("data", ctypes.c_void_p),
+                ("device_type", ctypes.c_int32),
+                ("device_id", ctypes.c_int32),
+                ("ndim", ctypes.c_int32),
+                ("code", ctypes.c_uint8),
+                ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+# DLPack (code, bits) -> DType; lanes must be 1.
+_DLPACK_DTYPES = {(4, 16): DType.BF16, (2, 16): DType.F16, (2, 32): DType.F32,
+                  (10, 8): DType.F8E4M3, (12, 8): DType.F8E5M2,
+                  (0, 32): DType.I32, (0, 64): DType.I64}
+_DL_CUDA = 2  # kDLCUDA
+_DL_DEVICE_NAMES = {1: "CPU", 2: "CUDA", 3: "CUDA host", 13: "CUDA managed"}
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+# Whether a type is a DLPack producer without PyTorch's accessors, by type.
+_DLPACK_TYPES: Dict[type, bool] = {}
+
+
+def _is_dlpack_only(tensor: Any) -> bool:
+    kind = type(tensor)
+    known = _DLPACK_TYPES.get(kind)
+    if known is None:
+        known = _DLPACK_TYPES[kind] = (
+            hasattr(kind, "__dlpack__") and hasattr(kind, "__dlpack_device__")
+            and not hasattr(kind, "data_ptr"))
+    return known
+
+
+def _dlpack_bytes(name: str, tensor: Any, stream: Optional[int]) -> bytes:
+    """The ggemm_tensor of a DLPack producer (CuPy, JAX, NumPy-like arrays;
+    no torch needed). ``stream`` is the launch's CUstream (None: the legacy
+    default stream), passed to ``__dlpack__`` so that the producer orders
+    its pending work before the launch, as the protocol asks."""
+    try:
+        device_type, _ = tensor.__dlpack_device__()
+    except Exception as error:  # noqa: BLE001 - the producer's own failure
+        raise GGemmError(f"tensor '{name}': __dlpack_device__() failed "
+                         f"({error})") from error
+    if int(device_type) != _DL_CUDA:
+        kind = _DL_DEVICE_NAMES.get(int(device_type), f"type {device_type}")
+        raise GGemmError(f"tensor '{name}' must be a CUDA tensor, got a "
+                         f"DLPack tensor on device {kind}")
+    try:
+        capsule = tensor.__dlpack__(stream=stream)
+        address = _capsule_pointer(capsule, b"dltensor")
+    except Exception as error:  # noqa: BLE001 - the producer's own failure
+        raise GGemmError(f"tensor '{name}': __dlpack__() did not give a "
+                         f"'dltensor' capsule ({error})") from error
+    # The capsule keeps the producer's memory alive while it is read; the
+    # launch then relies on the caller keeping the array alive, as it does
+    # for torch tensors.
+    dl = _DLTensor.from_address(address)
+    dtype = _DLPACK_DTYPES.get((dl.code, dl.bits)) if dl.lanes == 1 else None
+    if dtype is None:
+        raise GGemmError(f"tensor '{name}': unsupported DLPack dtype (code "
+                         f"{dl.code}, bits {dl.bits}, lanes {dl.lanes})")
+    rank = dl.ndim
+    if not 0 <= rank <= _MAX_RANK:
+        raise GGemmError(f"tensor '{name}': rank {rank} is not supported (at "
+                         f"most {_MAX_RANK} dimensions)")
+    shape = [dl.shape[i] for i in range(rank)]
+    if dl.strides:
+        strides = [dl.strides[i] for i in range(rank)]
+    else:  # compact row-major
+        strides, step = [0] * rank, 1
+        for i in reversed(range(rank)):
+            strides[i] = step
+            step *= shape[i]
+    data = (dl.data or 0) + dl.byte_offset
+    return _RANK_LAYOUTS[rank].pack(_name_address(name), data, dtype, rank,
+                                    *shape, *strides)
+
+
+def _tensor_bytes(name: str, tensor: Any,
+                  stream: Optional[int] = None) -> bytes:
+    """The ggemm_tensor of a tensor-like object: PyTorch's protocol
+    (data_ptr(), shape, stride(), dtype), or DLPack's."""
+    if _is_dlpack_only(tensor):
+        return _dlpack_bytes(name, tensor, stream)
     try:
         is_cuda = tensor.is_cuda  # cheaper than .device
     except AttributeError:
@@ -379,16 +468,17 @@ def _pack_tensor(array: "ctypes.Array[_CTensor]", index: int, name: str,
                    _tensor_bytes(name, tensor), size)
 
 
-def _pack(tensors: Any) -> Tuple[bytes, int, Any]:
+def _pack(tensors: Any, stream: Optional[int] = None
+          ) -> Tuple[bytes, int, Any]:
     """The C tensors of (name, tensor) pairs whose tensor is not None, packed
     back to back (a ggemm_tensor array); their count; the first torch
-    tensor among them."""
+    tensor among them. ``stream`` goes to DLPack producers."""
     parts = []
     torch_tensor = None
     for name, tensor in tensors:
         if tensor is None:
             continue
-        parts.append(_tensor_bytes(name, tensor))
+        parts.append(_tensor_bytes(name, tensor, stream))
         if torch_tensor is None and _is_torch_tensor(tensor):
             torch_tensor = tensor
     return b"".join(parts), len(parts), torch_tensor
@@ -538,7 +628,7 @@ class Kernel:
             raise GGemmError("the kernel is closed")
         launch_c = (self._library.ggemm_kernel_launch if expected_m is None
                     else self._launcher(expected_m))
-        packed, count, torch_tensor = _pack(tensors)
+        packed, count, torch_tensor = _pack(tensors, _stream_handle(stream))
         library = self._library
         if torch_tensor is None:
             status = launch_c(handle, packed, count, _stream_handle(stream))

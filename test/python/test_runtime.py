@@ -562,3 +562,129 @@ def test_fake_driver_launches_the_hinted_variant(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     out = json.loads(result.stdout.strip().splitlines()[-1])
     assert out["blocks"] == [384, 256, 384]
+
+
+# -- DLPack producers (no torch needed) ---------------------------------------
+
+import ctypes  # noqa: E402
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", runtime._DLTensor),
+                ("manager_ctx", ctypes.c_void_p),
+                ("deleter", ctypes.c_void_p)]
+
+
+_capsule_new = ctypes.pythonapi.PyCapsule_New
+_capsule_new.restype = ctypes.py_object
+_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+# (code, bits) of DLPack's types by name.
+_DL_TYPES = {"bfloat16": (4, 16), "float16": (2, 16), "float32": (2, 32),
+             "int32": (0, 32), "float64": (2, 64)}
+
+
+class DLPackArray:
+    """A DLPack producer without data_ptr(), like a CuPy or JAX array: it
+    builds its DLManagedTensor with ctypes and hands out 'dltensor'
+    capsules (no deleter: the object owns the struct)."""
+
+    def __init__(self, address: int, shape: Sequence[int], dtype: str,
+                 device_type: int = 2, strides: Optional[Sequence[int]] = None,
+                 byte_offset: int = 0) -> None:
+        rank = len(shape)
+        self.device_type = device_type
+        self.shape = (ctypes.c_int64 * max(rank, 1))(*shape)
+        self.strides = ((ctypes.c_int64 * rank)(*strides)
+                        if strides is not None else None)
+        code, bits = _DL_TYPES[dtype]
+        self.managed = _DLManagedTensor()
+        t = self.managed.dl_tensor
+        t.data, t.device_type, t.device_id, t.ndim = address, device_type, 0, rank
+        t.code, t.bits, t.lanes = code, bits, 1
+        t.shape = ctypes.cast(self.shape, ctypes.POINTER(ctypes.c_int64))
+        if self.strides is not None:
+            t.strides = ctypes.cast(self.strides, ctypes.POINTER(ctypes.c_int64))
+        t.byte_offset = byte_offset
+        self.streams: list = []
+
+    def __dlpack_device__(self):
+        return (self.device_type, 0)
+
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        return _capsule_new(ctypes.addressof(self.managed), b"dltensor", None)
+
+
+def dlpack_segment_tensors(**overrides: Any) -> Dict[str, Any]:
+    tensors = {
+        "x": DLPackArray(BASE + 0x100000, (1000, 7168), "bfloat16"),
+        "w": DLPackArray(BASE + 0x200000, (8, 4096, 7168), "bfloat16"),
+        "y": DLPackArray(BASE + 0x300000, (1000, 4096), "bfloat16"),
+        "seg_indptr": DLPackArray(BASE + 0x400000, (9,), "int32"),
+    }
+    tensors.update(overrides)
+    return tensors
+
+
+def test_dlpack_tensors_reach_the_runtime(kernel: Kernel) -> None:
+    # The C runtime plans the launch from the DLPack tensors' metadata.
+    assert kernel.grid(sm_count=132, **dlpack_segment_tensors()) == 132
+    # ... and checks them like any other: a K mismatch is named.
+    w = DLPackArray(BASE + 0x200000, (8, 4096, 7000), "bfloat16")
+    expect_invalid(kernel, "tensor 'w': dimension 2 (k) is 7000, expected "
+                   "7168", **dlpack_segment_tensors(w=w))
+    x = DLPackArray(BASE + 0x100000, (1000, 7168), "float16")
+    expect_invalid(kernel, "tensor 'x': expected dtype bf16, got f16",
+                   **dlpack_segment_tensors(x=x))
+
+
+def test_dlpack_layout_strides_and_offset() -> None:
+    # Explicit strides (a transposed view) and a byte offset.
+    t = DLPackArray(BASE, (64, 32), "float32", strides=(1, 64),
+                    byte_offset=256)
+    packed = runtime._tensor_bytes("x", t, 1234)
+    _, data, dtype, rank, *rest = runtime._TENSOR_LAYOUT.unpack(packed)
+    assert (data, dtype, rank) == (BASE + 256, runtime.DType.F32, 2)
+    assert rest[:2] == [64, 32] and rest[4:6] == [1, 64]
+    # The launch's stream goes to the producer, as the protocol asks.
+    assert t.streams == [1234]
+    # No strides: compact row-major.
+    packed = runtime._tensor_bytes("w", DLPackArray(BASE, (2, 3, 5),
+                                                    "bfloat16"))
+    rest = runtime._TENSOR_LAYOUT.unpack(packed)[4:]
+    assert rest[:3] == (2, 3, 5) and rest[4:7] == (15, 5, 1)
+
+
+def test_dlpack_rejects_host_memory_and_unknown_dtypes(kernel: Kernel) -> None:
+    x = DLPackArray(BASE + 0x100000, (1000, 7168), "bfloat16", device_type=1)
+    with pytest.raises(GGemmError, match="tensor 'x' must be a CUDA tensor, "
+                       "got a DLPack tensor on device CPU"):
+        kernel(**dlpack_segment_tensors(x=x))
+    x = DLPackArray(BASE + 0x100000, (1000, 7168), "float64")
+    with pytest.raises(GGemmError, match=r"tensor 'x': unsupported DLPack "
+                       r"dtype \(code 2, bits 64, lanes 1\)"):
+        kernel(**dlpack_segment_tensors(x=x))
+
+
+def test_numpy_is_a_dlpack_producer() -> None:
+    """A real producer's capsule parses (NumPy's arrays are on the CPU, so
+    the device check is bypassed here)."""
+    numpy = pytest.importorskip("numpy")
+    array = numpy.zeros((6, 4), dtype=numpy.float32)[:, 1:3]
+
+    class OnCuda:
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack_device__(self):
+            return (2, 0)
+
+        def __dlpack__(self, stream=None):
+            return self.a.__dlpack__()
+
+    packed = runtime._tensor_bytes("x", OnCuda(array))
+    _, data, dtype, rank, *rest = runtime._TENSOR_LAYOUT.unpack(packed)
+    assert data == array.ctypes.data
+    assert (dtype, rank) == (runtime.DType.F32, 2)
+    assert rest[:2] == [6, 2] and rest[4:6] == [4, 1]
