@@ -6,7 +6,7 @@
 # in the same run; for the python step, the catalog in
 # .device/python_catalog: test/gpu/build_python_catalog.sh). Results go to
 # $OUT.
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [swap] [python] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [swap] [static] [python] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -56,6 +56,17 @@ for step in $steps; do
     python3 bench/bench_swap_ab.py --bundles .device/bundles_swap \
       --static-bundles .device/bundles --report "$OUT/swap.md" \
       2>&1 | tee "$OUT/swap.log" || rc=1 ;;
+  static)
+    # The self-contained compiler library (scripts/build-static-capi.sh),
+    # carried compressed: kernels are compiled on this host, with no LLVM
+    # or MLIR library of its own in use.
+    mkdir -p /tmp/ggemm-static && xz -dc .device/static/libGGemmCAPI.so.xz \
+      > /tmp/ggemm-static/libGGemmCAPI.so &&
+    GGEMM_COMPILER_LIB=/tmp/ggemm-static/libGGemmCAPI.so \
+      python3 test/gpu/check_static_compiler.py --report "$OUT/static.md" \
+      --commit "$(cat .device/static/COMMIT 2>/dev/null || echo unknown)" \
+      2>&1 | tee "$OUT/static.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   python)
     GGEMM_COMMIT=$(cat .device/python_catalog/COMMIT 2>/dev/null || echo "$commit") \
     python3 test/gpu/check_python.py --catalog .device/python_catalog \
