@@ -3,7 +3,8 @@
 // Built with the pass API, not as text, so option values reach the passes
 // as they are (a `}` in a path is just a character). The GPU half mirrors
 // upstream's gpu-lower-to-nvvm-pipeline (FACTS.md §7), with
-// ggemm-finalize-kernel-abi after convert-gpu-to-nvvm.
+// ggemm-finalize-kernel-abi after convert-gpu-to-nvvm and
+// ggemm-serialize-kernels in place of gpu-module-to-binary.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,11 +66,12 @@ void mlir::ggemm::buildToPtxPipeline(OpPassManager &pm,
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createGpuToLLVMConversionPass());
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget =
-      options.format == BinaryFormat::bin ? "bin" : "isa";
-  binary.toolkitPath = options.cudaPath;
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  // Upstream's gpu-module-to-binary, with the kernels (one per tile
+  // variant) compiled in parallel on a multithreaded context.
+  GGemmSerializeKernelsOptions binary;
+  binary.format = options.format == BinaryFormat::bin ? "bin" : "isa";
+  binary.toolkit = options.cudaPath;
+  pm.addPass(createGGemmSerializeKernels(binary));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
