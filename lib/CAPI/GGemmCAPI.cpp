@@ -39,14 +39,21 @@ static unsigned requestedThreads() {
 /// kernels of a multi-variant bundle compile in parallel on it, and a caller
 /// that compiles several bundles on threads of its own (a catalog build)
 /// shares it rather than starting a pool per context. Never destroyed: idle
-/// workers need no joining at exit.
+/// workers need no joining at exit. A child of fork() inherits the pool but
+/// none of its threads (its compiles would wait forever), so it gets a pool
+/// of its own.
 static llvm::ThreadPoolInterface &sharedThreadPool() {
-  static llvm::ThreadPoolInterface *pool = [] {
+  static std::mutex mutex;
+  static llvm::ThreadPoolInterface *pool = nullptr;
+  static pid_t owner = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!pool || owner != ::getpid()) {
     unsigned threads = requestedThreads();
-    return new llvm::DefaultThreadPool(
-        threads ? llvm::heavyweight_hardware_concurrency(threads)
-                : llvm::heavyweight_hardware_concurrency());
-  }();
+    pool = new llvm::DefaultThreadPool(threads
+                                           ? llvm::hardware_concurrency(threads)
+                                           : llvm::hardware_concurrency());
+    owner = ::getpid();
+  }
   return *pool;
 }
 
