@@ -20,7 +20,14 @@ typedef struct GGemmCompiler GGemmCompiler;
 typedef struct GGemmModule GGemmModule;
 
 /** Creates a compiler context with ggemm and the upstream dialects, passes
- *  and pipelines it needs registered. Never returns NULL. */
+ *  and pipelines it needs registered. Never returns NULL.
+ *
+ *  The context is multithreaded: the kernels of a module (the tile variants
+ *  of a problem op) are compiled in parallel on a thread pool shared by all
+ *  compilers of the process, one thread per hardware thread, or
+ *  GGEMM_COMPILER_THREADS threads when that variable is set when the first
+ *  compiler is created. GGEMM_COMPILER_THREADS=1 when a compiler is created
+ *  makes that compiler single-threaded. */
 GGemmCompiler *ggemmCompilerCreate(void);
 void ggemmCompilerDestroy(GGemmCompiler *compiler);
 

@@ -9,23 +9,63 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <unistd.h>
 
 using namespace mlir;
 
+/// The compiler threads GGEMM_COMPILER_THREADS asks for: 0 (unset, empty or
+/// not a number) for one per hardware thread.
+static unsigned requestedThreads() {
+  const char *text = std::getenv("GGEMM_COMPILER_THREADS");
+  unsigned threads = 0;
+  if (!text || StringRef(text).trim().getAsInteger(10, threads))
+    return 0;
+  return threads;
+}
+
+/// One pool for every compiler of the process, sized on first use: the
+/// kernels of a multi-variant bundle compile in parallel on it, and a caller
+/// that compiles several bundles on threads of its own (a catalog build)
+/// shares it rather than starting a pool per context. Never destroyed: idle
+/// workers need no joining at exit. A child of fork() inherits the pool but
+/// none of its threads (its compiles would wait forever), so it gets a pool
+/// of its own.
+static llvm::ThreadPoolInterface &sharedThreadPool() {
+  static std::mutex mutex;
+  static llvm::ThreadPoolInterface *pool = nullptr;
+  static pid_t owner = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!pool || owner != ::getpid()) {
+    unsigned threads = requestedThreads();
+    pool = new llvm::DefaultThreadPool(threads
+                                           ? llvm::hardware_concurrency(threads)
+                                           : llvm::hardware_concurrency());
+    owner = ::getpid();
+  }
+  return *pool;
+}
+
 struct GGemmCompiler {
   MLIRContext context;
   std::string lastError;
   explicit GGemmCompiler(const DialectRegistry &registry)
       : context(registry, MLIRContext::Threading::DISABLED) {
+    // Read at every creation, so that GGEMM_COMPILER_THREADS=1 (no pool:
+    // everything on the calling thread) can be set between compiles.
+    if (requestedThreads() != 1)
+      context.setThreadPool(sharedThreadPool());
     context.loadAllAvailableDialects();
     // A diagnostic names the op and says what is wrong; the generic-form
     // dump of the op that MLIR attaches by default only buries it.
@@ -94,7 +134,13 @@ char *copyString(const std::string &s) {
 
 GGemmCompiler *ggemmCompilerCreate(void) {
   static std::once_flag once;
-  std::call_once(once, [] { ggemm::registerAllPasses(); });
+  // The upstream passes too, as gemm-opt registers them: a textual pipeline
+  // that runs in gemm-opt runs here (bench/compile_latency.py spells out
+  // an older ggemm-to-ptx with them).
+  std::call_once(once, [] {
+    mlir::registerAllPasses();
+    ggemm::registerAllPasses();
+  });
   DialectRegistry registry;
   ggemm::registerAllDialects(registry);
   return new GGemmCompiler(registry);

@@ -177,7 +177,9 @@ def build_catalog(problems: List[Problem], output: os.PathLike, *,
     errors = []
     # Threads: each compile has its own MLIR context and ctypes releases the
     # GIL while the pipeline runs, so they run in parallel without the
-    # start-up cost of worker processes (about 1 s each here).
+    # start-up cost of worker processes (about 1 s each here). The kernels
+    # (tile variants) of each compile also run in parallel, on the
+    # compiler's one pool (GGEMM_COMPILER_THREADS), which all of them share.
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
         futures = {pool.submit(_compile_one, p.mlir(), pipeline, cache_dir,
                                p.function_name + ".mlir"): p

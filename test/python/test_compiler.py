@@ -149,3 +149,50 @@ def test_runtime_reads_the_compiled_variants(tmp_path: Path) -> None:
         assert kernel.select_variant(**tensors(8 * 64)) == 2
         assert kernel.select_variant(**tensors(8 * 64 + 1)) == 3
         assert kernel.select_variant(expected_m=16, **tensors(4096)) == 0
+
+
+def _bundle_files(directory: Path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def test_threaded_compile_matches_single_threaded(tmp_path: Path,
+                                                  monkeypatch) -> None:
+    """The kernels of a bundle compile in parallel on the compiler's pool;
+    the bundle is the same, byte for byte, as a single-threaded compile's."""
+    source = (ROOT / "examples" / "segment_matmul_bf16.mlir").read_text()
+    monkeypatch.delenv("GGEMM_COMPILER_THREADS", raising=False)
+    ggemm.compile_bundles(source, tmp_path / "pool",
+                          cache_dir=tmp_path / "cache-pool")
+    monkeypatch.setenv("GGEMM_COMPILER_THREADS", "1")
+    ggemm.compile_bundles(source, tmp_path / "single",
+                          cache_dir=tmp_path / "cache-single")
+    pool = _bundle_files(tmp_path / "pool")
+    assert len([name for name in pool if name.endswith(".ptx")]) == 4
+    assert pool == _bundle_files(tmp_path / "single")
+
+
+def _compile_in_child(source: str, out: str, cache: str) -> None:
+    ggemm.compile_bundles(source, out, cache_dir=cache)
+
+
+def test_compile_in_a_forked_child(tmp_path: Path, monkeypatch) -> None:
+    """A child of fork() inherits the compiler's pool without its threads:
+    it must get a pool of its own, not wait forever on the parent's."""
+    import multiprocessing
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    source = (ROOT / "examples" / "segment_matmul_bf16.mlir").read_text()
+    monkeypatch.delenv("GGEMM_COMPILER_THREADS", raising=False)
+    ggemm.compile_bundles(source, tmp_path / "parent",
+                          cache_dir=tmp_path / "cache-parent")
+    child = multiprocessing.get_context("fork").Process(
+        target=_compile_in_child,
+        args=(source, str(tmp_path / "child"), str(tmp_path / "cache-child")))
+    child.start()
+    child.join(timeout=300)
+    if child.is_alive():
+        child.kill()
+        pytest.fail("the forked child's compile did not finish")
+    assert child.exitcode == 0
+    assert _bundle_files(tmp_path / "child") == \
+        _bundle_files(tmp_path / "parent")
