@@ -6,7 +6,7 @@
 # in the same run; for the python step, the catalog in
 # .device/python_catalog: test/gpu/build_python_catalog.sh). Results go to
 # $OUT.
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [swap] [static] [python] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [swap] [static] [latency] [python] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -66,6 +66,16 @@ for step in $steps; do
       python3 test/gpu/check_static_compiler.py --report "$OUT/static.md" \
       --commit "$(cat .device/static/COMMIT 2>/dev/null || echo unknown)" \
       2>&1 | tee "$OUT/static.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  latency)
+    # Compile latency on this many-core host with the self-contained compiler
+    # library (bench/compile_latency.py; no gemm-opt here, so no pass table).
+    mkdir -p /tmp/ggemm-static && xz -dc .device/static/libGGemmCAPI.so.xz \
+      > /tmp/ggemm-static/libGGemmCAPI.so &&
+    GGEMM_BUILD_DIR=/nonexistent GGEMM_COMPILER_LIB=/tmp/ggemm-static/libGGemmCAPI.so \
+      python3 bench/compile_latency.py --repeats 3 --jobs 4 --opt-levels 1 \
+      --machine "GPU host ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)), idle, static compiler library of $(cat .device/static/COMMIT)" \
+      --report "$OUT/latency.md" 2>&1 | tee "$OUT/latency.log" | tail -5
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   python)
     GGEMM_COMMIT=$(cat .device/python_catalog/COMMIT 2>/dev/null || echo "$commit") \
