@@ -542,7 +542,7 @@ struct ConvertGGemmToLoopsPass
         return WalkResult::skip();
       }
       if (isa<GGemmDialect>(op->getDialect()) &&
-          !isa<TileScheduleOp, SegmentMatmulKOp, QuantizeOp>(op)) {
+          !isa<TileScheduleOp, QuantizeOp>(op)) {
         op->emitOpError() << "expects to be in the body of a ggemm.launch";
         return WalkResult::interrupt();
       }
