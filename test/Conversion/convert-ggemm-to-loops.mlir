@@ -223,3 +223,67 @@ func.func @outside_launch() {
   %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
   return
 }
+
+// -----
+
+// K-ragged: segment_bounds reads seg_indptr[g] and [g + 1] and clamps them
+// as the tile schedule clamps segments; a load with k_end reads zero at K
+// coordinates at or past it, on top of TMA's zero fill.
+// CHECK-LABEL: func.func @k_ragged(
+// CHECK-SAME: %[[DY:[a-z0-9]+]]: memref<?x128xbf16>, %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[P:[a-z0-9]+]]: memref<5xi64>, %[[DW:[a-z0-9]+]]: memref<512x256xf32>, %[[T:[a-z0-9]+]]: index)
+// CHECK: %[[B0:.+]] = memref.load %[[P]][%[[G:.+]]] : memref<5xi64>
+// CHECK: %[[B1:.+]] = arith.index_cast %[[B0]] : i64 to index
+// CHECK: %[[B2:.+]] = arith.maxsi %[[B1]], %{{.+}} : index
+// CHECK: %[[BEGIN:.+]] = arith.minsi %[[B2]], %[[T]] : index
+// CHECK: %[[G1:.+]] = arith.addi %[[G]], %{{.+}} : index
+// CHECK: %[[E0:.+]] = memref.load %[[P]][%[[G1]]] : memref<5xi64>
+// CHECK: %[[E1:.+]] = arith.index_cast %[[E0]] : i64 to index
+// CHECK: %[[E2:.+]] = arith.maxsi %[[E1]], %{{.+}} : index
+// CHECK: %[[E3:.+]] = arith.minsi %[[E2]], %[[T]] : index
+// CHECK: %[[E4:.+]] = arith.maxsi %[[E3]], %[[BEGIN]] : index
+// CHECK: %[[LEN:.+]] = arith.subi %[[E4]], %[[BEGIN]] : index
+// CHECK: %[[END:.+]] = arith.addi %[[BEGIN]], %[[LEN]] : index
+// The A tile (mn_major): K runs along dy's rows, masked at the end.
+// CHECK: %[[KI:.+]] = arith.addi %[[BEGIN]], %{{.+}} : index
+// CHECK: %[[IN_SEG:.+]] = arith.cmpi ult, %[[KI]], %[[END]] : index
+// CHECK: %[[IN_DIM:.+]] = arith.cmpi ult, %[[KI]], %{{.+}} : index
+// CHECK: arith.andi %[[IN_SEG]], %[[IN_DIM]] : i1
+// CHECK: memref.load %[[DY]][%[[KI]], %{{.+}}] : memref<?x128xbf16>
+// The B tile, masked the same way.
+// CHECK: %[[KJ:.+]] = arith.addi %[[BEGIN]], %{{.+}} : index
+// CHECK: arith.cmpi ult, %[[KJ]], %[[END]] : index
+// CHECK: memref.load %[[X]][%[[KJ]], %{{.+}}] : memref<?x256xbf16>
+func.func @k_ragged(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
+                    %indptr: memref<5xi64>, %dw: memref<512x256xf32>, %t: index) {
+  %c4 = arith.constant 4 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %c512 = arith.constant 512 : index
+  %sched = ggemm.tile_schedule uniform groups(%c4) rows_per_group(%c128)
+      num_rows(%c512) num_cols(%c256)
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %total = ggemm.tile_count %sched
+    scf.for %i = %cta to %total step %num_ctas {
+      %g, %row, %row_end, %col = ggemm.map_tile %sched[%i]
+      %begin, %end = ggemm.segment_bounds %indptr[%g] num_rows(%t) : memref<5xi64>
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<64x64xf32>
+      %acc = scf.for %kb = %c0 to %c1 step %c1 iter_args(%a = %zero)
+          -> (!ggemm.accumulator<64x64xf32>) {
+        %ta = ggemm.load_tile %dy[%begin, %row] k_end(%end)
+            : memref<?x128xbf16> -> !ggemm.tile<64x64xbf16, mn_major>
+        %tb = ggemm.load_tile %x[%begin, %col] k_end(%end)
+            : memref<?x256xbf16> -> !ggemm.tile<64x64xbf16, mn_major>
+        %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<64x64xbf16, mn_major>,
+            !ggemm.tile<64x64xbf16, mn_major> -> !ggemm.accumulator<64x64xf32>
+        scf.yield %next : !ggemm.accumulator<64x64xf32>
+      }
+      ggemm.store_tile %acc to %dw row(%row) row_end(%row_end) col(%col)
+          : !ggemm.accumulator<64x64xf32>, memref<512x256xf32>
+    }
+  }
+  return
+}

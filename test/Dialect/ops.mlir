@@ -411,6 +411,23 @@ func.func @quantize(%x: memref<?x7168xbf16>, %q: memref<?x7168xf8E4M3FN>, %s: me
 // mma, mma_wait, store_tile; !ggemm.tile, !ggemm.accumulator
 //===----------------------------------------------------------------------===//
 
+// The K-ragged pieces: a segment's clamped rows and loads masked at its
+// end (ggemm.segment_matmul_k's tile program).
+// CHECK-LABEL: func.func @tile_k_ragged(
+// CHECK-SAME: %[[DY:[a-z0-9]+]]: memref<?x128xbf16>, %[[P:[a-z0-9]+]]: memref<?xi64>, %[[G:[a-z0-9]+]]: index, %[[T:[a-z0-9]+]]: index, %[[M:[a-z0-9]+]]: index)
+// CHECK: %[[BEGIN:.+]], %[[END:.+]] = ggemm.segment_bounds %[[P]][%[[G]]] num_rows(%[[T]]) : memref<?xi64>
+// CHECK-NEXT: ggemm.load_tile %[[DY]][%[[BEGIN]], %[[M]]] k_end(%[[END]]) : memref<?x128xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+// CHECK-NEXT: ggemm.load_tile %[[DY]][%[[BEGIN]], %[[M]]] : memref<?x128xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+func.func @tile_k_ragged(%dy: memref<?x128xbf16>, %indptr: memref<?xi64>,
+                         %g: index, %t: index, %m: index) {
+  %begin, %end = ggemm.segment_bounds %indptr[%g] num_rows(%t) : memref<?xi64>
+  %a = ggemm.load_tile %dy[%begin, %m] k_end(%end)
+      : memref<?x128xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+  %b = ggemm.load_tile %dy[%begin, %m]
+      : memref<?x128xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+  return
+}
+
 // A segment tile program with its K loop: weight indices, both tile
 // layouts, bias, row scale and an epilogue. Body arguments and map_tile
 // results are named after what they are.

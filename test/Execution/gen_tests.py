@@ -1194,15 +1194,306 @@ CASES = [
 ]
 
 
+@dataclasses.dataclass
+class KRaggedCase:
+    """One execution test of ggemm.segment_matmul_k: per group g,
+    `dw[g] = dy[s_g:s_g+1]ᵀ · x[s_g:s_g+1]` (`nk`: dw is [G, N, K]; `kn`:
+    [G, K, N], i.e. x[seg]ᵀ · dy[seg]), K ragged.
+
+    Example:
+
+        KRaggedCase("kragged_basic", "...", indptr=[0, 70, 70, 71, 201],
+                    rows=210)
+    """
+
+    name: str
+    summary: str
+    #: seg_indptr as written (G + 1 entries, device data: may be decreasing
+    #: or past `rows`; the op clamps it like segment_matmul).
+    indptr: list[int]
+    #: Token rows of dy and x (>= the last offset: trailing rows are in no
+    #: group and must not enter any sum).
+    rows: int
+    in_type: str = "bf16"
+    out_type: str = "f32"
+    layout: str = "nk"
+    index_type: str = "i32"
+    n: int = 72  # columns of dy
+    k: int = 104  # columns of x
+    accumulate: bool = False
+    block_m: int = 64
+    block_n: int = 64
+    raster: str = "along_n"
+    explicit_config: bool = True
+    num_ctas: Optional[int] = None
+    grid: str = "persistent"
+    #: dy, x and seg_indptr with dynamic extents (memref<?x?x...>).
+    dynamic: bool = False
+
+    @property
+    def groups(self) -> int:
+        return len(self.indptr) - 1
+
+    def bounds(self) -> list[tuple[int, int]]:
+        """Each group's rows [begin, end), clamped as the op defines."""
+        out = []
+        for g in range(self.groups):
+            begin = min(max(self.indptr[g], 0), self.rows)
+            end = max(min(max(self.indptr[g + 1], 0), self.rows), begin)
+            out.append((begin, end))
+        return out
+
+    def out_shape(self) -> tuple[int, int]:
+        """(rows, cols) of one dw[g]."""
+        return (self.n, self.k) if self.layout == "nk" else (self.k, self.n)
+
+
+class KRaggedWriter:
+    """Writes the test file of a KRaggedCase: @gemm holds the op, @main
+    fills dy and x with exact values, poisons dw (or fills it, with
+    `accumulate`), runs @gemm and checks every element of dw against a
+    reference summed over the group's rows, with plain loops."""
+
+    def __init__(self, case: KRaggedCase) -> None:
+        self.c = c = case
+        rows = "?" if c.dynamic else str(c.rows)
+        ncols = "?" if c.dynamic else str(c.n)
+        kcols = "?" if c.dynamic else str(c.k)
+        self.dy_type = f"memref<{rows}x{ncols}x{c.in_type}>"
+        self.x_type = f"memref<{rows}x{kcols}x{c.in_type}>"
+        r, cc = c.out_shape()
+        self.dw_type = f"memref<{c.groups}x{r}x{cc}x{c.out_type}>"
+        indptr = "?" if c.dynamic else str(c.groups + 1)
+        self.rows_type = f"memref<{indptr}x{c.index_type}>"
+        self.rows_static = f"memref<{c.groups + 1}x{c.index_type}>"
+        self.fills: set[tuple[int, str]] = set()
+
+    def gemm_function(self) -> str:
+        c = self.c
+        attrs = []
+        if c.layout == "kn":
+            attrs.append("weight_layout = #ggemm.weight_layout<kn>")
+        if c.accumulate:
+            attrs.append("accumulate")
+        if c.explicit_config:
+            attrs.append(
+                f"config = #ggemm.tile_config<block_m = {c.block_m}, "
+                f"block_n = {c.block_n}, block_k = 64, stages = 2, "
+                f"consumer_warpgroups = {c.block_m // 64}, "
+                f"raster = {c.raster}>")
+        attr_text = (" {" + ",\n       ".join(attrs) + "}") if attrs else ""
+        return (
+            f"func.func @gemm(%dy: {self.dy_type}, %x: {self.x_type}, "
+            f"%rows: {self.rows_type}, %dw: {self.dw_type}) {{\n"
+            f"  ggemm.segment_matmul_k ins(%dy, %x : {self.dy_type}, "
+            f"{self.x_type})\n"
+            f"      segments(%rows : {self.rows_type})\n"
+            f"      outs(%dw : {self.dw_type}){attr_text}\n"
+            f"  return\n}}\n")
+
+    def fill(self, e: Emitter, value: str, mtype: str, rank: int, ty: str,
+             seed: int, mod: int, off: int, den: float) -> None:
+        self.fills.add((rank, ty))
+        dyn = "x".join("?" * rank)
+        cast = e.op(f"memref.cast {value} : {mtype} to memref<{dyn}x{ty}>")
+        e.emit(f"func.call @fill{rank}_{ty}({cast}, "
+               f"{e.op(f'arith.constant {seed} : i64')}, "
+               f"{e.op(f'arith.constant {mod} : i64')}, "
+               f"{e.op(f'arith.constant {off} : i64')}, "
+               f"{e.const_f32(den)}) : (memref<{dyn}x{ty}>, i64, i64, i64, "
+               f"f32) -> ()")
+
+    def main_function(self) -> str:
+        c = self.c
+        e = Emitter()
+        e.emit("%zero = arith.constant 0 : index")
+        e.emit("%one = arith.constant 1 : index")
+        static_dy = f"memref<{c.rows}x{c.n}x{c.in_type}>"
+        static_x = f"memref<{c.rows}x{c.k}x{c.in_type}>"
+        dy = e.op(f"memref.alloc() : {static_dy}", "dy")
+        x = e.op(f"memref.alloc() : {static_x}", "x")
+        dw = e.op(f"memref.alloc() : {self.dw_type}", "dw")
+        dw_old = e.op(f"memref.alloc() : {self.dw_type}", "dwold")
+        # Multiples of 1/8 in [-1, 1]: every product and sum is exact in f32.
+        self.fill(e, dy, static_dy, 2, c.in_type, 1, 17, 8, 8.0)
+        self.fill(e, x, static_x, 2, c.in_type, 2, 17, 8, 8.0)
+        if c.accumulate:
+            self.fill(e, dw, self.dw_type, 3, c.out_type, 5, 7, 3, 2.0)
+        else:
+            self.fill(e, dw, self.dw_type, 3, c.out_type, 0, 1, int(-POISON),
+                      1.0)
+        e.emit(f"memref.copy {dw}, {dw_old} : {self.dw_type} to "
+               f"{self.dw_type}")
+        rows = e.op(f"memref.alloc() : {self.rows_static}", "rows")
+        for i, v in enumerate(c.indptr):
+            cv = e.op(f"arith.constant {v} : {c.index_type}")
+            e.emit(f"memref.store {cv}, {rows}[{e.const_index(i)}] : "
+                   f"{self.rows_static}")
+        args = [dy, x, rows, dw]
+        if c.dynamic:
+            args = [e.op(f"memref.cast {dy} : {static_dy} to {self.dy_type}"),
+                    e.op(f"memref.cast {x} : {static_x} to {self.x_type}"),
+                    e.op(f"memref.cast {rows} : {self.rows_static} to "
+                         f"{self.rows_type}"), dw]
+        e.emit(f"func.call @gemm({', '.join(args)}) : ({self.dy_type}, "
+               f"{self.x_type}, {self.rows_type}, {self.dw_type}) -> ()")
+
+        stats = e.op("memref.alloca() : memref<2xi64>", "stats")
+        maxerr = e.op("memref.alloca() : memref<1xf32>", "maxerr")
+        zero64 = e.op("arith.constant 0 : i64")
+        e.emit(f"memref.store {zero64}, {stats}[%zero] : memref<2xi64>")
+        e.emit(f"memref.store {zero64}, {stats}[%one] : memref<2xi64>")
+        e.emit(f"memref.store {e.const_f32(0.0)}, {maxerr}[%zero] : "
+               "memref<1xf32>")
+        atol, rtol = TOLERANCE[c.out_type]
+        atol_v, rtol_v = e.const_f32(atol), e.const_f32(rtol)
+        out_rows, out_cols = c.out_shape()
+        # dw[g, i, j] = sum over the group's rows t of a[t, i] * b[t, j].
+        a, a_type = (dy, static_dy) if c.layout == "nk" else (x, static_x)
+        b, b_type = (x, static_x) if c.layout == "nk" else (dy, static_dy)
+        for g, (begin, end) in enumerate(c.bounds()):
+            gv = e.const_index(g)
+            bv, ev = e.const_index(begin), e.const_index(end)
+            i = e.for_loop("%zero", e.const_index(out_rows), "i")
+            j = e.for_loop("%zero", e.const_index(out_cols), "j")
+            t, s, acc = e.fresh("t"), e.fresh("s"), e.fresh("acc")
+            e.emit(f"{acc} = scf.for {t} = {bv} to {ev} step %one "
+                   f"iter_args({s} = {e.const_f32(0.0)}) -> (f32) {{")
+            e.indent += 2
+            av = e.op(f"memref.load {a}[{t}, {i}] : {a_type}")
+            bval = e.op(f"memref.load {b}[{t}, {j}] : {b_type}")
+            prod = e.op(f"arith.mulf {e.to_f32(av, c.in_type)}, "
+                        f"{e.to_f32(bval, c.in_type)} : f32")
+            e.emit(f"scf.yield {e.op(f'arith.addf {s}, {prod} : f32')} : f32")
+            e.end()
+            v = acc
+            index = f"{gv}, {i}, {j}"
+            if c.accumulate:
+                old = e.op(f"memref.load {dw_old}[{index}] : {self.dw_type}")
+                v = e.op(f"arith.addf {v}, {e.to_f32(old, c.out_type)} : f32")
+            expected = e.to_f32(e.from_f32(v, c.out_type), c.out_type)
+            got = e.op(f"memref.load {dw}[{index}] : {self.dw_type}")
+            e.emit(f"func.call @check({e.to_f32(got, c.out_type)}, "
+                   f"{expected}, {atol_v}, {rtol_v}, {stats}, {maxerr}) : "
+                   "(f32, f32, f32, f32, memref<2xi64>, memref<1xf32>) -> ()")
+            e.end()
+            e.end()
+        checked = e.op(f"memref.load {stats}[%zero] : memref<2xi64>")
+        errors = e.op(f"memref.load {stats}[%one] : memref<2xi64>")
+        worst = e.op(f"memref.load {maxerr}[%zero] : memref<1xf32>")
+        e.emit('vector.print str "checked: "')
+        e.emit(f"vector.print {checked} : i64")
+        e.emit('vector.print str "errors: "')
+        e.emit(f"vector.print {errors} : i64")
+        e.emit('vector.print str "max_abs_err: "')
+        e.emit(f"vector.print {worst} : f32")
+        for buf, ty in ((dy, static_dy), (x, static_x), (dw, self.dw_type),
+                        (dw_old, self.dw_type)):
+            e.emit(f"memref.dealloc {buf} : {ty}")
+        body = "\n".join(e.lines)
+        return f"func.func @main() {{\n{body}\n  return\n}}\n"
+
+    def text(self) -> str:
+        c = self.c
+        main = self.main_function()
+        gemm = self.gemm_function()
+        fills = "\n".join(fill_function(rank, ty)
+                          for rank, ty in sorted(self.fills))
+        options = []
+        if c.num_ctas is not None:
+            options.append(f"num-ctas={c.num_ctas}")
+        if c.grid != "persistent":
+            options.append(f"grid={c.grid}")
+        prefix = "gemm-opt %s --ggemm-to-cpu"
+        if options:
+            prefix += f"=\"{' '.join(options)}\""
+        out_rows, out_cols = c.out_shape()
+        tiles = (c.groups * -(-out_rows // c.block_m)
+                 * -(-out_cols // c.block_n))
+        header = [
+            "// GENERATED by test/Execution/gen_tests.py: edit the generator "
+            "and rerun it.",
+            f"// {c.summary}",
+            f"// Tiles: {tiles}"
+            + (" (config chosen by ggemm-select-config)"
+               if not c.explicit_config else ""),
+            "// REQUIRES: mlir-runner",
+            f"// RUN: {prefix} \\",
+            "// RUN: | mlir-runner -e main -entry-point-result=void \\",
+            "// RUN:     -shared-libs=%mlir_c_runner_utils,"
+            "%mlir_runner_utils \\",
+            "// RUN: | FileCheck %s",
+            f"// CHECK: checked: {c.groups * out_rows * out_cols}{{{{$}}}}",
+            "// CHECK-NEXT: errors: 0{{$}}",
+            "// CHECK-NEXT: max_abs_err:",
+        ]
+        return ("\n".join(header) + "\n\n" + gemm + "\n" + main + HELPERS
+                + "\n" + fills)
+
+
+#: K-ragged weight gradients (ggemm.segment_matmul_k). Each has a group
+#: whose last K block reaches into the next group's rows (or into trailing
+#: rows in no group), so a missing segment mask shows as wrong sums; empty
+#: groups must come out as zeros over the poison (or unchanged with
+#: accumulate).
+KRAGGED_CASES = [
+    KRaggedCase("kragged_basic",
+                "segment_matmul_k bf16 -> f32, nk: an empty and a 1-row "
+                "group, groups not a multiple of block_k, N and K not tile "
+                "multiples, trailing rows in no group",
+                indptr=[0, 70, 70, 71, 201, 206], rows=210),
+    KRaggedCase("kragged_accumulate_f32",
+                "segment_matmul_k accumulating into an f32 gradient: an "
+                "empty group stays unchanged, 1-row groups, i64 seg_indptr",
+                indptr=[0, 0, 1, 66, 67, 130], rows=140, accumulate=True,
+                index_type="i64", n=64, k=136),
+    KRaggedCase("kragged_bf16_out",
+                "segment_matmul_k bf16 -> bf16 (the sum in f32, rounded "
+                "once), empty groups first and last",
+                indptr=[0, 0, 90, 93, 93], rows=100, out_type="bf16",
+                n=80, k=72),
+    KRaggedCase("kragged_single_group",
+                "segment_matmul_k with a single non-empty group among empty "
+                "ones (the others write zeros over the poison)",
+                indptr=[0, 0, 0, 150, 150, 150], rows=160, n=72, k=64),
+    KRaggedCase("kragged_kn_f16",
+                "segment_matmul_k f16 -> f16 with weight_layout kn "
+                "(dw[g] = x[seg]ᵀ · dy[seg]), accumulate, 128-row tiles",
+                indptr=[0, 5, 100, 101], rows=101, in_type="f16",
+                out_type="f16", layout="kn", accumulate=True, n=72, k=136,
+                block_m=128, block_n=64),
+    KRaggedCase("kragged_untrusted_indptr",
+                "segment_matmul_k with an untrusted seg_indptr: negative, "
+                "decreasing and past the rows (clamped like segment_matmul)",
+                indptr=[-5, 40, 30, 90, 500], rows=100, n=64, k=72),
+    KRaggedCase("kragged_dynamic_grid_tiles",
+                "segment_matmul_k with dynamic extents and a dynamic "
+                "seg_indptr, one CTA per tile, raster along_m, bf16 out",
+                indptr=[0, 64, 65, 200], rows=200, dynamic=True,
+                grid="tiles", raster="along_m", out_type="bf16", n=136,
+                k=72),
+    KRaggedCase("kragged_selected_config",
+                "segment_matmul_k with the config ggemm-select-config "
+                "chooses, 2 CTAs",
+                indptr=[0, 3, 3, 80], rows=80, explicit_config=False,
+                block_m=128, block_n=64, num_ctas=2, n=64, k=64),
+]
+
+
 def main() -> None:
     names = set()
-    for case in CASES:
+    for case in CASES + KRAGGED_CASES:
         assert case.name not in names, case.name
         names.add(case.name)
+    for case in CASES:
         path = os.path.join(HERE, f"{case.name}.mlir")
         with open(path, "w") as f:
             f.write(TestWriter(case).text())
-    print(f"wrote {len(CASES)} tests to {HERE}")
+    for kcase in KRAGGED_CASES:
+        path = os.path.join(HERE, f"{kcase.name}.mlir")
+        with open(path, "w") as f:
+            f.write(KRaggedWriter(kcase).text())
+    print(f"wrote {len(CASES) + len(KRAGGED_CASES)} tests to {HERE}")
 
 
 if __name__ == "__main__":

@@ -88,3 +88,14 @@ func.func @problem(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
       segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
   return
 }
+
+// -----
+
+// segment_matmul_k too.
+func.func @problem_k(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
+                     %indptr: memref<5xi32>, %dw: memref<4x128x256xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op is a problem-level op: run ggemm-select-config and ggemm-tile before ggemm-persistent-schedule}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x128xbf16>, memref<?x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%dw : memref<4x128x256xf32>)
+  return
+}

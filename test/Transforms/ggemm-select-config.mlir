@@ -294,3 +294,25 @@ func.func @caller(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
       : (memref<?x7168xbf16>, memref<8x4096x7168xbf16>, memref<9xi32>, memref<?x4096xbf16>) -> ()
   return
 }
+
+// -----
+
+// K-ragged (segment_matmul_k): the output per group is fixed (N x K of
+// dw), the rows per group are the reduction. chooseKRaggedTileConfig never
+// swaps AB (small outputs take the unswapped tile for many rows), and the
+// pass's expected-rows, a hint of tokens per group, does not change it.
+// CHECK-LABEL: func.func @k_ragged(
+// CHECK: ggemm.segment_matmul_k {{.+}} {accumulate, config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// CHECK: ggemm.segment_matmul_k {{.+}} {config = #ggemm.tile_config<block_m = 128, block_n = 64, block_k = 64, stages = 6, raster = along_m>}
+// SMALL-LABEL: func.func @k_ragged(
+// SMALL: ggemm.segment_matmul_k {{.+}} {accumulate, config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// SMALL: ggemm.segment_matmul_k {{.+}} {config = #ggemm.tile_config<block_m = 128, block_n = 64, block_k = 64, stages = 6, raster = along_m>}
+func.func @k_ragged(%dy: memref<?x4096xbf16>, %x: memref<?x7168xbf16>, %indptr: memref<9xi32>,
+                    %dw: memref<8x4096x7168xf32>, %dys: memref<?x32xbf16>, %xs: memref<?x64xbf16>,
+                    %dws: memref<8x32x64xbf16>) {
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x4096xbf16>, memref<?x7168xbf16>)
+      segments(%indptr : memref<9xi32>) outs(%dw : memref<8x4096x7168xf32>) {accumulate}
+  ggemm.segment_matmul_k ins(%dys, %xs : memref<?x32xbf16>, memref<?x64xbf16>)
+      segments(%indptr : memref<9xi32>) outs(%dws : memref<8x32x64xbf16>)
+  return
+}

@@ -127,10 +127,97 @@ func.func @several(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %indptr: 
 
 // -----
 
-func.func @segment_matmul_k(%x: memref<?x256xbf16>, %indptr: memref<5xi32>,
-                            %y: memref<?x128xbf16>, %dw: memref<4x128x256xf32>) {
-  // expected-error @+1 {{'ggemm.segment_matmul_k' op has no tile-level lowering yet}}
-  ggemm.segment_matmul_k ins(%y, %x : memref<?x128xbf16>, memref<?x256xbf16>)
+// K-ragged (segment_matmul_k, nk): a uniform tile loop over dw seen as
+// [G * N, K]; the K loop runs over the group's rows from segment_bounds
+// in block_k steps, both tiles mn_major and masked at the segment's end
+// (k_end); accumulate becomes the store's epilogue.
+// CHECK-LABEL: func.func @segment_matmul_k(
+// CHECK-SAME: %[[DY:[a-z0-9]+]]: memref<?x128xbf16>, %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[P:[a-z0-9]+]]: memref<5xi32>, %[[DW:[a-z0-9]+]]: memref<4x128x256xf32>)
+// CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
+// CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
+// CHECK-DAG: %[[G:.+]] = arith.subi %{{.+}}, %{{.+}} : index
+// CHECK-DAG: %[[T:.+]] = memref.dim %[[DY]], %{{.+}} : memref<?x128xbf16>
+// CHECK-DAG: %[[FLAT:.+]] = memref.collapse_shape %[[DW]] {{\[\[}}0, 1], [2]] : memref<4x128x256xf32> into memref<512x256xf32>
+// CHECK-DAG: %[[ROWS:.+]] = arith.muli %[[G]], %[[C128]] : index
+// CHECK: ggemm.foreach_tile uniform groups(%[[G]]) rows_per_group(%[[C128]]) num_rows(%[[ROWS]]) num_cols(%[[C256]]) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>) {
+// CHECK-NEXT: ^bb0(%[[GRP:group]]: index, %[[ROW:row]]: index, %[[END:row_end]]: index, %[[COL:col]]: index):
+// CHECK-NEXT: %[[FIRST:.+]] = arith.muli %[[GRP]], %[[C128]] : index
+// CHECK-NEXT: %[[M:.+]] = arith.subi %[[ROW]], %[[FIRST]] : index
+// CHECK-NEXT: %[[BEGIN:.+]], %[[KEND:.+]] = ggemm.segment_bounds %[[P]][%[[GRP]]] num_rows(%[[T]]) : memref<5xi32>
+// CHECK: %[[LEN:.+]] = arith.subi %[[KEND]], %[[BEGIN]] : index
+// CHECK: %[[KB:.+]] = arith.divui %{{.+}}, %{{.+}} : index
+// CHECK: %[[ZERO:.+]] = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: %[[ACC:.+]] = scf.for %[[I:.+]] = %{{.+}} to %[[KB]] step %{{.+}} iter_args(%[[A:.+]] = %[[ZERO]]) -> (!ggemm.accumulator<128x128xf32>) {
+// CHECK-NEXT: %[[OFF:.+]] = arith.muli %[[I]], %{{.+}} : index
+// CHECK-NEXT: %[[K:.+]] = arith.addi %[[BEGIN]], %[[OFF]] : index
+// CHECK-NEXT: %[[TA:.+]] = ggemm.load_tile %[[DY]][%[[K]], %[[M]]] k_end(%[[KEND]]) : memref<?x128xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+// CHECK-NEXT: %[[TB:.+]] = ggemm.load_tile %[[X]][%[[K]], %[[COL]]] k_end(%[[KEND]]) : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+// CHECK-NEXT: %[[NEXT:.+]] = ggemm.mma %[[TA]], %[[TB]], %[[A]] : !ggemm.tile<128x64xbf16, mn_major>, !ggemm.tile<128x64xbf16, mn_major> -> !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: scf.yield %[[NEXT]]
+// CHECK: ggemm.store_tile %[[ACC]] to %[[FLAT]] row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) {epilogue = #ggemm.epilogue<accumulate = true>} : !ggemm.accumulator<128x128xf32>, memref<512x256xf32>
+// CHECK-NOT: ggemm.segment_matmul_k
+func.func @segment_matmul_k(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
+                            %indptr: memref<5xi32>, %dw: memref<4x128x256xf32>) {
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x128xbf16>, memref<?x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%dw : memref<4x128x256xf32>)
+      {accumulate, config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>}
+  return
+}
+
+// -----
+
+// K-ragged, kn: dw[g] = x[seg]ᵀ · dy[seg], so x gives the output rows (the
+// A tile) and dy its columns; a dynamic seg_indptr gives G from its size;
+// no accumulate, no epilogue.
+// CHECK-LABEL: func.func @segment_matmul_k_kn(
+// CHECK-SAME: %[[DY:[a-z0-9]+]]: memref<?x?xf16>, %[[X:[a-z0-9]+]]: memref<?x192xf16>, %[[P:[a-z0-9]+]]: memref<?xi64>, %[[DW:[a-z0-9]+]]: memref<3x192x?xbf16>)
+// CHECK: %[[S:.+]] = memref.dim %[[P]], %{{.+}} : memref<?xi64>
+// CHECK: %[[G:.+]] = arith.subi %[[S]], %{{.+}} : index
+// CHECK: %[[N:.+]] = memref.dim %[[DY]], %{{.+}} : memref<?x?xf16>
+// CHECK: ggemm.foreach_tile uniform groups(%[[G]]) rows_per_group(%{{.+}}) num_rows(%{{.+}}) num_cols(%[[N]])
+// CHECK: ggemm.segment_bounds %[[P]][%{{.+}}] num_rows(%{{.+}}) : memref<?xi64>
+// CHECK: ggemm.load_tile %[[X]][%{{.+}}, %{{.+}}] k_end(%{{.+}}) : memref<?x192xf16> -> !ggemm.tile<64x64xf16, mn_major>
+// CHECK-NEXT: ggemm.load_tile %[[DY]][%{{.+}}, %{{.+}}] k_end(%{{.+}}) : memref<?x?xf16> -> !ggemm.tile<128x64xf16, mn_major>
+// CHECK: ggemm.store_tile %{{.+}} to %{{.+}} row(%{{.+}}) row_end(%{{.+}}) col(%{{.+}}) : !ggemm.accumulator<64x128xf32>, memref<576x?xbf16>
+func.func @segment_matmul_k_kn(%dy: memref<?x?xf16>, %x: memref<?x192xf16>,
+                               %indptr: memref<?xi64>, %dw: memref<3x192x?xbf16>) {
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x?xf16>, memref<?x192xf16>)
+      segments(%indptr : memref<?xi64>) outs(%dw : memref<3x192x?xbf16>)
+      {weight_layout = #ggemm.weight_layout<kn>,
+       config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, consumer_warpgroups = 1>}
+  return
+}
+
+// -----
+
+func.func @segment_matmul_k_swap_ab(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
+                                    %indptr: memref<5xi32>, %dw: memref<4x128x256xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects a tile config without swap_ab: the K-ragged tile program is not swapped}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x128xbf16>, memref<?x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%dw : memref<4x128x256xf32>)
+      {config = #ggemm.tile_config<block_m = 32, block_n = 128, block_k = 64, consumer_warpgroups = 2, swap_ab = true>}
+  return
+}
+
+// -----
+
+func.func @segment_matmul_k_padded_dw(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
+                                      %indptr: memref<5xi32>,
+                                      %dw: memref<4x128x256xf32, strided<[40000, 256, 1]>>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dw to store its groups back to back (dimensions 0 and 1 collapsible into one), got 'memref<4x128x256xf32, strided<[40000, 256, 1]>>'}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x128xbf16>, memref<?x256xbf16>)
+      segments(%indptr : memref<5xi32>)
+      outs(%dw : memref<4x128x256xf32, strided<[40000, 256, 1]>>)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>}
+  return
+}
+
+// -----
+
+func.func @segment_matmul_k_no_config(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
+                                      %indptr: memref<5xi32>, %dw: memref<4x128x256xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects a tile config: run ggemm-select-config first or write `config = #ggemm.tile_config<...>`}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x128xbf16>, memref<?x256xbf16>)
       segments(%indptr : memref<5xi32>) outs(%dw : memref<4x128x256xf32>)
   return
 }

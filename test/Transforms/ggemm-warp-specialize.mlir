@@ -307,3 +307,82 @@ func.func @swap_ab_unswapped(%x: memref<?x64xbf16>, %w: memref<4x128x64xbf16>, %
   }
   return
 }
+
+// -----
+
+// The K-ragged tile program (ggemm.segment_matmul_k) is not lowered to the
+// GPU yet: its segment mask would need zeroing in shared memory, and a
+// kernel that ignored k_end would sum the next group's rows.
+func.func @k_ragged(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
+                    %indptr: memref<5xi32>, %dw: memref<512x256xf32>, %t: index) {
+  %c4 = arith.constant 4 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %c512 = arith.constant 512 : index
+  %sched = ggemm.tile_schedule uniform groups(%c4) rows_per_group(%c128)
+      num_rows(%c512) num_cols(%c256)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %total = ggemm.tile_count %sched
+    scf.for %i = %cta to %total step %num_ctas {
+      %g, %row, %row_end, %col = ggemm.map_tile %sched[%i]
+      // expected-error @+1 {{'ggemm.segment_bounds' op belongs to a K-ragged tile program (ggemm.segment_matmul_k), which is not lowered to the GPU yet; run it with ggemm-to-cpu}}
+      %begin, %end = ggemm.segment_bounds %indptr[%g] num_rows(%t) : memref<5xi32>
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      %acc = scf.for %kb = %c0 to %c1 step %c1 iter_args(%a = %zero)
+          -> (!ggemm.accumulator<128x128xf32>) {
+        %ta = ggemm.load_tile %dy[%begin, %row] k_end(%end)
+            : memref<?x128xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+        %tb = ggemm.load_tile %x[%begin, %col] k_end(%end)
+            : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+        %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<128x64xbf16, mn_major>,
+            !ggemm.tile<128x64xbf16, mn_major> -> !ggemm.accumulator<128x128xf32>
+        scf.yield %next : !ggemm.accumulator<128x128xf32>
+      }
+      ggemm.store_tile %acc to %dw row(%row) row_end(%row_end) col(%col)
+          : !ggemm.accumulator<128x128xf32>, memref<512x256xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A masked load alone is refused too.
+func.func @k_end_only(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
+                      %dw: memref<512x256xf32>, %end: index) {
+  %c4 = arith.constant 4 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %c512 = arith.constant 512 : index
+  %sched = ggemm.tile_schedule uniform groups(%c4) rows_per_group(%c128)
+      num_rows(%c512) num_cols(%c256)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %total = ggemm.tile_count %sched
+    scf.for %i = %cta to %total step %num_ctas {
+      %g, %row, %row_end, %col = ggemm.map_tile %sched[%i]
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      %acc = scf.for %kb = %c0 to %c1 step %c1 iter_args(%a = %zero)
+          -> (!ggemm.accumulator<128x128xf32>) {
+        // expected-error @+1 {{'ggemm.load_tile' op belongs to a K-ragged tile program (ggemm.segment_matmul_k), which is not lowered to the GPU yet; run it with ggemm-to-cpu}}
+        %ta = ggemm.load_tile %dy[%kb, %row] k_end(%end)
+            : memref<?x128xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+        %tb = ggemm.load_tile %x[%kb, %col]
+            : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+        %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<128x64xbf16, mn_major>,
+            !ggemm.tile<128x64xbf16, mn_major> -> !ggemm.accumulator<128x128xf32>
+        scf.yield %next : !ggemm.accumulator<128x128xf32>
+      }
+      ggemm.store_tile %acc to %dw row(%row) row_end(%row_end) col(%col)
+          : !ggemm.accumulator<128x128xf32>, memref<512x256xf32>
+    }
+  }
+  return
+}

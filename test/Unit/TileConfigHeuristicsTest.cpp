@@ -286,9 +286,9 @@ TEST(ChooseVariants, SmallAndLargeRows) {
   std::vector<TileVariant> variants =
       chooseVariants(problem(4096, 7168, 0, 8), kH100SMs);
   ASSERT_EQ(variants.size(), 4u);
-  for (auto [i, bound, blockM] :
-       {std::tuple<int, int64_t, int64_t>{0, 16, 24}, {1, 32, 48},
-        {2, 64, 88}}) {
+  for (auto [i, bound, blockM] : {std::tuple<int, int64_t, int64_t>{0, 16, 24},
+                                  {1, 32, 48},
+                                  {2, 64, 88}}) {
     EXPECT_EQ(variants[i].maxRowsPerGroup, bound);
     EXPECT_TRUE(variants[i].tile.swapAB);
     EXPECT_EQ(variants[i].tile.blockM, blockM);
@@ -373,4 +373,27 @@ TEST(ChooseVariants, FollowChooseTileConfig) {
           << describe(p) << " cap=" << cap;
     }
   }
+}
+
+TEST(ChooseKRaggedTileConfig, NeverSwapsAB) {
+  // K-ragged: rows are the fixed output rows per group (a weight
+  // dimension), n the output columns; the tile program is never swapped.
+  for (const ProblemSummary &p : sweep()) {
+    if (p.elementBytes != 2 || !p.weightsNMajor)
+      continue;
+    TileChoice c = chooseKRaggedTileConfig(p, kH100SMs);
+    EXPECT_FALSE(c.swapAB) << describe(p);
+    EXPECT_EQ(c.blockM, 128) << describe(p);
+    EXPECT_EQ(c.blockN % 64, 0) << describe(p);
+    EXPECT_EQ(c.blockK, 64) << describe(p);
+  }
+}
+
+TEST(ChooseKRaggedTileConfig, DeepGemmShape) {
+  // (G, m, n) = (8, 4096, 7168): the wide tile, as for the forward ops.
+  TileChoice c =
+      chooseKRaggedTileConfig(problem(7168, 0, 4096, 8, 2, true), kH100SMs);
+  EXPECT_EQ(c.blockM, 128);
+  EXPECT_EQ(c.blockN, 256);
+  EXPECT_GE(c.stages, 2);
 }

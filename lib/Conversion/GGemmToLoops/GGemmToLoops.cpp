@@ -121,10 +121,10 @@ Value ult(OpBuilder &b, Location loc, Value lhs, Value rhs) {
 }
 
 /// `source[at]`, or `zero` when an index is past its dimension (TMA's zero
-/// fill).
+/// fill) or, with `inMask`, when `inMask` is false.
 Value loadOrZero(OpBuilder &b, Location loc, Value source, ValueRange at,
-                 Value zero) {
-  Value inBounds;
+                 Value zero, Value inMask = Value()) {
+  Value inBounds = inMask;
   for (auto [d, index] : llvm::enumerate(at)) {
     Value ok = ult(b, loc, index, memref::DimOp::create(b, loc, source, d));
     inBounds = inBounds ? arith::AndIOp::create(b, loc, inBounds, ok) : ok;
@@ -265,6 +265,23 @@ LogicalResult LoopsTranslator::translateGGemmOp(Operation *op) {
         mapping.map(index.getWeight(), toIndex(b, loc, weight));
         return success();
       })
+      .Case([&](SegmentBoundsOp bounds) {
+        // The tile schedule's own clamping of a segment's rows.
+        TileSchedule segments;
+        segments.rowMapping = RowMapping::segment;
+        segments.numRows = lookup(bounds.getNumRows(), bounds);
+        Value indptr = lookup(bounds.getSegIndptr(), bounds);
+        segments.loadGroupRow = [indptr](OpBuilder &b, Location loc,
+                                         Value index) -> Value {
+          return toIndex(b, loc, memref::LoadOp::create(b, loc, indptr, index));
+        };
+        auto [begin, count] =
+            segments.groupRows(b, loc, lookup(bounds.getGroup(), bounds));
+        mapping.map(bounds.getBegin(), begin);
+        mapping.map(bounds.getEnd(),
+                    arith::AddIOp::create(b, loc, begin, count).getResult());
+        return success();
+      })
       .Case([&](ZeroAccumulatorOp zero) {
         Value acc = buffer(zero.getType(), loc);
         Value fzero = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
@@ -305,6 +322,7 @@ LogicalResult LoopsTranslator::lowerLoad(LoadTileOp op) {
   SmallVector<Value> indices;
   for (Value index : op.getIndices())
     indices.push_back(lookup(index, op));
+  Value kEnd = lookup(op.getKEnd(), op);
   Value tile = buffer(type, loc);
   int64_t rank = indices.size();
   // Which source dimension runs along the tile's rows, which along K.
@@ -323,9 +341,12 @@ LogicalResult LoopsTranslator::lowerLoad(LoadTileOp op) {
     SmallVector<Value> at(indices);
     at[rowDim] = arith::AddIOp::create(b, loc, indices[rowDim], r);
     at[kDim] = arith::AddIOp::create(b, loc, indices[kDim], c);
+    // K-ragged: rows of the next group exist but are not part of this sum.
+    Value inSegment = kEnd ? ult(b, loc, at[kDim], kEnd) : Value();
     // TMA's zero fill: every coordinate past its dimension reads as zero.
-    memref::StoreOp::create(b, loc, loadOrZero(b, loc, source, at, zero), tile,
-                            ValueRange{r, c});
+    memref::StoreOp::create(b, loc,
+                            loadOrZero(b, loc, source, at, zero, inSegment),
+                            tile, ValueRange{r, c});
   });
   mapping.map(op.getTile(), tile);
   return success();
@@ -521,7 +542,7 @@ struct ConvertGGemmToLoopsPass
         return WalkResult::skip();
       }
       if (isa<GGemmDialect>(op->getDialect()) &&
-          !isa<TileScheduleOp, SegmentMatmulKOp, QuantizeOp>(op)) {
+          !isa<TileScheduleOp, QuantizeOp>(op)) {
         op->emitOpError() << "expects to be in the body of a ggemm.launch";
         return WalkResult::interrupt();
       }

@@ -174,6 +174,11 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
       return op.emitOpError() << "expects tile " << index
                               << " to come from a ggemm.load_tile used only "
                                  "here (its TMA goes straight into the slot)";
+    // TMA cannot stop at a segment's end; the mask is not lowered yet.
+    if (tileLoad.getKEnd())
+      return tileLoad.emitOpError()
+             << "with k_end (a K-ragged ggemm.segment_matmul_k tile) is not "
+                "lowered to the GPU yet";
     TileType type = tileLoad.getType();
     bool isA = tileLoad.getSource().getType().getRank() == 2;
     Value desc = param(isA ? kADesc : kBDesc);

@@ -42,6 +42,23 @@ ProblemSummary summarise(OpTy op, int64_t groups, int64_t rowsPerGroup) {
   return p;
 }
 
+/// The problem summary of a K-ragged product: the output `dw[g]` is
+/// `[rows, n]` with `(rows, n) = (dy's columns, x's columns)` (`nk`) or the
+/// other way round (`kn`); both operand tiles are MN-major.
+ProblemSummary summarise(SegmentMatmulKOp op) {
+  auto known = [](int64_t d) { return ShapedType::isDynamic(d) ? 0 : d; };
+  bool kn = op.getWeightLayout() == WeightLayout::kn;
+  int64_t dyCols = op.getDy().getType().getDimSize(1);
+  int64_t xCols = op.getX().getType().getDimSize(1);
+  ProblemSummary p;
+  p.rowsPerGroup = known(kn ? xCols : dyCols);
+  p.n = known(kn ? dyCols : xCols);
+  p.numGroups = known(op.getDw().getType().getDimSize(0));
+  p.elementBytes = getElementBytes(op.getX().getType().getElementType());
+  p.weightsNMajor = true;
+  return p;
+}
+
 /// What the pass knows about one problem op.
 struct Analysis {
   Operation *op;
@@ -187,6 +204,12 @@ struct SelectConfigPass
     module->walk([&](Operation *op) {
       if (std::optional<Analysis> a = analyse(op))
         ops.push_back(*a);
+    });
+    // K-ragged products: one config, their output shape is fixed.
+    module->walk([&](SegmentMatmulKOp op) {
+      if (!op.getConfig())
+        op.setConfigAttr(toAttr(
+            op.getContext(), chooseKRaggedTileConfig(summarise(op), numSMs)));
     });
 
     SmallVector<NamedAttribute> dispatch;

@@ -7,7 +7,8 @@ using namespace mlir::ggemm;
 
 LogicalResult mlir::ggemm::expectTiled(Operation *root, StringRef pass) {
   WalkResult result = root->walk([&](Operation *op) {
-    if (!isa<SegmentMatmulOp, MaskedMatmulOp, BatchedMatmulOp>(op))
+    if (!isa<SegmentMatmulOp, MaskedMatmulOp, BatchedMatmulOp,
+             SegmentMatmulKOp>(op))
       return WalkResult::advance();
     op->emitOpError() << "is a problem-level op: run ggemm-select-config and "
                          "ggemm-tile before "

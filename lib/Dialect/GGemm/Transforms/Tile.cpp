@@ -230,13 +230,102 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   return success();
 }
 
+/// Writes the K-ragged tile program of `op`: `dw[g] = a[seg_g]ᵀ · b[seg_g]`
+/// with `(a, b) = (dy, x)` (`nk`) or `(x, dy)` (`kn`). The output of every
+/// group has the same shape, so the tile loop is `uniform` over `dw` seen as
+/// a `[G * rows, cols]` matrix; the raggedness is in the K loop, which runs
+/// over the group's rows in `block_k` steps. Both operands are read as
+/// `mn_major` tiles (`[block_k, block_m]` boxes of row-major `[M, *]`
+/// matrices), each masked at the segment's end: without `k_end` the last
+/// K block would add the next group's rows into the sum.
+LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
+  Location loc = op.getLoc();
+  TileConfigAttr config = op.getConfigAttr();
+  if (config.getSwapAb())
+    return op.emitOpError() << "expects a tile config without swap_ab: the "
+                               "K-ragged tile program is not swapped";
+  if (failed(checkCollapsible(op, {{"dw", op.getDw()}})))
+    return failure();
+  bool kn = op.getWeightLayout() == WeightLayout::kn;
+  Value aSource = kn ? op.getX() : op.getDy();
+  Value bSource = kn ? op.getDy() : op.getX();
+  Value indptr = op.getSegIndptr();
+  Value numGroups =
+      arith::SubIOp::create(b, loc, dim(b, loc, indptr, 0),
+                            arith::ConstantIndexOp::create(b, loc, 1));
+  Value rowsPerGroup = dim(b, loc, aSource, 1);
+  Value numTokens = dim(b, loc, aSource, 0);
+  Value dw = collapseLeading(b, loc, op.getDw());
+  Value numRows = arith::MulIOp::create(b, loc, numGroups, rowsPerGroup);
+  Value numCols = dim(b, loc, bSource, 1);
+  auto loop = ForeachTileOp::create(
+      b, loc, RowMappingAttr::get(b.getContext(), RowMapping::uniform), Value(),
+      Value(), Value(), numGroups, rowsPerGroup, numRows, numCols, config);
+  Block *body =
+      b.createBlock(&loop.getBody(), {}, SmallVector<Type>(4, b.getIndexType()),
+                    SmallVector<Location>(4, loc));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(body);
+  Value group = loop.getGroupArg(), row = loop.getRowBeginArg(),
+        col = loop.getColBeginArg();
+
+  int64_t blockM = config.getBlockM(), blockN = config.getBlockN(),
+          blockK = config.getBlockK();
+  MLIRContext *ctx = b.getContext();
+  Type elementType = op.getX().getType().getElementType();
+  auto accType = AccumulatorType::get(ctx, {blockM, blockN}, b.getF32Type());
+  auto aType =
+      TileType::get(ctx, {blockM, blockK}, elementType, TileLayout::mn_major);
+  auto bType =
+      TileType::get(ctx, {blockN, blockK}, elementType, TileLayout::mn_major);
+
+  // The tile's first row within its group's output: a column of aSource.
+  Value aCol = arith::SubIOp::create(
+      b, loc, row, arith::MulIOp::create(b, loc, group, rowsPerGroup));
+  auto bounds = SegmentBoundsOp::create(b, loc, indptr, group, numTokens);
+  Value begin = bounds.getBegin(), end = bounds.getEnd();
+  Value blockKValue = arith::ConstantIndexOp::create(b, loc, blockK);
+  // ceil((end - begin) / block_k) K blocks; none for an empty segment.
+  Value kBlocks = arith::DivUIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, end, begin),
+                            arith::ConstantIndexOp::create(b, loc, blockK - 1)),
+      blockKValue);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value init = ZeroAccumulatorOp::create(b, loc, accType);
+  auto kLoop = scf::ForOp::create(b, loc, zero, kBlocks, one, ValueRange{init});
+  {
+    OpBuilder::InsertionGuard kGuard(b);
+    b.setInsertionPointToStart(kLoop.getBody());
+    Value k = arith::AddIOp::create(
+        b, loc, begin,
+        arith::MulIOp::create(b, loc, kLoop.getInductionVar(), blockKValue));
+    Value aTile =
+        LoadTileOp::create(b, loc, aType, aSource, ValueRange{k, aCol}, end);
+    Value bTile =
+        LoadTileOp::create(b, loc, bType, bSource, ValueRange{k, col}, end);
+    Value next = MmaOp::create(b, loc, accType, aTile, bTile,
+                               kLoop.getRegionIterArg(0), IntegerAttr());
+    scf::YieldOp::create(b, loc, next);
+  }
+  EpilogueAttr epilogue;
+  if (op.getAccumulate())
+    epilogue = EpilogueAttr::get(ctx, Activation::none, /*accumulate=*/true);
+  StoreTileOp::create(b, loc, kLoop.getResult(0), dw, row, loop.getRowEndArg(),
+                      col, Value(), Value(), Value(), epilogue);
+  YieldOp::create(b, loc);
+  return success();
+}
+
 struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
   void runOnOperation() override {
     SmallVector<Operation *> problems;
     WalkResult unsupported = getOperation()->walk([&](Operation *op) {
-      if (isa<SegmentMatmulOp, MaskedMatmulOp, BatchedMatmulOp>(op))
+      if (isa<SegmentMatmulOp, MaskedMatmulOp, BatchedMatmulOp,
+              SegmentMatmulKOp>(op))
         problems.push_back(op);
-      if (!isa<SegmentMatmulKOp, QuantizeOp>(op))
+      if (!isa<QuantizeOp>(op))
         return WalkResult::advance();
       op->emitOpError() << "has no tile-level lowering yet";
       return WalkResult::interrupt();
@@ -252,6 +341,12 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
             << "expects a tile config: run ggemm-select-config "
                "first or write `config = #ggemm.tile_config<...>`";
         return signalPassFailure();
+      }
+      if (auto kRagged = dyn_cast<SegmentMatmulKOp>(op)) {
+        if (failed(emitKRaggedProgram(b, kRagged)))
+          return signalPassFailure();
+        op->erase();
+        continue;
       }
       TileProblem p;
       p.config = config;

@@ -161,3 +161,11 @@ mlir::ggemm::chooseVariants(const ProblemSummary &problem, int64_t numSMs,
   addBucket(0, maxRowsPerGroup > lower ? maxRowsPerGroup : 0);
   return variants;
 }
+
+TileChoice mlir::ggemm::chooseKRaggedTileConfig(ProblemSummary problem,
+                                                int64_t numSMs) {
+  problem.k = 0; // each group's rows: unknown here
+  if (problem.rowsPerGroup > 0 && problem.rowsPerGroup <= kSwapAbMaxRows)
+    problem.rowsPerGroup = 0;
+  return chooseTileConfig(problem, numSMs);
+}

@@ -376,6 +376,20 @@ struct WarpSpecializePass
     if (failed(checkOptions()) ||
         failed(expectScheduled(getOperation(), getArgument())))
       return signalPassFailure();
+    // The K-ragged tile program (ggemm.segment_matmul_k) needs its segment
+    // mask in shared memory on the GPU, which is not written yet: a kernel
+    // that ignored `k_end` would add the next group's rows into the sum.
+    WalkResult kRagged = getOperation()->walk([&](Operation *op) {
+      auto load = dyn_cast<LoadTileOp>(op);
+      if (!isa<SegmentBoundsOp>(op) && !(load && load.getKEnd()))
+        return WalkResult::advance();
+      op->emitOpError() << "belongs to a K-ragged tile program "
+                           "(ggemm.segment_matmul_k), which is not lowered to "
+                           "the GPU yet; run it with ggemm-to-cpu";
+      return WalkResult::interrupt();
+    });
+    if (kRagged.wasInterrupted())
+      return signalPassFailure();
     SmallVector<LaunchOp> launches;
     getOperation()->walk([&](LaunchOp launch) {
       // A launch that already has roles is left as it is.

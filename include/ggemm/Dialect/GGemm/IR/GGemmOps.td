@@ -213,13 +213,31 @@ def GGemm_SegmentMatmulKOp : GGemm_Op<"segment_matmul_k"> {
     `dw[g] = dy[s_g:s_(g+1)]ᵀ · x[s_g:s_(g+1)]` for each group `g < G`: the
     reduction runs over each group's rows (megablox `tgmm`,
     `torch._grouped_mm` 2D x 2D). `dy` is `[M, N]`, `x` is `[M, K]`, `dw` is
-    `[G, N, K]` (`nk`) or `[G, K, N]` (`kn`). An empty segment yields a zero
-    gradient (or leaves `dw[g]` unchanged with `accumulate`).
+    `[G, N, K]` (`nk`) or `[G, K, N]` (`kn`). `dw` is f32 (gradient
+    accumulation), bf16 or f16; the sum is kept in f32 and rounded once.
+
+    Every `dw[g]` is written, whatever its segment: an empty segment
+    (`s_g == s_(g+1)`) writes zeros, and with `accumulate` (`dw[g] +=
+    ...`) adds zero, which leaves `dw[g]` unchanged. Offsets are clamped
+    like `ggemm.segment_matmul`'s (`ggemm.segment_bounds`): rows past `M`
+    are in no segment and a decreasing offset gives an empty one.
+
+    Lowers (through `ggemm-tile`) to a `ggemm.foreach_tile` with
+    `row_mapping = uniform` over the `G x N` rows of `dw` seen as a
+    `[G * N, K]` matrix, i.e. tiles over (group, n-tile, k-tile), and a K
+    loop over the group's rows (`ggemm.segment_bounds`) in `block_k` steps.
+    Both operand tiles are `mn_major` (a `[block_k, block_m]` box of `dy`
+    is contiguous along its columns), and every load is masked at the
+    segment's end (`ggemm.load_tile ... k_end`): the last K block must not
+    read the next group's rows. The CPU reference back end runs it; the GPU
+    back end does not lower it yet (`ggemm-warp-specialize` says so).
+    bf16 and f16 only: FP8 weight gradients need scales this op does not
+    take.
 
     ```mlir
     ggemm.segment_matmul_k ins(%dy, %x : memref<?x4096xbf16>, memref<?x7168xbf16>)
         segments(%indptr : memref<9xi32>)
-        outs(%dw : memref<8x4096x7168xf32>)
+        outs(%dw : memref<8x4096x7168xf32>) {accumulate}
     ```
   }];
   let arguments = (ins GGemm_Matrix:$dy, GGemm_Matrix:$x,

@@ -136,7 +136,8 @@ def GGemm_ZeroAccumulatorOp : GGemm_Op<"zero_accumulator", [Pure]> {
   let assemblyFormat = "attr-dict `:` qualified(type($acc))";
 }
 
-def GGemm_LoadTileOp : GGemm_Op<"load_tile", [MemoryEffects<[MemRead]>]> {
+def GGemm_LoadTileOp : GGemm_Op<"load_tile", [MemoryEffects<[MemRead]>,
+                                               AttrSizedOperandSegments]> {
   let summary = "read one K block of an operand tile";
   let description = [{
     Reads the tile of the result type from `source`, a matrix (`x`) or a
@@ -147,6 +148,14 @@ def GGemm_LoadTileOp : GGemm_Op<"load_tile", [MemoryEffects<[MemRead]>]> {
     `[K, N]` weight). Elements outside `source` read as zero, as TMA fills
     them.
 
+    `k_end` (optional) bounds the reduction: elements whose K coordinate in
+    `source` is at or past `k_end` read as zero too. This is the K-ragged
+    mask of `ggemm.segment_matmul_k`: the last K block of a group may reach
+    into the next group's rows, which exist, so TMA's zero fill does not
+    stop them from entering the sum. Both back ends implement it (the CPU
+    one in its copy; the GPU one is not written yet, and
+    `ggemm-warp-specialize` rejects a `k_end` it cannot honour).
+
     On the GPU the producer issues it as TMA (`cp.async.bulk.tensor`) into
     a stage slot of a `!ggemm.ring` (see `ggemm.ring_put`); on the CPU it
     copies into a buffer.
@@ -155,15 +164,62 @@ def GGemm_LoadTileOp : GGemm_Op<"load_tile", [MemoryEffects<[MemRead]>]> {
     %a = ggemm.load_tile %x[%row, %k] : memref<?x7168xbf16> -> !ggemm.tile<128x64xbf16>
     %b = ggemm.load_tile %w[%widx, %k, %col]
         : memref<8x7168x4096xbf16> -> !ggemm.tile<256x64xbf16, mn_major>
+    // K-ragged: rows of dy at or past %end belong to the next group.
+    %t = ggemm.load_tile %dy[%k, %m] k_end(%end)
+        : memref<?x4096xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
     ```
   }];
   let arguments = (ins GGemm_OperandMemref:$source,
-                   Variadic<GGemm_Index>:$indices);
+                   Variadic<GGemm_Index>:$indices,
+                   Optional<GGemm_Index>:$k_end);
   let results = (outs GGemm_Tile:$tile);
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$tile, "::mlir::Value":$source,
+                   "::mlir::ValueRange":$indices), [{
+      build($_builder, $_state, tile, source, indices, ::mlir::Value());
+    }]>
+  ];
   let assemblyFormat = [{
-    $source `[` $indices `]` attr-dict `:` type($source) `->` qualified(type($tile))
+    $source `[` $indices `]` (`k_end` `(` $k_end^ `)`)? attr-dict `:` type($source) `->` qualified(type($tile))
   }];
   let hasVerifier = 1;
+}
+
+def GGemm_SegmentBoundsOp : GGemm_Op<"segment_bounds",
+    [MemoryEffects<[MemRead]>]> {
+  let summary = "the rows of one segment, clamped";
+  let description = [{
+    Reads `seg_indptr[group]` and `seg_indptr[group + 1]` and returns the
+    segment's rows `[begin, end)`, clamped as `ggemm.foreach_tile` clamps
+    its segments (the offsets are device data): `begin = clamp(r[g], 0,
+    num_rows)`, `end = clamp(r[g+1], begin, num_rows)`.
+
+    The K-ragged tile program of `ggemm.segment_matmul_k` runs its K loop
+    over these rows; the output tiles themselves are `uniform` (every
+    group has the same `M x N` output), so the rows are not a row mapping
+    of the tile loop but a bound of its K loop.
+
+    On the CPU two `memref.load`s and the clamps (the tile schedule's own
+    code); on the GPU two 32/64-bit global loads (not written yet).
+
+    ```mlir
+    %begin, %end = ggemm.segment_bounds %indptr[%group] num_rows(%t)
+        : memref<9xi32>
+    ```
+  }];
+  let arguments = (ins GGemm_IndexVector:$seg_indptr, GGemm_Index:$group,
+                   GGemm_Index:$num_rows);
+  let results = (outs GGemm_Index:$begin, GGemm_Index:$end);
+  let builders = [OpBuilder<(ins "::mlir::Value":$seg_indptr,
+                                 "::mlir::Value":$group,
+                                 "::mlir::Value":$num_rows), [{
+    build($_builder, $_state, $_builder.getIndexType(),
+          $_builder.getIndexType(), seg_indptr, group, num_rows);
+  }]>];
+  let assemblyFormat = [{
+    $seg_indptr `[` $group `]` `num_rows` `(` $num_rows `)` attr-dict
+    `:` type($seg_indptr)
+  }];
 }
 
 def GGemm_MmaOp : GGemm_Op<"mma", [MemoryEffects<[MemRead]>,

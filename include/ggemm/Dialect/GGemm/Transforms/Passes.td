@@ -121,6 +121,12 @@ def GGemmSelectConfig : Pass<"ggemm-select-config", "::mlir::ModuleOp"> {
     `expected-rows` option, the static shape (segment: M / G; masked:
     `Mmax`; batched: `M`).
 
+    A `ggemm.segment_matmul_k` gets one config from
+    `chooseKRaggedTileConfig`: its output per group is fixed (the rows are
+    `dy`'s columns, the columns `x`'s, for `nk`), its rows per group are
+    the reduction, so neither `expected-rows` nor variants apply, and it
+    is never swap-AB.
+
     With `variants=true`, an op whose rows per group are unknown at compile
     time (no `expected_m`, no `expected-rows`; dynamic M, a dynamic group
     count, or a masked op, whose `Mmax` only bounds the valid rows) and
@@ -292,8 +298,9 @@ def GGemmSwapAB : Pass<"ggemm-swap-ab", "::mlir::ModuleOp"> {
 def GGemmTile : Pass<"ggemm-tile", "::mlir::ModuleOp"> {
   let summary = "rewrite problem-level ops into tile programs";
   let description = [{
-    Replaces each `ggemm.segment_matmul`, `ggemm.masked_matmul` and
-    `ggemm.batched_matmul` that carries a tile config by a
+    Replaces each `ggemm.segment_matmul`, `ggemm.masked_matmul`,
+    `ggemm.batched_matmul` and `ggemm.segment_matmul_k` that carries a tile
+    config by a
     `ggemm.foreach_tile` whose body computes one output tile: an `scf.for`
     over the K blocks loads the A and B tiles of a block
     (`ggemm.load_tile`) and multiplies them into the accumulator
@@ -329,6 +336,33 @@ def GGemmTile : Pass<"ggemm-tile", "::mlir::ModuleOp"> {
       }
       ggemm.store_tile %acc to %y row(%row) row_end(%row_end) col(%col)
           : !ggemm.accumulator<128x256xf32>, memref<?x4096xbf16>
+    }
+    ```
+
+    `ggemm.segment_matmul_k` (K-ragged weight gradients) becomes a
+    `uniform` tile loop over its `[G, N, K]` output seen as `[G * N, K]`,
+    whose K loop runs over the group's rows (`ggemm.segment_bounds`) with
+    both operand tiles `mn_major` and masked at the segment's end
+    (`k_end`):
+
+    ```mlir
+    ggemm.foreach_tile uniform groups(%c8) rows_per_group(%c4096)
+        num_rows(%c32768) num_cols(%c7168) config(#cfg) {
+    ^bb0(%group: index, %row: index, %row_end: index, %col: index):
+      %m = arith.subi %row, %first : index   // %first = %group * 4096
+      %begin, %end = ggemm.segment_bounds %indptr[%group] num_rows(%t)
+          : memref<9xi32>
+      %acc = scf.for %kb = %c0 to %blocks step %c1
+          iter_args(%a = %zero) -> (!ggemm.accumulator<128x256xf32>) {
+        %k = arith.addi %begin, %offset : index   // %offset = %kb * 64
+        %ta = ggemm.load_tile %dy[%k, %m] k_end(%end)
+            : memref<?x4096xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+        %tb = ggemm.load_tile %x[%k, %col] k_end(%end)
+            : memref<?x7168xbf16> -> !ggemm.tile<256x64xbf16, mn_major>
+        ...
+      }
+      ggemm.store_tile %acc to %dw_flat row(%row) row_end(%row_end) col(%col)
+          : !ggemm.accumulator<128x256xf32>, memref<32768x7168xf32>
     }
     ```
   }];

@@ -48,6 +48,14 @@ constexpr int64_t kSwapAbMaxRows = 64;
 /// stages, and no more stages than K blocks when K is known).
 TileChoice chooseTileConfig(const ProblemSummary &problem, int64_t numSMs);
 
+/// The tile config of a K-ragged product (`ggemm.segment_matmul_k`): the
+/// output rows per group (`problem.rowsPerGroup`, a weight dimension, known
+/// statically or not) and columns are fixed, K is each group's rows. Never
+/// swap-AB (the K-ragged tile program is not swapped): groups of few output
+/// rows get chooseTileConfig's choice for unknown, i.e. many, rows. The
+/// stages do not depend on K, which is not known at compile time.
+TileChoice chooseKRaggedTileConfig(ProblemSummary problem, int64_t numSMs);
+
 /// The deepest ring of `choice`'s stages that fits the shared-memory budget
 /// (at most 6, no more than the K blocks when K is known).
 int64_t chooseStages(const ProblemSummary &problem, const TileChoice &choice);
