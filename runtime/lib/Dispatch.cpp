@@ -10,6 +10,7 @@ int64_t dispatchRowsPerGroup(Op op, const ProblemShape &shape,
     return expectedM;
   switch (op) {
   case Op::SegmentMatmul:
+  case Op::SegmentMatmulK: // its segments split the token rows T, as M
     if (shape.numGroups <= 0)
       return 0;
     return (shape.numRows + shape.numGroups - 1) / shape.numGroups;

@@ -44,6 +44,9 @@ std::string tensorPrefix(const TensorArg &tensor) {
 
 /// Tensors `op` takes, in the order the messages list them.
 std::vector<TensorRole> rolesForOp(Op op) {
+  if (op == Op::SegmentMatmulK)
+    return {TensorRole::Dy, TensorRole::X, TensorRole::SegIndptr,
+            TensorRole::Dw};
   std::vector<TensorRole> roles;
   for (int i = 0; i < kNumTensorRoles; ++i)
     if (tensorExistsForOp(static_cast<TensorRole>(i), op))
@@ -398,6 +401,9 @@ Status checkPresence(const Manifest &manifest, const BoundArgs &args) {
     required.push_back(TensorRole::SegIndptr);
   if (problem.op == Op::MaskedMatmul)
     required.push_back(TensorRole::MaskedM);
+  // It takes nothing optional: bindTensor rejects the rest by name.
+  if (problem.op == Op::SegmentMatmulK)
+    required = rolesForOp(problem.op);
   for (TensorRole role : required)
     if (!args.get(role).present)
       return invalidArgument(std::string("missing tensor '") +
@@ -447,8 +453,120 @@ Status checkPresence(const Manifest &manifest, const BoundArgs &args) {
   return Status::success();
 }
 
+/// segment_matmul_k: dy [T, N], x [T, K], seg_indptr [G + 1] and dw
+/// [G, N, K] (nk) or [G, K, N] (kn). The kernel computes dw as one
+/// [G * R, C] matrix, per group A^T B over the group's token rows, with
+/// (A, B) = (dy, x) for nk and (x, dy) for kn: R = A's columns, C = B's.
+Status checkKRaggedTensors(const Manifest &manifest, BoundArgs &args) {
+  using Role = TensorRole;
+  const ProblemSpec &problem = manifest.problem;
+  const bool nk = problem.weightLayout == WeightLayout::NK;
+  const TensorArg &dy = args.get(Role::Dy);
+  const TensorArg &x = args.get(Role::X);
+  const TensorArg &indptr = args.get(Role::SegIndptr);
+  const TensorArg &dw = args.get(Role::Dw);
+  ProblemShape &shape = args.shape;
+
+  for (Role role : rolesForOp(problem.op))
+    if (Status status =
+            checkDtype(args.get(role), expectedTensorDtype(problem, role));
+        !status.ok())
+      return status;
+  struct RankRule {
+    const TensorArg &tensor;
+    int rank;
+    const char *layout;
+  };
+  const RankRule ranks[] = {
+      {dy, 2, "[token rows, n]"},
+      {x, 2, "[token rows, k]"},
+      {indptr, 1, "[num_groups + 1]"},
+      {dw, 3,
+       nk ? "[num_groups, n, k] for weight_layout \"nk\""
+          : "[num_groups, k, n] for weight_layout \"kn\""},
+  };
+  for (const RankRule &rule : ranks)
+    if (Status status = checkRank(rule.tensor, rule.rank, rule.layout);
+        !status.ok())
+      return status;
+  if (indptr.shape[0] < 1)
+    return invalidArgument(tensorPrefix(indptr) +
+                           "expected at least 1 element (num_groups + 1), "
+                           "got 0");
+
+  int64_t tokens = 0, n = 0, k = 0;
+  if (Status status = bindSize(args, "token rows", problem.m,
+                               {{Role::Dy, 0}, {Role::X, 0}}, tokens);
+      !status.ok())
+    return status;
+  if (Status status = bindSize(args, "n", problem.n,
+                               {{Role::Dy, 1}, {Role::Dw, nk ? 1 : 2}}, n);
+      !status.ok())
+    return status;
+  if (Status status = bindSize(args, "k", problem.k,
+                               {{Role::X, 1}, {Role::Dw, nk ? 2 : 1}}, k);
+      !status.ok())
+    return status;
+  // One gradient per group: num_weights is num_groups.
+  const int64_t staticGroups =
+      problem.numGroups != -1 ? problem.numGroups : problem.numWeights;
+  if (Status status =
+          bindSize(args, "num_groups", staticGroups,
+                   {{Role::SegIndptr, 0, 1, "num_groups + 1"}, {Role::Dw, 0}},
+                   shape.numGroups);
+      !status.ok())
+    return status;
+
+  // dy and x are read by TMA; dw is written element by element as one
+  // [G * R, C] matrix, so its groups must be packed.
+  const char *tmaWhy = "TMA needs 16-byte aligned global addresses";
+  for (const TensorArg *tensor : {&dy, &x}) {
+    if (Status status = checkRowView(*tensor, /*tma=*/true); !status.ok())
+      return status;
+    if (Status status = checkAlignment(*tensor, 16, tmaWhy); !status.ok())
+      return status;
+  }
+  if (Status status = checkRowView(dw, /*tma=*/false); !status.ok())
+    return status;
+  if (Status status = checkAlignment(dw, dtypeSize(dw.dtype),
+                                     "natural alignment of its dtype");
+      !status.ok())
+    return status;
+  if (Status status = checkContiguous(indptr); !status.ok())
+    return status;
+  if (Status status = checkAlignment(indptr, dtypeSize(indptr.dtype),
+                                     "natural alignment of its dtype");
+      !status.ok())
+    return status;
+
+  shape.numWeights = shape.numGroups;
+  shape.numRows = tokens;
+  shape.m = tokens;
+  // The kernel's K is the token rows; its N is C.
+  shape.k = tokens;
+  shape.rowsPerGroup = nk ? n : k;
+  shape.n = nk ? k : n;
+  // Both are at most 2^40: divide rather than multiply.
+  if (shape.rowsPerGroup > 0 &&
+      shape.numGroups > kMaxExtent / shape.rowsPerGroup)
+    return invalidArgument(
+        tensorPrefix(dw) +
+        "groups * rows = " + std::to_string(shape.numGroups) + " * " +
+        std::to_string(shape.rowsPerGroup) + " is larger than 2^40");
+  shape.lda = x.strides[0];
+  shape.ldy = dw.strides[1];
+  // T = 0 is not empty: every dw[g] is still written (zeros, or left as it
+  // is when accumulating), so only G, R or C of 0 launch nothing.
+  shape.numTiles = computeTileBound(problem.op, shape.numRows,
+                                    shape.rowsPerGroup, shape.numGroups,
+                                    shape.n, manifest.blockM, manifest.blockN);
+  return Status::success();
+}
+
 Status checkTensors(const Manifest &manifest, BoundArgs &args) {
   const ProblemSpec &problem = manifest.problem;
+  if (problem.op == Op::SegmentMatmulK)
+    return checkKRaggedTensors(manifest, args);
   const bool segment = problem.op == Op::SegmentMatmul;
   const TensorArg &x = args.get(TensorRole::X);
   const TensorArg &w = args.get(TensorRole::W);
@@ -713,7 +831,10 @@ Status bindArguments(const Manifest &manifest, const ggemm_tensor *tensors,
 
 int64_t computeTileBound(Op op, int64_t numRows, int64_t rowsPerGroup,
                          int64_t numGroups, int64_t n, int blockM, int blockN) {
-  if (numRows <= 0 || numGroups <= 0 || n <= 0)
+  // segment_matmul_k tiles rows_per_group (R), not its token rows, which may
+  // be 0 with tiles to write.
+  const int64_t rows = op == Op::SegmentMatmul ? numRows : rowsPerGroup;
+  if (rows <= 0 || numGroups <= 0 || n <= 0)
     return 0;
   __int128 columnTiles = ceilDiv(n, blockN);
   __int128 rowTiles = op == Op::SegmentMatmul
@@ -815,7 +936,33 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
   int64_t dims[kMaxTensorMapRank] = {};
   int64_t strides[kMaxTensorMapRank] = {};
   int rank = param.rank;
-  if (param.tensor == TensorRole::XScale) {
+  void *address = tensor.data;
+  if (manifest.problem.op == Op::SegmentMatmulK) {
+    // dy [T, N] or x [T, K] (parseManifest admits no other descriptor, and
+    // rank 2): columns innermost, then the token rows, the kernel's K.
+    dims[0] = tensor.shape[1];
+    dims[1] = shape.numRows;
+    strides[1] = tensor.strides[0];
+    if (shape.numRows == 0) {
+      // No token rows, but dw must still be written. TMA cannot encode an
+      // extent of 0 and an empty tensor's pointer may be null: describe one
+      // row at an aligned device address the kernel never reads (every
+      // segment is clamped to [0, 0)).
+      const TensorArg &dw = args.get(TensorRole::Dw);
+      dims[1] = 1;
+      strides[1] = dims[0];
+      if (!tensor.data || reinterpret_cast<uintptr_t>(tensor.data) % 16 != 0)
+        address = dw.data;
+      if (!address || reinterpret_cast<uintptr_t>(address) % 16 != 0)
+        return unsupported(
+            context() + ": " + tensor.name +
+            " has no rows (T = 0), so its descriptor is encoded over one row "
+            "of a 16-byte aligned device address that the kernel does not "
+            "read, but neither its data pointer " +
+            pointerText(tensor.data) + " nor dw's " + pointerText(dw.data) +
+            " is 16-byte aligned");
+    }
+  } else if (param.tensor == TensorRole::XScale) {
     // MN-major [rows of all groups, k blocks] (parseManifest admits only
     // "1x128" scales and rank 2; bindArguments checked the layout). A single
     // k block is never stepped: its stride is the rows, padded to 16 bytes.
@@ -845,11 +992,10 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
   }
 
   result.rank = static_cast<uint32_t>(rank);
-  result.globalAddress = tensor.data;
-  if (reinterpret_cast<uintptr_t>(tensor.data) % 16 != 0)
+  result.globalAddress = address;
+  if (reinterpret_cast<uintptr_t>(address) % 16 != 0)
     return invalidArgument(context() + ": global address " +
-                           pointerText(tensor.data) +
-                           " is not 16-byte aligned");
+                           pointerText(address) + " is not 16-byte aligned");
   for (int d = 0; d < rank; ++d) {
     if (dims[d] < 1 || dims[d] > (int64_t(1) << 32))
       return invalidArgument(context() + ": dimension " + std::to_string(d) +

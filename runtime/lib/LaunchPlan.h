@@ -37,7 +37,10 @@ struct TensorArg {
   std::array<int64_t, GGEMM_MAX_RANK> strides{};
 };
 
-/// Sizes derived from the tensors.
+/// Sizes derived from the tensors. segment_matmul_k's are those of the
+/// kernel's view, dw as [G * R, C] = A^T B per group: numRows, m and k are
+/// the token rows T, rowsPerGroup R, n C, numWeights G, ldy dw's row stride
+/// (docs/Runtime.md, "Tensors").
 struct ProblemShape {
   int64_t numRows = 0;      // rows of the 2-D views of x and y
   int64_t rowsPerGroup = 0; // 0 for segment_matmul
@@ -47,7 +50,7 @@ struct ProblemShape {
   int64_t n = 0;
   int64_t k = 0;
   int64_t lda = 0; // row stride of x, elements
-  int64_t ldy = 0; // row stride of y, elements
+  int64_t ldy = 0; // row stride of y (segment_matmul_k: dw), elements
   int64_t numTiles = 0;
 };
 
@@ -83,7 +86,9 @@ Status bindArguments(const Manifest &manifest, const ggemm_tensor *tensors,
 
 /// Upper bound on the output tiles, as described in docs/Runtime.md:
 /// ceil(n / block_n) * (ceil(m / block_m) + groups) for segment_matmul,
-/// ceil(n / block_n) * groups * ceil(rows_per_group / block_m) otherwise.
+/// ceil(n / block_n) * groups * ceil(rows_per_group / block_m) otherwise
+/// (segment_matmul_k: G * ceil(R / block_m) * ceil(C / block_n), whatever
+/// the token rows).
 int64_t computeTileBound(Op op, int64_t numRows, int64_t rowsPerGroup,
                          int64_t numGroups, int64_t n, int blockM, int blockN);
 

@@ -85,6 +85,10 @@ const char *tensorRoleName(TensorRole role) {
     return "x_scale";
   case TensorRole::WScale:
     return "w_scale";
+  case TensorRole::Dy:
+    return "dy";
+  case TensorRole::Dw:
+    return "dw";
   }
   return "<invalid tensor>";
 }
@@ -97,6 +101,8 @@ const char *opName(Op op) {
     return "masked_matmul";
   case Op::BatchedMatmul:
     return "batched_matmul";
+  case Op::SegmentMatmulK:
+    return "segment_matmul_k";
   }
   return "<invalid op>";
 }
@@ -120,10 +126,16 @@ const char *scaleBlockName(ScaleBlock block) {
 ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role) {
   switch (role) {
   case TensorRole::X:
+    // segment_matmul_k: x is B (nk) or A (kn); parseProblem made a_dtype and
+    // b_dtype equal.
     return problem.aDtype;
   case TensorRole::W:
     return problem.bDtype;
   case TensorRole::Y:
+    return problem.outDtype;
+  case TensorRole::Dy:
+    return problem.aDtype;
+  case TensorRole::Dw:
     return problem.outDtype;
   case TensorRole::SegIndptr:
   case TensorRole::MaskedM:
@@ -140,6 +152,11 @@ ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role) {
 }
 
 bool tensorExistsForOp(TensorRole role, Op op) {
+  if (op == Op::SegmentMatmulK)
+    return role == TensorRole::Dy || role == TensorRole::X ||
+           role == TensorRole::SegIndptr || role == TensorRole::Dw;
+  if (role == TensorRole::Dy || role == TensorRole::Dw)
+    return false;
   if (role == TensorRole::SegIndptr)
     return op == Op::SegmentMatmul;
   if (role == TensorRole::MaskedM)
@@ -163,7 +180,8 @@ template <typename T> struct EnumEntry {
 
 const EnumEntry<Op> kOps[] = {{"segment_matmul", Op::SegmentMatmul},
                               {"masked_matmul", Op::MaskedMatmul},
-                              {"batched_matmul", Op::BatchedMatmul}};
+                              {"batched_matmul", Op::BatchedMatmul},
+                              {"segment_matmul_k", Op::SegmentMatmulK}};
 const EnumEntry<ggemm_dtype> kFloatDtypes[] = {{"bf16", GGEMM_DTYPE_BF16},
                                                {"f16", GGEMM_DTYPE_F16},
                                                {"f32", GGEMM_DTYPE_F32},
@@ -200,7 +218,9 @@ const EnumEntry<TensorRole> kTensorRoles[] = {
     {"bias", TensorRole::Bias},
     {"row_scale", TensorRole::RowScale},
     {"x_scale", TensorRole::XScale},
-    {"w_scale", TensorRole::WScale}};
+    {"w_scale", TensorRole::WScale},
+    {"dy", TensorRole::Dy},
+    {"dw", TensorRole::Dw}};
 const EnumEntry<ScaleBlock> kScaleBlocks[] = {
     {"1x128", ScaleBlock::Block1x128},
     {"128x128", ScaleBlock::Block128x128},
@@ -606,8 +626,72 @@ int64_t swizzleBytes(Swizzle swizzle) {
   return 0;
 }
 
+/// The problem fields segment_matmul_k restricts: it reads bf16 or f16 dy
+/// and x of one dtype, always has dynamic token rows, and has no weight
+/// indices, bias, row scale, scales or activation (its epilogue only stores
+/// or accumulates the f32 sums). `activation` is null when the key is absent.
+Status checkKRaggedProblem(const Reader &reader, const Pointer &at,
+                           const ProblemSpec &problem, const Json *activation) {
+  const char *op = opName(problem.op);
+  if (problem.aDtype != GGEMM_DTYPE_BF16 && problem.aDtype != GGEMM_DTYPE_F16)
+    return reader.error(
+        at / "a_dtype",
+        std::string(op) + " reads dy and x as bf16 or f16, got " +
+            dtypeName(problem.aDtype) +
+            (dtypeSize(problem.aDtype) == 1 ? " (fp8 K-ragged is not defined)"
+                                            : ""));
+  if (problem.bDtype != problem.aDtype)
+    return reader.error(at / "b_dtype", std::string("expected a_dtype (") +
+                                            dtypeName(problem.aDtype) +
+                                            "): dy and x of " + op +
+                                            " have one dtype, got " +
+                                            dtypeName(problem.bDtype));
+  if (problem.outDtype != GGEMM_DTYPE_F32 &&
+      problem.outDtype != GGEMM_DTYPE_BF16 &&
+      problem.outDtype != GGEMM_DTYPE_F16)
+    return reader.error(at / "out_dtype",
+                        std::string(op) +
+                            " writes dw as f32, bf16 or f16, got " +
+                            dtypeName(problem.outDtype));
+  if (problem.m != -1)
+    return reader.error(at / "m", std::string(op) +
+                                      "'s token rows are always dynamic, "
+                                      "expected -1, got " +
+                                      std::to_string(problem.m));
+  struct AbsentTensor {
+    const char *key;
+    const char *tensor;
+    bool value;
+  };
+  const AbsentTensor absentTensors[] = {
+      {"has_weight_indices", "weight_indices", problem.hasWeightIndices},
+      {"has_bias", "bias", problem.hasBias},
+      {"has_row_scale", "row_scale", problem.hasRowScale}};
+  for (const AbsentTensor &absent : absentTensors)
+    if (absent.value)
+      return reader.error(at / absent.key, std::string(op) + " has no " +
+                                               absent.tensor +
+                                               ", expected false, got true");
+  const std::pair<const char *, ScaleBlock> absentScales[] = {
+      {"x_scale_block", problem.xScaleBlock},
+      {"w_scale_block", problem.wScaleBlock}};
+  for (const auto &[key, block] : absentScales)
+    if (block != ScaleBlock::None)
+      return reader.error(at / key, std::string(op) +
+                                        " has no scales (fp8 K-ragged is not "
+                                        "defined), got " +
+                                        quote(scaleBlockName(block)));
+  if (activation && *activation != "none")
+    return reader.error(at / "activation",
+                        std::string(op) +
+                            " has no activation, expected \"none\", got " +
+                            describe(*activation));
+  return Status::success();
+}
+
 Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
                     ProblemSpec &problem) {
+  const Json *activation = nullptr;
   if (Status status = reader.readObject(
           object, at,
           {reader.choice("op", Required, kOps, problem.op),
@@ -631,10 +715,20 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
                                  ScaleBlock::None, problem.xScaleBlock),
            reader.nullableChoice("w_scale_block", kScaleBlocks,
                                  ScaleBlock::None, problem.wScaleBlock),
-           ignored("activation")},
+           // Read by the compiler's epilogue; the runtime only checks it
+           // where an op has none.
+           {"activation", Optional,
+            [&activation](const Json &value, const Pointer &) {
+              activation = &value;
+              return Status::success();
+            }}},
           KnownKeysOnly);
       !status.ok())
     return status;
+  if (problem.op == Op::SegmentMatmulK)
+    if (Status status = checkKRaggedProblem(reader, at, problem, activation);
+        !status.ok())
+      return status;
 
   // fp8 block scaling: x's and w's scales come together, and only fp8 inputs
   // are scaled.
@@ -715,7 +809,15 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
         KnownKeysOnly);
 
   const char *tensorName = tensorRoleName(param.tensor);
-  if (!tensorExistsForOp(param.tensor, problem.op))
+  const bool kRagged = problem.op == Op::SegmentMatmulK;
+  // segment_matmul_k keeps the 14-parameter ABI of the other ops: its
+  // weight_indices, bias and row_scale slots are optional pointers that are
+  // always null (a required one fails the has_* check of parseParams).
+  const bool nullSlot = kRagged && param.kind == ParamKind::Pointer &&
+                        (param.tensor == TensorRole::WeightIndices ||
+                         param.tensor == TensorRole::Bias ||
+                         param.tensor == TensorRole::RowScale);
+  if (!tensorExistsForOp(param.tensor, problem.op) && !nullSlot)
     return reader.error(at / "tensor",
                         std::string("tensor ") + quote(tensorName) +
                             " does not exist for " + opName(problem.op));
@@ -753,8 +855,14 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
 
   // TMA descriptor.
   const bool xScale = param.tensor == TensorRole::XScale;
-  if (param.tensor != TensorRole::X && param.tensor != TensorRole::W &&
-      param.tensor != TensorRole::Y && !xScale)
+  if (kRagged && param.tensor != TensorRole::Dy &&
+      param.tensor != TensorRole::X)
+    return reader.error(at / "tensor",
+                        "a tma_descriptor of segment_matmul_k can describe dy "
+                        "or x, got " +
+                            quote(tensorName));
+  if (!kRagged && param.tensor != TensorRole::X &&
+      param.tensor != TensorRole::W && param.tensor != TensorRole::Y && !xScale)
     return reader.error(at / "tensor",
                         "a tma_descriptor can describe x, w, y or x_scale, "
                         "got " +
@@ -783,7 +891,7 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
   int expectedRank = param.tensor == TensorRole::W ? 3 : 2;
   bool rankOk = param.rank == expectedRank ||
                 (param.tensor != TensorRole::W && !xScale && param.rank == 3 &&
-                 problem.op != Op::SegmentMatmul);
+                 problem.op != Op::SegmentMatmul && !kRagged);
   if (!rankOk)
     return reader.error(
         at / "rank",
@@ -791,6 +899,7 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
             opName(problem.op) + " has rank " +
             (param.tensor == TensorRole::W ? "3"
              : xScale                      ? "2 (rows of all groups, k blocks)"
+             : kRagged                     ? "2 (columns, token rows)"
              : problem.op == Op::SegmentMatmul
                  ? "2"
                  : "2 (rows of all groups) or 3 (group, row, column)") +
@@ -868,12 +977,15 @@ Status parseParams(const Reader &reader, const Json &array, const Pointer &at,
     return std::string("problem.") + key + " is " +
            quote(scaleBlockName(block));
   };
+  const bool kRagged = problem.op == Op::SegmentMatmulK;
   const Requirement requirements[] = {
       {TensorRole::X, true, "every problem reads x"},
-      {TensorRole::W, true, "every problem reads w"},
-      {TensorRole::Y, true, "every problem writes y"},
-      {TensorRole::SegIndptr, problem.op == Op::SegmentMatmul,
-       "segment_matmul reads seg_indptr"},
+      {TensorRole::W, !kRagged, std::string(opName(problem.op)) + " reads w"},
+      {TensorRole::Y, !kRagged, std::string(opName(problem.op)) + " writes y"},
+      {TensorRole::Dy, kRagged, "segment_matmul_k reads dy"},
+      {TensorRole::Dw, kRagged, "segment_matmul_k writes dw"},
+      {TensorRole::SegIndptr, problem.op == Op::SegmentMatmul || kRagged,
+       std::string(opName(problem.op)) + " reads seg_indptr"},
       {TensorRole::MaskedM, problem.op == Op::MaskedMatmul,
        "masked_matmul reads masked_m"},
       {TensorRole::WeightIndices, problem.hasWeightIndices,

@@ -28,9 +28,13 @@ constexpr int kMaxKernelParams = 64;
 constexpr int kMaxTensorMapParams = 8;
 constexpr int kMaxTensorMapRank = 5;
 
-enum class Op { SegmentMatmul, MaskedMatmul, BatchedMatmul };
+/// SegmentMatmulK is the K-ragged weight gradient (issue 12): per group g,
+/// dw[g] = dy[s_g:s_(g+1)]^T x[s_g:s_(g+1)], the segments running over the
+/// token rows, which are the reduction dimension.
+enum class Op { SegmentMatmul, MaskedMatmul, BatchedMatmul, SegmentMatmulK };
 
-/// Tensors a caller passes by name.
+/// Tensors a caller passes by name. segment_matmul_k takes dy, x,
+/// seg_indptr and dw; the other ops x, w, y and their index tensors.
 enum class TensorRole {
   X,
   W,
@@ -42,8 +46,10 @@ enum class TensorRole {
   RowScale,
   XScale,
   WScale,
+  Dy,
+  Dw,
 };
-constexpr int kNumTensorRoles = 10;
+constexpr int kNumTensorRoles = 12;
 
 enum class WeightLayout { NK, KN };
 enum class GridPolicy { Persistent, Tiles };

@@ -279,5 +279,43 @@ TEST(Api, EveryVariantsBinaryIsRead) {
                   "cannot open cubin '" + dir.file("large.cubin") + "'");
 }
 
+// segment_matmul_k through the C API, without the driver: tensors by their
+// names, the grid of G * ceil(R / block_m) * ceil(C / block_n) tiles.
+TEST(Api, KRaggedTensorsByName) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kRaggedManifest()));
+  ASSERT_NE(kernel, nullptr);
+  test::KRaggedTensors t;
+  int grid = -1;
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 4, 100000, &grid),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(grid, 8 * 32 * 56);
+  // No token rows: the same grid (the gradients are still written).
+  t.dy = makeTensor("dy", 0, GGEMM_DTYPE_BF16, {0, 4096});
+  t.x = makeTensor("x", 0, GGEMM_DTYPE_BF16, {0, 7168});
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 4, 100000, &grid),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(grid, 8 * 32 * 56);
+  int variant = -1;
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, t.get(), 4, 0, &variant),
+            GGEMM_OK);
+  EXPECT_EQ(variant, 0);
+
+  test::KRaggedTensors fresh;
+  ggemm_tensor w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 4096, 7168});
+  EXPECT_EQ(ggemm_kernel_launch(kernel, fresh.get({w}), 5, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(ggemm_last_error(),
+               "unknown tensor 'w' (segment_matmul_k takes dy, x, seg_indptr, "
+               "dw)");
+  EXPECT_EQ(ggemm_kernel_launch(kernel, fresh.get(), 3, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(ggemm_last_error(), "missing tensor 'dw' (segment_matmul_k "
+                                   "needs dy, x, seg_indptr, dw)");
+  ggemm_kernel_destroy(kernel);
+}
+
 } // namespace
 } // namespace ggemm::runtime

@@ -23,6 +23,18 @@ TEST(Dispatch, SegmentRowsAreTheRoundedUpAverage) {
   EXPECT_EQ(dispatchRowsPerGroup(Op::SegmentMatmul, shape(1000, 0, 0), 0), 0);
 }
 
+// segment_matmul_k's segments split its token rows T as segment_matmul's
+// split M: rows_per_group (R, a column count of dw) plays no part.
+TEST(Dispatch, KRaggedUsesTheAverageSegmentOfTokenRows) {
+  EXPECT_EQ(dispatchRowsPerGroup(Op::SegmentMatmulK, shape(1000, 4096, 8), 0),
+            125);
+  EXPECT_EQ(dispatchRowsPerGroup(Op::SegmentMatmulK, shape(0, 4096, 8), 0), 0);
+  EXPECT_EQ(dispatchRowsPerGroup(Op::SegmentMatmulK, shape(1000, 4096, 0), 0),
+            0);
+  EXPECT_EQ(dispatchRowsPerGroup(Op::SegmentMatmulK, shape(1000, 4096, 8), 20),
+            20);
+}
+
 TEST(Dispatch, MaskedAndBatchedUseTheRowsPerGroup) {
   EXPECT_EQ(
       dispatchRowsPerGroup(Op::MaskedMatmul, shape(32 * 4096, 4096, 32), 0),

@@ -89,6 +89,30 @@ TEST(NoDriver, EmptyProblemsLaunchNothing) {
   ggemm_kernel_destroy(kernel);
 }
 
+// segment_matmul_k: no token rows is work to do (the gradients are
+// written), so it needs the driver; no groups is not.
+TEST(NoDriver, KRaggedWithoutTokenRowsNeedsTheDriver) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kRaggedManifest()));
+  ASSERT_NE(kernel, nullptr);
+  test::KRaggedTensors t;
+  t.dy = makeTensor("dy", 0, GGEMM_DTYPE_BF16, {0, 4096});
+  t.x = makeTensor("x", 0, GGEMM_DTYPE_BF16, {0, 7168});
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr),
+            GGEMM_ERROR_NO_DRIVER);
+  ggemm_kernel_destroy(kernel);
+
+  kernel = loadOk(dir.writeBundle(
+      test::withKRaggedManifest("\"num_groups\": 8, \"num_weights\": 8",
+                                "\"num_groups\": -1, \"num_weights\": -1")));
+  ASSERT_NE(kernel, nullptr);
+  t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {1});
+  t.dw = makeTensor("dw", 0, GGEMM_DTYPE_F32, {0, 4096, 7168});
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  ggemm_kernel_destroy(kernel);
+}
+
 //===----------------------------------------------------------------------===//
 // The installed driver, if any
 //===----------------------------------------------------------------------===//
@@ -719,6 +743,243 @@ TEST_F(FakeDriver, VariantsLoadLazily) {
   ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK);
   EXPECT_EQ(moduleLoadCount(), 2);
   EXPECT_STREQ(lastModuleImage(), "large cubin");
+  ggemm_kernel_destroy(kernel);
+}
+
+//===----------------------------------------------------------------------===//
+// segment_matmul_k (issue 12) with the fake driver
+//===----------------------------------------------------------------------===//
+
+/// The fake records the 14 parameters of test::kKRaggedManifest.
+void recordKRaggedParams(FakeDriverConfig &fake) {
+  fake.numKernelParams = 14;
+  for (int i = 0; i < 14; ++i)
+    fake.kernelParamSizes[i] = test::kKRaggedParamSizes[i];
+}
+
+TEST_F(FakeDriver, KRaggedLaunchesNkKernel) {
+  recordKRaggedParams(*config());
+  test::KRaggedTensors t;
+  t.dw.strides[1] = 7168 + 4;
+  t.dw.strides[0] = 4096 * (7168 + 4);
+  ASSERT_EQ(launch(test::kRaggedManifest(), t.get(), 4), GGEMM_OK) << lastError;
+  ASSERT_EQ(launchCount(), 1);
+  const FakeLaunchRecord &record = *lastLaunch();
+  EXPECT_EQ(record.grid[0], 132u); // min(132 SMs, 8 * 32 * 56 tiles)
+  EXPECT_EQ(record.numParams, 14);
+  const FakeEncodeRecord *a = launchedDescriptor(record, 0, encode);
+  const FakeEncodeRecord *b = launchedDescriptor(record, 1, encode);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  // A = dy: [N, T]; B = x: [K, T]; 64 columns by block_k token rows.
+  EXPECT_EQ(a->globalAddress, reinterpret_cast<void *>(test::kDy));
+  EXPECT_EQ(a->dataType, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  EXPECT_EQ(a->rank, 2u);
+  EXPECT_EQ(a->globalDim[0], 4096u);
+  EXPECT_EQ(a->globalDim[1], 1000u);
+  EXPECT_EQ(a->globalStrides[0], 4096u * 2);
+  EXPECT_EQ(a->boxDim[0], 64u);
+  EXPECT_EQ(a->boxDim[1], 64u);
+  EXPECT_EQ(a->swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  EXPECT_EQ(a->oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  EXPECT_EQ(b->globalAddress, reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(b->globalDim[0], 7168u);
+  EXPECT_EQ(b->globalDim[1], 1000u);
+  EXPECT_EQ(b->globalStrides[0], 7168u * 2);
+  EXPECT_EQ(b->boxDim[0], 64u);
+  EXPECT_EQ(b->boxDim[1], 64u);
+
+  EXPECT_EQ(paramValue<uint64_t>(2), test::kDw);
+  EXPECT_EQ(paramValue<uint64_t>(3), test::kIndptr);
+  EXPECT_EQ(paramValue<uint64_t>(4), 0u);
+  EXPECT_EQ(paramValue<uint64_t>(5), 0u);
+  EXPECT_EQ(paramValue<uint64_t>(6), 0u);
+  EXPECT_EQ(paramValue<int64_t>(7), 1000);  // num_rows: T
+  EXPECT_EQ(paramValue<int64_t>(8), 4096);  // rows_per_group: R = N
+  EXPECT_EQ(paramValue<int32_t>(9), 8);     // num_groups
+  EXPECT_EQ(paramValue<int32_t>(10), 7168); // n: C = K
+  EXPECT_EQ(paramValue<int32_t>(11), 1000); // k: T
+  EXPECT_EQ(paramValue<int64_t>(12), 7172); // ldy: dw's padded rows
+  EXPECT_EQ(paramValue<int32_t>(13), 8);    // num_weights
+}
+
+TEST_F(FakeDriver, KRaggedLaunchesKnKernel) {
+  recordKRaggedParams(*config());
+  test::KRaggedTensors t(/*kn=*/true);
+  ASSERT_EQ(launch(test::kRaggedManifest(/*kn=*/true), t.get(), 4), GGEMM_OK)
+      << lastError;
+  ASSERT_EQ(launchCount(), 1);
+  const FakeEncodeRecord *a = launchedDescriptor(*lastLaunch(), 0, encode);
+  const FakeEncodeRecord *b = launchedDescriptor(*lastLaunch(), 1, encode);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  // A = x: [K, T]; B = dy: [N, T].
+  EXPECT_EQ(a->globalAddress, reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(a->globalDim[0], 7168u);
+  EXPECT_EQ(b->globalAddress, reinterpret_cast<void *>(test::kDy));
+  EXPECT_EQ(b->globalDim[0], 4096u);
+  EXPECT_EQ(paramValue<int64_t>(8), 7168);  // R = K
+  EXPECT_EQ(paramValue<int32_t>(10), 4096); // C = N
+  EXPECT_EQ(paramValue<int64_t>(12), 4096); // ldy
+}
+
+// T = 0 writes every dw[g] (zeros, or unchanged when accumulating): the
+// kernel is launched, with descriptors of one row at valid addresses.
+TEST_F(FakeDriver, KRaggedNoTokenRowsStillLaunch) {
+  recordKRaggedParams(*config());
+  test::KRaggedTensors t;
+  t.dy = makeTensor("dy", 0, GGEMM_DTYPE_BF16, {0, 4096});
+  t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {0, 7168});
+  ASSERT_EQ(launch(test::kRaggedManifest(), t.get(), 4), GGEMM_OK) << lastError;
+  ASSERT_EQ(launchCount(), 1);
+  EXPECT_EQ(lastLaunch()->grid[0], 132u);
+  const FakeEncodeRecord *a = launchedDescriptor(*lastLaunch(), 0, encode);
+  const FakeEncodeRecord *b = launchedDescriptor(*lastLaunch(), 1, encode);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->globalAddress, reinterpret_cast<void *>(test::kDw));
+  EXPECT_EQ(a->globalDim[0], 4096u);
+  EXPECT_EQ(a->globalDim[1], 1u);
+  EXPECT_EQ(a->globalStrides[0], 4096u * 2);
+  EXPECT_EQ(b->globalAddress, reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(b->globalDim[1], 1u);
+  EXPECT_EQ(paramValue<int64_t>(7), 0); // num_rows
+  EXPECT_EQ(paramValue<int64_t>(8), 4096);
+  EXPECT_EQ(paramValue<int32_t>(11), 0); // k
+
+  // No aligned address to describe: nothing is launched.
+  t.x.data = nullptr;
+  t.dw.data = reinterpret_cast<void *>(test::kDw + 4);
+  EXPECT_EQ(launch(test::kRaggedManifest(), t.get(), 4),
+            GGEMM_ERROR_UNSUPPORTED);
+  EXPECT_CONTAINS(lastError, "dy has no rows (T = 0)");
+  EXPECT_EQ(launchCount(), 1);
+}
+
+TEST_F(FakeDriver, KRaggedNoGroupsOrColumnsLaunchNothing) {
+  recordKRaggedParams(*config());
+  std::string manifest = test::withKRaggedManifest(
+      "\"n\": 4096, \"k\": 7168, \"num_groups\": 8, \"num_weights\": 8",
+      "\"n\": -1, \"k\": -1, \"num_groups\": -1, \"num_weights\": -1");
+  {
+    test::KRaggedTensors t;
+    t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {1});
+    t.dw = makeTensor("dw", 0, GGEMM_DTYPE_F32, {0, 4096, 7168});
+    EXPECT_EQ(launch(manifest, t.get(), 4), GGEMM_OK) << lastError;
+  }
+  {
+    test::KRaggedTensors t;
+    t.dy = makeTensor("dy", 0, GGEMM_DTYPE_BF16, {1000, 0});
+    t.dw = makeTensor("dw", 0, GGEMM_DTYPE_F32, {8, 0, 7168});
+    EXPECT_EQ(launch(manifest, t.get(), 4), GGEMM_OK) << lastError;
+  }
+  {
+    test::KRaggedTensors t;
+    t.x = makeTensor("x", 0, GGEMM_DTYPE_BF16, {0, 0});
+    t.dy = makeTensor("dy", 0, GGEMM_DTYPE_BF16, {0, 4096});
+    t.dw = makeTensor("dw", 0, GGEMM_DTYPE_F32, {8, 4096, 0});
+    EXPECT_EQ(launch(manifest, t.get(), 4), GGEMM_OK) << lastError;
+  }
+  EXPECT_EQ(launchCount(), 0);
+  EXPECT_EQ(moduleLoadCount(), 0);
+  EXPECT_EQ(encodeCount(), 0);
+}
+
+// The cache keys on the encode arguments, so dy, x and the one-row
+// descriptors of T = 0 (at dw's address) never share an entry they should
+// not: each launch passes what the driver would encode for it.
+TEST_F(FakeDriver, KRaggedDescriptorCacheKeysOnTheGradientTensors) {
+  recordKRaggedParams(*config());
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kRaggedManifest()));
+  ASSERT_NE(kernel, nullptr);
+  test::KRaggedTensors t;
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(encodeCount(), 2);
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK);
+  EXPECT_EQ(encodeCount(), 2);
+
+  // Fewer token rows: both descriptors change.
+  t.dy.shape[0] = 999;
+  t.x.shape[0] = 999;
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(encodeCount(), 4);
+  EXPECT_EQ(launchedDescriptor(*lastLaunch(), 0, encode)->globalDim[1], 999u);
+
+  // No token rows and null pointers: both are described at dw's address,
+  // with their own extents, as two entries.
+  t.dy = makeTensor("dy", 0, GGEMM_DTYPE_BF16, {0, 4096});
+  t.x = makeTensor("x", 0, GGEMM_DTYPE_BF16, {0, 7168});
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(encodeCount(), 6);
+  const FakeEncodeRecord *a = launchedDescriptor(*lastLaunch(), 0, encode);
+  const FakeEncodeRecord *b = launchedDescriptor(*lastLaunch(), 1, encode);
+  EXPECT_EQ(a->globalAddress, reinterpret_cast<void *>(test::kDw));
+  EXPECT_EQ(b->globalAddress, reinterpret_cast<void *>(test::kDw));
+  EXPECT_EQ(a->globalDim[0], 4096u);
+  EXPECT_EQ(b->globalDim[0], 7168u);
+
+  // A gradient elsewhere moves the one-row descriptors with it.
+  t.dw.data = reinterpret_cast<void *>(test::kDw + 0x10000);
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK);
+  EXPECT_EQ(encodeCount(), 8);
+  EXPECT_EQ(launchedDescriptor(*lastLaunch(), 0, encode)->globalAddress,
+            t.dw.data);
+  ggemm_kernel_destroy(kernel);
+}
+
+TEST_F(FakeDriver, KRaggedTensorsMustBeDeviceMemory) {
+  recordKRaggedParams(*config());
+  test::KRaggedTensors t;
+  t.dw.data = reinterpret_cast<void *>(test::kDw | kFakeHostBit);
+  EXPECT_EQ(launch(test::kRaggedManifest(), t.get(), 4),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(lastError,
+                  "tensor 'dw' is not device memory of device 0 (it is host "
+                  "memory)");
+  t = test::KRaggedTensors();
+  t.dy.data = reinterpret_cast<void *>(test::kDy | kFakeDevice1Bit);
+  EXPECT_EQ(launch(test::kRaggedManifest(), t.get(), 4),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(lastError, "tensor 'dy' is not device memory of device 0");
+}
+
+TEST_F(FakeDriver, KRaggedParametersAreCheckedAgainstTheKernel) {
+  recordKRaggedParams(*config());
+  // A 13-parameter kernel (no num_weights) does not match the manifest.
+  config()->supportsParamInfo = true;
+  config()->numKernelParams = 13;
+  test::KRaggedTensors t;
+  EXPECT_EQ(launch(test::kRaggedManifest(), t.get(), 4),
+            GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_CONTAINS(lastError, "lists 14 parameters, but kernel "
+                             "'ggemm_segment_matmul_k_kernel' takes 13");
+  config()->numKernelParams = 14;
+  EXPECT_EQ(launch(test::kRaggedManifest(), t.get(), 4), GGEMM_OK) << lastError;
+}
+
+TEST_F(FakeDriver, KRaggedLaunchesTheChosenVariant) {
+  recordKRaggedParams(*config());
+  ggemm_kernel *kernel = loadOk(dir.writeMultiVariantBundle(
+      test::multiVariantManifest(test::kKRaggedManifest)));
+  ASSERT_NE(kernel, nullptr);
+  // M := T: 1000 token rows over 8 groups is 125 per group, the large one.
+  test::KRaggedTensors t;
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(lastLaunch()->block[0], 384u);
+  ASSERT_EQ(ggemm_kernel_launch_hinted(kernel, t.get(), 4, 20, nullptr),
+            GGEMM_OK);
+  EXPECT_EQ(lastLaunch()->block[0], 256u);
+  // No token rows: 0 per group, the small one, still launched.
+  t.dy = makeTensor("dy", 0, GGEMM_DTYPE_BF16, {0, 4096});
+  t.x = makeTensor("x", 0, GGEMM_DTYPE_BF16, {0, 7168});
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(lastLaunch()->block[0], 256u);
+  EXPECT_EQ(launchCount(), 3);
   ggemm_kernel_destroy(kernel);
 }
 

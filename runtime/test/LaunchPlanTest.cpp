@@ -1323,5 +1323,559 @@ TEST(Plan, I32ScalarOverflow) {
                                        "which does not fit its dtype i32");
 }
 
+//===----------------------------------------------------------------------===//
+// segment_matmul_k: K-ragged weight gradients (issue 12)
+//===----------------------------------------------------------------------===//
+
+using test::KRaggedTensors;
+
+Manifest kRaggedManifest(bool kn = false) {
+  return manifestFrom(test::kRaggedManifest(kn));
+}
+
+/// kRaggedManifest(kn) with no static sizes.
+Manifest dynamicKRaggedManifest(bool kn = false) {
+  return manifestFrom(test::withKRaggedManifest(
+      "\"n\": 4096, \"k\": 7168, \"num_groups\": 8, \"num_weights\": 8",
+      "\"n\": -1, \"k\": -1, \"num_groups\": -1, \"num_weights\": -1", kn));
+}
+
+TEST(KRaggedBind, NkShapes) {
+  Manifest manifest = kRaggedManifest();
+  KRaggedTensors t;
+  BoundArgs args;
+  Status status = bind(manifest, t.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  const ProblemShape &shape = args.shape;
+  // dw [G * R, C] = dy^T x per group: R = N, C = K, the kernel's K is T.
+  EXPECT_EQ(shape.numRows, 1000);
+  EXPECT_EQ(shape.m, 1000);
+  EXPECT_EQ(shape.k, 1000);
+  EXPECT_EQ(shape.rowsPerGroup, 4096);
+  EXPECT_EQ(shape.n, 7168);
+  EXPECT_EQ(shape.numGroups, 8);
+  EXPECT_EQ(shape.numWeights, 8);
+  EXPECT_EQ(shape.lda, 7168);
+  EXPECT_EQ(shape.ldy, 7168);
+  // 8 * ceil(4096 / 128) * ceil(7168 / 128).
+  EXPECT_EQ(shape.numTiles, 8 * 32 * 56);
+}
+
+TEST(KRaggedBind, KnShapes) {
+  Manifest manifest = kRaggedManifest(/*kn=*/true);
+  KRaggedTensors t(/*kn=*/true);
+  t.dw.strides[0] = 7168 * 4100;
+  t.dw.strides[1] = 4100; // padded rows of dw
+  BoundArgs args;
+  Status status = bind(manifest, t.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  // A = x, B = dy: R = K, C = N.
+  EXPECT_EQ(args.shape.rowsPerGroup, 7168);
+  EXPECT_EQ(args.shape.n, 4096);
+  EXPECT_EQ(args.shape.k, 1000);
+  EXPECT_EQ(args.shape.ldy, 4100);
+}
+
+TEST(KRaggedBind, MissingTensors) {
+  Manifest manifest = kRaggedManifest();
+  KRaggedTensors t;
+  // dy, x, seg_indptr without dw.
+  EXPECT_CONTAINS(bindError(manifest, t.get(), 3),
+                  "missing tensor 'dw' (segment_matmul_k needs dy, x, "
+                  "seg_indptr, dw)");
+  const ggemm_tensor noDy[] = {t.x, t.indptr, t.dw};
+  EXPECT_CONTAINS(bindError(manifest, noDy, 3),
+                  "missing tensor 'dy' (segment_matmul_k needs dy, x, "
+                  "seg_indptr, dw)");
+}
+
+TEST(KRaggedBind, TensorsOfOtherOpsAreRejectedByName) {
+  Manifest manifest = kRaggedManifest();
+  KRaggedTensors t;
+  for (const char *name : {"w", "y", "weight_indices", "bias", "row_scale",
+                           "x_scale", "w_scale", "masked_m"}) {
+    ggemm_tensor extra = makeTensor(name, test::kExtra, GGEMM_DTYPE_F32, {8});
+    EXPECT_CONTAINS(bindError(manifest, t.get({extra}), 5),
+                    std::string("unknown tensor '") + name +
+                        "' (segment_matmul_k takes dy, x, seg_indptr, dw)");
+  }
+  // And the other ops do not take dy or dw.
+  SegmentTensors segment;
+  ggemm_tensor dy = t.dy;
+  EXPECT_CONTAINS(bindError(segmentManifest(), segment.get({dy}), 5),
+                  "unknown tensor 'dy' (segment_matmul takes x, w, y, "
+                  "seg_indptr, weight_indices, bias, row_scale, x_scale, "
+                  "w_scale)");
+}
+
+TEST(KRaggedBind, WrongDtypes) {
+  Manifest manifest = kRaggedManifest();
+  {
+    KRaggedTensors t;
+    t.dy.dtype = GGEMM_DTYPE_F16;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'dy': expected dtype bf16, got f16");
+  }
+  {
+    KRaggedTensors t;
+    t.x.dtype = GGEMM_DTYPE_F32;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'x': expected dtype bf16, got f32");
+  }
+  {
+    KRaggedTensors t;
+    t.dw.dtype = GGEMM_DTYPE_BF16;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'dw': expected dtype f32, got bf16");
+  }
+  {
+    KRaggedTensors t;
+    t.indptr.dtype = GGEMM_DTYPE_I64;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'seg_indptr': expected dtype i32, got i64");
+  }
+}
+
+TEST(KRaggedBind, WrongRanks) {
+  Manifest manifest = kRaggedManifest();
+  {
+    KRaggedTensors t;
+    t.dy = makeTensor("dy", test::kDy, GGEMM_DTYPE_BF16, {8, 125, 4096});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'dy': expected rank 2 ([token rows, n]), got rank "
+                    "3 with shape [8, 125, 4096]");
+  }
+  {
+    KRaggedTensors t;
+    t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {7168000});
+    EXPECT_CONTAINS(
+        bindError(manifest, t.get(), 4),
+        "tensor 'x': expected rank 2 ([token rows, k]), got rank 1");
+  }
+  {
+    KRaggedTensors t;
+    t.dw = makeTensor("dw", test::kDw, GGEMM_DTYPE_F32, {8 * 4096, 7168});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'dw': expected rank 3 ([num_groups, n, k] for "
+                    "weight_layout \"nk\"), got rank 2 with shape "
+                    "[32768, 7168]");
+    EXPECT_CONTAINS(bindError(kRaggedManifest(/*kn=*/true), t.get(), 4),
+                    "tensor 'dw': expected rank 3 ([num_groups, k, n] for "
+                    "weight_layout \"kn\")");
+  }
+  {
+    KRaggedTensors t;
+    t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {9, 1});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'seg_indptr': expected rank 1 ([num_groups + 1])");
+    t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {0});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'seg_indptr': expected at least 1 element");
+  }
+}
+
+TEST(KRaggedBind, TokenRowsMustAgree) {
+  Manifest manifest = kRaggedManifest();
+  KRaggedTensors t;
+  t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {999, 7168});
+  EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                  "tensors 'dy' and 'x' disagree on token rows: dy dimension "
+                  "0 (token rows) is 1000, x dimension 0 (token rows) is 999; "
+                  "shapes are [1000, 4096] and [999, 7168]");
+}
+
+TEST(KRaggedBind, GroupsMustAgree) {
+  Manifest manifest = dynamicKRaggedManifest();
+  KRaggedTensors t;
+  t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {10});
+  EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                  "tensors 'seg_indptr' and 'dw' disagree on num_groups: "
+                  "seg_indptr dimension 0 (num_groups + 1) is 10, dw "
+                  "dimension 0 (num_groups) is 8; shapes are [10] and "
+                  "[8, 4096, 7168]");
+}
+
+TEST(KRaggedBind, GradientDimsFollowTheLayout) {
+  {
+    KRaggedTensors t;
+    t.dw = makeTensor("dw", test::kDw, GGEMM_DTYPE_F32, {8, 4096, 7000});
+    EXPECT_CONTAINS(bindError(dynamicKRaggedManifest(), t.get(), 4),
+                    "tensors 'x' and 'dw' disagree on k: x dimension 1 (k) is "
+                    "7168, dw dimension 2 (k) is 7000");
+  }
+  {
+    KRaggedTensors t;
+    t.dw = makeTensor("dw", test::kDw, GGEMM_DTYPE_F32, {8, 4000, 7168});
+    EXPECT_CONTAINS(bindError(dynamicKRaggedManifest(), t.get(), 4),
+                    "tensors 'dy' and 'dw' disagree on n: dy dimension 1 (n) "
+                    "is 4096, dw dimension 1 (n) is 4000");
+  }
+  {
+    // An nk gradient given to a kn kernel.
+    KRaggedTensors t;
+    EXPECT_CONTAINS(bindError(dynamicKRaggedManifest(/*kn=*/true), t.get(), 4),
+                    "tensors 'dy' and 'dw' disagree on n: dy dimension 1 (n) "
+                    "is 4096, dw dimension 2 (n) is 7168");
+  }
+}
+
+TEST(KRaggedBind, StaticSizesBlameTheWrongTensor) {
+  Manifest manifest = kRaggedManifest();
+  {
+    KRaggedTensors t;
+    t.dy = makeTensor("dy", test::kDy, GGEMM_DTYPE_BF16, {1000, 4000});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'dy': dimension 1 (n) is 4000, expected 4096 (the "
+                    "kernel was compiled for n = 4096); shape is [1000, 4000]");
+  }
+  {
+    KRaggedTensors t;
+    t.dw = makeTensor("dw", test::kDw, GGEMM_DTYPE_F32, {8, 4096, 7000});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'dw': dimension 2 (k) is 7000, expected 7168 (the "
+                    "kernel was compiled for k = 7168)");
+  }
+  {
+    KRaggedTensors t;
+    t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {1000, 7000});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'x': dimension 1 (k) is 7000, expected 7168");
+  }
+  {
+    KRaggedTensors t;
+    t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {10});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'seg_indptr': dimension 0 (num_groups + 1) is 10, "
+                    "expected 9 (the kernel was compiled for num_groups = 8)");
+  }
+  {
+    KRaggedTensors t;
+    t.dw = makeTensor("dw", test::kDw, GGEMM_DTYPE_F32, {9, 4096, 7168});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'dw': dimension 0 (num_groups) is 9, expected 8");
+  }
+}
+
+TEST(KRaggedBind, InputsAreReadByTma) {
+  Manifest manifest = kRaggedManifest();
+  {
+    KRaggedTensors t;
+    t.dy.strides[1] = 2;
+    t.dy.strides[0] = 8192;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'dy': innermost stride is 2, expected 1");
+  }
+  {
+    KRaggedTensors t;
+    t.x.strides[0] = 7000;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'x': row stride 7000 is smaller than the row "
+                    "length 7168");
+  }
+  {
+    KRaggedTensors t;
+    t.dy.strides[0] = 4100;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'dy': stride of dimension 0 is 4100 elements "
+                    "(8200 bytes), expected a multiple of 16 bytes");
+  }
+  {
+    KRaggedTensors t;
+    t.x.data = reinterpret_cast<void *>(test::kX + 8);
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'x': data pointer 0x100100008 is not 16-byte "
+                    "aligned (TMA needs 16-byte aligned global addresses)");
+  }
+  {
+    KRaggedTensors t;
+    t.dy.data = reinterpret_cast<void *>(test::kDy + 2);
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'dy': data pointer 0x100800002 is not 16-byte "
+                    "aligned");
+  }
+  {
+    // Padded rows are fine.
+    KRaggedTensors t;
+    t.dy.strides[0] = 4096 + 64;
+    t.x.strides[0] = 7168 + 8;
+    BoundArgs args;
+    Status status = bind(manifest, t.get(), 4, args);
+    ASSERT_TRUE(status.ok()) << status.getMessage();
+    EXPECT_EQ(args.shape.lda, 7176);
+  }
+}
+
+TEST(KRaggedBind, GradientReadsAsOneMatrix) {
+  Manifest manifest = kRaggedManifest();
+  {
+    KRaggedTensors t;
+    t.dw.strides[2] = 2;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'dw': innermost stride is 2, expected 1");
+  }
+  {
+    KRaggedTensors t;
+    t.dw.strides[1] = 7000;
+    t.dw.strides[0] = 4096 * 7000;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'dw': row stride 7000 is smaller than the row "
+                    "length 7168");
+  }
+  {
+    KRaggedTensors t;
+    t.dw.strides[0] = 4096 * 7168 + 64;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'dw': stride of dimension 0 is 29360192, expected "
+                    "29360128 (shape[1] * stride[1]): groups must be packed");
+  }
+  {
+    KRaggedTensors t;
+    t.dw.data = reinterpret_cast<void *>(test::kDw + 2);
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'dw': data pointer 0x100900002 is not 4-byte "
+                    "aligned (natural alignment of its dtype)");
+  }
+  {
+    KRaggedTensors t;
+    t.indptr.strides[0] = 2;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 4),
+                    "tensor 'seg_indptr': expected a contiguous tensor");
+  }
+  {
+    // dw is written element by element: any row stride, 4-byte alignment.
+    KRaggedTensors t;
+    t.dw.strides[1] = 7169;
+    t.dw.strides[0] = 4096 * 7169;
+    t.dw.data = reinterpret_cast<void *>(test::kDw + 4);
+    BoundArgs args;
+    Status status = bind(manifest, t.get(), 4, args);
+    ASSERT_TRUE(status.ok()) << status.getMessage();
+    EXPECT_EQ(args.shape.ldy, 7169);
+  }
+}
+
+TEST(KRaggedBind, GradientRowsAreBounded) {
+  // [G * R, C] must stay a matrix of at most 2^40 rows. G and R are each at
+  // most 2^40, so their product (here 2^78) must not be computed in int64.
+  const int64_t big = int64_t(1) << 39;
+  KRaggedTensors t;
+  t.dy = makeTensor("dy", test::kDy, GGEMM_DTYPE_BF16, {1, big});
+  t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {1, 1});
+  t.indptr =
+      makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {big + 1});
+  t.dw = makeTensor("dw", test::kDw, GGEMM_DTYPE_F32, {big, big, 1});
+  EXPECT_CONTAINS(bindError(dynamicKRaggedManifest(), t.get(), 4),
+                  "tensor 'dw': groups * rows = 549755813888 * 549755813888 "
+                  "is larger than 2^40");
+}
+
+TEST(KRaggedBind, NoGroupsRowsOrColumnsHaveNoTiles) {
+  {
+    KRaggedTensors t;
+    t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {1});
+    t.dw = makeTensor("dw", 0, GGEMM_DTYPE_F32, {0, 4096, 7168});
+    BoundArgs args;
+    Status status = bind(dynamicKRaggedManifest(), t.get(), 4, args);
+    ASSERT_TRUE(status.ok()) << status.getMessage();
+    EXPECT_EQ(args.shape.numTiles, 0);
+  }
+  {
+    // N = 0: R = 0 for nk, C = 0 for kn.
+    for (bool kn : {false, true}) {
+      KRaggedTensors t(kn);
+      t.dy = makeTensor("dy", 0, GGEMM_DTYPE_BF16, {1000, 0});
+      t.dw = makeTensor("dw", 0, GGEMM_DTYPE_F32,
+                        {8, kn ? int64_t(7168) : 0, kn ? 0 : int64_t(7168)});
+      BoundArgs args;
+      Status status = bind(dynamicKRaggedManifest(kn), t.get(), 4, args);
+      ASSERT_TRUE(status.ok()) << status.getMessage();
+      EXPECT_EQ(args.shape.numTiles, 0) << "kn " << kn;
+    }
+  }
+  {
+    // K = 0 has nothing to write and is not the "k = 0" error of the other
+    // ops (the kernel's K is the token rows).
+    KRaggedTensors t;
+    t.x = makeTensor("x", 0, GGEMM_DTYPE_BF16, {1000, 0});
+    t.dw = makeTensor("dw", 0, GGEMM_DTYPE_F32, {8, 4096, 0});
+    BoundArgs args;
+    Status status = bind(dynamicKRaggedManifest(), t.get(), 4, args);
+    ASSERT_TRUE(status.ok()) << status.getMessage();
+    EXPECT_EQ(args.shape.numTiles, 0);
+  }
+}
+
+TEST(KRaggedBind, NoTokenRowsStillWritesTheGradients) {
+  Manifest manifest = kRaggedManifest();
+  KRaggedTensors t;
+  t.dy = makeTensor("dy", 0, GGEMM_DTYPE_BF16, {0, 4096});
+  t.x = makeTensor("x", 0, GGEMM_DTYPE_BF16, {0, 7168});
+  BoundArgs args;
+  Status status = bind(manifest, t.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.numRows, 0);
+  EXPECT_EQ(args.shape.k, 0);
+  EXPECT_EQ(args.shape.numTiles, 8 * 32 * 56);
+}
+
+TEST(KRaggedGrid, TileBound) {
+  // G * ceil(R / block_m) * ceil(C / block_n), whatever the token rows.
+  EXPECT_EQ(computeTileBound(Op::SegmentMatmulK, 1000, 300, 8, 200, 128, 256),
+            8 * 3 * 1);
+  EXPECT_EQ(computeTileBound(Op::SegmentMatmulK, 0, 300, 8, 200, 128, 256),
+            8 * 3 * 1);
+  EXPECT_EQ(computeTileBound(Op::SegmentMatmulK, 1000, 0, 8, 200, 128, 256), 0);
+  EXPECT_EQ(computeTileBound(Op::SegmentMatmulK, 1000, 300, 0, 200, 128, 256),
+            0);
+  EXPECT_EQ(computeTileBound(Op::SegmentMatmulK, 1000, 300, 8, 0, 128, 256), 0);
+  // From the tensors: nk tiles N x K, kn K x N.
+  for (bool kn : {false, true}) {
+    std::string text = test::withKRaggedManifest(
+        "\"n\": 4096, \"k\": 7168, \"num_groups\": 8, \"num_weights\": 8",
+        "\"n\": -1, \"k\": -1, \"num_groups\": -1, \"num_weights\": -1", kn);
+    text = test::replaced(text, "\"block_n\": 128", "\"block_n\": 256");
+    text = test::replaced(text, "\"policy\": \"persistent\"",
+                          "\"policy\": \"tiles\"");
+    Manifest manifest = manifestFrom(text);
+    KRaggedTensors t(kn);
+    t.dy = makeTensor("dy", test::kDy, GGEMM_DTYPE_BF16, {1000, 296});
+    t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {1000, 200});
+    t.dw = kn ? makeTensor("dw", test::kDw, GGEMM_DTYPE_F32, {8, 200, 296})
+              : makeTensor("dw", test::kDw, GGEMM_DTYPE_F32, {8, 296, 200});
+    BoundArgs args;
+    Status status = bind(manifest, t.get(), 4, args);
+    ASSERT_TRUE(status.ok()) << status.getMessage();
+    // nk: R = 296, C = 200; kn: R = 200, C = 296.
+    int64_t expected = kn ? 8 * 2 * 2 : 8 * 3 * 1;
+    EXPECT_EQ(args.shape.numTiles, expected) << "kn " << kn;
+    unsigned grid = 0;
+    ASSERT_TRUE(computeGrid(manifest, args.shape.numTiles, 132, grid).ok());
+    EXPECT_EQ(grid, static_cast<unsigned>(expected));
+  }
+}
+
+TEST(KRaggedTensorMap, NkDescriptors) {
+  Manifest manifest = kRaggedManifest();
+  KRaggedTensors t;
+  t.dy.strides[0] = 4096 + 64;
+  LaunchPlan plan;
+  Status status = planLaunch(manifest, t.get(), 4, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  // a_desc: A = dy, dims [N, T], its padded row stride.
+  const TensorMapArgs &a = plan.params[0].tensorMap;
+  EXPECT_EQ(a.globalAddress, reinterpret_cast<void *>(test::kDy));
+  EXPECT_EQ(a.dataType, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+  EXPECT_EQ(a.rank, 2u);
+  EXPECT_EQ(a.globalDim[0], 4096u);
+  EXPECT_EQ(a.globalDim[1], 1000u);
+  EXPECT_EQ(a.globalStrides[0], 4160u * 2);
+  EXPECT_EQ(a.boxDim[0], 64u);
+  EXPECT_EQ(a.boxDim[1], 64u);
+  EXPECT_EQ(a.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  EXPECT_EQ(a.oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  // b_desc: B = x, dims [K, T].
+  const TensorMapArgs &b = plan.params[1].tensorMap;
+  EXPECT_EQ(b.globalAddress, reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(b.globalDim[0], 7168u);
+  EXPECT_EQ(b.globalDim[1], 1000u);
+  EXPECT_EQ(b.globalStrides[0], 7168u * 2);
+}
+
+TEST(KRaggedTensorMap, KnDescriptors) {
+  Manifest manifest = kRaggedManifest(/*kn=*/true);
+  KRaggedTensors t(/*kn=*/true);
+  LaunchPlan plan;
+  Status status = planLaunch(manifest, t.get(), 4, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  // a_desc: A = x, dims [K, T]; b_desc: B = dy, dims [N, T].
+  const TensorMapArgs &a = plan.params[0].tensorMap;
+  EXPECT_EQ(a.globalAddress, reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(a.globalDim[0], 7168u);
+  EXPECT_EQ(a.globalDim[1], 1000u);
+  EXPECT_EQ(a.globalStrides[0], 7168u * 2);
+  const TensorMapArgs &b = plan.params[1].tensorMap;
+  EXPECT_EQ(b.globalAddress, reinterpret_cast<void *>(test::kDy));
+  EXPECT_EQ(b.globalDim[0], 4096u);
+  EXPECT_EQ(b.globalDim[1], 1000u);
+  EXPECT_EQ(b.globalStrides[0], 4096u * 2);
+}
+
+TEST(KRaggedTensorMap, NoTokenRowsEncodeOneRow) {
+  Manifest manifest = kRaggedManifest();
+  KRaggedTensors t;
+  // dy's pointer is null, x's is aligned: dy borrows dw's address.
+  t.dy = makeTensor("dy", 0, GGEMM_DTYPE_BF16, {0, 4096});
+  t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {0, 7168});
+  LaunchPlan plan;
+  Status status = planLaunch(manifest, t.get(), 4, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  ASSERT_EQ(plan.params.size(), 14u);
+  const TensorMapArgs &a = plan.params[0].tensorMap;
+  EXPECT_EQ(a.globalAddress, reinterpret_cast<void *>(test::kDw));
+  EXPECT_EQ(a.globalDim[0], 4096u);
+  EXPECT_EQ(a.globalDim[1], 1u);
+  EXPECT_EQ(a.globalStrides[0], 4096u * 2);
+  const TensorMapArgs &b = plan.params[1].tensorMap;
+  EXPECT_EQ(b.globalAddress, reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(b.globalDim[0], 7168u);
+  EXPECT_EQ(b.globalDim[1], 1u);
+  EXPECT_EQ(b.globalStrides[0], 7168u * 2);
+  EXPECT_EQ(plan.params[7].scalar, 0);  // num_rows
+  EXPECT_EQ(plan.params[11].scalar, 0); // k
+
+  // A misaligned pointer of an empty tensor (not checked by bind) is not
+  // used either; an odd number of columns gets a 16-byte stride.
+  t.dy = makeTensor("dy", test::kDy + 8, GGEMM_DTYPE_BF16, {0, 4095});
+  t.dw = makeTensor("dw", test::kDw, GGEMM_DTYPE_F32, {8, 4095, 7168});
+  status = planLaunch(dynamicKRaggedManifest(), t.get(), 4, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(plan.params[0].tensorMap.globalAddress,
+            reinterpret_cast<void *>(test::kDw));
+  EXPECT_EQ(plan.params[0].tensorMap.globalStrides[0], 8192u);
+}
+
+TEST(KRaggedTensorMap, NoTokenRowsAndNoAlignedAddress) {
+  Manifest manifest = kRaggedManifest();
+  KRaggedTensors t;
+  t.dy = makeTensor("dy", 0, GGEMM_DTYPE_BF16, {0, 4096});
+  t.x = makeTensor("x", 0, GGEMM_DTYPE_BF16, {0, 7168});
+  t.dw.data = reinterpret_cast<void *>(test::kDw + 4); // f32-aligned only
+  LaunchPlan plan;
+  Status status = planLaunch(manifest, t.get(), 4, plan);
+  EXPECT_EQ(status.getCode(), GGEMM_ERROR_UNSUPPORTED);
+  EXPECT_CONTAINS(status.getMessage(),
+                  "parameter 'a_desc' (TMA descriptor of dy): dy has no rows "
+                  "(T = 0), so its descriptor is encoded over one row of a "
+                  "16-byte aligned device address that the kernel does not "
+                  "read, but neither its data pointer 0x0 nor dw's "
+                  "0x100900004 is 16-byte aligned");
+}
+
+TEST(KRaggedPlan, ScalarsAndPointers) {
+  for (bool kn : {false, true}) {
+    Manifest manifest = kRaggedManifest(kn);
+    KRaggedTensors t(kn);
+    LaunchPlan plan;
+    Status status = planLaunch(manifest, t.get(), 4, plan);
+    ASSERT_TRUE(status.ok()) << status.getMessage();
+    ASSERT_EQ(plan.params.size(), 14u);
+    EXPECT_EQ(plan.params[2].pointer, test::kDw);
+    EXPECT_EQ(plan.params[3].pointer, test::kIndptr);
+    EXPECT_EQ(plan.params[4].pointer, 0u); // weight_indices, bias, row_scale
+    EXPECT_EQ(plan.params[5].pointer, 0u);
+    EXPECT_EQ(plan.params[6].pointer, 0u);
+    EXPECT_EQ(plan.params[7].scalar, 1000);              // num_rows: T
+    EXPECT_EQ(plan.params[8].scalar, kn ? 7168 : 4096);  // rows_per_group
+    EXPECT_EQ(plan.params[9].scalar, 8);                 // num_groups
+    EXPECT_EQ(plan.params[10].scalar, kn ? 4096 : 7168); // n: C
+    EXPECT_EQ(plan.params[11].scalar, 1000);             // k: T
+    EXPECT_EQ(plan.params[12].scalar, kn ? 4096 : 7168); // ldy
+    EXPECT_EQ(plan.params[13].scalar, 8);                // num_weights
+    for (size_t i = 0; i < manifest.params.size(); ++i)
+      EXPECT_EQ(paramSize(manifest.params[i]), test::kKRaggedParamSizes[i])
+          << manifest.params[i].name;
+  }
+}
+
 } // namespace
 } // namespace ggemm::runtime

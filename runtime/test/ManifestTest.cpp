@@ -164,8 +164,8 @@ TEST(Manifest, RejectsBadEnums) {
       "string \"bf8\"");
   EXPECT_CONTAINS(
       parseError(withManifest("\"segment_matmul\"", "\"gemm\"")),
-      "k.json: /problem/op: expected one of segment_matmul, masked_matmul "
-      "or batched_matmul, got string \"gemm\"");
+      "k.json: /problem/op: expected one of segment_matmul, masked_matmul, "
+      "batched_matmul or segment_matmul_k, got string \"gemm\"");
   EXPECT_CONTAINS(parseError(withManifest("\"index_dtype\": \"i32\"",
                                           "\"index_dtype\": \"i16\"")),
                   "k.json: /problem/index_dtype: expected one of i32 or i64");
@@ -297,7 +297,7 @@ TEST(Manifest, RejectsInconsistentParams) {
           withManifest("{\"name\": \"y\", \"kind\": \"pointer\", \"tensor\": "
                        "\"y\"},",
                        "")),
-      "k.json: /params: no parameter passes tensor \"y\" (every problem "
+      "k.json: /params: no parameter passes tensor \"y\" (segment_matmul "
       "writes y)");
 }
 
@@ -574,6 +574,250 @@ TEST(Manifest, FileErrors) {
 }
 
 //===----------------------------------------------------------------------===//
+// segment_matmul_k: K-ragged weight gradients (issue 12)
+//===----------------------------------------------------------------------===//
+
+using test::kRaggedManifest;
+using test::withKRaggedManifest;
+
+TEST(KRaggedManifest, ParsesNk) {
+  Manifest manifest = parseOk(kRaggedManifest());
+  const ProblemSpec &problem = manifest.problem;
+  EXPECT_EQ(problem.op, Op::SegmentMatmulK);
+  EXPECT_EQ(problem.aDtype, GGEMM_DTYPE_BF16);
+  EXPECT_EQ(problem.outDtype, GGEMM_DTYPE_F32);
+  EXPECT_EQ(problem.weightLayout, WeightLayout::NK);
+  EXPECT_EQ(problem.n, 4096);
+  EXPECT_EQ(problem.k, 7168);
+  ASSERT_EQ(manifest.params.size(), 14u);
+  EXPECT_EQ(manifest.params[0].tensor, TensorRole::Dy);
+  EXPECT_EQ(manifest.params[1].tensor, TensorRole::X);
+  EXPECT_EQ(manifest.params[2].tensor, TensorRole::Dw);
+  EXPECT_EQ(manifest.params[2].dtype, GGEMM_DTYPE_F32);
+  EXPECT_EQ(manifest.params[3].tensor, TensorRole::SegIndptr);
+  // The ABI's bias slot: an optional pointer that is always null.
+  EXPECT_EQ(manifest.params[5].tensor, TensorRole::Bias);
+  EXPECT_TRUE(manifest.params[5].optional);
+  EXPECT_EQ(manifest.params[13].source, ScalarSource::NumWeights);
+  EXPECT_TRUE(manifest.usesTensor(TensorRole::Dy));
+  EXPECT_FALSE(manifest.usesTensor(TensorRole::W));
+  EXPECT_FALSE(manifest.usesTensor(TensorRole::Y));
+  EXPECT_STREQ(tensorRoleName(TensorRole::Dy), "dy");
+  EXPECT_STREQ(tensorRoleName(TensorRole::Dw), "dw");
+  EXPECT_STREQ(opName(Op::SegmentMatmulK), "segment_matmul_k");
+}
+
+TEST(KRaggedManifest, ParsesKn) {
+  Manifest manifest = parseOk(kRaggedManifest(/*kn=*/true));
+  EXPECT_EQ(manifest.problem.weightLayout, WeightLayout::KN);
+  EXPECT_EQ(manifest.params[0].tensor, TensorRole::X);
+  EXPECT_EQ(manifest.params[1].tensor, TensorRole::Dy);
+  // f16 gradients of f16 inputs, an absent activation, accumulate.
+  std::string text = withKRaggedManifest(
+      "\"a_dtype\": \"bf16\", \"b_dtype\": \"bf16\", \"out_dtype\": \"f32\"",
+      "\"a_dtype\": \"f16\", \"b_dtype\": \"f16\", \"out_dtype\": \"f16\"");
+  text = test::replaced(text, "\"dtype\": \"bf16\"", "\"dtype\": \"f16\"");
+  text = test::replaced(text, "\"accumulate\": false, \"activation\": \"none\"",
+                        "\"accumulate\": true");
+  Manifest f16 = parseOk(text);
+  EXPECT_EQ(f16.problem.aDtype, GGEMM_DTYPE_F16);
+  EXPECT_EQ(f16.problem.outDtype, GGEMM_DTYPE_F16);
+  EXPECT_TRUE(f16.problem.accumulate);
+}
+
+TEST(KRaggedManifest, RejectsFp8AndF32Inputs) {
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest(
+          "\"a_dtype\": \"bf16\", \"b_dtype\": \"bf16\"",
+          "\"a_dtype\": \"f8e4m3\", \"b_dtype\": \"f8e4m3\"")),
+      "k.json: /problem/a_dtype: segment_matmul_k reads dy and x as bf16 or "
+      "f16, got f8e4m3 (fp8 K-ragged is not defined)");
+  EXPECT_CONTAINS(
+      parseError(
+          withKRaggedManifest("\"a_dtype\": \"bf16\"", "\"a_dtype\": \"f32\"")),
+      "k.json: /problem/a_dtype: segment_matmul_k reads dy and x as bf16 or "
+      "f16, got f32");
+}
+
+TEST(KRaggedManifest, RejectsDifferentInputDtypes) {
+  EXPECT_CONTAINS(
+      parseError(
+          withKRaggedManifest("\"b_dtype\": \"bf16\"", "\"b_dtype\": \"f16\"")),
+      "k.json: /problem/b_dtype: expected a_dtype (bf16): dy and x of "
+      "segment_matmul_k have one dtype, got f16");
+}
+
+TEST(KRaggedManifest, RejectsFp8Gradients) {
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest("\"out_dtype\": \"f32\"",
+                                     "\"out_dtype\": \"f8e5m2\"")),
+      "k.json: /problem/out_dtype: segment_matmul_k writes dw as f32, bf16 or "
+      "f16, got f8e5m2");
+}
+
+TEST(KRaggedManifest, RejectsStaticTokenRows) {
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest("\"m\": -1", "\"m\": 1000")),
+      "k.json: /problem/m: segment_matmul_k's token rows are always dynamic, "
+      "expected -1, got 1000");
+}
+
+TEST(KRaggedManifest, RejectsWeightIndices) {
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest("\"has_weight_indices\": false",
+                                     "\"has_weight_indices\": true")),
+      "k.json: /problem/has_weight_indices: segment_matmul_k has no "
+      "weight_indices, expected false, got true");
+}
+
+TEST(KRaggedManifest, RejectsBias) {
+  EXPECT_CONTAINS(parseError(withKRaggedManifest("\"has_bias\": false",
+                                                 "\"has_bias\": true")),
+                  "k.json: /problem/has_bias: segment_matmul_k has no bias, "
+                  "expected false, got true");
+}
+
+TEST(KRaggedManifest, RejectsRowScale) {
+  EXPECT_CONTAINS(parseError(withKRaggedManifest("\"has_row_scale\": false",
+                                                 "\"has_row_scale\": true")),
+                  "k.json: /problem/has_row_scale: segment_matmul_k has no "
+                  "row_scale, expected false, got true");
+}
+
+TEST(KRaggedManifest, RejectsScaleBlocks) {
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest(
+          "\"accumulate\": false",
+          "\"accumulate\": false, \"x_scale_block\": \"1x128\", "
+          "\"w_scale_block\": \"128x128\"")),
+      "k.json: /problem/x_scale_block: segment_matmul_k has no scales (fp8 "
+      "K-ragged is not defined), got \"1x128\"");
+  // One block alone is blamed on itself, not on the missing partner.
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest(
+          "\"accumulate\": false",
+          "\"accumulate\": false, \"w_scale_block\": \"tensor\"")),
+      "k.json: /problem/w_scale_block: segment_matmul_k has no scales");
+  // null is no scales, as for the other ops.
+  parseOk(withKRaggedManifest("\"accumulate\": false",
+                              "\"accumulate\": false, \"x_scale_block\": null, "
+                              "\"w_scale_block\": null"));
+}
+
+TEST(KRaggedManifest, RejectsActivations) {
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest("\"activation\": \"none\"",
+                                     "\"activation\": \"silu\"")),
+      "k.json: /problem/activation: segment_matmul_k has no activation, "
+      "expected \"none\", got string \"silu\"");
+  // The other ops still leave the activation to the compiler.
+  parseOk(withManifest("\"accumulate\": false",
+                       "\"accumulate\": false, \"activation\": \"silu\""));
+}
+
+TEST(KRaggedManifest, NumWeightsIsNumGroups) {
+  EXPECT_CONTAINS(
+      parseError(
+          withKRaggedManifest("\"num_weights\": 8", "\"num_weights\": 4")),
+      "k.json: /problem/num_weights: num_weights (4) must equal num_groups "
+      "(8)");
+}
+
+TEST(KRaggedManifest, RejectsTensorsOfOtherOps) {
+  // w, y and the scales do not exist for the op, whatever the kind.
+  EXPECT_CONTAINS(parseError(withKRaggedManifest("\"tensor\": \"dw\"",
+                                                 "\"tensor\": \"y\"")),
+                  "k.json: /params/2/tensor: tensor \"y\" does not exist for "
+                  "segment_matmul_k");
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest("\"tensor\": \"x\"", "\"tensor\": \"w\"")),
+      "k.json: /params/1/tensor: tensor \"w\" does not exist for "
+      "segment_matmul_k");
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest("\"tensor\": \"row_scale\"",
+                                     "\"tensor\": \"masked_m\"")),
+      "k.json: /params/6/tensor: tensor \"masked_m\" does not exist for "
+      "segment_matmul_k");
+  // The null slots of the ABI are optional pointers: required ones and
+  // descriptors are rejected.
+  EXPECT_CONTAINS(
+      parseError(
+          withKRaggedManifest("\"tensor\": \"bias\", \"optional\": true",
+                              "\"tensor\": \"bias\", \"optional\": false")),
+      "k.json: /params/5: tensor \"bias\" is marked required (optional: "
+      "false) but the problem is compiled without it");
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest(
+          "{\"name\": \"row_scale\", \"kind\": \"pointer\", \"tensor\": "
+          "\"row_scale\", \"optional\": true}",
+          "{\"name\": \"row_scale\", \"kind\": \"tma_descriptor\", "
+          "\"tensor\": \"row_scale\", \"dtype\": \"f32\", \"rank\": 2, "
+          "\"box\": [32, 64], \"swizzle\": \"128B\"}")),
+      "k.json: /params/6/tensor: tensor \"row_scale\" does not exist for "
+      "segment_matmul_k");
+  // And the other ops do not take dy or dw.
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"tensor\": \"y\"", "\"tensor\": \"dw\"")),
+      "k.json: /params/2/tensor: tensor \"dw\" does not exist for "
+      "segment_matmul");
+}
+
+TEST(KRaggedManifest, DescriptorsDescribeDyOrX) {
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest(
+          "{\"name\": \"y\", \"kind\": \"pointer\", \"tensor\": \"dw\"}",
+          "{\"name\": \"y\", \"kind\": \"tma_descriptor\", \"tensor\": "
+          "\"dw\", \"dtype\": \"f32\", \"rank\": 2, \"box\": [32, 64], "
+          "\"swizzle\": \"128B\"}")),
+      "k.json: /params/2/tensor: a tma_descriptor of segment_matmul_k can "
+      "describe dy or x, got \"dw\"");
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest("\"tensor\": \"dy\", \"dtype\": "
+                                     "\"bf16\", \"rank\": 2, \"box\": [64, 64]",
+                                     "\"tensor\": \"dy\", \"dtype\": "
+                                     "\"bf16\", \"rank\": 3, \"box\": [64, "
+                                     "64, 1]")),
+      "k.json: /params/0/rank: a descriptor of \"dy\" for segment_matmul_k "
+      "has rank 2 (columns, token rows), got 3");
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest("\"tensor\": \"dy\", \"dtype\": \"bf16\"",
+                                     "\"tensor\": \"dy\", \"dtype\": "
+                                     "\"f16\"")),
+      "k.json: /params/0/dtype: tensor \"dy\" has dtype bf16 in this problem, "
+      "got f16");
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest(
+          "{\"name\": \"y\", \"kind\": \"pointer\", \"tensor\": \"dw\"}",
+          "{\"name\": \"y\", \"kind\": \"pointer\", \"tensor\": \"dw\", "
+          "\"dtype\": \"bf16\"}")),
+      "k.json: /params/2/dtype: tensor \"dw\" has dtype f32 in this problem, "
+      "got bf16");
+}
+
+TEST(KRaggedManifest, EveryTensorMustReachTheKernel) {
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest(
+          "{\"name\": \"y\", \"kind\": \"pointer\", \"tensor\": \"dw\"},", "")),
+      "k.json: /params: no parameter passes tensor \"dw\" (segment_matmul_k "
+      "writes dw)");
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest(
+          "{\"name\": \"a_desc\", \"kind\": \"tma_descriptor\", \"tensor\": "
+          "\"dy\", \"dtype\": \"bf16\", \"rank\": 2, \"box\": [64, 64], "
+          "\"swizzle\": \"128B\", \"oob_fill\": \"zero\"},",
+          "")),
+      "k.json: /params: no parameter passes tensor \"dy\" (segment_matmul_k "
+      "reads dy)");
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest(
+          "{\"name\": \"group_rows\", \"kind\": \"pointer\", \"tensor\": "
+          "\"seg_indptr\", \"optional\": false},",
+          "")),
+      "k.json: /params: no parameter passes tensor \"seg_indptr\" "
+      "(segment_matmul_k reads seg_indptr)");
+}
+
+//===----------------------------------------------------------------------===//
 // Version 2: kernel variants and their dispatch rule
 //===----------------------------------------------------------------------===//
 
@@ -708,6 +952,37 @@ TEST(Bundle, RejectsBadVariants) {
   EXPECT_CONTAINS(
       parseBundleError(withMultiVariantManifest("\"sm_90a\"", "\"sm90\"")),
       "k.json: /arch: expected sm_<major><minor>[a|f]");
+}
+
+TEST(KRaggedBundle, ParsesVariants) {
+  Bundle bundle =
+      parseBundleOk(test::multiVariantManifest(test::kKRaggedManifest));
+  ASSERT_EQ(bundle.variants.size(), 2u);
+  for (const Manifest &variant : bundle.variants) {
+    EXPECT_EQ(variant.problem.op, Op::SegmentMatmulK);
+    EXPECT_EQ(variant.params.size(), 14u);
+  }
+  EXPECT_EQ(bundle.variants[0].blockM, 64);
+  EXPECT_EQ(bundle.variants[1].blockM, 128);
+}
+
+TEST(KRaggedBundle, OneVariantIsVersion1) {
+  // As for every op: a single kernel is written as version 1, and version 2
+  // with one variant is malformed.
+  nlohmann::ordered_json one = nlohmann::ordered_json::parse(
+      test::multiVariantManifest(test::kKRaggedManifest));
+  one["variants"].erase(1);
+  one["dispatch"]["bounds"] = nlohmann::ordered_json::array();
+  EXPECT_CONTAINS(parseBundleError(one.dump()),
+                  "k.json: /variants: expected an array of 2 to 16 kernel "
+                  "variants, got an array of 1 elements");
+}
+
+TEST(KRaggedBundle, ProblemChecksApply) {
+  EXPECT_CONTAINS(parseBundleError(test::replaced(
+                      test::multiVariantManifest(test::kKRaggedManifest),
+                      "\"has_bias\": false", "\"has_bias\": true")),
+                  "k.json: /problem/has_bias: segment_matmul_k has no bias");
 }
 
 } // namespace

@@ -127,13 +127,14 @@ inline std::string withFp8Manifest(const std::string &from,
   return replaced(fp8SegmentManifest(), from, to);
 }
 
-/// kSegmentManifest as a version 2 bundle of two variants, as the compiler
-/// writes one for dynamic rows: "small" (64-row tiles, 256 threads, 99 KB,
-/// small.ptx) for at most 64 rows per group, then "large" (the 128-row
-/// kernel of kSegmentManifest, large.cubin) for more.
-inline std::string multiVariantManifest() {
-  nlohmann::ordered_json single =
-      nlohmann::ordered_json::parse(kSegmentManifest);
+/// kSegmentManifest (or another version 1 manifest, `kernel`) as a version 2
+/// bundle of two variants, as the compiler writes one for dynamic rows:
+/// "small" (64-row tiles, 256 threads, 99 KB, small.ptx) for at most 64 rows
+/// per group, then "large" (the 128-row kernel of `kernel`, large.cubin) for
+/// more.
+inline std::string
+multiVariantManifest(const std::string &kernel = kSegmentManifest) {
+  nlohmann::ordered_json single = nlohmann::ordered_json::parse(kernel);
   nlohmann::ordered_json large = single;
   for (const char *key : {"format", "version", "arch", "problem", "ptx"})
     large.erase(key);
@@ -160,6 +161,76 @@ inline std::string multiVariantManifest() {
 inline std::string withMultiVariantManifest(const std::string &from,
                                             const std::string &to) {
   return replaced(multiVariantManifest(), from, to);
+}
+
+/// A segment_matmul_k kernel (issue 12's weight gradient, dw[g] = dy[s_g:
+/// s_(g+1)]^T x[s_g:s_(g+1)]) with the 14 parameters of docs/Bundle.md: bf16
+/// dy [T, 4096] and x [T, 7168], f32 dw [8, 4096, 7168] ("nk"). The kernel
+/// reads A = dy and B = x; 64 bf16 columns fill the 128-byte swizzle.
+inline const char *const kKRaggedManifest = R"json({
+  "format": "ggemm-bundle", "version": 1,
+  "entry": "ggemm_segment_matmul_k_kernel",
+  "ptx": "k.ptx", "cubin": "k.cubin",
+  "arch": "sm_90a",
+  "block": [384, 1, 1],
+  "cluster": [1, 1, 1],
+  "dynamic_smem": 132096,
+  "problem": {
+    "op": "segment_matmul_k",
+    "a_dtype": "bf16", "b_dtype": "bf16", "out_dtype": "f32",
+    "index_dtype": "i32",
+    "weight_layout": "nk",
+    "m": -1, "n": 4096, "k": 7168, "num_groups": 8, "num_weights": 8,
+    "has_weight_indices": false, "has_bias": false, "has_row_scale": false,
+    "accumulate": false, "activation": "none"
+  },
+  "tile": {"block_m": 128, "block_n": 128, "block_k": 64, "stages": 4},
+  "grid": {"policy": "persistent", "ctas_per_sm": 1},
+  "params": [
+    {"name": "a_desc", "kind": "tma_descriptor", "tensor": "dy", "dtype": "bf16", "rank": 2, "box": [64, 64], "swizzle": "128B", "oob_fill": "zero"},
+    {"name": "b_desc", "kind": "tma_descriptor", "tensor": "x", "dtype": "bf16", "rank": 2, "box": [64, 64], "swizzle": "128B", "oob_fill": "zero"},
+    {"name": "y", "kind": "pointer", "tensor": "dw"},
+    {"name": "group_rows", "kind": "pointer", "tensor": "seg_indptr", "optional": false},
+    {"name": "weight_indices", "kind": "pointer", "tensor": "weight_indices", "optional": true},
+    {"name": "bias", "kind": "pointer", "tensor": "bias", "optional": true},
+    {"name": "row_scale", "kind": "pointer", "tensor": "row_scale", "optional": true},
+    {"name": "num_rows", "kind": "scalar", "dtype": "i64", "value": "num_rows"},
+    {"name": "rows_per_group", "kind": "scalar", "dtype": "i64", "value": "rows_per_group"},
+    {"name": "num_groups", "kind": "scalar", "dtype": "i32", "value": "num_groups"},
+    {"name": "n", "kind": "scalar", "dtype": "i32", "value": "n"},
+    {"name": "k", "kind": "scalar", "dtype": "i32", "value": "k"},
+    {"name": "ldy", "kind": "scalar", "dtype": "i64", "value": "ldy"},
+    {"name": "num_weights", "kind": "scalar", "dtype": "i32", "value": "num_weights"}
+  ]
+})json";
+
+/// Kernel parameter sizes of kKRaggedManifest, in order.
+inline constexpr size_t kKRaggedParamSizes[] = {128, 128, 8, 8, 8, 8, 8,
+                                                8,   8,   4, 4, 4, 8, 4};
+
+/// kKRaggedManifest, or its "kn" form (dw [8, 7168, 4096]), whose kernel
+/// reads A = x and B = dy.
+inline std::string kRaggedManifest(bool kn = false) {
+  if (!kn)
+    return kKRaggedManifest;
+  std::string text = replaced(kKRaggedManifest, "\"weight_layout\": \"nk\"",
+                              "\"weight_layout\": \"kn\"");
+  text = replaced(text,
+                  "\"a_desc\", \"kind\": \"tma_descriptor\", "
+                  "\"tensor\": \"dy\"",
+                  "\"a_desc\", \"kind\": \"tma_descriptor\", \"tensor\": "
+                  "\"@A\"");
+  text = replaced(text,
+                  "\"b_desc\", \"kind\": \"tma_descriptor\", "
+                  "\"tensor\": \"x\"",
+                  "\"b_desc\", \"kind\": \"tma_descriptor\", \"tensor\": "
+                  "\"dy\"");
+  return replaced(text, "\"@A\"", "\"x\"");
+}
+
+inline std::string withKRaggedManifest(const std::string &from,
+                                       const std::string &to, bool kn = false) {
+  return replaced(kRaggedManifest(kn), from, to);
 }
 
 /// A fresh directory under $TMPDIR, removed with its files at destruction.
@@ -276,6 +347,35 @@ inline ggemm_tensor makeStrided(const char *name, uintptr_t address,
   EXPECT_EQ(d, tensor.rank) << name << ": one stride per dimension";
   return tensor;
 }
+
+constexpr uintptr_t kDy = 0x100000000 + 0x800000;
+constexpr uintptr_t kDw = 0x100000000 + 0x900000;
+
+/// The tensors of kRaggedManifest(kn): T = 1000 token rows, N = 4096,
+/// K = 7168, 8 groups, f32 dw [8, N, K] (nk) or [8, K, N] (kn).
+struct KRaggedTensors {
+  ggemm_tensor dy = makeTensor("dy", kDy, GGEMM_DTYPE_BF16, {1000, 4096});
+  ggemm_tensor x = makeTensor("x", kX, GGEMM_DTYPE_BF16, {1000, 7168});
+  ggemm_tensor indptr = makeTensor("seg_indptr", kIndptr, GGEMM_DTYPE_I32, {9});
+  ggemm_tensor dw;
+
+  ggemm_tensor list[8];
+  int count = 0;
+
+  explicit KRaggedTensors(bool kn = false)
+      : dw(kn ? makeTensor("dw", kDw, GGEMM_DTYPE_F32, {8, 7168, 4096})
+              : makeTensor("dw", kDw, GGEMM_DTYPE_F32, {8, 4096, 7168})) {}
+
+  /// dy, x, seg_indptr, dw followed by `extra` (at most 4).
+  const ggemm_tensor *get(std::initializer_list<ggemm_tensor> extra = {}) {
+    count = 0;
+    for (const ggemm_tensor &tensor : {dy, x, indptr, dw})
+      list[count++] = tensor;
+    for (const ggemm_tensor &tensor : extra)
+      list[count++] = tensor;
+    return list;
+  }
+};
 
 constexpr uintptr_t kXScale = 0x100000000 + 0x600000;
 constexpr uintptr_t kWScale = 0x100000000 + 0x700000;
