@@ -126,9 +126,10 @@ _DTYPES: Dict[str, DType] = {
     "i64": DType.I64,
 }
 
-#: Tensor names a kernel may take (which ones depends on its manifest).
+#: Tensor names a kernel may take (which ones depends on its manifest;
+#: ``dy`` and ``dw`` are segment_matmul_k's).
 TENSOR_NAMES = ("x", "w", "y", "seg_indptr", "masked_m", "weight_indices",
-                "bias", "row_scale", "x_scale", "w_scale")
+                "bias", "row_scale", "x_scale", "w_scale", "dy", "dw")
 
 
 class _CTensor(ctypes.Structure):
@@ -542,7 +543,10 @@ class Kernel:
     ``problem`` (``x``, ``w``, ``y`` always; ``seg_indptr`` for
     segment_matmul, ``masked_m`` for masked_matmul; ``weight_indices``,
     ``bias`` and ``row_scale`` when the kernel was compiled with them;
-    ``x_scale`` and ``w_scale``, f32, for fp8 block-scaled kernels).
+    ``x_scale`` and ``w_scale``, f32, for fp8 block-scaled kernels; a
+    segment_matmul_k kernel, the weight gradient
+    ``dw[g] = dy[s_g:s_(g+1)].T @ x[s_g:s_(g+1)]``, takes ``dy``, ``x``,
+    ``seg_indptr`` and ``dw`` only).
 
     Example::
 
@@ -560,6 +564,11 @@ class Kernel:
         w_scale = torch.empty(num_weights, nb, kb, device="cuda")
         fp8_kernel(x=x, w=w, y=y, seg_indptr=seg_indptr, x_scale=x_scale,
                    w_scale=w_scale)
+
+    A segment_matmul_k kernel (``dw`` [G, N, K] for weight layout "nk",
+    [G, K, N] for "kn")::
+
+        grad_kernel(dy=dy, x=x, seg_indptr=seg_indptr, dw=dw)
     """
 
     def __init__(self, manifest_path: Union[str, os.PathLike],
@@ -661,13 +670,16 @@ class Kernel:
         if status:
             _check(library, status)
 
-    def __call__(self, *, x: Any, w: Any, y: Any, seg_indptr: Any = None,
-                 masked_m: Any = None, weight_indices: Any = None,
-                 bias: Any = None, row_scale: Any = None,
-                 x_scale: Any = None, w_scale: Any = None,
+    def __call__(self, *, x: Any, w: Any = None, y: Any = None,
+                 seg_indptr: Any = None, masked_m: Any = None,
+                 weight_indices: Any = None, bias: Any = None,
+                 row_scale: Any = None, x_scale: Any = None,
+                 w_scale: Any = None, dy: Any = None, dw: Any = None,
                  stream: Any = None, expected_m: Optional[int] = None) -> None:
         """Launches the kernel; see :meth:`launch` for ``stream`` and
-        ``expected_m``.
+        ``expected_m``. Which tensors are required is the manifest's to say
+        (``w`` and ``y`` for every op but segment_matmul_k, which takes
+        ``dy`` and ``dw`` instead); the runtime names a missing one.
 
         Example::
 
@@ -675,12 +687,14 @@ class Kernel:
             fp8_kernel(x=x, w=w, y=y, seg_indptr=seg_indptr,
                        x_scale=x_scale, w_scale=w_scale)
             masked_kernel(x=x, w=w, y=y, masked_m=counts, expected_m=20)
+            grad_kernel(dy=dy, x=x, seg_indptr=seg_indptr, dw=dw)
         """
         self._launch((("x", x), ("w", w), ("y", y),
                       ("seg_indptr", seg_indptr), ("masked_m", masked_m),
                       ("weight_indices", weight_indices), ("bias", bias),
                       ("row_scale", row_scale), ("x_scale", x_scale),
-                      ("w_scale", w_scale)), stream, expected_m)
+                      ("w_scale", w_scale), ("dy", dy), ("dw", dw)),
+                     stream, expected_m)
 
     @staticmethod
     def _check_expected_m(expected_m: Optional[int]) -> int:

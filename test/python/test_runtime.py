@@ -362,6 +362,123 @@ def test_bad_scale_block(tmp_path: Path) -> None:
             "\"1x128\"") in str(error.value)
 
 
+# -- segment_matmul_k (K-ragged weight gradients, issue 12) -----------------
+
+def kragged_manifest(layout: str = "nk") -> Dict[str, Any]:
+    """A segment_matmul_k kernel with the 14 parameters of docs/Bundle.md:
+    bf16 dy [T, 4096] and x [T, 7168], f32 dw; A = dy, B = x for "nk", the
+    other way round for "kn"."""
+    manifest = json.loads(json.dumps(MANIFEST))
+    manifest["entry"] = "ggemm_segment_matmul_k_kernel"
+    manifest["problem"].update(op="segment_matmul_k", out_dtype="f32",
+                               weight_layout=layout, activation="none")
+    a_tensor, b_tensor = ("dy", "x") if layout == "nk" else ("x", "dy")
+    manifest["params"][0].update(tensor=a_tensor, box=[64, 64])
+    manifest["params"][1].update(tensor=b_tensor, rank=2, box=[64, 64])
+    manifest["params"][2]["tensor"] = "dw"
+    manifest["params"].append({"name": "num_weights", "kind": "scalar",
+                               "dtype": "i32", "value": "num_weights"})
+    return manifest
+
+
+def kragged_tensors(layout: str = "nk", **overrides: Any) -> Dict[str, Any]:
+    """Tensors of kragged_manifest(layout): T = 1000 token rows, 8 groups."""
+    dw_shape = (8, 4096, 7168) if layout == "nk" else (8, 7168, 4096)
+    tensors = {
+        "dy": FakeTensor(BASE + 0x800000, (1000, 4096), "bfloat16"),
+        "x": FakeTensor(BASE + 0x100000, (1000, 7168), "bfloat16"),
+        "seg_indptr": FakeTensor(BASE + 0x400000, (9,), "int32"),
+        "dw": FakeTensor(BASE + 0x900000, dw_shape, "float32"),
+    }
+    tensors.update(overrides)
+    return tensors
+
+
+@pytest.fixture
+def grad_kernel(tmp_path: Path) -> Kernel:
+    with Kernel(write_bundle(tmp_path, kragged_manifest())) as loaded:
+        yield loaded
+
+
+@pytest.mark.parametrize("layout", ["nk", "kn"])
+def test_kragged_tensors_by_keyword(tmp_path: Path, layout: str) -> None:
+    manifest = kragged_manifest(layout)
+    manifest["problem"].update(num_groups=-1, num_weights=-1)
+    with Kernel(write_bundle(tmp_path, manifest)) as grad:
+        # 8 groups * ceil(R / 128) * ceil(C / 128) tiles, R x C = N x K or
+        # K x N.
+        assert grad.grid(sm_count=100000, **kragged_tensors(layout)) == \
+            8 * 32 * 56
+        assert grad.select_variant(**kragged_tensors(layout)) == 0
+        # No token rows still writes every gradient: the same grid.
+        empty = kragged_tensors(
+            layout, dy=FakeTensor(0, (0, 4096), "bfloat16"),
+            x=FakeTensor(0, (0, 7168), "bfloat16"))
+        assert grad.grid(sm_count=100000, **empty) == 8 * 32 * 56
+        # No groups: nothing to launch.
+        none = kragged_tensors(
+            layout, seg_indptr=FakeTensor(BASE + 0x400000, (1,), "int32"),
+            dw=FakeTensor(0, (0,) + kragged_tensors(layout)["dw"].shape[1:],
+                          "float32"))
+        assert grad.grid(sm_count=132, **none) == 0
+
+
+def test_kragged_rejects_the_tensors_of_other_ops(grad_kernel: Kernel) -> None:
+    w = FakeTensor(BASE + 0x200000, (8, 4096, 7168), "bfloat16")
+    expect_invalid(grad_kernel, "unknown tensor 'w' (segment_matmul_k takes "
+                   "dy, x, seg_indptr, dw)", w=w, **kragged_tensors())
+    y = FakeTensor(BASE + 0x300000, (1000, 4096), "bfloat16")
+    expect_invalid(grad_kernel, "unknown tensor 'y'", y=y,
+                   **kragged_tensors())
+    bias = FakeTensor(BASE + 0x500000, (8, 4096), "float32")
+    expect_invalid(grad_kernel, "unknown tensor 'bias'", bias=bias,
+                   **kragged_tensors())
+
+
+def test_kragged_missing_tensor(grad_kernel: Kernel) -> None:
+    expect_invalid(grad_kernel, "missing tensor 'dw' (segment_matmul_k needs "
+                   "dy, x, seg_indptr, dw)", **kragged_tensors(dw=None))
+    expect_invalid(grad_kernel, "missing tensor 'dy'",
+                   **kragged_tensors(dy=None))
+
+
+def test_kragged_shapes_and_layouts(grad_kernel: Kernel) -> None:
+    short = FakeTensor(BASE + 0x100000, (999, 7168), "bfloat16")
+    expect_invalid(grad_kernel, "tensors 'dy' and 'x' disagree on token rows",
+                   **kragged_tensors(x=short))
+    bf16_dw = FakeTensor(BASE + 0x900000, (8, 4096, 7168), "bfloat16")
+    expect_invalid(grad_kernel, "tensor 'dw': expected dtype f32, got bf16",
+                   **kragged_tensors(dw=bf16_dw))
+    kn_dw = FakeTensor(BASE + 0x900000, (8, 7168, 4096), "float32")
+    expect_invalid(grad_kernel, "tensor 'dw': dimension 1 (n) is 7168, "
+                   "expected 4096", **kragged_tensors(dw=kn_dw))
+    padded = FakeTensor(BASE + 0x800000, (1000, 4096), "bfloat16", (4100, 1))
+    expect_invalid(grad_kernel, "tensor 'dy': stride of dimension 0 is 4100 "
+                   "elements (8200 bytes), expected a multiple of 16 bytes",
+                   **kragged_tensors(dy=padded))
+    unpacked = FakeTensor(BASE + 0x900000, (8, 4096, 7168), "float32",
+                          (4096 * 7168 + 4, 7168, 1))
+    expect_invalid(grad_kernel, "tensor 'dw': stride of dimension 0 is "
+                   "29360132, expected 29360128", **kragged_tensors(
+                       dw=unpacked))
+
+
+def test_gradient_tensors_to_a_segment_kernel(kernel: Kernel) -> None:
+    dy = FakeTensor(BASE + 0x800000, (1000, 4096), "bfloat16")
+    expect_invalid(kernel, "unknown tensor 'dy' (segment_matmul takes x, w, "
+                   "y, seg_indptr", dy=dy, **segment_tensors())
+
+
+def test_kragged_bad_manifest(tmp_path: Path) -> None:
+    manifest = kragged_manifest()
+    manifest["problem"]["has_bias"] = True
+    with pytest.raises(GGemmError) as error:
+        Kernel(write_bundle(tmp_path, manifest))
+    assert error.value.status == Status.BAD_MANIFEST
+    assert ("k.json: /problem/has_bias: segment_matmul_k has no bias, "
+            "expected false, got true") in str(error.value)
+
+
 def test_closed_kernel(tmp_path: Path) -> None:
     loaded = Kernel(write_bundle(tmp_path))
     loaded.close()
