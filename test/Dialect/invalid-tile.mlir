@@ -521,3 +521,22 @@ func.func @ring_get_not_a_ring(%i: index) {
   %a = ggemm.ring_get %i[%i] : index
   return
 }
+
+// -----
+
+// The K-ragged mask writes the tiles' ring slots: only ring_get results have
+// one.
+func.func @zero_k_tail_not_a_slot(%t: !ggemm.tile<64x64xbf16, mn_major>, %v: index) {
+  // expected-error @+1 {{'ggemm.zero_k_tail' op expects tile 0 to be a result of a ggemm.ring_get (it is zeroed in its ring slot), got a block argument}}
+  %m = ggemm.zero_k_tail %t valid(%v) : !ggemm.tile<64x64xbf16, mn_major>
+  return
+}
+
+// -----
+
+func.func @zero_k_tail_no_tiles(%v: index) {
+  // expected-error @+1 {{'ggemm.zero_k_tail' op expects at least one tile}}
+  "ggemm.zero_k_tail"(%v) : (index) -> ()
+  return
+}
+

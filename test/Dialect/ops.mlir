@@ -596,7 +596,9 @@ func.func @schedule_tiles(%groups: index, %rows: index, %m: index, %n: index) {
 // CHECK-NEXT: ggemm.warp_specialize producer registers(40) {
 // CHECK: ggemm.ring_put %[[RING]][%{{.+}}], %{{.+}}, %{{.+}} : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
 // CHECK: } consumers(2) registers(232) {
-// CHECK-NEXT: %{{.+}}:2 = ggemm.ring_get %[[RING]][%{{.+}}] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+// CHECK-NEXT: %[[T:.+]]:2 = ggemm.ring_get %[[RING]][%{{.+}}] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+// CHECK-NEXT: %{{.+}}:2 = ggemm.zero_k_tail %[[T]]#0, %[[T]]#1 valid(%{{.+}}) : !ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>
+// CHECK-NEXT: %{{.+}} = ggemm.zero_k_tail %[[T]]#1 valid(%{{.+}}) : !ggemm.tile<256x64xbf16>
 // CHECK-NEXT: ggemm.ring_release %[[RING]][%{{.+}}] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
 func.func @warp_roles(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
                       %groups: index, %rows: index, %m: index, %n: index, %i: index) {
@@ -620,6 +622,9 @@ func.func @warp_roles(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
     } consumers(2) registers(232) {
       %ta, %tb = ggemm.ring_get %ring[%i]
           : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+      %ma, %mb = ggemm.zero_k_tail %ta, %tb valid(%i)
+          : !ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>
+      %mc = ggemm.zero_k_tail %tb valid(%i) : !ggemm.tile<256x64xbf16>
       ggemm.ring_release %ring[%i]
           : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
     }

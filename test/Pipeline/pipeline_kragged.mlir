@@ -1,15 +1,26 @@
 // K-ragged weight gradients (ggemm.segment_matmul_k) end to end: the CPU
 // pipeline lowers them to the LLVM dialect (test/Execution/kragged_* run
-// them); the PTX pipeline stops at ggemm-warp-specialize, which says the
-// GPU lowering is not written yet, naming the op.
+// them); the PTX pipeline writes the warp-specialised kernel, whose
+// consumers zero the K rows past a segment's end in shared memory (16-byte
+// stores), fence them to the async proxy and meet at named barrier 1 before
+// the wgmma reads them; the manifest names the op's tensors.
 // RUN: gemm-opt %s --ggemm-to-cpu | FileCheck %s --check-prefix=CPU
-// RUN: not gemm-opt %s --ggemm-to-ptx="chip=sm_90a" -o /dev/null 2>&1 | FileCheck %s --check-prefix=PTX
+// RUN: gemm-opt %s --ggemm-to-ptx="chip=sm_90a" | FileCheck %s --check-prefix=PTX
 
 // CPU-LABEL: llvm.func @wgrad(
 // CPU-NOT: {{(ggemm|scf|memref|affine|arith|math|cf|func)\.}}
 // CPU-NOT: unrealized_conversion_cast
 
-// PTX: error: 'ggemm.segment_bounds' op belongs to a K-ragged tile program (ggemm.segment_matmul_k), which is not lowered to the GPU yet; run it with ggemm-to-cpu
+// PTX: wgrad_kernel = {
+// PTX-SAME: tensor = "dy"
+// PTX-SAME: tensor = "x"
+// PTX-SAME: tensor = "dw"
+// PTX-SAME: accumulate = true
+// PTX-SAME: op = "segment_matmul_k", out_dtype = "f32", weight_layout = "nk"
+// PTX: st.shared.v4.b32
+// PTX: fence.proxy.async.shared::cta;
+// PTX: bar.sync \091, 256;
+// PTX: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 func.func @wgrad(%dy: memref<?x4096xbf16>, %x: memref<?x7168xbf16>,
                  %indptr: memref<9xi32>, %dw: memref<8x4096x7168xf32>) {
   ggemm.segment_matmul_k ins(%dy, %x : memref<?x4096xbf16>, memref<?x7168xbf16>)

@@ -154,7 +154,7 @@ func.func @several(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %indptr: 
 // CHECK-NEXT: %[[TB:.+]] = ggemm.load_tile %[[X]][%[[K]], %[[COL]]] k_end(%[[KEND]]) : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
 // CHECK-NEXT: %[[NEXT:.+]] = ggemm.mma %[[TA]], %[[TB]], %[[A]] : !ggemm.tile<128x64xbf16, mn_major>, !ggemm.tile<128x64xbf16, mn_major> -> !ggemm.accumulator<128x128xf32>
 // CHECK-NEXT: scf.yield %[[NEXT]]
-// CHECK: ggemm.store_tile %[[ACC]] to %[[FLAT]] row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) {epilogue = #ggemm.epilogue<accumulate = true>} : !ggemm.accumulator<128x128xf32>, memref<512x256xf32>
+// CHECK: ggemm.store_tile %[[ACC]] to %[[FLAT]] row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) {epilogue = #ggemm.epilogue<accumulate = true>, ggemm.k_ragged_layout = #ggemm.weight_layout<nk>} : !ggemm.accumulator<128x128xf32>, memref<512x256xf32>
 // CHECK-NOT: ggemm.segment_matmul_k
 func.func @segment_matmul_k(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
                             %indptr: memref<5xi32>, %dw: memref<4x128x256xf32>) {
@@ -178,7 +178,7 @@ func.func @segment_matmul_k(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
 // CHECK: ggemm.segment_bounds %[[P]][%{{.+}}] num_rows(%{{.+}}) : memref<?xi64>
 // CHECK: ggemm.load_tile %[[X]][%{{.+}}, %{{.+}}] k_end(%{{.+}}) : memref<?x192xf16> -> !ggemm.tile<64x64xf16, mn_major>
 // CHECK-NEXT: ggemm.load_tile %[[DY]][%{{.+}}, %{{.+}}] k_end(%{{.+}}) : memref<?x?xf16> -> !ggemm.tile<128x64xf16, mn_major>
-// CHECK: ggemm.store_tile %{{.+}} to %{{.+}} row(%{{.+}}) row_end(%{{.+}}) col(%{{.+}}) : !ggemm.accumulator<64x128xf32>, memref<576x?xbf16>
+// CHECK: ggemm.store_tile %{{.+}} to %{{.+}} row(%{{.+}}) row_end(%{{.+}}) col(%{{.+}}) {ggemm.k_ragged_layout = #ggemm.weight_layout<kn>} : !ggemm.accumulator<64x128xf32>, memref<576x?xbf16>
 func.func @segment_matmul_k_kn(%dy: memref<?x?xf16>, %x: memref<?x192xf16>,
                                %indptr: memref<?xi64>, %dw: memref<3x192x?xbf16>) {
   ggemm.segment_matmul_k ins(%dy, %x : memref<?x?xf16>, memref<?x192xf16>)

@@ -310,9 +310,26 @@ func.func @swap_ab_unswapped(%x: memref<?x64xbf16>, %w: memref<4x128x64xbf16>, %
 
 // -----
 
-// The K-ragged tile program (ggemm.segment_matmul_k) is not lowered to the
-// GPU yet: its segment mask would need zeroing in shared memory, and a
-// kernel that ignored k_end would sum the next group's rows.
+// The K-ragged tile program (ggemm.segment_matmul_k): the producer loads
+// whole boxes (TMA cannot stop at a segment's end, the next segment's rows
+// exist), and the consumers zero the K rows at or past k_end in the ring
+// slots before the mma reads them (ggemm.zero_k_tail, valid = k_end - k).
+// CHECK-LABEL: func.func @k_ragged
+// CHECK: ggemm.warp_specialize producer
+// CHECK: %[[PB:.+]], %[[PE:.+]] = ggemm.segment_bounds
+// CHECK: %[[PA:.+]] = ggemm.load_tile %{{.+}}[%[[PB]], %{{.+}}] k_end(%[[PE]])
+// CHECK-NEXT: %[[PX:.+]] = ggemm.load_tile %{{.+}}[%[[PB]], %{{.+}}] k_end(%[[PE]])
+// CHECK-NEXT: ggemm.ring_put %{{.+}}[%{{.+}}], %[[PA]], %[[PX]]
+// CHECK-NOT: ggemm.zero_k_tail
+// CHECK: consumers(2)
+// CHECK: %[[B:.+]], %[[E:.+]] = ggemm.segment_bounds
+// CHECK: %[[T:.+]]:2 = ggemm.ring_get
+// CHECK-NEXT: %[[V:.+]] = arith.subi %[[E]], %[[B]] : index
+// CHECK-NEXT: %[[M:.+]]:2 = ggemm.zero_k_tail %[[T]]#0, %[[T]]#1 valid(%[[V]]) : !ggemm.tile<128x64xbf16, mn_major>, !ggemm.tile<128x64xbf16, mn_major>
+// CHECK-NEXT: ggemm.mma %[[M]]#0, %[[M]]#1, %{{.+}} {pending = 1 : i64}
+// SYNC-LABEL: func.func @k_ragged
+// SYNC: ggemm.zero_k_tail
+// SYNC-NEXT: ggemm.mma
 func.func @k_ragged(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
                     %indptr: memref<5xi32>, %dw: memref<512x256xf32>, %t: index) {
   %c4 = arith.constant 4 : index
@@ -327,7 +344,6 @@ func.func @k_ragged(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
     %total = ggemm.tile_count %sched
     scf.for %i = %cta to %total step %num_ctas {
       %g, %row, %row_end, %col = ggemm.map_tile %sched[%i]
-      // expected-error @+1 {{'ggemm.segment_bounds' op belongs to a K-ragged tile program (ggemm.segment_matmul_k), which is not lowered to the GPU yet; run it with ggemm-to-cpu}}
       %begin, %end = ggemm.segment_bounds %indptr[%g] num_rows(%t) : memref<5xi32>
       %c0 = arith.constant 0 : index
       %c1 = arith.constant 1 : index
@@ -351,7 +367,14 @@ func.func @k_ragged(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
 
 // -----
 
-// A masked load alone is refused too.
+// Only the tiles whose loads have a k_end are zeroed, each by its own K
+// index.
+// CHECK-LABEL: func.func @k_end_only
+// CHECK: consumers(2)
+// CHECK: %[[T:.+]]:2 = ggemm.ring_get
+// CHECK-NEXT: %[[V:.+]] = arith.subi %{{.+}}, %{{.+}} : index
+// CHECK-NEXT: %[[M:.+]] = ggemm.zero_k_tail %[[T]]#0 valid(%[[V]]) : !ggemm.tile<128x64xbf16, mn_major>
+// CHECK-NEXT: ggemm.mma %[[M]], %[[T]]#1, %{{.+}}
 func.func @k_end_only(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
                       %dw: memref<512x256xf32>, %end: index) {
   %c4 = arith.constant 4 : index
@@ -371,7 +394,6 @@ func.func @k_end_only(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
       %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
       %acc = scf.for %kb = %c0 to %c1 step %c1 iter_args(%a = %zero)
           -> (!ggemm.accumulator<128x128xf32>) {
-        // expected-error @+1 {{'ggemm.load_tile' op belongs to a K-ragged tile program (ggemm.segment_matmul_k), which is not lowered to the GPU yet; run it with ggemm-to-cpu}}
         %ta = ggemm.load_tile %dy[%kb, %row] k_end(%end)
             : memref<?x128xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
         %tb = ggemm.load_tile %x[%kb, %col]

@@ -51,6 +51,10 @@ SmallVector<Type> kernelParamTypes(MLIRContext *ctx, bool blockScaled);
 /// tile box.
 constexpr int64_t kSwizzleBytes = 128;
 
+/// The named barrier (`bar.sync`) the consumer warpgroups meet at after a
+/// ggemm.zero_k_tail; 0 is the CTA-wide one.
+constexpr int64_t kZeroKTailBarrier = 1;
+
 /// What a launch's IR says about its kernel, read by `analyseLaunch`.
 struct KernelFacts {
   std::string name;
@@ -75,11 +79,17 @@ struct KernelFacts {
   /// ggemm-swap-ab swapped the mma's operands: the weight tile is wgmma's A
   /// and the store transposed.
   bool swapped = false;
+  /// A K-ragged program (ggemm.segment_matmul_k): `x` and `w` are the mma's
+  /// a and b sources, both [T, *] matrices read as mn_major tiles, the K
+  /// loop runs over a segment of `groupRows` (`ggemm.segment_bounds`), and
+  /// `kRaggedLayout` says which of them is dy (`nk`: a; `kn`: b).
+  bool kRagged = false;
+  WeightLayout kRaggedLayout = WeightLayout::nk;
   int64_t threads;
   // Static sizes for the manifest, -1 when dynamic.
   int64_t staticN, staticK, staticGroups, staticWeights;
 
-  bool nMajorB() const { return bTile.isMNMajor(); }
+  bool nMajorB() const { return !kRagged && bTile.isMNMajor(); }
   bool blockScaled() const { return bool(aScales); }
   Type aElem() const { return aTile.getElementType(); }
 };
@@ -152,6 +162,9 @@ private:
   void storePair(Value v0, Value v1, Value rowScale, Value row, Value col,
                  Value weight);
   LogicalResult translateDim(memref::DimOp op);
+  Value dimSize(memref::DimOp op, OpBuilder &at);
+  LogicalResult translateSegmentBounds(SegmentBoundsOp op);
+  LogicalResult translateZeroKTail(ZeroKTailOp op);
 
   const KernelFacts &facts;
   gpu::GPUFuncOp kernel;

@@ -131,15 +131,38 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
     return failure();
   if (f.groupRows)
     f.indexElem = cast<MemRefType>(f.groupRows.getType()).getElementType();
+  // A K-ragged program reads two [T, *] matrices: which is the mma's a is
+  // the ring's order (a, then b), not the sources' ranks.
+  launch.walk([&](Operation *op) {
+    auto load = dyn_cast<LoadTileOp>(op);
+    f.kRagged |= isa<SegmentBoundsOp>(op) || (load && load.getKEnd());
+  });
+  if (f.kRagged) {
+    SmallVector<RingPutOp> puts;
+    launch.walk([&](RingPutOp put) { puts.push_back(put); });
+    auto source = [&](unsigned i) -> Value {
+      if (puts.size() != 1 || puts.front().getTiles().size() != 2)
+        return Value();
+      auto load = puts.front().getTiles()[i].getDefiningOp<LoadTileOp>();
+      return load ? load.getSource() : Value();
+    };
+    f.x = source(0);
+    f.w = source(1);
+    if (!f.x || !f.w || f.x == f.w)
+      return launch.emitOpError()
+             << "expects one ggemm.ring_put of two tile loads from two "
+                "matrices in a K-ragged kernel (ggemm.segment_matmul_k)";
+  }
   SmallVector<StoreTileOp> stores;
   WalkResult walk = launch.walk([&](Operation *op) {
     LogicalResult ok = success();
     if (auto load = dyn_cast<LoadTileOp>(op)) {
-      bool isA = load.getSource().getType().getRank() == 2;
+      bool isA = f.kRagged ? load.getSource() == f.x
+                           : load.getSource().getType().getRank() == 2;
       ok = bind(op, isA ? "x" : "w", isA ? f.x : f.w, load.getSource());
       if (succeeded(ok))
         ok = checkTile(op, isA ? "A" : "B", load.getType());
-      if (succeeded(ok) && isA && load.getType().isMNMajor())
+      if (succeeded(ok) && isA && load.getType().isMNMajor() && !f.kRagged)
         ok = op->emitOpError() << "expects a k_major A tile for the GPU back "
                                   "end, got "
                                << load.getType();
@@ -151,6 +174,16 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
       ok = bind(op, isA ? "x_scale" : "w_scale", isA ? f.xScale : f.wScale,
                 load.getSource());
       (isA ? f.aScales : f.bScales) = load.getType();
+    } else if (auto bounds = dyn_cast<SegmentBoundsOp>(op)) {
+      ok = bind(op, "seg_indptr", f.groupRows, bounds.getSegIndptr());
+      f.indexElem =
+          cast<MemRefType>(bounds.getSegIndptr().getType()).getElementType();
+    } else if (auto zero = dyn_cast<ZeroKTailOp>(op)) {
+      for (Value tile : zero.getTiles())
+        if (!cast<TileType>(tile.getType()).isMNMajor())
+          ok = op->emitOpError() << "expects mn_major tiles for the GPU back "
+                                    "end (whole K rows of a box), got "
+                                 << tile.getType();
     } else if (auto index = dyn_cast<WeightIndexOp>(op)) {
       ok =
           bind(op, "weight_indices", f.weightIndices, index.getWeightIndices());
@@ -171,6 +204,9 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
     return launch.emitOpError() << "expects tile loads of x and w and one "
                                    "ggemm.store_tile in the kernel";
   f.store = stores.front();
+  if (auto layout =
+          f.store->getAttrOfType<WeightLayoutAttr>(kKRaggedLayoutAttrName))
+    f.kRaggedLayout = layout.getValue();
   f.outElem = cast<MemRefType>(f.y.getType()).getElementType();
   if (f.aTile.getElementType() != f.bTile.getElementType())
     return launch.emitOpError() << "expects x and w of one element type";
@@ -273,18 +309,30 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
 
   MemRefType wType = cast<MemRefType>(f.w.getType());
   auto staticOr = [](int64_t d) { return ShapedType::isDynamic(d) ? -1 : d; };
-  f.staticN = staticOr(wType.getDimSize(f.nMajorB() ? 2 : 1));
-  f.staticK = staticOr(wType.getDimSize(f.nMajorB() ? 1 : 2));
-  f.staticWeights = staticOr(wType.getDimSize(0));
   f.staticGroups = staticIndex(f.schedule.getNumGroups());
   if (f.groupRows) {
     // The group count is also the static size of seg_indptr (G + 1) or of
     // the masked counts (G).
     int64_t size = cast<MemRefType>(f.groupRows.getType()).getDimSize(0);
+    bool offsets =
+        f.kRagged || f.schedule.getRowMapping() == RowMapping::segment;
     if (!ShapedType::isDynamic(size))
-      f.staticGroups =
-          f.schedule.getRowMapping() == RowMapping::segment ? size - 1 : size;
+      f.staticGroups = offsets ? size - 1 : size;
   }
+  if (f.kRagged) {
+    // dy is [T, N] and x [T, K]; the a operand is dy for `nk`.
+    bool nk = f.kRaggedLayout == WeightLayout::nk;
+    auto cols = [&](Value matrix) {
+      return staticOr(cast<MemRefType>(matrix.getType()).getDimSize(1));
+    };
+    f.staticN = cols(nk ? f.x : f.w);
+    f.staticK = cols(nk ? f.w : f.x);
+    f.staticWeights = f.staticGroups;
+    return f;
+  }
+  f.staticN = staticOr(wType.getDimSize(f.nMajorB() ? 2 : 1));
+  f.staticK = staticOr(wType.getDimSize(f.nMajorB() ? 1 : 2));
+  f.staticWeights = staticOr(wType.getDimSize(0));
   return f;
 }
 
@@ -330,7 +378,8 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
       attrs.push_back(i(v));
     return b.getArrayAttr(attrs);
   };
-  StringRef op = opName(f.schedule.getRowMapping());
+  StringRef op =
+      f.kRagged ? "segment_matmul_k" : opName(f.schedule.getRowMapping());
   EpilogueAttr epilogue = f.store.getEpilogueAttr();
   Activation activation =
       epilogue ? epilogue.getActivation() : Activation::none;
@@ -342,7 +391,9 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
       named("b_dtype", s(aDtype)),
       named("out_dtype", s(dtypeName(f.outElem))),
       named("index_dtype", s(f.indexElem ? dtypeName(f.indexElem) : "i32")),
-      named("weight_layout", s(f.nMajorB() ? "kn" : "nk")),
+      named("weight_layout",
+            s(f.kRagged ? stringifyWeightLayout(f.kRaggedLayout)
+                        : StringRef(f.nMajorB() ? "kn" : "nk"))),
       named("m", i(-1)),
       named("n", i(f.staticN)),
       named("k", i(f.staticK)),
@@ -379,18 +430,32 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
                                   ? SmallVector<int64_t>{bBoxN, blockK, 1}
                                   : SmallVector<int64_t>{blockK, bBoxN, 1};
   StringRef rowsTensor = op == "masked_matmul" ? "masked_m" : "seg_indptr";
+  // The caller's tensors behind the descriptors and the output. K-ragged
+  // kernels read two [T, *] matrices as mn_major tiles: boxes of one
+  // swizzle row of columns by block_k rows.
+  StringRef aTensor = "x", bTensor = "w", yTensor = "y";
+  int64_t bRank = 3;
+  SmallVector<int64_t> aBox = {blockK, f.aTile.getRows()};
+  if (f.kRagged) {
+    bool nk = f.kRaggedLayout == WeightLayout::nk;
+    aTensor = nk ? "dy" : "x";
+    bTensor = nk ? "x" : "dy";
+    yTensor = "dw";
+    bRank = 2;
+    aBox = {kSwizzleBytes / elemBytes, blockK};
+    bBox = {kSwizzleBytes / elemBytes, blockK};
+  }
   SmallVector<Attribute> params = {
       param({named("name", s("a_desc")), named("kind", s("tma_descriptor")),
-             named("tensor", s("x")), named("dtype", s(aDtype)),
-             named("rank", i(2)),
-             named("box", arr({blockK, f.aTile.getRows()})),
+             named("tensor", s(aTensor)), named("dtype", s(aDtype)),
+             named("rank", i(2)), named("box", arr(aBox)),
              named("swizzle", s("128B")), named("oob_fill", s("zero"))}),
       param({named("name", s("b_desc")), named("kind", s("tma_descriptor")),
-             named("tensor", s("w")), named("dtype", s(aDtype)),
-             named("rank", i(3)), named("box", arr(bBox)),
+             named("tensor", s(bTensor)), named("dtype", s(aDtype)),
+             named("rank", i(bRank)), named("box", arr(bBox)),
              named("swizzle", s("128B")), named("oob_fill", s("zero"))}),
       param({named("name", s("y")), named("kind", s("pointer")),
-             named("tensor", s("y"))}),
+             named("tensor", s(yTensor))}),
       // Uniform groups read no group_rows: the slot is a null pointer.
       f.indexElem
           ? param({named("name", s("group_rows")), named("kind", s("pointer")),

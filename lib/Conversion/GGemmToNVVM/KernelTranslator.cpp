@@ -143,6 +143,10 @@ Value KernelTranslator::resolveExternal(Value value, Operation *user) {
     externalConstants.map(def->getResults(), copy->getResults());
     return externalConstants.lookup(value);
   }
+  // Sizes of the kernel's operands (a K-ragged program reads the rows of
+  // x in its K loop): the kernel's scalar parameters, set up at its entry.
+  if (auto dim = dyn_cast_or_null<memref::DimOp>(def))
+    return dimSize(dim, entry);
   user->emitOpError() << "uses a value defined outside the ggemm.launch "
                          "that is neither a constant nor a kernel operand ("
                       << value << ")";
@@ -208,6 +212,8 @@ LogicalResult KernelTranslator::translateGGemmOp(Operation *op) {
         return success();
       })
       .Case([&](StoreTileOp op) { return translateStore(op); })
+      .Case([&](SegmentBoundsOp op) { return translateSegmentBounds(op); })
+      .Case([&](ZeroKTailOp op) { return translateZeroKTail(op); })
       .Default([&](Operation *other) {
         return other->emitOpError()
                << "is not supported inside a ggemm.launch by "
@@ -224,27 +230,58 @@ LogicalResult KernelTranslator::translateOther(Operation *op) {
 /// Sizes of the kernel's operands: static ones are constants, dynamic ones
 /// the scalar parameters the runtime passes.
 LogicalResult KernelTranslator::translateDim(memref::DimOp op) {
+  Value size = dimSize(op, b);
+  if (!size)
+    return failure();
+  mapping.map(op.getResult(), size);
+  return success();
+}
+
+Value KernelTranslator::dimSize(memref::DimOp op, OpBuilder &at) {
   std::optional<int64_t> index = op.getConstantIndex();
   auto type = dyn_cast<MemRefType>(op.getSource().getType());
-  if (!index || !type || *index < 0 || *index >= type.getRank())
-    return op.emitOpError() << "expects a constant dimension of a memref in "
-                               "a kernel";
-  if (!type.isDynamicDim(*index)) {
-    mapping.map(op.getResult(), idx(type.getDimSize(*index)));
-    return success();
+  if (!index || !type || *index < 0 || *index >= type.getRank()) {
+    op.emitOpError() << "expects a constant dimension of a memref in a kernel";
+    return Value();
   }
+  if (!type.isDynamicDim(*index))
+    return arith::ConstantIndexOp::create(at, loc, type.getDimSize(*index));
   Value source = op.getSource(), size;
   bool kn = facts.nMajorB();
-  if (source == facts.x)
+  if (facts.kRagged) {
+    // [T, rows_per_group] (the mma's a) and [T, n] (its b).
+    if (source == facts.x || source == facts.w)
+      size = *index == 0 ? numRows : source == facts.x ? rowsPerGroup : n;
+  } else if (source == facts.x) {
     size = *index == 0 ? numRows : k;
-  else if (source == facts.w && *index > 0)
+  } else if (source == facts.w && *index > 0) {
     size = (*index == 1) == kn ? k : n;
-  else if (source == facts.y && *index == 1)
+  }
+  if (source == facts.y && *index == 1)
     size = n;
   if (!size)
-    return op.emitOpError() << "reads a size the kernel has no parameter for "
-                               "(dimension "
-                            << *index << " of " << type << ")";
-  mapping.map(op.getResult(), size);
+    op.emitOpError() << "reads a size the kernel has no parameter for "
+                        "(dimension "
+                     << *index << " of " << type << ")";
+  return size;
+}
+
+LogicalResult KernelTranslator::translateSegmentBounds(SegmentBoundsOp op) {
+  Value group = lookup(op.getGroup(), op);
+  Value rows = lookup(op.getNumRows(), op);
+  if (!group || !rows)
+    return failure();
+  // The tile schedule's own clamping of a segment's rows, on seg_indptr in
+  // global memory.
+  TileSchedule segments;
+  segments.rowMapping = RowMapping::segment;
+  segments.numRows = rows;
+  segments.loadGroupRow = [this](OpBuilder &, Location, Value i) -> Value {
+    return toIndex(load(facts.indexElem,
+                        elementAddress(param(kGroupRows), facts.indexElem, i)));
+  };
+  auto [begin, count] = segments.groupRows(b, loc, group);
+  mapping.map(op.getBegin(), begin);
+  mapping.map(op.getEnd(), add(begin, count));
   return success();
 }

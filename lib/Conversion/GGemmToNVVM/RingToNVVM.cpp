@@ -174,14 +174,11 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
       return op.emitOpError() << "expects tile " << index
                               << " to come from a ggemm.load_tile used only "
                                  "here (its TMA goes straight into the slot)";
-    // TMA cannot stop at a segment's end; the mask is not lowered yet.
-    if (tileLoad.getKEnd())
-      return tileLoad.emitOpError()
-             << "with k_end (a K-ragged ggemm.segment_matmul_k tile) is not "
-                "lowered to the GPU yet";
+    // A `k_end` is honoured by the consumers (ggemm.zero_k_tail): TMA
+    // cannot stop at a segment's end, as the next segment's rows exist, so
+    // the whole box is loaded.
     TileType type = tileLoad.getType();
-    bool isA = tileLoad.getSource().getType().getRank() == 2;
-    Value desc = param(isA ? kADesc : kBDesc);
+    Value desc = param(tileLoad.getSource() == facts.x ? kADesc : kBDesc);
     // TMA coordinates run innermost first: the memref indices reversed.
     SmallVector<Value> coords;
     for (Value i : llvm::reverse(tileLoad.getIndices())) {
@@ -286,5 +283,62 @@ LogicalResult KernelTranslator::translateRingRelease(RingReleaseOp op) {
     return failure();
   NVVM::MBarrierArriveOp::create(
       b, loc, Type(), ringBarrier(ringSlot(position), true), Value());
+  return success();
+}
+
+LogicalResult KernelTranslator::translateZeroKTail(ZeroKTailOp op) {
+  Value valid = lookup(op.getValid(), op);
+  if (!valid)
+    return failure();
+  SmallVector<Value> tiles;
+  for (Value tile : op.getTiles()) {
+    Value buffer = lookup(tile, op);
+    if (!buffer)
+      return failure();
+    tiles.push_back(buffer);
+  }
+  // Only the last K block of a segment is partial; every consumer thread
+  // sees the same `valid`, so all take the branch and its barrier.
+  int64_t blockK = cast<TileType>(op.getTiles()[0].getType()).getK();
+  for (Value tile : op.getTiles())
+    if (cast<TileType>(tile.getType()).getK() != blockK)
+      return op.emitOpError() << "expects tiles of one K block";
+  auto partial = scf::IfOp::create(
+      b, loc, cmp(arith::CmpIPredicate::slt, valid, idx(blockK)), false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(partial.thenBlock()->getTerminator());
+    // The consumer threads are 0 .. 128 C - 1. A box row (one K index) is
+    // 128 bytes, eight 16-byte chunks; the chunks of rows valid .. block_k
+    // of every box are split over the threads.
+    int64_t threads = 128 * facts.numConsumers;
+    constexpr int64_t kChunkBytes = 16;
+    int64_t chunksPerRow = kSwizzleBytes / kChunkBytes;
+    Value zeros = LLVM::ZeroOp::create(b, loc, VectorType::get({4}, i32));
+    auto loop =
+        scf::ForOp::create(b, loc, add(mul(valid, idx(chunksPerRow)), tid),
+                           idx(blockK * chunksPerRow), idx(threads));
+    b.setInsertionPointToStart(loop.getBody());
+    Value chunk = mul(loop.getInductionVar(), idx(kChunkBytes));
+    for (auto [tile, buffer] : llvm::zip(op.getTiles(), tiles)) {
+      auto type = cast<TileType>(tile.getType());
+      int64_t boxBytes = kSwizzleBytes * blockK;
+      int64_t boxes = type.getNumBytes() / boxBytes;
+      for (int64_t j = 0; j < boxes; ++j)
+        LLVM::StoreOp::create(b, loc, zeros,
+                              byteOffset(buffer, add(chunk, idx(j * boxBytes))),
+                              /*alignment=*/kChunkBytes);
+    }
+    b.setInsertionPointAfter(loop);
+    // wgmma reads shared memory through the async proxy: make the zeros
+    // visible to it, then wait for every consumer's share.
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    NVVM::BarrierOp::create(b, loc, Type(), c32(kZeroKTailBarrier),
+                            c32(threads), NVVM::BarrierReductionAttr(),
+                            Value());
+  }
+  mapping.map(op.getMasked(), tiles);
   return success();
 }

@@ -138,3 +138,33 @@ LogicalResult RingGetOp::verify() {
   return verifyRingTiles(*this, getRing().getType(), getTiles().getTypes(),
                          "results");
 }
+
+//===----------------------------------------------------------------------===//
+// ZeroKTailOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ZeroKTailOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands, DictionaryAttr,
+    OpaqueProperties, RegionRange, SmallVectorImpl<Type> &inferredReturnTypes) {
+  // The tiles, then `valid`: the results are the tiles, masked.
+  if (operands.empty())
+    return failure();
+  for (Value tile : operands.drop_back())
+    inferredReturnTypes.push_back(tile.getType());
+  return success();
+}
+
+LogicalResult ZeroKTailOp::verify() {
+  if (getTiles().empty())
+    return emitOpError() << "expects at least one tile";
+  for (auto [index, tile] : llvm::enumerate(getTiles()))
+    if (!tile.getDefiningOp<RingGetOp>())
+      return emitOpError()
+             << "expects tile " << index
+             << " to be a result of a ggemm.ring_get (it is "
+                "zeroed in its ring slot), got "
+             << (tile.getDefiningOp()
+                     ? tile.getDefiningOp()->getName().getStringRef()
+                     : StringRef("a block argument"));
+  return success();
+}

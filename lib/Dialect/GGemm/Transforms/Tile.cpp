@@ -312,8 +312,11 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
   EpilogueAttr epilogue;
   if (op.getAccumulate())
     epilogue = EpilogueAttr::get(ctx, Activation::none, /*accumulate=*/true);
-  StoreTileOp::create(b, loc, kLoop.getResult(0), dw, row, loop.getRowEndArg(),
-                      col, Value(), Value(), Value(), epilogue);
+  auto store = StoreTileOp::create(b, loc, kLoop.getResult(0), dw, row,
+                                   loop.getRowEndArg(), col, Value(), Value(),
+                                   Value(), epilogue);
+  store->setAttr(kKRaggedLayoutAttrName,
+                 WeightLayoutAttr::get(ctx, op.getWeightLayout()));
   YieldOp::create(b, loc);
   return success();
 }

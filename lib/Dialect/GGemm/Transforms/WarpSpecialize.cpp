@@ -190,9 +190,18 @@ public:
         auto get = RingGetOp::create(b, loc, entryTypes, ring, position);
         for (auto [load, entry] : llvm::zip(p.loads, get.getResults()))
           map.map(load->getResult(0), entry);
+        bool masked = false;
         for (Operation &op : kLoop.getBody()->without_terminator()) {
           if (p.isLoad(&op))
             continue;
+          // The K-ragged mask goes between the ring and the first op that
+          // reads a tile, once the block's K index has been computed.
+          if (!masked && llvm::any_of(op.getOperands(), [&](Value v) {
+                return p.isLoad(v.getDefiningOp());
+              })) {
+            zeroKTails();
+            masked = true;
+          }
           Operation *clone = b.clone(op, map);
           if (&op == p.mma.getOperation() && pendingMmas)
             clone->setAttr("pending", b.getI64IntegerAttr(pendingMmas));
@@ -226,6 +235,45 @@ public:
   }
 
 private:
+  /// Writes a ggemm.zero_k_tail for the tiles whose loads have a `k_end`
+  /// (one per distinct K index and bound), mapping the loads to the masked
+  /// tiles: the producer's TMA loads whole boxes, the consumers zero what
+  /// lies past the segment's end.
+  void zeroKTails() {
+    SmallVector<std::pair<std::pair<Value, Value>, SmallVector<LoadTileOp>>>
+        groups;
+    for (Operation *op : p.loads) {
+      auto load = dyn_cast<LoadTileOp>(op);
+      if (!load || !load.getKEnd())
+        continue;
+      Value k = load.getIndices()[kIndexDim(load)];
+      std::pair<Value, Value> key = {k, load.getKEnd()};
+      auto *group =
+          llvm::find_if(groups, [&](auto &g) { return g.first == key; });
+      if (group == groups.end())
+        groups.push_back({key, {load}});
+      else
+        group->second.push_back(load);
+    }
+    for (auto &[key, loads] : groups) {
+      Value valid =
+          arith::SubIOp::create(b, loc, map.lookupOrDefault(key.second),
+                                map.lookupOrDefault(key.first));
+      SmallVector<Value> tiles;
+      for (LoadTileOp load : loads)
+        tiles.push_back(map.lookup(load.getTile()));
+      auto zero = ZeroKTailOp::create(b, loc, tiles, valid);
+      for (auto [load, masked] : llvm::zip(loads, zero.getMasked()))
+        map.map(load.getTile(), masked);
+    }
+  }
+
+  /// The dimension of a load's source that runs along K.
+  static unsigned kIndexDim(LoadTileOp load) {
+    unsigned rank = load.getIndices().size();
+    return load.getType().isMNMajor() ? rank - 2 : rank - 1;
+  }
+
   /// Recreates the tile loop carrying the ring position; `buildBody` emits
   /// the role's K loop from a start position and returns the end position.
   void buildTileLoop(function_ref<Value(Value)> buildBody) {
@@ -375,20 +423,6 @@ struct WarpSpecializePass
   void runOnOperation() override {
     if (failed(checkOptions()) ||
         failed(expectScheduled(getOperation(), getArgument())))
-      return signalPassFailure();
-    // The K-ragged tile program (ggemm.segment_matmul_k) needs its segment
-    // mask in shared memory on the GPU, which is not written yet: a kernel
-    // that ignored `k_end` would add the next group's rows into the sum.
-    WalkResult kRagged = getOperation()->walk([&](Operation *op) {
-      auto load = dyn_cast<LoadTileOp>(op);
-      if (!isa<SegmentBoundsOp>(op) && !(load && load.getKEnd()))
-        return WalkResult::advance();
-      op->emitOpError() << "belongs to a K-ragged tile program "
-                           "(ggemm.segment_matmul_k), which is not lowered to "
-                           "the GPU yet; run it with ggemm-to-cpu";
-      return WalkResult::interrupt();
-    });
-    if (kRagged.wasInterrupted())
       return signalPassFailure();
     SmallVector<LaunchOp> launches;
     getOperation()->walk([&](LaunchOp launch) {

@@ -13,6 +13,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "ggemm/Dialect/GGemm/IR/GGemmOpsDialect.h.inc"
@@ -47,6 +48,12 @@ public:
 #include "ggemm/Dialect/GGemm/IR/GGemmOps.h.inc"
 
 namespace mlir::ggemm {
+/// The discardable attribute (a `#ggemm.weight_layout`) that ggemm-tile puts
+/// on the ggemm.store_tile of a K-ragged program: the layout of
+/// `segment_matmul_k`'s `dw`, i.e. whether the mma's a operand is `dy`
+/// (`nk`) or `x` (`kn`). The program computes the same either way; the GPU
+/// back end names the kernel's tensors by it. Absent means `nk`.
+constexpr llvm::StringLiteral kKRaggedLayoutAttrName = "ggemm.k_ragged_layout";
 /// Largest dynamic shared memory one sm_90 CTA may use (227 KB).
 constexpr int64_t kMaxSmemBytesPerCta = 227 * 1024;
 /// Byte width of one element of an operand type (FP8 is 1, bf16/f16 2).

@@ -7,6 +7,7 @@ include "ggemm/Dialect/GGemm/IR/GGemmAttrs.td"
 include "ggemm/Dialect/GGemm/IR/GGemmTypes.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
@@ -229,8 +230,10 @@ def GGemm_SegmentMatmulKOp : GGemm_Op<"segment_matmul_k"> {
     Both operand tiles are `mn_major` (a `[block_k, block_m]` box of `dy`
     is contiguous along its columns), and every load is masked at the
     segment's end (`ggemm.load_tile ... k_end`): the last K block must not
-    read the next group's rows. The CPU reference back end runs it; the GPU
-    back end does not lower it yet (`ggemm-warp-specialize` says so).
+    read the next group's rows. Both back ends run it: the CPU reference
+    masks in its copy; on the GPU the producer's TMA loads whole boxes and
+    the consumers zero the rows past the segment's end in shared memory
+    (`ggemm.zero_k_tail`, written by `ggemm-warp-specialize`).
     bf16 and f16 only: FP8 weight gradients need scales this op does not
     take.
 

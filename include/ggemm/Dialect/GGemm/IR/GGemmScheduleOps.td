@@ -265,6 +265,49 @@ def GGemm_RingGetOp : GGemm_Op<"ring_get"> {
   let hasVerifier = 1;
 }
 
+def GGemm_ZeroKTailOp : GGemm_Op<"zero_k_tail", [
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "zero the K rows of ring tiles at or past `valid`";
+  let description = [{
+    The consumers' half of the K-ragged mask (`k_end` of `ggemm.load_tile`):
+    the producer's TMA loads whole boxes, so the last K block of a segment
+    arrives with the next segment's rows in it. This op zeroes, in the ring
+    slots themselves, every element of `tiles` whose K index within the
+    block is at or past `valid` (nothing when `valid >= block_k`), and
+    returns the tiles, which the mma then reads. `ggemm-warp-specialize`
+    writes it right after the `ggemm.ring_get` of a K block whose loads
+    have a `k_end`, with `valid = k_end - k` (`k`: the block's first K
+    index).
+
+    Every operand must be a tile of a `ggemm.ring_get`: the op writes the
+    slot, which is the consumers' until they release it. All consumer
+    warpgroups execute it together. On the GPU, only when `valid <
+    block_k`, each consumer thread zeroes its share of the whole 128-byte
+    swizzle rows past `valid` (a row of an `mn_major` tile's box is one K
+    index, so the swizzle, which permutes 16-byte chunks within a row,
+    does not matter) with 16-byte shared stores, then issues
+    `fence.proxy.async.shared::cta` (wgmma reads shared memory through the
+    async proxy) and a named barrier over the consumer threads (`bar.sync
+    1, 128 x consumers`), so no warpgroup's mma starts before every zero is
+    written. Only `mn_major` tiles (the K-ragged operands) are supported
+    there.
+
+    ```mlir
+    %a, %b = ggemm.ring_get %ring[%i]
+        : !ggemm.ring<!ggemm.tile<128x64xbf16, mn_major>, !ggemm.tile<256x64xbf16, mn_major>>
+    %valid = arith.subi %end, %k : index
+    %ma, %mb = ggemm.zero_k_tail %a, %b valid(%valid)
+        : !ggemm.tile<128x64xbf16, mn_major>, !ggemm.tile<256x64xbf16, mn_major>
+    ```
+  }];
+  let arguments = (ins Variadic<GGemm_Tile>:$tiles, GGemm_Index:$valid);
+  let results = (outs Variadic<GGemm_Tile>:$masked);
+  let assemblyFormat = [{
+    $tiles `valid` `(` $valid `)` attr-dict `:` qualified(type($tiles))
+  }];
+  let hasVerifier = 1;
+}
+
 def GGemm_RingReleaseOp : GGemm_Op<"ring_release"> {
   let summary = "give ring position `position` back to the producer";
   let description = [{

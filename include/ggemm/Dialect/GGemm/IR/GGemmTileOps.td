@@ -152,9 +152,10 @@ def GGemm_LoadTileOp : GGemm_Op<"load_tile", [MemoryEffects<[MemRead]>,
     `source` is at or past `k_end` read as zero too. This is the K-ragged
     mask of `ggemm.segment_matmul_k`: the last K block of a group may reach
     into the next group's rows, which exist, so TMA's zero fill does not
-    stop them from entering the sum. Both back ends implement it (the CPU
-    one in its copy; the GPU one is not written yet, and
-    `ggemm-warp-specialize` rejects a `k_end` it cannot honour).
+    stop them from entering the sum. Both back ends implement it: the CPU
+    one in its copy; on the GPU the producer's TMA loads the whole box and
+    `ggemm-warp-specialize` puts a `ggemm.zero_k_tail` of the tile in the
+    consumers, between the ring and the mma.
 
     On the GPU the producer issues it as TMA (`cp.async.bulk.tensor`) into
     a stage slot of a `!ggemm.ring` (see `ggemm.ring_put`); on the CPU it
@@ -200,7 +201,7 @@ def GGemm_SegmentBoundsOp : GGemm_Op<"segment_bounds",
     of the tile loop but a bound of its K loop.
 
     On the CPU two `memref.load`s and the clamps (the tile schedule's own
-    code); on the GPU two 32/64-bit global loads (not written yet).
+    code); on the GPU two 32/64-bit global loads and the same clamps.
 
     ```mlir
     %begin, %end = ggemm.segment_bounds %indptr[%group] num_rows(%t)

@@ -389,6 +389,11 @@ def GGemmWarpSpecialize : Pass<"ggemm-warp-specialize", "::mlir::ModuleOp"> {
       (`ggemm.ring_release`); after the K loop they wait for the last mma
       (`ggemm.mma_wait`) and store the tile.
 
+    A load with a `k_end` (the K-ragged program of `ggemm.segment_matmul_k`)
+    is put into the ring whole, since TMA cannot stop at a segment's end;
+    the consumers then zero its K rows at or past `k_end` in the ring slot
+    (`ggemm.zero_k_tail %tiles valid(k_end - k)`) before the mma reads it.
+
     The ring position is a counter both roles carry through their tile and
     K loops, so the mbarrier phases run on across tiles. The consumers split
     each tile's rows (64 per warpgroup), so `block_m` must be 64 times the
