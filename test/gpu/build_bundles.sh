@@ -3,8 +3,9 @@
 # machine, into .device/bundles (ignored by git, carried to the GPU machine
 # by the device tool); the FP8 kernels of test/gpu/kernels_fp8 go to
 # .device/bundles_fp8 (check_fp8.py), bench/kernels_swap to .device/bundles_swap
-# (bench/bench_swap_ab.py). A kernel file may add ggemm-to-ptx options with a
-# line `// ggemm-to-ptx-options: grid=tiles`.
+# (bench/bench_swap_ab.py), the K-ragged ones of test/gpu/kernels_kragged to
+# .device/bundles_kragged (check_kragged.py). A kernel file may add
+# ggemm-to-ptx options with a line `// ggemm-to-ptx-options: grid=tiles`.
 #   bash test/gpu/build_bundles.sh [build-dir] [out-dir]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -30,6 +31,14 @@ for f in bench/kernels_swap/*.mlir; do
     --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=${out}_swap" -o /dev/null
 done
 cp "$out/COMMIT" "${out}_swap/COMMIT"
+# The K-ragged weight-gradient kernels (segment_matmul_k, check_kragged.py).
+rm -rf "${out}_kragged" && mkdir -p "${out}_kragged"
+for f in test/gpu/kernels_kragged/*.mlir; do
+  extra=$(sed -n 's|^// ggemm-to-ptx-options: ||p' "$f" | head -1)
+  "$build/bin/gemm-opt" "$f" \
+    --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=${out}_kragged $extra" -o /dev/null
+done
+cp "$out/COMMIT" "${out}_kragged/COMMIT"
 # The GPU image has no nlohmann/json, which the runtime is built with: carry
 # the header and its CMake package (run_on_device.sh points CMake at it).
 rm -rf .device/nlohmann && mkdir -p .device/nlohmann/include .device/nlohmann/share/cmake

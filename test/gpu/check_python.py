@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""GPU check of GGEMM's Python face: the ops on torch tensors, every compat
-wrapper, autograd, torch.compile, the MoE example, CUDA-graph capture and
-the host overhead of a call.
+"""GPU check of GGEMM's Python face: the ops on torch tensors (the K-ragged
+weight gradient ``segment_matmul_k`` included), every compat wrapper,
+autograd (dW on the K-ragged kernel), torch.compile, the MoE example,
+CUDA-graph capture and the host overhead of a call.
 
 The GPU host has no LLVM: every kernel comes from a catalog prebuilt on the
 CPU machine from this script's spec (test/gpu/build_python_catalog.sh runs
@@ -102,6 +103,31 @@ def spec() -> dict:
              weight_indices=True, index_dtype="i64"),
         dict(op="masked_matmul", dtype="f8e4m3", n=N, k=K, groups=4),
         dict(bat, dtype="f8e4m3", n=N, k=K, groups=3),
+        # autograd with weight_layout kn and weight indices: the forward,
+        # dx (the other layout) and dW (below, K-ragged per segment)
+        dict(seg, dtype=bf, n=N2, k=K2, groups=5, num_weights=3,
+             weight_indices=True, index_dtype="i64", weight_layout="kn"),
+        dict(seg, dtype=bf, n=K2, k=N2, groups=5, num_weights=3,
+             weight_indices=True, index_dtype="i64"),
+    ]
+    # segment_matmul_k (K-ragged weight gradients): dw [G, N, K] from dy
+    # [T, N] and x [T, K]. The ops, autograd's dW, megablox tgmm and
+    # DeepGEMM's k_grouped_bf16_gemm_tn_contiguous.
+    kr = dict(op="segment_matmul_k", dtype=bf)
+    lines += [
+        dict(kr, n=N, k=K, groups=G, out_dtype="f32"),
+        dict(kr, n=N, k=K, groups=G),           # bf16 dw; autograd's dW
+        dict(kr, n=N, k=K, groups=G, out_dtype="f32", accumulate=True),
+        # weight indices (one f32 matrix per segment), kn; autograd kn dW
+        dict(kr, n=N2, k=K2, groups=5, index_dtype="i64", out_dtype="f32",
+             weight_layout="kn"),
+        dict(kr, dtype=f16, n=N2, k=128, groups=4, out_dtype="f32",
+             weight_layout="kn"),
+        # megablox tgmm (int64 offsets from group_sizes), and its sharded
+        # existing_out form; DeepGEMM's k-grouped (d = f32, c = d)
+        dict(kr, n=K2, k=N2, groups=5, index_dtype="i64", out_dtype="f32"),
+        dict(kr, n=K2, k=N2, groups=3, index_dtype="i64", out_dtype="f32",
+             accumulate=True),
     ]
     # The MoE example: up (silu) and down (routing weights), forward and
     # backward, offsets in int64.
@@ -117,6 +143,9 @@ def spec() -> dict:
         # two expert-parallel halves
         dict(moe, groups=e // 2, n=i, k=h, activation="silu"),
         dict(moe, groups=e // 2, n=h, k=i, row_scale=True),
+        # dW_up and dW_down on the K-ragged kernel
+        dict(moe, op="segment_matmul_k", n=i, k=h),
+        dict(moe, op="segment_matmul_k", n=h, k=i),
     ]
     return {"format": "bin", "kernels": lines}
 
@@ -349,6 +378,109 @@ def cases(check: Checker) -> None:
     check.run("batched_matmul kn ->f32",
               grouped_case("batched", "kn", n=N2, k=K2, groups=2,
                            out_dtype="f32"))
+
+    # -- segment_matmul_k (K-ragged weight gradients)
+    def kragged_case(layout="nk", dtype=bf, n=N, k=K, groups=G,
+                     index=torch.int32, out_dtype=None, with_out=False,
+                     accumulate=False, weight_indices=False, num_weights=None,
+                     no_rows=False, fallback=None):
+        def case():
+            offsets, rows = segments(rng, groups)
+            if no_rows:
+                offsets, rows = [0] * (groups + 1), 0
+            gw = num_weights or groups
+            x = rand(rows, k, dtype=dtype)
+            dy = rand(rows, n, dtype=dtype)
+            seg = torch.tensor(offsets, dtype=index, device=dev)
+            idx = (torch.tensor([rng.randrange(-1, gw + 1) for _ in
+                                 range(groups)], dtype=torch.int64,
+                                device=dev) if weight_indices else None)
+            shape = (gw, n, k) if layout == "nk" else (gw, k, n)
+            odt = {None: dtype, "f32": torch.float32, "bf16": bf}[out_dtype]
+            out = None
+            if with_out or accumulate:
+                out = (torch.randn(*shape, device=dev).to(odt) if accumulate
+                       else torch.full(shape, float("nan"), device=dev,
+                                       dtype=odt))
+            before = out.clone() if out is not None else None
+            dw = ggemm.segment_matmul_k(
+                x, dy, seg, weight_indices=idx,
+                num_weights=num_weights, weight_layout=layout,
+                accumulate=accumulate, out=out,
+                out_dtype=None if out is not None else out_dtype,
+                fallback=fallback)
+            torch.cuda.synchronize()
+            if out is not None and dw is not out:
+                raise AssertionError("out= was not returned")
+            if dw.dtype != odt or tuple(dw.shape) != shape:
+                raise AssertionError(f"dw {dw.dtype} {list(dw.shape)}, "
+                                     f"expected {odt} {list(shape)}")
+            ref = torch.zeros(gw, n, k, dtype=torch.float64, device=dev)
+            reached = [False] * gw
+            for g in range(groups):
+                i = int(idx[g]) if idx is not None else g
+                b = min(max(offsets[g], 0), rows)
+                e = min(max(offsets[g + 1], b), rows)
+                if 0 <= i < gw and e > b:
+                    ref[i] += dy[b:e].double().t() @ x[b:e].double()
+                    reached[i] = True
+            if layout == "kn":
+                ref = ref.transpose(1, 2)
+            if accumulate:
+                ref = ref + before.double()
+            expect_close(dw, ref, "dw")
+            for i in range(gw):
+                if reached[i]:
+                    continue
+                want = before[i] if accumulate else torch.zeros_like(dw[i])
+                if not same_bits(dw[i], want):
+                    raise AssertionError(
+                        f"dw[{i}] (no rows) is not "
+                        f"{'unchanged' if accumulate else 'zero'}")
+            return (f"rows={rows} err={rel_err(dw, ref):.1e}" if rows
+                    else "T=0")
+        return case
+
+    check.run("segment_matmul_k nk ->f32",
+              kragged_case(out_dtype="f32"))
+    check.run("segment_matmul_k nk ->bf16 (default dtype)", kragged_case())
+    check.run("segment_matmul_k out= f32 (poisoned)",
+              kragged_case(out_dtype="f32", with_out=True))
+    check.run("segment_matmul_k accumulate out= f32",
+              kragged_case(out_dtype="f32", accumulate=True))
+    check.run("segment_matmul_k weight_indices kn i64",
+              kragged_case("kn", n=N2, k=K2, groups=5, num_weights=3,
+                           weight_indices=True, index=torch.int64,
+                           out_dtype="bf16"))
+    check.run("segment_matmul_k weight_indices accumulate",
+              kragged_case("kn", n=N2, k=K2, groups=5, num_weights=3,
+                           weight_indices=True, index=torch.int64,
+                           out_dtype="f32", accumulate=True))
+    check.run("segment_matmul_k f16 kn ->f32",
+              kragged_case("kn", torch.float16, n=N2, k=128, groups=4,
+                           out_dtype="f32"))
+    check.run("segment_matmul_k T=0 -> zeros",
+              kragged_case(out_dtype="f32", no_rows=True))
+    check.run("segment_matmul_k T=0 out= (poisoned)",
+              kragged_case(out_dtype="f32", no_rows=True, with_out=True))
+    check.run("segment_matmul_k T=0 accumulate keeps",
+              kragged_case(out_dtype="f32", no_rows=True, accumulate=True))
+    check.run("segment_matmul_k N=200 fallback='torch'",
+              kragged_case(n=200, out_dtype="f32", fallback="torch"))
+
+    def kragged_refuses_case():
+        x, dy = rand(64, K), rand(64, 200)
+        seg = torch.tensor([0, 30, 64], dtype=torch.int32, device=dev)
+        try:
+            ggemm.segment_matmul_k(x, dy, seg)
+        except ggemm.ArgumentError as error:
+            if "multiple of 8" not in str(error):
+                raise
+            return "ArgumentError"
+        raise AssertionError("N = 200 without fallback did not raise")
+
+    check.run("segment_matmul_k N=200 raises without fallback",
+              kragged_refuses_case)
 
     # -- compat: flashinfer
     def flashinfer_case(column_major: bool, use_lens: bool):
@@ -587,6 +719,75 @@ def cases(check: Checker) -> None:
     check.run("megablox gmm", gmm_case(None))
     check.run("megablox gmm group_offset existing_out", gmm_case(2))
 
+    def tgmm_case(sharded, row_major_lhs):
+        def case():
+            total = 5
+            sizes = [rng.choice([0, 1, 64, 150, 333]) for _ in range(total)]
+            rows = sum(sizes) + 7  # rows past every group: in none
+            x = rand(rows, K2)
+            lhs = x.t().contiguous() if row_major_lhs else x.t()  # [k, m]
+            rhs = rand(rows, N2)                                   # [m, n]
+            group_sizes = torch.tensor(sizes, dtype=torch.int32, device=dev)
+            first, local = (1, 3) if sharded else (0, total)
+            existing = (torch.randn(local, K2, N2, device=dev) if sharded
+                        else None)
+            before = existing.clone() if existing is not None else None
+            out = megablox.tgmm(
+                lhs, rhs, group_sizes, group_offset=first if sharded
+                else None, num_actual_groups=local if sharded else None,
+                existing_out=existing)
+            torch.cuda.synchronize()
+            if out.dtype != torch.float32 or tuple(out.shape) != (
+                    local, K2, N2):
+                raise AssertionError(f"out {out.dtype} {list(out.shape)}")
+            bounds = [0]
+            for size in sizes:
+                bounds.append(bounds[-1] + size)
+            ref = (before.double() if before is not None else
+                   torch.zeros(local, K2, N2, dtype=torch.float64,
+                               device=dev))
+            for j in range(local):
+                b, e = bounds[first + j], bounds[first + j + 1]
+                ref[j] += x[b:e].double().t() @ rhs[b:e].double()
+            expect_close(out, ref, "tgmm")
+            return f"sizes={sizes}"
+        return case
+
+    check.run("megablox tgmm (lhs = x.t())", tgmm_case(False, False))
+    check.run("megablox tgmm row-major lhs", tgmm_case(False, True))
+    check.run("megablox tgmm group_offset existing_out", tgmm_case(True,
+                                                                   False))
+
+    def dg_k_grouped_case(accumulate):
+        def case():
+            groups = 3 if accumulate else 5
+            ks = [rng.choice([0, 1, 128, 256, 300]) for _ in range(groups)]
+            total = sum(ks)
+            a, b = rand(total, K2), rand(total, N2)        # [sum k, m / n]
+            ks_tensor = torch.tensor(ks, dtype=torch.int32, device=dev)
+            d = (torch.randn(groups, K2, N2, device=dev) if accumulate else
+                 torch.full((groups, K2, N2), float("nan"), device=dev))
+            before = d.clone()
+            deep_gemm.k_grouped_bf16_gemm_tn_contiguous(
+                a, b, d, ks, ks_tensor, c=d if accumulate else None)
+            torch.cuda.synchronize()
+            ref = (before.double() if accumulate else
+                   torch.zeros(groups, K2, N2, dtype=torch.float64,
+                               device=dev))
+            start = 0
+            for g, size in enumerate(ks):
+                ref[g] += (a[start:start + size].double().t()
+                           @ b[start:start + size].double())
+                start += size
+            expect_close(d, ref, "d")
+            return f"ks={ks}"
+        return case
+
+    check.run("deep_gemm k_grouped_bf16_gemm_tn_contiguous",
+              dg_k_grouped_case(False))
+    check.run("deep_gemm k_grouped_bf16 c=d (accumulate)",
+              dg_k_grouped_case(True))
+
     # -- compat: aiter
     def aiter_case():
         a = rand(2, 100, K2)
@@ -646,6 +847,38 @@ def cases(check: Checker) -> None:
     check.run("autograd segment_matmul", autograd_case(None, False, False))
     check.run("autograd segment_matmul bias silu row_scale",
               autograd_case("silu", True, True))
+
+    def autograd_kn_indices_case():
+        """dW through the K-ragged kernel with weight indices (several
+        segments per weight, one skipped) and weight_layout kn, against
+        torch's float64 autograd; the backward must not synchronise."""
+        groups, gw = 5, 3
+        offsets, rows = segments(rng, groups)
+        x = rand(rows, K2).requires_grad_()
+        w = rand(gw, K2, N2, scale=1 / math.sqrt(K2)).requires_grad_()
+        seg = torch.tensor(offsets, dtype=torch.int64, device=dev)
+        idx = torch.tensor([0, 2, 0, -1, 1], dtype=torch.int32, device=dev)
+        y = ggemm.segment_matmul(x, w, seg, weight_indices=idx,
+                                 weight_layout="kn")
+        dy = torch.randn_like(y)
+        torch.cuda.synchronize()
+        torch.cuda.set_sync_debug_mode("error")
+        try:
+            y.backward(dy)
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+        xr = x.detach().double().requires_grad_()
+        wr = w.detach().double().requires_grad_()
+        ref = seg_reference(xr, wr, offsets, "kn", idx)
+        ref.backward(dy.double())
+        expect_close(x.grad, xr.grad, "dx")
+        expect_close(w.grad, wr.grad, "dW")
+        if w.grad.dtype != w.dtype:
+            raise AssertionError(f"dW dtype {w.grad.dtype}")
+        return f"rows={rows}, backward without sync"
+
+    check.run("autograd kn weight_indices dW (K-ragged, no sync)",
+              autograd_kn_indices_case)
 
     # -- torch.compile
     def compile_case():

@@ -3,10 +3,12 @@
 # with CMake (no LLVM there), then the GPU checks and the benchmark on the
 # bundles carried in .device/bundles (.device/bundles_fp8 for the fp8 step,
 # FP8_BENCH=1 to time them too, FP8_BASELINE=DIR to time earlier FP8 bundles
-# in the same run; for the python step, the catalog in
+# in the same run; .device/bundles_kragged for the kragged step, KRAGGED_BENCH=1
+# to time them against torch too, with .device/bundles_kragged_ablation
+# (build_kragged_ablation.sh) to show the check fails without the mask; for the python step, the catalog in
 # .device/python_catalog: test/gpu/build_python_catalog.sh). Results go to
 # $OUT.
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [swap] [static] [latency] [python] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -51,6 +53,14 @@ for step in $steps; do
       ${FP8_BENCH:+--bench} ${FP8_BASELINE:+--baseline "$FP8_BASELINE"} \
       --report "$OUT/fp8.md" 2>&1 | tee "$OUT/fp8.log" \
       | grep -v "PASS$" || true
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  kragged)
+    ablation=()
+    [ -d .device/bundles_kragged_ablation ] &&
+      ablation=(--ablation-bundles .device/bundles_kragged_ablation)
+    python3 test/gpu/check_kragged.py --bundles .device/bundles_kragged \
+      ${KRAGGED_BENCH:+--bench} "${ablation[@]}" --report "$OUT/kragged.md" 2>&1 \
+      | tee "$OUT/kragged.log" | grep -v "PASS$" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   swap)
     python3 bench/bench_swap_ab.py --bundles .device/bundles_swap \

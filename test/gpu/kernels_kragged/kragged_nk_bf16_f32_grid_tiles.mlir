@@ -1,0 +1,9 @@
+// segment_matmul_k bf16 -> f32, dw [G, N, K], scheduled one CTA per tile
+// (grid=tiles) instead of persistent; every size dynamic.
+// ggemm-to-ptx-options: grid=tiles
+func.func @kragged_nk_bf16_f32_grid_tiles(%dy: memref<?x?xbf16>, %x: memref<?x?xbf16>,
+                                          %indptr: memref<?xi32>, %dw: memref<?x?x?xf32>) {
+  ggemm.segment_matmul_k ins(%dy, %x : memref<?x?xbf16>, memref<?x?xbf16>)
+      segments(%indptr : memref<?xi32>) outs(%dw : memref<?x?x?xf32>)
+  return
+}
