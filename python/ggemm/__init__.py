@@ -1,8 +1,9 @@
 """GGEMM: grouped GEMM kernels for NVIDIA Hopper, compiled with MLIR.
 
 On torch tensors: :func:`segment_matmul` (ragged row segments, MoE
-experts), :func:`masked_matmul` (a device-side row count per group) and
-:func:`batched_matmul`; each builds its kernel from the tensors' dtypes and
+experts), :func:`masked_matmul` (a device-side row count per group),
+:func:`batched_matmul` and the K-ragged weight gradient
+:func:`segment_matmul_k`; each builds its kernel from the tensors' dtypes and
 sizes, compiles it once (or takes it from a prebuilt catalog, see
 :mod:`ggemm.catalog`) and launches on the current stream. Drop-in
 replacements of FlashInfer, DeepGEMM, megablox, aiter and FlagGems entry

@@ -15,7 +15,8 @@ int64 weight indices to int32).
 Under ``torch.compile``, and when an input requires grad, the ops go through
 their ``torch.library`` custom ops (``torch.ops.ggemm.*``, see
 :mod:`ggemm.torch_ops`), which have fake implementations and, for
-``segment_matmul``, autograd.
+``segment_matmul``, autograd (its dW from :func:`segment_matmul_k`, the
+K-ragged weight-gradient kernel).
 
 Example::
 
@@ -673,8 +674,8 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
       registered for ``torch.compile`` yet.
 
     Launches on the current stream; never synchronises. Differentiable in
-    x, w, bias and row_scale (see :mod:`ggemm.torch_ops` for how dW is
-    computed until ``segment_matmul_k`` is lowered).
+    x, w, bias and row_scale (see :mod:`ggemm.torch_ops`: dW comes from the
+    K-ragged :func:`segment_matmul_k` kernel).
 
     Example::
 
@@ -839,51 +840,297 @@ def batched_matmul(x: Any, w: Any, *, weight_layout: str = "nk",
                     catalog, x_scale, w_scale)
 
 
+class _KernelCannot(ArgumentError):
+    """The K-ragged kernel cannot take these tensors (dtype, alignment), the
+    arguments being otherwise right: ``fallback="torch"`` computes them
+    with torch instead."""
+
+
+_KRAGGED_DTYPES = ("bf16", "f16")
+
+
+class _KPlan(NamedTuple):
+    """A checked :func:`segment_matmul_k` call: the kernel's plan (its key
+    is None when nothing is launched), the weight indices to scatter the
+    per-group result with (None: the kernel writes the output directly),
+    ``num_weights``, the output's shape and dtype name, and whether the
+    token rows are empty (T = 0: zeros, nothing launched)."""
+
+    plan: _Plan
+    indices: Any
+    num_weights: int
+    out_shape: Tuple[int, ...]
+    out_dtype: str
+    no_rows: bool
+
+
+def _row_aligned(name: str, tensor: Any, what: str) -> None:
+    """TMA reads dy's and x's rows: 16-byte aligned, 16-byte row steps."""
+    columns = tensor.shape[1]
+    if columns % 8:
+        raise _KernelCannot(
+            f"{name}: {what} = {columns} must be a multiple of 8: the "
+            f"K-ragged kernel reads {name}'s rows through TMA in 16-byte "
+            f"steps; pass fallback='torch' to compute it with torch")
+    if tensor.shape[0] > 1 and tensor.stride(0) % 8:
+        raise _KernelCannot(
+            f"{name}: row stride {tensor.stride(0)} must be a multiple of 8 "
+            f"elements (16 bytes) for the K-ragged kernel's TMA reads; pass "
+            f"{name}.contiguous() or fallback='torch'")
+    data_ptr = getattr(tensor, "data_ptr", None)
+    if callable(data_ptr) and tensor.shape[0] and data_ptr() % 16:
+        raise _KernelCannot(
+            f"{name}: the data address must be 16-byte aligned for the "
+            f"K-ragged kernel's TMA reads; pass {name}.clone() or "
+            f"fallback='torch'")
+
+
+def plan_segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
+                          weight_indices: Any = None,
+                          num_weights: Optional[int] = None,
+                          weight_layout: str = "nk", accumulate: bool = False,
+                          out: Any = None, out_dtype: Any = None,
+                          config: Any = None, kernel: bool = True,
+                          build: bool = True) -> _KPlan:
+    """Checks the arguments of :func:`segment_matmul_k`; needs no GPU.
+    With ``kernel=True`` also what the kernel needs (bf16/f16 operands,
+    16-byte rows), raising an :class:`ArgumentError` that says so (the
+    torch fallback takes any float dtype and stride)."""
+    floats = ("bf16", "f16", "f32")
+    dtype = _check("x", x, 2, floats, "[T, K]")
+    device = x.device
+    _check("dy", dy, 2, floats, "[T, N]", device)
+    if dtype_name(dy) != dtype:
+        raise ArgumentError(f"dy: dtype {dy.dtype} differs from x's "
+                            f"{x.dtype}")
+    _check_extent("dy", dy, 0, x.shape[0], "T, as x.shape[0]")
+    index_dtype = _check("seg_indptr", seg_indptr, 1, ("i32", "i64"),
+                         "[G + 1]", device)
+    groups = seg_indptr.shape[0] - 1
+    if groups < 0:
+        raise ArgumentError("seg_indptr: expected G + 1 >= 1 elements, got 0")
+    layout = _layout(weight_layout)
+    rows, k = x.shape
+    n = dy.shape[1]
+    if num_weights is not None and (isinstance(num_weights, bool) or
+                                    not isinstance(num_weights, int) or
+                                    num_weights < 0):
+        raise ArgumentError(f"num_weights: expected None or a non-negative "
+                            f"int, got {num_weights!r}")
+    count = num_weights
+    if count is None:
+        # Gw: out's with weight indices, else one weight per segment.
+        count = (out.shape[0] if weight_indices is not None and out is not
+                 None and hasattr(out, "shape") and len(out.shape) == 3
+                 else groups)
+    indices = None
+    if weight_indices is not None:
+        _check("weight_indices", weight_indices, 1, ("i32", "i64"), "[G]",
+               device)
+        _check_extent("weight_indices", weight_indices, 0, groups,
+                      "G, as seg_indptr.shape[0] - 1")
+        indices = weight_indices
+    elif count != groups:
+        indices = "identity"  # i_g = g; groups past num_weights skipped
+    inner = (n, k) if layout == "nk" else (k, n)
+    out_shape = (count,) + inner
+    out_name = _check_out(out, out_shape, _out_dtype_name(out_dtype), device,
+                          accumulate) or dtype
+    if out_name not in ("bf16", "f16", "f32"):
+        raise ArgumentError(f"out_dtype: expected bf16, f16 or f32, got "
+                            f"{out_name}")
+    direct = indices is None
+    if out is not None and direct and count > 1 and inner[0] > 0 and \
+            out.stride(0) != inner[0] * out.stride(1):
+        raise ArgumentError(f"out: groups must be packed (stride(0) == "
+                            f"shape[1] * stride(1)), got strides "
+                            f"{list(out.stride())}; pass a contiguous out")
+    no_rows = rows == 0
+    empty = no_rows or groups == 0 or count == 0 or n == 0 or k == 0
+    if kernel:
+        if dtype not in _KRAGGED_DTYPES:
+            raise _KernelCannot(f"x: the K-ragged kernel takes bf16 or f16 "
+                                f"operands, got {x.dtype}; pass "
+                                f"fallback='torch' to compute float32 "
+                                f"operands with torch")
+        if not empty:
+            _row_aligned("dy", dy, "N")
+            _row_aligned("x", x, "K")
+    key = None
+    tensors = {"dy": dy, "x": x, "seg_indptr": seg_indptr}
+    if kernel and build and not empty:
+        # With weight indices the kernel writes one f32 matrix per group,
+        # scattered onto the weights afterwards.
+        kernel_out = out_name if direct else "f32"
+        key = ("segment_matmul_k", dtype, n, k, groups, groups, kernel_out,
+               layout, index_dtype, False, False, False, "none",
+               bool(accumulate) and direct, _config(config), "", "")
+    plan = _Plan(key, tensors, (groups,) + inner, out_name, empty)
+    return _KPlan(plan, indices, count, out_shape, out_name, no_rows)
+
+
 def segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
-                     weight_indices: Any = None, num_weights: Optional[int] = None,
+                     weight_indices: Any = None,
+                     num_weights: Optional[int] = None,
+                     weight_layout: str = "nk", accumulate: bool = False,
                      out: Any = None, out_dtype: Any = None,
+                     config: Any = None, catalog: Any = None,
                      fallback: Optional[str] = None) -> Any:
     """K-ragged grouped matmul (weight gradients):
     ``dW[i_g] += dy[s_g:s_{g+1}]ᵀ @ x[s_g:s_{g+1}]`` — ``[Gw, N, K]`` with
-    ``x: [M, K]``, ``dy: [M, N]``.
+    ``x: [T, K]``, ``dy: [T, N]``, ``s = seg_indptr`` and ``i_g =
+    weight_indices[g]`` (``g`` without weight indices).
 
-    The compiler defines ``ggemm.segment_matmul_k`` but does not lower it
-    yet (issue 12), so this raises :class:`NotLoweredError` unless
-    ``fallback="torch"``, which computes it with one torch matmul per
-    segment in float32 — and so reads ``seg_indptr`` on the host (one
-    device synchronisation). Rows outside every segment contribute nothing.
+    Runs the ``ggemm.segment_matmul_k`` kernel on the current stream and
+    never synchronises: the segments stay on the device, their offsets
+    clamped as :func:`segment_matmul`'s are (rows outside every segment
+    contribute nothing). The sum is kept in float32 and rounded once.
+
+    - ``x``, ``dy``: bf16 or fp16, the same dtype, rows contiguous; the
+      kernel reads their rows through TMA, so N and K must be multiples of
+      8, the row strides multiples of 8 elements and the addresses 16-byte
+      aligned.
+    - ``seg_indptr``: ``[G + 1]`` int32 or int64 on the device.
+    - ``weight_layout``: ``"nk"`` (dW ``[Gw, N, K]``, like ``nn.Linear``
+      weights) or ``"kn"`` (``[Gw, K, N]``).
+    - ``weight_indices``: ``[G]`` int32/int64: several segments may add to
+      one weight; an index outside ``[0, Gw)`` skips its segment. The
+      kernel computes one float32 matrix per segment and they are added
+      onto the weights with ``index_add_`` on the device. ``num_weights``
+      is Gw (default: ``out.shape[0]`` with weight indices, else G); without
+      weight indices ``i_g = g`` (a segment past Gw adds nothing).
+    - ``out``: ``[Gw, N, K]`` (or ``[Gw, K, N]``) to write into, every
+      weight written (zeros for a weight no segment reaches);
+      ``accumulate=True`` adds the product to it instead (needs ``out``;
+      a weight without rows keeps its value). Without ``out`` a new tensor
+      of ``out_dtype`` is returned (default x's dtype; ``torch.float32``
+      for float32 gradients).
+    - T = 0 (no token rows): zeros, or ``out`` unchanged with accumulate;
+      nothing is launched.
+    - ``config``, ``catalog``: as for :func:`segment_matmul`.
+    - ``fallback="torch"``: where the kernel cannot take the tensors
+      (float32 operands, N or K not a multiple of 8, unaligned rows) compute
+      it with one float32 torch matmul per segment instead, which reads
+      ``seg_indptr`` on the host (one device synchronisation). Without it
+      those calls raise :class:`ArgumentError` saying why.
+
+    Not differentiable (it is a gradient): with inputs that require grad it
+    raises :class:`NotLoweredError`.
 
     Example::
 
-        dw = ggemm.segment_matmul_k(x, dy, seg_indptr, fallback="torch")
+        dw = ggemm.segment_matmul_k(x, dy, seg_indptr, out_dtype=torch.float32)
+        ggemm.segment_matmul_k(x, dy, seg_indptr, out=w.grad, accumulate=True)
     """
-    if fallback != "torch":
-        if fallback is not None:
-            raise ArgumentError(f"fallback: expected None or 'torch', got "
-                                f"{fallback!r}")
-        raise NotLoweredError(
-            "segment_matmul_k: ggemm.segment_matmul_k (K-ragged grouped "
-            "matmul, weight gradients) is defined but not lowered yet (issue "
-            "12); pass fallback='torch' for a torch computation that "
-            "synchronises once")
+    if fallback not in (None, "torch"):
+        raise ArgumentError(f"fallback: expected None or 'torch', got "
+                            f"{fallback!r}")
     _require_torch()
-    dtype = _check("x", x, 2, ("bf16", "f16", "f32"), "[M, K]")
-    _check("dy", dy, 2, ("bf16", "f16", "f32"), "[M, N]", x.device)
-    _check_extent("dy", dy, 0, x.shape[0], "M, as x.shape[0]")
-    _check("seg_indptr", seg_indptr, 1, ("i32", "i64"), "[G + 1]", x.device)
-    groups = seg_indptr.shape[0] - 1
-    if weight_indices is not None:
-        _check("weight_indices", weight_indices, 1, ("i32", "i64"), "[G]",
-               x.device)
-        _check_extent("weight_indices", weight_indices, 0, groups, "G")
-    count = num_weights if num_weights is not None else groups
-    out_name = _out_dtype_name(out_dtype) or dtype
-    result = segment_matmul_k_torch(x, dy, seg_indptr, weight_indices, count)
-    if out is not None:
-        _check_extent("out", out, 0, count, "weights")
-        out.copy_(result)
+    if torch.compiler.is_compiling():
+        return _library_ops().segment_matmul_k_via_library(
+            x, dy, seg_indptr, weight_indices, num_weights, weight_layout,
+            accumulate, out, out_dtype, config, fallback)
+    if torch.is_grad_enabled() and _any_requires_grad((x, dy, out)):
+        raise NotLoweredError(
+            "segment_matmul_k: autograd is not implemented (it computes "
+            "weight gradients); detach the inputs or call it under "
+            "torch.no_grad()")
+    return segment_matmul_k_eager(x, dy, seg_indptr, weight_indices,
+                                  num_weights, weight_layout, accumulate,
+                                  out, out_dtype, config, catalog, fallback)
+
+
+def segment_matmul_k_eager(x: Any, dy: Any, seg_indptr: Any,
+                           weight_indices: Any, num_weights: Optional[int],
+                           weight_layout: str, accumulate: bool, out: Any,
+                           out_dtype: Any, config: Any, catalog: Any,
+                           fallback: Optional[str]) -> Any:
+    """:func:`segment_matmul_k` without the torch.library dispatch."""
+    kwargs = dict(weight_indices=weight_indices, num_weights=num_weights,
+                  weight_layout=weight_layout, accumulate=accumulate,
+                  out=out, out_dtype=out_dtype, config=config)
+    try:
+        kplan = plan_segment_matmul_k(x, dy, seg_indptr, **kwargs)
+    except _KernelCannot:
+        if fallback != "torch":
+            raise
+        kplan = plan_segment_matmul_k(x, dy, seg_indptr, kernel=False,
+                                      **kwargs)
+        return _segment_matmul_k_fallback(x, dy, seg_indptr, kplan,
+                                          weight_layout, accumulate, out)
+    return _run_k(kplan, out, accumulate, catalog)
+
+
+def _run_k(kplan: _KPlan, out: Any, accumulate: bool, catalog: Any) -> Any:
+    """Launches a checked segment_matmul_k call; returns dW."""
+    plan = kplan.plan
+    device = plan.tensors["x"].device
+    dtype = torch_dtype(kplan.out_dtype)
+    if plan.empty:
+        if out is None:
+            return torch.zeros(kplan.out_shape, dtype=dtype, device=device)
+        if not accumulate:
+            out.zero_()
         return out
-    return result.to(torch_dtype(out_name))
+    if kplan.indices is None:
+        dw = out if out is not None else torch.empty(
+            kplan.out_shape, dtype=dtype, device=device)
+        _launch_k(plan, dw, catalog)
+        return dw
+    # Weight indices: one f32 matrix per segment, added onto the weights on
+    # the device; invalid indices go to a spare row that is dropped.
+    per_group = torch.empty(plan.out_shape, dtype=torch.float32,
+                            device=device)
+    _launch_k(plan, per_group, catalog)
+    count = kplan.num_weights
+    groups = plan.out_shape[0]
+    if isinstance(kplan.indices, str):
+        index = torch.arange(groups, device=device)
+    else:
+        index = kplan.indices.long()
+    index = torch.where((index >= 0) & (index < count), index,
+                        torch.full_like(index, count))
+    sums = torch.zeros((count + 1,) + plan.out_shape[1:],
+                       dtype=torch.float32, device=device)
+    sums.index_add_(0, index, per_group)
+    result = sums[:count]
+    if out is None:
+        return result if kplan.out_dtype == "f32" else result.to(dtype)
+    if accumulate:
+        out.add_(result)
+    else:
+        out.copy_(result)
+    return out
+
+
+def _launch_k(plan: _Plan, dw: Any, catalog: Any) -> None:
+    token = (plan.key, catalog if catalog is None or isinstance(catalog, str)
+             else str(catalog), os.environ.get("GGEMM_CATALOG"))
+    kernel = _kernels.get(token)
+    if kernel is None:
+        kernel = kernel_for(plan.problem, catalog)
+        _kernels[token] = kernel
+    tensors = dict(plan.tensors)
+    tensors["dw"] = dw
+    kernel.launch(tensors)
+
+
+def _segment_matmul_k_fallback(x: Any, dy: Any, seg_indptr: Any,
+                               kplan: _KPlan, weight_layout: str,
+                               accumulate: bool, out: Any) -> Any:
+    """The torch computation (one device synchronisation)."""
+    indices = kplan.indices if not isinstance(kplan.indices, str) else None
+    result = segment_matmul_k_torch(x, dy, seg_indptr, indices,
+                                    kplan.num_weights)
+    if weight_layout == "kn":
+        result = result.transpose(1, 2)
+    if out is None:
+        return result.to(torch_dtype(kplan.out_dtype)).contiguous()
+    if accumulate:
+        out.add_(result)
+    else:
+        out.copy_(result)
+    return out
 
 
 def segment_matmul_k_torch(x: Any, dy: Any, seg_indptr: Any,

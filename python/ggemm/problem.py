@@ -30,9 +30,13 @@ from .runtime import GGemmError
 __all__ = ["OPS", "ACTIVATIONS", "FP8_DTYPES", "Problem", "TileConfig",
            "SpecError"]
 
-#: Problem ops the Python layer builds (``segment_matmul_k`` is not lowered
-#: yet, see issue 12).
-OPS = ("segment_matmul", "masked_matmul", "batched_matmul")
+#: Problem ops the Python layer builds. ``segment_matmul_k`` is the K-ragged
+#: weight gradient (``dw[g] = dy[seg_g]ᵀ · x[seg_g]``): bf16/f16 operands,
+#: no weight indices, bias, row scale, activation or scales.
+OPS = ("segment_matmul", "masked_matmul", "batched_matmul",
+       "segment_matmul_k")
+#: Operand types ``segment_matmul_k`` takes (FP8 K-ragged is not lowered).
+KRAGGED_DTYPES = ("bf16", "f16")
 #: Epilogue activations of ``#ggemm.epilogue``.
 ACTIVATIONS = ("none", "relu", "gelu", "silu")
 #: Operand (x, w) element types: bf16/fp16, and FP8 e4m3 with block scales.
@@ -170,6 +174,8 @@ class Problem:
                             "only: dtype 'f8e4m3')")
         _choice("dtype", self.dtype, INPUT_DTYPES)
         fp8 = self.dtype in FP8_DTYPES
+        if self.op == "segment_matmul_k":
+            self._check_kragged()
         if not self.out_dtype:
             # FP8 products come out in bf16, as DeepGEMM's do.
             object.__setattr__(self, "out_dtype", "bf16" if fp8 else self.dtype)
@@ -218,6 +224,30 @@ class Problem:
         if self.weight_layout == "kn" and self.n % 8:
             raise SpecError(f"n ({self.n}) must be a multiple of 8 with "
                             f"weight_layout 'kn' (w rows are N long)")
+
+    def _check_kragged(self) -> None:
+        """What ``segment_matmul_k`` (dy [T, N], x [T, K], dw [G, N, K] or
+        [G, K, N]) does not take; its TMA reads need N and K multiples of
+        8 (the rows of dy and x in 16-byte steps)."""
+        if self.dtype not in KRAGGED_DTYPES:
+            raise SpecError(f"dtype: segment_matmul_k takes bf16 or f16 "
+                            f"operands; FP8 K-ragged is not lowered "
+                            f"(got {self.dtype!r})")
+        for field, default in (("weight_indices", False), ("bias", False),
+                               ("row_scale", False), ("activation", "none"),
+                               ("x_scale_block", ""), ("w_scale_block", "")):
+            if getattr(self, field) != default:
+                raise SpecError(f"{field}: segment_matmul_k has none (got "
+                                f"{getattr(self, field)!r})")
+        if self.num_weights and self.num_weights != self.groups:
+            raise SpecError(f"num_weights ({self.num_weights}) must equal "
+                            f"groups ({self.groups}) for segment_matmul_k "
+                            f"(dw has one matrix per group)")
+        if isinstance(self.n, int) and not isinstance(self.n, bool) \
+                and self.n % 8:
+            raise SpecError(f"n ({self.n}) must be a multiple of 8 for "
+                            f"segment_matmul_k (TMA reads dy's rows, N "
+                            f"long, in 16-byte steps)")
 
     # -- keys -----------------------------------------------------------
     def spec(self) -> Dict[str, Any]:
@@ -291,6 +321,8 @@ class Problem:
             ...               groups=2).mlir())  # doctest: +ELLIPSIS
             func.func @ggemm_segment_matmul_bf16_...(%x: memref<?x128xbf16>, ...
         """
+        if self.op == "segment_matmul_k":
+            return self._kragged_mlir()
         a, out, g, gw = (MLIR_TYPES[self.dtype], self.out_dtype, self.groups,
                          self.num_weights)
         n, k = self.n, self.k
@@ -357,3 +389,29 @@ class Problem:
         return (f"func.func @{self.function_name}({', '.join(args)}) {{\n"
                 f"  ggemm.{self.op} " + "\n      ".join(clauses)
                 + attr_text + "\n  return\n}\n")
+
+    def _kragged_mlir(self) -> str:
+        """``ggemm.segment_matmul_k``: dy [T, N], x [T, K], seg_indptr
+        [G + 1], dw [G, N, K] (``nk``) or [G, K, N] (``kn``); T dynamic."""
+        a, out, g, n, k = (MLIR_TYPES[self.dtype], self.out_dtype,
+                           self.groups, self.n, self.k)
+        dy_type = f"memref<?x{n}x{a}>"
+        x_type = f"memref<?x{k}x{a}>"
+        rows_type = f"memref<{g + 1}x{self.index_dtype}>"
+        dw_type = (f"memref<{g}x{n}x{k}x{out}>" if self.weight_layout == "nk"
+                   else f"memref<{g}x{k}x{n}x{out}>")
+        attrs = []
+        if self.weight_layout != "nk":
+            attrs.append(f"weight_layout = #ggemm.weight_layout<"
+                         f"{self.weight_layout}>")
+        if self.accumulate:
+            attrs.append("accumulate")
+        if self.config is not None:
+            attrs.append(f"config = {self.config.mlir()}")
+        attr_text = f" {{{', '.join(attrs)}}}" if attrs else ""
+        args = (f"%dy: {dy_type}, %x: {x_type}, %seg_indptr: {rows_type}, "
+                f"%dw: {dw_type}")
+        return (f"func.func @{self.function_name}({args}) {{\n"
+                f"  ggemm.segment_matmul_k ins(%dy, %x : {dy_type}, {x_type})"
+                f"\n      segments(%seg_indptr : {rows_type})"
+                f"\n      outs(%dw : {dw_type}){attr_text}\n  return\n}}\n")

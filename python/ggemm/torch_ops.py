@@ -8,8 +8,12 @@ Registered when torch is importable (``import ggemm`` does it):
 - ``torch.ops.ggemm.segment_matmul_out`` / ``masked_matmul_out`` /
   ``batched_matmul_out``: write into ``out`` (declared mutated), for
   ``out=`` and ``accumulate=True``;
-- ``torch.ops.ggemm.segment_matmul_k_torch``: the torch fallback of the
-  K-ragged product (weight gradients).
+- ``torch.ops.ggemm.segment_matmul_k`` (functional) and
+  ``segment_matmul_k_out`` (writes into ``out``, for ``out=`` and
+  ``accumulate=True``): the K-ragged product of weight gradients on its
+  kernel;
+- ``torch.ops.ggemm.segment_matmul_k_torch``: its torch fallback (one
+  device synchronisation).
 
 Fake implementations give the output's shape and dtype, so
 ``torch.compile(fullgraph=True)`` traces through ``ggemm.segment_matmul``
@@ -24,12 +28,15 @@ then
 
 - ``dx = segment_matmul(dz, W)`` with the other weight layout (the same
   weights, read transposed: no copy);
-- ``dW = segment_matmul_k(x, dz)``, for now ``segment_matmul_k_torch``: one
-  float32 torch matmul per segment after reading ``seg_indptr`` on the host
-  (one device synchronisation per backward) until ``ggemm.segment_matmul_k``
-  is lowered (issue 12);
-- ``dbias`` the per-weight sum of ``dz`` rows, ``drow_scale`` the row sums
-  of ``dy * act(z)``.
+- ``dW = segment_matmul_k(x, dz)`` on the K-ragged kernel (``dz`` in x's
+  dtype, the sum in float32 rounded once to W's dtype, written in W's
+  layout; with weight indices one f32 matrix per segment added onto the
+  weights with ``index_add_``). No device synchronisation. Only where the
+  kernel cannot take the tensors (N not a multiple of 8) does it fall back
+  to ``segment_matmul_k_torch``, which synchronises once;
+- ``dbias`` the per-weight sum of ``dz`` rows (torch on the device: each
+  row's segment by ``searchsorted``, then ``index_add_``; no
+  synchronisation), ``drow_scale`` the row sums of ``dy * act(z)``.
 
 Example::
 
@@ -168,6 +175,76 @@ def _(x, dy, seg_indptr, weight_indices, num_weights):
                        dtype=torch.float32)
 
 
+def _kragged_shape(x: Tensor, dy: Tensor, num_weights: int,
+                   weight_layout: str):
+    n, k = dy.shape[1], x.shape[1]
+    return (num_weights, n, k) if weight_layout == "nk" else \
+        (num_weights, k, n)
+
+
+@torch.library.custom_op(f"{_LIB}::segment_matmul_k", mutates_args=())
+def segment_matmul_k_op(x: Tensor, dy: Tensor, seg_indptr: Tensor,
+                        weight_indices: Optional[Tensor], num_weights: int,
+                        weight_layout: str, out_dtype: str, config: str,
+                        fallback: str) -> Tensor:
+    return ops.segment_matmul_k_eager(
+        x, dy, seg_indptr, weight_indices, num_weights, weight_layout, False,
+        None, ops.torch_dtype(out_dtype), ops.config_from_text(config), None,
+        fallback or None)
+
+
+@segment_matmul_k_op.register_fake
+def _(x, dy, seg_indptr, weight_indices, num_weights, weight_layout,
+      out_dtype, config, fallback):
+    return x.new_empty(_kragged_shape(x, dy, num_weights, weight_layout),
+                       dtype=ops.torch_dtype(out_dtype))
+
+
+@torch.library.custom_op(f"{_LIB}::segment_matmul_k_out",
+                         mutates_args=("out",))
+def segment_matmul_k_out_op(x: Tensor, dy: Tensor, seg_indptr: Tensor,
+                            weight_indices: Optional[Tensor], out: Tensor,
+                            weight_layout: str, accumulate: bool,
+                            config: str, fallback: str) -> None:
+    ops.segment_matmul_k_eager(
+        x, dy, seg_indptr, weight_indices, out.shape[0], weight_layout,
+        accumulate, out, None, ops.config_from_text(config), None,
+        fallback or None)
+
+
+@segment_matmul_k_out_op.register_fake
+def _(x, dy, seg_indptr, weight_indices, out, weight_layout, accumulate,
+      config, fallback):
+    return None
+
+
+def _segment_sums(grad: Tensor, seg_indptr: Tensor,
+                  weight_indices: Optional[Tensor],
+                  num_weights: int) -> Tensor:
+    """Per-weight sums of ``grad``'s rows over the segments, float32
+    ``[Gw, N]``, on the device (no synchronisation): each row's segment is
+    found with ``searchsorted`` over the clamped segment ends, then the rows
+    are added with ``index_add_`` (rows in no segment, and segments whose
+    weight index is outside ``[0, Gw)``, go to a spare row)."""
+    rows, groups = grad.shape[0], seg_indptr.shape[0] - 1
+    sums = grad.new_zeros((num_weights + 1, grad.shape[1]),
+                          dtype=torch.float32)
+    if rows == 0 or groups <= 0:
+        return sums[:num_weights]
+    bounds = seg_indptr.long().clamp(0, rows)
+    begin = bounds[:-1]
+    end = torch.maximum(bounds[1:], begin)
+    row = torch.arange(rows, device=grad.device)
+    group = torch.searchsorted(end, row, right=True).clamp_(max=groups - 1)
+    inside = (begin[group] <= row) & (row < end[group])
+    weight = group if weight_indices is None else \
+        weight_indices.long()[group]
+    inside &= (weight >= 0) & (weight < num_weights)
+    target = torch.where(inside, weight, torch.full_like(weight, num_weights))
+    sums.index_add_(0, target, grad.float())
+    return sums[:num_weights]
+
+
 # -- autograd of segment_matmul -------------------------------------------
 
 def _activation_grad(z: Tensor, activation: str) -> Tensor:
@@ -217,28 +294,33 @@ def _backward(ctx, dy):
             grad = grad * row_scale[:, None]
         grad = grad * _activation_grad(z, activation)
     dx = dw = d_bias = None
+    n = _layout_n(w, layout)
+    low = None
+    if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
+        # dz in the operands' dtype, rows contiguous: dy of both products.
+        low = grad.to(x.dtype).contiguous()
     if ctx.needs_input_grad[0]:
-        n = _layout_n(w, layout)
         if n % 8:
             raise ArgumentError(
                 f"segment_matmul backward: dx reads dy's rows (N = {n} "
                 f"elements) through TMA, which needs N to be a multiple of 8")
-        dx = segment_matmul_op(grad.to(x.dtype), w, seg_indptr,
-                               weight_indices, None, None,
-                               ops._OTHER_LAYOUT[layout], "none",
+        dx = segment_matmul_op(low, w, seg_indptr, weight_indices, None,
+                               None, ops._OTHER_LAYOUT[layout], "none",
                                ops.dtype_name(x), "")
-    if ctx.needs_input_grad[1] or ctx.needs_input_grad[4]:
-        if ctx.needs_input_grad[1]:
+    if ctx.needs_input_grad[1]:
+        if n % 8 == 0 and ops.dtype_name(x) in ops._KRAGGED_DTYPES:
+            # The K-ragged kernel, in W's layout and dtype: no sync.
+            dw = segment_matmul_k_op(x, low, seg_indptr, weight_indices,
+                                     w.shape[0], layout, ops.dtype_name(w),
+                                     "", "torch")
+        else:
             dw_nk = segment_matmul_k_torch_op(x, grad, seg_indptr,
                                               weight_indices, w.shape[0])
-            dw = (dw_nk if layout == "nk" else dw_nk.transpose(1, 2)).to(w.dtype)
-        if ctx.needs_input_grad[4]:
-            # Bias gradient: per-weight sums of dz over the segments' rows,
-            # from the same K-ragged product with a column of ones as x.
-            ones = grad.new_ones((grad.shape[0], 1))
-            d_bias = segment_matmul_k_torch_op(
-                ones, grad, seg_indptr, weight_indices,
-                bias.shape[0])[:, :, 0].to(bias.dtype)
+            dw = (dw_nk if layout == "nk" else
+                  dw_nk.transpose(1, 2)).to(w.dtype)
+    if ctx.needs_input_grad[4]:
+        d_bias = _segment_sums(grad, seg_indptr, weight_indices,
+                               bias.shape[0]).to(bias.dtype)
     return dx, dw, None, None, d_bias, d_row_scale, None, None, None, None
 
 
@@ -272,6 +354,30 @@ def segment_matmul_via_library(x, w, seg_indptr, weight_indices, weight_layout,
     return segment_matmul_op(x, w, seg_indptr, tensors.get("weight_indices"),
                              tensors.get("bias"), tensors.get("row_scale"),
                              weight_layout, act, plan.out_dtype, config_text)
+
+
+def segment_matmul_k_via_library(x, dy, seg_indptr, weight_indices,
+                                 num_weights, weight_layout, accumulate, out,
+                                 out_dtype, config, fallback):
+    kplan = ops.plan_segment_matmul_k(
+        x, dy, seg_indptr, weight_indices=weight_indices,
+        num_weights=num_weights, weight_layout=weight_layout,
+        accumulate=accumulate, out=out, out_dtype=out_dtype, config=config,
+        kernel=False, build=False)
+    if torch.is_grad_enabled() and ops._any_requires_grad((x, dy, out)):
+        raise NotLoweredError(
+            "segment_matmul_k: autograd is not implemented (it computes "
+            "weight gradients); detach the inputs or call it under "
+            "torch.no_grad()")
+    config_text = ops._config_text(config)
+    if out is not None:
+        segment_matmul_k_out_op(x, dy, seg_indptr, weight_indices, out,
+                                weight_layout, bool(accumulate), config_text,
+                                fallback or "")
+        return out
+    return segment_matmul_k_op(x, dy, seg_indptr, weight_indices,
+                               kplan.num_weights, weight_layout,
+                               kplan.out_dtype, config_text, fallback or "")
 
 
 def grouped_via_library(op, x, w, masked_m, weight_layout, bias, activation,

@@ -192,6 +192,10 @@ ALL_PROBLEMS = [
             weight_layout="kn", row_scale=True, accumulate=True,
             config=TileConfig(block_m=64, block_n=64,
                               consumer_warpgroups=1)),
+    Problem("segment_matmul_k", "bf16", n=384, k=256, groups=6,
+            out_dtype="f32"),
+    Problem("segment_matmul_k", "f16", n=256, k=384, groups=3,
+            weight_layout="kn", accumulate=True, index_dtype="i64"),
 ]
 
 
@@ -424,33 +428,316 @@ def test_masked_and_batched_checks() -> None:
     assert plan.problem.out_dtype == "f32"
 
 
-def test_segment_matmul_k_is_not_lowered() -> None:
+# -- segment_matmul_k (K-ragged weight gradients) ---------------------------
+
+def kragged_args(**overrides: Any) -> dict:
+    args = {"x": FakeTensor((1000, 256)), "dy": FakeTensor((1000, 384)),
+            "seg_indptr": FakeTensor((7,), "int32")}
+    args.update(overrides)
+    return args
+
+
+def plan_k(**overrides: Any) -> ops._KPlan:
+    args = kragged_args(**overrides)
+    x, dy, seg = args.pop("x"), args.pop("dy"), args.pop("seg_indptr")
+    return ops.plan_segment_matmul_k(x, dy, seg, **args)
+
+
+def test_kragged_mlir_text() -> None:
+    text = Problem("segment_matmul_k", "bf16", n=384, k=256, groups=6,
+                   out_dtype="f32").mlir()
+    assert "ggemm.segment_matmul_k ins(%dy, %x : memref<?x384xbf16>, " \
+        "memref<?x256xbf16>)" in text
+    assert "segments(%seg_indptr : memref<7xi32>)" in text
+    assert "outs(%dw : memref<6x384x256xf32>)" in text
+    assert "{" not in text.split("outs(")[1].split("\n")[0]  # no attributes
+    kn = Problem("segment_matmul_k", "f16", n=256, k=384, groups=3,
+                 weight_layout="kn", accumulate=True, index_dtype="i64",
+                 config=TileConfig(block_m=64, block_n=64,
+                                   consumer_warpgroups=1)).mlir()
+    assert "outs(%dw : memref<3x384x256xf16>)" in kn
+    assert "segments(%seg_indptr : memref<4xi64>)" in kn
+    assert "weight_layout = #ggemm.weight_layout<kn>" in kn
+    assert ", accumulate," in kn and "block_m = 64" in kn
+    assert "epilogue" not in kn
+
+
+def test_kragged_keys_and_catalog_lines() -> None:
+    plan = plan_k()
+    problem = plan.plan.problem
+    assert problem.spec() == {"op": "segment_matmul_k", "dtype": "bf16",
+                              "n": 384, "k": 256, "groups": 6}
+    assert problem.kernel_name.startswith("ggemm_segment_matmul_k_bf16_")
+    assert (plan.out_shape, plan.out_dtype, plan.indices) == (
+        (6, 384, 256), "bf16", None)
+    f32 = plan_k(out_dtype="f32", weight_layout="kn",
+                 seg_indptr=FakeTensor((7,), "int64")).plan.problem
+    assert f32.spec() == {"op": "segment_matmul_k", "dtype": "bf16",
+                          "n": 384, "k": 256, "groups": 6,
+                          "out_dtype": "f32", "weight_layout": "kn",
+                          "index_dtype": "i64"}
+    assert f32.key != problem.key
+    assert Problem.from_spec(json.loads(f32.key)) == f32
+    # accumulate through out= is in the key; the output's shape follows the
+    # layout.
+    acc = plan_k(out=FakeTensor((6, 256, 384), "float32"), accumulate=True,
+                 weight_layout="kn")
+    assert acc.plan.problem.accumulate and acc.out_dtype == "f32"
+    expanded = catalog.expand_spec({"kernels": [
+        {"op": "segment_matmul_k", "dtype": ["bf16", "f16"], "n": 384,
+         "k": 256, "groups": 6, "out_dtype": ["f32", "bf16"]}]})
+    assert [(p.dtype, p.out_dtype) for p in expanded] == [
+        ("bf16", "f32"), ("bf16", "bf16"), ("f16", "f32"), ("f16", "bf16")]
+
+
+def test_kragged_weight_indices_compute_per_group_in_f32() -> None:
+    plan = plan_k(weight_indices=FakeTensor((6,), "int64"), num_weights=3,
+                  out_dtype="bf16")
+    # The kernel writes [G, N, K] f32; the result is [Gw, N, K].
+    assert plan.plan.problem.out_dtype == "f32"
+    assert not plan.plan.problem.accumulate
+    assert plan.plan.out_shape == (6, 384, 256)
+    assert (plan.out_shape, plan.out_dtype, plan.num_weights) == (
+        (3, 384, 256), "bf16", 3)
+    # num_weights from out=; accumulate stays out of the kernel's key.
+    plan = plan_k(weight_indices=FakeTensor((6,), "int32"),
+                  out=FakeTensor((4, 384, 256), "float32"), accumulate=True)
+    assert plan.num_weights == 4 and not plan.plan.problem.accumulate
+    # Without weight indices a num_weights other than G scatters with
+    # i_g = g.
+    assert plan_k(num_weights=8).indices == "identity"
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"dtype": "f8e4m3"}, "FP8 K-ragged is not lowered"),
+    ({"weight_indices": True, "num_weights": 3},
+     "weight_indices: segment_matmul_k has none"),
+    ({"bias": True}, "bias: segment_matmul_k has none"),
+    ({"activation": "silu"}, "activation: segment_matmul_k has none"),
+    ({"num_weights": 3}, r"num_weights \(3\) must equal groups \(6\)"),
+    ({"n": 100}, r"n \(100\) must be a multiple of 8 for segment_matmul_k"),
+    ({"k": 100}, r"k \(100\) must be a multiple of 8"),
+])
+def test_kragged_problem_rejects(fields: dict, message: str) -> None:
+    line = {"op": "segment_matmul_k", "dtype": "bf16", "n": 384, "k": 256,
+            "groups": 6}
+    line.update(fields)
+    with pytest.raises(SpecError, match=message):
+        Problem.from_spec(line)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"x": FakeTensor((1000, 256, 1))}, r"x: expected 2 dimensions \[T, K\]"),
+    ({"dy": FakeTensor((999, 384))},
+     r"dy: dimension 0 \(T, as x.shape\[0\]\) is 999"),
+    ({"dy": FakeTensor((1000, 384), "float16")},
+     "dy: dtype torch.float16 differs from x's torch.bfloat16"),
+    ({"dy": FakeTensor((1000, 384), device="cuda:1")},
+     "dy: on cuda:1, but x is on cuda:0"),
+    ({"seg_indptr": FakeTensor((7,), "float32")},
+     "seg_indptr: expected dtype i32 or i64"),
+    ({"seg_indptr": FakeTensor((0,), "int32")}, "seg_indptr: expected G"),
+    ({"weight_indices": FakeTensor((5,), "int32")},
+     r"weight_indices: dimension 0 \(G"),
+    ({"weight_layout": "mn"}, "weight_layout: expected 'nk'"),
+    ({"accumulate": True}, "accumulate=True needs out="),
+    ({"out": FakeTensor((6, 256, 384))}, r"out: expected shape \[6, 384, 256\]"),
+    ({"out": FakeTensor((6, 384, 256)), "out_dtype": "f32"},
+     "out_dtype is f32 but out is torch.bfloat16"),
+    ({"out": FakeTensor((6, 384, 256), strides=(384 * 256 + 64, 256, 1))},
+     "out: groups must be packed"),
+    ({"num_weights": -1}, "num_weights: expected None or a non-negative"),
+])
+def test_kragged_argument_errors(overrides: dict, message: str) -> None:
+    with pytest.raises(ops.ArgumentError, match=message):
+        plan_k(**overrides)
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"dy": FakeTensor((1000, 100))},
+     "dy: N = 100 must be a multiple of 8: the K-ragged kernel reads dy's "
+     "rows through TMA"),
+    ({"x": FakeTensor((1000, 100))}, "x: K = 100 must be a multiple of 8"),
+    ({"x": FakeTensor((1000, 256), strides=(260, 1))},
+     "x: row stride 260 must be a multiple of 8 elements"),
+    ({"x": FakeTensor((1000, 256), "float32"),
+      "dy": FakeTensor((1000, 384), "float32")},
+     "x: the K-ragged kernel takes bf16 or f16 operands"),
+])
+def test_kragged_shapes_the_kernel_cannot_take(overrides: dict,
+                                               message: str) -> None:
+    with pytest.raises(ops.ArgumentError, match=message) as error:
+        plan_k(**overrides)
+    assert "fallback='torch'" in str(error.value)
+    # The torch fallback takes them (its checks only).
+    plan = plan_k(kernel=False, **overrides)
+    assert plan.plan.key is None
+
+
+def test_kragged_fallback_argument() -> None:
     x = FakeTensor((100, 64))
-    with pytest.raises(ggemm.NotLoweredError,
-                       match=r"ggemm.segment_matmul_k .*issue 12.*"
-                       "fallback='torch'") as error:
-        ggemm.segment_matmul_k(x, x, FakeTensor((3,), "int32"))
-    assert isinstance(error.value, NotImplementedError)
     with pytest.raises(ops.ArgumentError, match="fallback: expected None or "
                        "'torch'"):
         ggemm.segment_matmul_k(x, x, FakeTensor((3,), "int32"),
                                fallback="cuda")
 
 
+def test_kragged_empty_problems_launch_nothing() -> None:
+    assert plan_k(x=FakeTensor((0, 256)), dy=FakeTensor((0, 384))).plan.empty
+    assert plan_k(x=FakeTensor((0, 256)),
+                  dy=FakeTensor((0, 384))).no_rows
+    # T = 0 needs no alignment (nothing is read).
+    plan = plan_k(x=FakeTensor((0, 100)), dy=FakeTensor((0, 384)))
+    assert plan.plan.empty and plan.out_shape == (6, 384, 100)
+    assert plan_k(seg_indptr=FakeTensor((1,), "int32")).plan.empty
+
+
+def test_kragged_catalog_miss_names_the_line(tmp_path: Path) -> None:
+    (tmp_path / "catalog.json").write_text(json.dumps(
+        {"format": "ggemm-catalog", "version": 1, "kernels": {}}))
+    problem = plan_k(out_dtype="f32").plan.problem
+    with pytest.raises(cache.CatalogMissError) as error:
+        cache.manifest_for(problem, tmp_path)
+    assert error.value.spec_line == {"op": "segment_matmul_k",
+                                     "dtype": "bf16", "n": 384, "k": 256,
+                                     "groups": 6, "out_dtype": "f32"}
+    cache._indices.clear()
+
+
+@needs_compiler
+def test_kragged_compiles_to_a_bundle(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("GGEMM_CATALOG", raising=False)
+    monkeypatch.setattr(cache, "_options",
+                        cache.CompileOptions(cache_dir=tmp_path / "cache"))
+    problem = Problem("segment_matmul_k", "bf16", n=384, k=256, groups=6,
+                      out_dtype="f32", weight_layout="kn", accumulate=True,
+                      index_dtype="i64")
+    path = cache.manifest_for(problem)
+    assert path.name == problem.kernel_name + ".json"
+    manifest = json.loads(path.read_text())
+    p = manifest["problem"]
+    assert p["op"] == "segment_matmul_k"
+    assert (p["n"], p["k"], p["num_groups"], p["num_weights"]) == (384, 256,
+                                                                   6, 6)
+    assert (p["a_dtype"], p["out_dtype"], p["index_dtype"]) == ("bf16",
+                                                                "f32", "i64")
+    assert p["accumulate"] and p["weight_layout"] == "kn"
+    assert not p["has_weight_indices"] and not p["has_bias"]
+    tensors = {param.get("tensor") for variant in
+               manifest.get("variants", [manifest])
+               for param in variant.get("params", manifest.get("params", []))}
+    assert {"dy", "x", "seg_indptr", "dw"} <= tensors
+    assert not tensors & {"w", "y"}
+    ptx = [path.parent / v["ptx"] for v in manifest.get("variants", [manifest])
+           if "ptx" in v]
+    assert ptx and all("wgmma.mma_async" in f.read_text() for f in ptx)
+
+
+class _StandInTorch:
+    """Enough of torch for segment_matmul_k's launch path on a CPU."""
+
+    bfloat16, float16, float32 = (FakeDtype("bfloat16"), FakeDtype("float16"),
+                                  FakeDtype("float32"))
+
+    def __init__(self) -> None:
+        import types
+        self.compiler = types.SimpleNamespace(is_compiling=lambda: False)
+        self.dtype = FakeDtype
+        self.made: list = []
+
+    def is_grad_enabled(self) -> bool:
+        return False
+
+    def _make(self, kind: str, shape: Any, dtype: Any, device: Any) -> Any:
+        tensor = FakeTensor(shape, dtype.name, device=device)
+        self.made.append((kind, tensor))
+        return tensor
+
+    def empty(self, shape, dtype=None, device=None):
+        return self._make("empty", shape, dtype, device)
+
+    def zeros(self, shape, dtype=None, device=None):
+        return self._make("zeros", shape, dtype, device)
+
+
+class _Out(FakeTensor):
+    zeroed = False
+
+    def zero_(self) -> "_Out":
+        self.zeroed = True
+        return self
+
+
+@pytest.fixture
+def kragged_eager(monkeypatch):
+    stand_in = _StandInTorch()
+    monkeypatch.setattr(ops, "torch", stand_in)
+    kernel = RecordingKernel()
+    problems: list = []
+
+    def kernel_for(problem, catalog=None):
+        problems.append(problem)
+        return kernel
+
+    monkeypatch.setattr(ops, "kernel_for", kernel_for)
+    monkeypatch.setattr(ops, "_kernels", {})
+    import types
+    return types.SimpleNamespace(torch=stand_in, kernel=kernel,
+                                 problems=problems)
+
+
+def test_kragged_launches_dy_x_seg_indptr_dw(kragged_eager) -> None:
+    args = kragged_args()
+    dw = ggemm.segment_matmul_k(args["x"], args["dy"], args["seg_indptr"],
+                                out_dtype="f32")
+    (launch,) = kragged_eager.kernel.launches
+    assert set(launch) == {"dy", "x", "seg_indptr", "dw"}
+    assert launch["dy"] is args["dy"] and launch["x"] is args["x"]
+    assert launch["dw"] is dw and dw.shape == (6, 384, 256)
+    assert str(dw.dtype) == "torch.float32"
+    # The kernel writes every dw[g]: the output is not zero-filled first.
+    assert [kind for kind, _ in kragged_eager.torch.made] == ["empty"]
+    assert kragged_eager.problems[0].spec()["out_dtype"] == "f32"
+    # Into out=, accumulating: the same tensor, an accumulate kernel.
+    out = FakeTensor((6, 256, 384))
+    got = ggemm.segment_matmul_k(args["x"], args["dy"], args["seg_indptr"],
+                                 weight_layout="kn", out=out,
+                                 accumulate=True)
+    assert got is out and kragged_eager.kernel.launches[1]["dw"] is out
+    assert kragged_eager.problems[1].accumulate
+    assert kragged_eager.problems[1].weight_layout == "kn"
+
+
+def test_kragged_no_rows_writes_zeros_without_a_launch(kragged_eager) -> None:
+    x, dy = FakeTensor((0, 256)), FakeTensor((0, 384))
+    seg = FakeTensor((7,), "int32")
+    dw = ggemm.segment_matmul_k(x, dy, seg)
+    assert kragged_eager.torch.made == [("zeros", dw)]
+    assert dw.shape == (6, 384, 256)
+    out = _Out((6, 384, 256))
+    assert ggemm.segment_matmul_k(x, dy, seg, out=out) is out and out.zeroed
+    kept = _Out((6, 384, 256))
+    ggemm.segment_matmul_k(x, dy, seg, out=kept, accumulate=True)
+    assert not kept.zeroed
+    assert kragged_eager.kernel.launches == []
+
+
 # -- compat ------------------------------------------------------------------
 
 def test_compat_entry_points_that_are_not_lowered() -> None:
-    from ggemm.compat import aiter, deep_gemm, flag_gems, flashinfer, megablox
+    from ggemm.compat import aiter, deep_gemm, flag_gems, flashinfer
     a = FakeTensor((16, 128))
     cases = [
         (lambda: flashinfer.bmm_fp8(a, a, a, a, None), "bmm_fp8: needs FP8"),
         (lambda: deep_gemm.fp8_gemm_nt(a, a, a), "fp8_gemm_nt: needs FP8"),
-        (lambda: deep_gemm.k_grouped_bf16_gemm_tn_contiguous(a, a, a, [], a),
-         "segment_matmul_k"),
+        (lambda: deep_gemm.k_grouped_fp8_gemm_tn_contiguous(a, a, a, [], a),
+         "k_grouped_fp8_gemm_tn_contiguous: needs FP8 K-ragged.*FP8 K-ragged "
+         "is not lowered"),
+        (lambda: deep_gemm.k_grouped_fp8_gemm_nt_contiguous(a, a, a, [], a),
+         "FP8 K-ragged is not lowered"),
         (lambda: flag_gems.w8a8_block_fp8_bmm(a, a, a, a,
                                               block_size=[1, 128]),
          r"block_size: only \[128, 128\] is lowered yet"),
-        (lambda: megablox.tgmm(a, a, a), "tgmm: needs ggemm.segment_matmul_k"),
         (lambda: aiter.int8_gemm(a, a), "int8_gemm: needs INT8"),
         (lambda: aiter.grouped_gemm(a, a, a, 2),
          "grouped_gemm: needs the MoE routing op"),
@@ -471,6 +758,32 @@ def test_compat_arguments_that_cannot_be_honoured() -> None:
                                                     use_psum_layout=True)
     with pytest.raises(ops.ArgumentError, match="interpret"):
         megablox.gmm(a, a, a, interpret=True)
+    with pytest.raises(ops.ArgumentError, match="interpret"):
+        megablox.tgmm(a, a, a, interpret=True)
+    with pytest.raises(ops.ArgumentError, match=r"lhs: 128 token columns "
+                       r"\(m\) but rhs has 16 rows"):
+        megablox.tgmm(a, a, a)
+    with pytest.raises(ops.ArgumentError, match="lhs, rhs: expected lhs "
+                       r"\[k, m\]"):
+        megablox.tgmm(FakeTensor((2, 16, 128)), a, a)
+    k_args = (FakeTensor((300, 128)), FakeTensor((300, 64)),
+              FakeTensor((4, 128, 64), "float32"))
+    sizes = FakeTensor((4,), "int32")
+    with pytest.raises(ops.ArgumentError, match="use_psum_layout"):
+        deep_gemm.k_grouped_bf16_gemm_tn_contiguous(*k_args, None, sizes,
+                                                    use_psum_layout=True)
+    with pytest.raises(ops.ArgumentError, match="ks: the sizes add up to "
+                       "200, but a has 300 rows"):
+        deep_gemm.k_grouped_bf16_gemm_tn_contiguous(*k_args, [50] * 4, sizes)
+    with pytest.raises(ops.ArgumentError, match="ks: 3 sizes for 4 groups"):
+        deep_gemm.k_grouped_bf16_gemm_tn_contiguous(*k_args, [100] * 3, sizes)
+    with pytest.raises(ops.ArgumentError, match=r"ks_tensor: expected \[4\]"):
+        deep_gemm.k_grouped_bf16_gemm_tn_contiguous(
+            *k_args, [75] * 4, FakeTensor((5,), "int32"))
+    with pytest.raises(ops.ArgumentError, match=r"c: expected shape "
+                       r"\[4, 128, 64\]"):
+        deep_gemm.k_grouped_bf16_gemm_tn_contiguous(
+            *k_args, [75] * 4, sizes, c=FakeTensor((4, 64, 128), "float32"))
     wrapper = flashinfer.SegmentGEMMWrapper(None)
     with pytest.raises(ops.ArgumentError, match="seg_lens, seg_indptr: pass "
                        "exactly one"):

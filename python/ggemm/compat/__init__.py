@@ -3,7 +3,8 @@ each with its peer's signature and semantics.
 
 - :mod:`ggemm.compat.flashinfer`: ``SegmentGEMMWrapper``, ``bmm_fp8``;
 - :mod:`ggemm.compat.deep_gemm`: ``bf16_gemm_nt``,
-  ``m_grouped_bf16_gemm_nt_contiguous`` / ``_masked`` and the FP8 names;
+  ``m_grouped_bf16_gemm_nt_contiguous`` / ``_masked``,
+  ``k_grouped_bf16_gemm_tn_contiguous`` and the FP8 names;
 - :mod:`ggemm.compat.megablox` (also :mod:`ggemm.compat.ejkernel`): ``gmm``,
   ``tgmm``;
 - :mod:`ggemm.compat.aiter`: ``batched_gemm``, ``gemm_bias``, ``gemm_gelu``,
@@ -11,8 +12,8 @@ each with its peer's signature and semantics.
 - :mod:`ggemm.compat.flag_gems`: ``w8a8_block_fp8_bmm``.
 
 An argument GGEMM cannot honour raises :class:`ggemm.ArgumentError` naming
-it; an entry point whose compiler path is not there yet (FP8, INT8, the
-K-ragged product, MoE routing) raises :class:`ggemm.NotLoweredError`
+it; an entry point whose compiler path is not there yet (some FP8 forms,
+FP8 K-ragged, INT8, MoE routing) raises :class:`ggemm.NotLoweredError`
 naming what is missing. Nothing computes something else silently.
 
 Example::

@@ -11,6 +11,10 @@ DeepGEMM's conventions: ``nt`` means ``d = a @ bᵀ`` with ``b`` ``[N, K]``
   order. The segments are computed on the device (no synchronisation):
   one segment per group plus the gaps between them, whose weight index -1
   GGEMM skips.
+- K-grouped (weight gradients, ``k_grouped_bf16_gemm_tn_contiguous``):
+  ``a`` ``[sum(ks), m]``, ``b`` ``[sum(ks), n]``, ``d`` ``[G, m, n]``, on
+  ``ggemm.segment_matmul_k``; the FP8 K-grouped names raise
+  :class:`ggemm.NotLoweredError` (FP8 K-ragged is not lowered).
 - masked layout: ``a`` ``[G, Mmax, K]``, ``masked_m`` ``[G]``;
   ``expected_m`` is a tuning hint DeepGEMM uses to choose tiles; GGEMM
   passes it to the runtime, which launches the matching variant of a
@@ -36,7 +40,8 @@ __all__ = [
     "m_grouped_gemm_fp8_fp8_bf16_nt_contiguous",
     "m_grouped_gemm_fp8_fp8_bf16_nt_masked", "fp8_gemm_nt",
     "m_grouped_fp8_gemm_nt_contiguous", "m_grouped_fp8_gemm_nt_masked",
-    "k_grouped_fp8_gemm_tn_contiguous", "k_grouped_bf16_gemm_tn_contiguous",
+    "k_grouped_fp8_gemm_tn_contiguous", "k_grouped_fp8_gemm_nt_contiguous",
+    "k_grouped_bf16_gemm_tn_contiguous",
 ]
 
 
@@ -255,16 +260,69 @@ def m_grouped_fp8_gemm_nt_masked(a: Any, b: Any, d: Any, masked_m: Any,
     raise not_lowered("m_grouped_fp8_gemm_nt_masked", _FP8)
 
 
+_FP8_KRAGGED = ("FP8 K-ragged grouped matmul (ggemm.segment_matmul_k takes "
+                "bf16/f16 operands only: FP8 K-ragged is not lowered)")
+
+
 def k_grouped_fp8_gemm_tn_contiguous(a: Any, b: Any, d: Any, ks: Any,
                                      ks_tensor: Any, c: Any = None,
                                      **kwargs: Any) -> None:
-    raise not_lowered("k_grouped_fp8_gemm_tn_contiguous",
-                      "ggemm.segment_matmul_k (K-ragged, issue 12) with " + _FP8)
+    raise not_lowered("k_grouped_fp8_gemm_tn_contiguous", _FP8_KRAGGED)
+
+
+def k_grouped_fp8_gemm_nt_contiguous(a: Any, b: Any, d: Any, ks: Any,
+                                     ks_tensor: Any, c: Any = None,
+                                     **kwargs: Any) -> None:
+    raise not_lowered("k_grouped_fp8_gemm_nt_contiguous", _FP8_KRAGGED)
 
 
 def k_grouped_bf16_gemm_tn_contiguous(a: Any, b: Any, d: Any, ks: Any,
                                       ks_tensor: Any, c: Any = None,
-                                      **kwargs: Any) -> None:
-    raise not_lowered("k_grouped_bf16_gemm_tn_contiguous",
-                      "ggemm.segment_matmul_k (K-ragged grouped matmul, "
-                      "issue 12)")
+                                      compiled_dims: str = "mn",
+                                      use_psum_layout: bool = False) -> None:
+    """DeepGEMM's K-grouped weight gradient: ``d[g] = a[rows of g]ᵀ @ b[rows
+    of g] (+ c[g])`` with ``a`` ``[sum(ks), m]``, ``b`` ``[sum(ks), n]``
+    (bf16 or fp16, rows contiguous), ``d`` ``[G, m, n]`` (float32 in
+    DeepGEMM; bf16/fp16 also taken), group ``g`` holding ``ks[g]`` rows in
+    order. ``ks`` is the host list (checked against ``a``'s rows; may be
+    None), ``ks_tensor`` the same sizes, ``[G]`` int32, on the device: the
+    segments are its prefix sums, computed on the device (no
+    synchronisation). ``c`` ``[G, m, n]``: ``c is d`` accumulates in place;
+    another tensor is copied into ``d`` first. A group with ``ks[g] = 0``
+    gives zeros (``c[g]`` with ``c``). ``compiled_dims`` is unused;
+    ``use_psum_layout=True`` raises. Runs ``ggemm.segment_matmul_k``."""
+    _compiled_dims(compiled_dims)
+    if use_psum_layout:
+        raise ArgumentError("use_psum_layout: not supported; pass the group "
+                            "sizes as ks_tensor")
+    if a.dim() != 2 or b.dim() != 2:
+        raise ArgumentError(f"a, b: expected a [sum(ks), m] and b [sum(ks), "
+                            f"n], got shapes {list(a.shape)}, "
+                            f"{list(b.shape)}")
+    if d.dim() != 3:
+        raise ArgumentError(f"d: expected [G, m, n], got shape "
+                            f"{list(d.shape)}")
+    groups = d.shape[0]
+    if ks_tensor is None or ks_tensor.dim() != 1 or \
+            ks_tensor.shape[0] != groups:
+        raise ArgumentError(f"ks_tensor: expected [{groups}] (one size per "
+                            f"group of d), got "
+                            f"{None if ks_tensor is None else list(ks_tensor.shape)}")
+    if ks is not None:
+        sizes = [int(v) for v in ks]
+        if len(sizes) != groups:
+            raise ArgumentError(f"ks: {len(sizes)} sizes for {groups} groups "
+                                f"of d")
+        if sum(sizes) != a.shape[0]:
+            raise ArgumentError(f"ks: the sizes add up to {sum(sizes)}, but "
+                                f"a has {a.shape[0]} rows")
+    if c is not None and tuple(c.shape) != tuple(d.shape):
+        raise ArgumentError(f"c: expected shape {list(d.shape)} like d, got "
+                            f"{list(c.shape)}")
+    torch = ops._require_torch()
+    seg_indptr = torch.zeros(groups + 1, dtype=torch.int64,
+                             device=ks_tensor.device)
+    seg_indptr[1:] = torch.cumsum(ks_tensor, 0)
+    if c is not None and c.data_ptr() != d.data_ptr():
+        d.copy_(c)
+    ops.segment_matmul_k(b, a, seg_indptr, out=d, accumulate=c is not None)
