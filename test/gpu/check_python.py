@@ -465,11 +465,11 @@ def cases(check: Checker) -> None:
               kragged_case(out_dtype="f32", no_rows=True, with_out=True))
     check.run("segment_matmul_k T=0 accumulate keeps",
               kragged_case(out_dtype="f32", no_rows=True, accumulate=True))
-    check.run("segment_matmul_k N=200 fallback='torch'",
-              kragged_case(n=200, out_dtype="f32", fallback="torch"))
+    check.run("segment_matmul_k N=204 fallback='torch'",
+              kragged_case(n=204, out_dtype="f32", fallback="torch"))
 
     def kragged_refuses_case():
-        x, dy = rand(64, K), rand(64, 200)
+        x, dy = rand(64, K), rand(64, 204)
         seg = torch.tensor([0, 30, 64], dtype=torch.int32, device=dev)
         try:
             ggemm.segment_matmul_k(x, dy, seg)
@@ -477,9 +477,9 @@ def cases(check: Checker) -> None:
             if "multiple of 8" not in str(error):
                 raise
             return "ArgumentError"
-        raise AssertionError("N = 200 without fallback did not raise")
+        raise AssertionError("N = 204 without fallback did not raise")
 
-    check.run("segment_matmul_k N=200 raises without fallback",
+    check.run("segment_matmul_k N=204 raises without fallback",
               kragged_refuses_case)
 
     # -- compat: flashinfer
