@@ -35,29 +35,18 @@ import sys
 from pathlib import Path
 
 import torch
-import triton.testing
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from ggemm.runtime import Kernel  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# The CUDA-graph median timer every benchmark here uses (METHOD.md).
+from bench_e2e import bench  # noqa: E402
 
 NK = [(6144, 7168), (7168, 3072), (4096, 4096), (4096, 2048)]
 GM = [(32, 192), (6, 1024), (32, 20), (6, 20)]
 MAX_M = 4096
 VARIANTS = ["swap32n64", "swap32", "swap64", "swap128", "m64n128", "m128n256"]
-
-
-def bench(fn) -> float:
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph, stream=stream):
-        fn()
-    torch.cuda.synchronize()
-    return triton.testing.do_bench(graph.replay, warmup=50, rep=300,
-                                   return_mode="median")
 
 
 def read_bandwidth() -> float:

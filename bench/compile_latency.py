@@ -35,6 +35,7 @@ disk-cache hit).
 from __future__ import annotations
 
 import argparse
+import datetime
 import contextlib
 import os
 import re
@@ -364,6 +365,7 @@ def main() -> int:
     lines = [
         f"# Compile latency from Python ({args.machine})",
         "",
+        f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"- machine: {args.machine}, {os.cpu_count()} CPUs, load average "
         f"{load_start:.1f} at the start and {os.getloadavg()[0]:.1f} at the "
         f"end",
