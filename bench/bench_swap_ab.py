@@ -35,6 +35,7 @@ import sys
 from pathlib import Path
 
 import torch
+import triton
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 from ggemm.runtime import Kernel  # noqa: E402
