@@ -148,6 +148,13 @@ private:
   LogicalResult translateWarpSpecialize(WarpSpecializeOp op);
 
   // The tile ops (TileOpsToNVVM.cpp).
+  /// The thread's place in its warpgroup's share of an accumulator: its
+  /// first row (64 warpgroup + 16 warp + lane / 4; the second is 8 below)
+  /// and its first column of every 8 (2 (lane % 4)).
+  struct FragmentBase {
+    Value row, col;
+  };
+  FragmentBase fragmentBase();
   LogicalResult translateMma(MmaOp op);
   LogicalResult translatePromote(PromoteOp op);
   SmallVector<Value> loadWeightScales(LoadScalesOp load);

@@ -43,6 +43,16 @@ Value KernelTranslator::wgmmaDescriptor(Value smemAddress, int64_t leadingBytes,
                               c64(static_cast<int64_t>(constant)));
 }
 
+KernelTranslator::FragmentBase KernelTranslator::fragmentBase() {
+  Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+  Value warpInGroup = arith::DivUIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, tid, idx(128)), idx(32));
+  Value row = add(add(mul(warpgroup, idx(64)), mul(warpInGroup, idx(16))),
+                  arith::DivUIOp::create(b, loc, lane, idx(4)));
+  Value col = mul(arith::RemUIOp::create(b, loc, lane, idx(4)), idx(2));
+  return {row, col};
+}
+
 LogicalResult KernelTranslator::translateMma(MmaOp op) {
   Value aTile = lookup(op.getA(), op), bTile = lookup(op.getB(), op);
   Value acc = lookup(op.getAcc(), op);
@@ -114,12 +124,9 @@ LogicalResult KernelTranslator::translatePromote(PromoteOp op) {
     return failure();
   ArrayRef<int64_t> shape = op.getAcc().getType().getShape();
   int64_t blockM = shape[0], blockN = shape[1];
-  Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
-  Value warpInGroup = arith::DivUIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, tid, idx(128)), idx(32));
   // The thread's two rows of the tile (see the fragment layout above).
-  Value row0 = add(add(mul(warpgroup, idx(64)), mul(warpInGroup, idx(16))),
-                   arith::DivUIOp::create(b, loc, lane, idx(4)));
+  FragmentBase fragment = fragmentBase();
+  Value row0 = fragment.row, laneCol = fragment.col;
   Value one = arith::ConstantFloatOp::create(b, loc, f32, APFloat(1.0f));
   Value rowScale[2] = {one, one};
   if (aScales) {
@@ -165,7 +172,6 @@ LogicalResult KernelTranslator::translatePromote(PromoteOp op) {
     // Fewer than 8 columns per scale (the activation scales of a swap-AB
     // tile, one per token column): each of the thread's columns reads its
     // own scale.
-    Value laneCol = mul(arith::RemUIOp::create(b, loc, lane, idx(4)), idx(2));
     SmallVector<Value> colScales;
     for (int64_t c = 0; c < blockN / 4; ++c) {
       Value column = add(laneCol, idx(8 * (c / 2) + c % 2));
@@ -250,14 +256,9 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
   if (op.getTransposed())
     return translateTransposedStore(op, acc, row0, rowEnd, col0, weight);
   int64_t blockN = op.getAcc().getType().getShape()[1];
-  Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
-  Value warpInGroup = arith::DivUIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, tid, idx(128)), idx(32));
-  Value rowBase = add(add(row0, mul(warpgroup, idx(64))),
-                      add(mul(warpInGroup, idx(16)),
-                          arith::DivUIOp::create(b, loc, lane, idx(4))));
-  Value colBase =
-      add(col0, mul(arith::RemUIOp::create(b, loc, lane, idx(4)), idx(2)));
+  FragmentBase fragment = fragmentBase();
+  Value rowBase = add(row0, fragment.row);
+  Value colBase = add(col0, fragment.col);
   // A thread's two adjacent columns go out as one vector store when y's
   // rows keep pairs aligned (the runtime only guarantees the element's
   // alignment); the scalar path covers the rest and the N tail.
@@ -317,14 +318,9 @@ LogicalResult KernelTranslator::translateTransposedStore(StoreTileOp op,
   // rows. Adjacent registers are adjacent rows of one column, so each
   // element is stored on its own (the tile has few rows).
   int64_t tokens = op.getAcc().getType().getShape()[1];
-  Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
-  Value warpInGroup = arith::DivUIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, tid, idx(128)), idx(32));
-  Value colBase = add(add(col0, mul(warpgroup, idx(64))),
-                      add(mul(warpInGroup, idx(16)),
-                          arith::DivUIOp::create(b, loc, lane, idx(4))));
-  Value rowBase =
-      add(row0, mul(arith::RemUIOp::create(b, loc, lane, idx(4)), idx(2)));
+  FragmentBase fragment = fragmentBase();
+  Value colBase = add(col0, fragment.row);
+  Value rowBase = add(row0, fragment.col);
   OpBuilder::InsertionGuard guard(b);
   // Row masks first (rows at or past the group's end belong to another
   // group), then the column mask; the row scale is loaded once per row.
