@@ -138,6 +138,32 @@ LogicalResult checkFp8Scales(Operation *op, const TileProblem &p) {
   return success();
 }
 
+/// Creates the tile loop and its body block (group, row, row end, column
+/// arguments); the caller sets the insertion point into it.
+ForeachTileOp createTileLoop(OpBuilder &b, Location loc, RowMapping mapping,
+                             Value groupRows, Value weightIndices,
+                             Value numWeights, Value numGroups,
+                             Value rowsPerGroup, Value numRows, Value numCols,
+                             TileConfigAttr config) {
+  auto loop = ForeachTileOp::create(
+      b, loc, RowMappingAttr::get(b.getContext(), mapping), groupRows,
+      weightIndices, numWeights, numGroups, rowsPerGroup, numRows, numCols,
+      config);
+  b.createBlock(&loop.getBody(), {}, SmallVector<Type>(4, b.getIndexType()),
+                SmallVector<Location>(4, loc));
+  return loop;
+}
+
+/// The K loop of a tile, `[0, kBlocks)`, carrying an accumulator of
+/// `accType` from zero; the caller fills its body.
+scf::ForOp createKLoop(OpBuilder &b, Location loc, Value kBlocks,
+                       AccumulatorType accType) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value init = ZeroAccumulatorOp::create(b, loc, accType);
+  return scf::ForOp::create(b, loc, zero, kBlocks, one, ValueRange{init});
+}
+
 /// Writes the tile program: a ggemm.foreach_tile whose body walks the K
 /// blocks with an scf.for, loading the A and B tiles of each block and
 /// multiplying them into the accumulator, then stores the tile. With FP8
@@ -157,15 +183,10 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   // Weight indices are device data: the schedule skips groups whose index
   // is not a weight of w.
   Value numWeights = p.weightIndices ? dim(b, loc, p.w, 0) : Value();
-  auto loop = ForeachTileOp::create(
-      b, loc, RowMappingAttr::get(b.getContext(), p.rowMapping), p.groupRows,
-      p.weightIndices, numWeights, p.numGroups, p.rowsPerGroup, numRows,
-      numCols, p.config);
-  Block *body =
-      b.createBlock(&loop.getBody(), {}, SmallVector<Type>(4, b.getIndexType()),
-                    SmallVector<Location>(4, loc));
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(body);
+  ForeachTileOp loop = createTileLoop(
+      b, loc, p.rowMapping, p.groupRows, p.weightIndices, numWeights,
+      p.numGroups, p.rowsPerGroup, numRows, numCols, p.config);
   Value group = loop.getGroupArg(), row = loop.getRowBeginArg(),
         col = loop.getColBeginArg();
 
@@ -182,11 +203,8 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   if (p.weightIndices)
     weight = WeightIndexOp::create(b, loc, p.weightIndices, group);
   Value kBlocks = kBlockCount(b, loc, p.x, 1, blockK);
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value blockKValue = arith::ConstantIndexOp::create(b, loc, blockK);
-  Value init = ZeroAccumulatorOp::create(b, loc, accType);
-  auto kLoop = scf::ForOp::create(b, loc, zero, kBlocks, one, ValueRange{init});
+  auto kLoop = createKLoop(b, loc, kBlocks, accType);
   {
     OpBuilder::InsertionGuard kGuard(b);
     b.setInsertionPointToStart(kLoop.getBody());
@@ -258,14 +276,10 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
   Value dw = collapseLeading(b, loc, op.getDw());
   Value numRows = arith::MulIOp::create(b, loc, numGroups, rowsPerGroup);
   Value numCols = dim(b, loc, bSource, 1);
-  auto loop = ForeachTileOp::create(
-      b, loc, RowMappingAttr::get(b.getContext(), RowMapping::uniform), Value(),
-      Value(), Value(), numGroups, rowsPerGroup, numRows, numCols, config);
-  Block *body =
-      b.createBlock(&loop.getBody(), {}, SmallVector<Type>(4, b.getIndexType()),
-                    SmallVector<Location>(4, loc));
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(body);
+  ForeachTileOp loop =
+      createTileLoop(b, loc, RowMapping::uniform, Value(), Value(), Value(),
+                     numGroups, rowsPerGroup, numRows, numCols, config);
   Value group = loop.getGroupArg(), row = loop.getRowBeginArg(),
         col = loop.getColBeginArg();
 
@@ -291,10 +305,7 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
       arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, end, begin),
                             arith::ConstantIndexOp::create(b, loc, blockK - 1)),
       blockKValue);
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value init = ZeroAccumulatorOp::create(b, loc, accType);
-  auto kLoop = scf::ForOp::create(b, loc, zero, kBlocks, one, ValueRange{init});
+  auto kLoop = createKLoop(b, loc, kBlocks, accType);
   {
     OpBuilder::InsertionGuard kGuard(b);
     b.setInsertionPointToStart(kLoop.getBody());
