@@ -74,3 +74,24 @@ gpu.module @no_arguments {
     llvm.return
   }
 }
+
+// -----
+
+// A declaration has no entry block to read the argument types from (found
+// by the fuzzer: the pass crashed on it); its signature gets the attributes.
+// CHECK-LABEL: gpu.module @declaration
+// CHECK: llvm.func @kernel(!llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}, i64)
+// CHECK-SAME: attributes {nvvm.kernel}
+// CHECK-NOT: ggemm.grid_constant_args
+gpu.module @declaration {
+  llvm.func @kernel(!llvm.ptr, i64)
+      attributes {ggemm.grid_constant_args = array<i64: 0>, nvvm.kernel}
+}
+
+// -----
+
+gpu.module @declaration_not_a_pointer {
+  // expected-error @+1 {{'llvm.func' op expects argument 1 to be a pointer to a TMA descriptor}}
+  llvm.func @kernel(!llvm.ptr, i64)
+      attributes {ggemm.grid_constant_args = array<i64: 1>, nvvm.kernel}
+}

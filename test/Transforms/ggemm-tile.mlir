@@ -354,3 +354,34 @@ func.func @dynamic_group_stride(%x: memref<4x64x256xbf16, strided<[?, 256, 1]>>,
       {config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>}
   return
 }
+
+// -----
+
+// Tensor-wise activation scales ([G], one a group) have no row dimension to
+// collapse like x: the pass used to ask their dimension 1 whether it could
+// (found by the fuzzer; an assertion in a checked build, an out-of-bounds
+// read in a release one), and now reaches its own diagnostic.
+func.func @tensor_wise_batched(%x: memref<4x64x256xf8E5M2>, %w: memref<4x128x256xf8E5M2>,
+                               %xs: memref<4xf32>, %ws: memref<4xf32>,
+                               %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.batched_matmul' op expects x_scale_block = #ggemm.scale_block<1x128> and w_scale_block = #ggemm.scale_block<128x128> for FP8 (the block scales ggemm-tile promotes per K block), got #ggemm.scale_block<tensor> and #ggemm.scale_block<tensor>; tensor-wise and per-row scales are not tiled yet}}
+  ggemm.batched_matmul ins(%x, %w : memref<4x64x256xf8E5M2>, memref<4x128x256xf8E5M2>)
+      scales(%xs, %ws : memref<4xf32>, memref<4xf32>) outs(%y : memref<4x64x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 128, stages = 3>}
+  return
+}
+
+// -----
+
+func.func @tensor_wise_masked(%x: memref<4x64x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
+                              %counts: memref<4xi32>, %xs: memref<4xf32>, %ws: memref<4xf32>,
+                              %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.masked_matmul' op expects x_scale_block = #ggemm.scale_block<1x128> and w_scale_block = #ggemm.scale_block<128x128> for FP8 (the block scales ggemm-tile promotes per K block), got #ggemm.scale_block<tensor> and #ggemm.scale_block<tensor>; tensor-wise and per-row scales are not tiled yet}}
+  ggemm.masked_matmul ins(%x, %w : memref<4x64x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
+      masked_m(%counts : memref<4xi32>)
+      scales(%xs, %ws : memref<4xf32>, memref<4xf32>) outs(%y : memref<4x64x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>}
+  return
+}

@@ -22,10 +22,29 @@ crash signature, with the command and its output). The passes are found at
 run time from ``gemm-opt --help`` and their op anchor from
 ``--dump-pass-pipeline``, so new passes are fuzzed without editing this file.
 
+gemm-opt takes about 0.1 s to start, far more than most runs take, so the
+mutants run in batches (``--batch``, 100 by default): one file a batch,
+``// -----`` between the mutants, and one ``gemm-opt --split-input-file`` a
+batch and mode, which runs each mutant in a context of its own. A mutant's
+outcome is read from its chunk's output (gemm-opt prints nothing for a
+chunk that failed) and from the diagnostics on its lines. It is the outcome
+the mutant has alone: a batch that crashes is halved until the crash is one
+mutant's, and that mutant runs alone; the mutants of a batch that times
+out or stops early (LLVM's default diagnostic handler exits the process on
+a back-end error), and any whose outcome the batch leaves unsure (an error
+without a location between two mutants' diagnostics), run alone; mutants
+that hold ``// -`` or the upstream crash's text always run alone. A batch
+that crashes although none of its mutants does alone (one corrupts the
+heap, a later one trips on it) is reported as a note, not as a crash.
+``--batch 1`` runs every mutant alone, one gemm-opt run per mutant and
+mode, as this fuzzer did before batches; test/python/test_fuzz_batch.py
+checks that both give every mutant the same outcome in every mode.
+
 Example::
 
     python3 test/fuzz/fuzz_gemm_opt.py --gemm-opt build/bin/gemm-opt \\
         --count 3000 --seed 1 --jobs 2 --out build/fuzz
+    python3 test/fuzz/fuzz_gemm_opt.py ... --batch 1   # no batches
 
 It prints the outcome counts per mode and closes with
 ``fuzz: N inputs, C crashes, H hangs``; the exit status is 1 when there was
@@ -35,6 +54,7 @@ a crash or a hang.
 from __future__ import annotations
 
 import argparse
+import bisect
 import collections
 import concurrent.futures
 import dataclasses
@@ -48,6 +68,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
@@ -653,6 +674,28 @@ class Runner:
                 and stack_frames(theirs) == ours)
 
 
+def run_single(runner: Runner, mode: Mode, index: int, text: str,
+               input_path: Path) -> RunResult:
+    """Runs one mutant, already written to input_path, in one mode."""
+    code, output = runner.run(runner.gemm_opt, input_path, mode.args)
+    outcome = classify(code, output)
+    result = RunResult(index, mode.name, mode.args, outcome, code, output)
+    if outcome == "crash":
+        if runner.is_upstream_known(text, input_path, output):
+            result.outcome = "upstream-known"
+            result.signature = UPSTREAM_KNOWN["name"]
+        else:
+            result.signature = crash_signature(output)
+    elif outcome == "hang":
+        result.signature = "hang in " + mode.name
+    return result
+
+
+def runs_in_mode(mode: Mode, text: str) -> bool:
+    # A nested pass on a mutant without its anchor op would never run.
+    return not mode.anchor or mode.anchor in text
+
+
 def fuzz_one(runner: Runner, modes: list[Mode], index: int, text: str,
              input_dir: Path) -> list[RunResult]:
     """Runs one mutant in parse mode and, if it verifies, in every mode."""
@@ -660,24 +703,294 @@ def fuzz_one(runner: Runner, modes: list[Mode], index: int, text: str,
     input_path.write_text(text)
     results = []
     for mode in modes:
-        if mode.anchor and mode.anchor not in text:
+        if not runs_in_mode(mode, text):
             continue
-        code, output = runner.run(runner.gemm_opt, input_path, mode.args)
-        outcome = classify(code, output)
-        result = RunResult(index, mode.name, mode.args, outcome, code, output)
-        if outcome == "crash":
-            if runner.is_upstream_known(text, input_path, output):
-                result.outcome = "upstream-known"
-                result.signature = UPSTREAM_KNOWN["name"]
-            else:
-                result.signature = crash_signature(output)
-        elif outcome == "hang":
-            result.signature = "hang in " + mode.name
+        result = run_single(runner, mode, index, text, input_path)
         results.append(result)
-        if mode.name == "parse" and outcome != "ok":
+        if mode.name == "parse" and result.outcome != "ok":
             break
     input_path.unlink()
     return results
+
+
+# ---------------------------------------------------------------------------
+# Batches: many mutants in one gemm-opt run
+# ---------------------------------------------------------------------------
+
+# gemm-opt --split-input-file runs each chunk of a batch file in its own
+# MLIRContext, as if it were a file of its own, and prints each chunk's
+# output (nothing for a chunk that failed) followed by this marker. Its
+# diagnostics name lines of the batch file.
+INPUT_SPLIT_MARKER = "// -----"
+OUTPUT_SPLIT_MARKER = "// ----- fuzz: end of chunk"
+# Text that would split a mutant in two (gemm-opt splits on "// ---" and
+# warns about near misses), and the text of the one upstream crash: such a
+# mutant runs alone, as without batches.
+UNBATCHABLE = ("// -", UPSTREAM_KNOWN["text"])
+DIAGNOSTIC_RE = re.compile(r"^(?:(.*?): )?(error|warning|note|remark): ")
+ERROR_RE = re.compile(r"(^|\s)error:")
+
+
+@dataclasses.dataclass
+class Batch:
+    """Mutants written to one file, `// -----` between them.
+
+    `first_lines[k]` is the line of the batch file where chunk k's buffer
+    starts, as gemm-opt counts it: 0 for the first chunk (the implicit
+    module's location is line 0), the line of the marker before it for the
+    others (gemm-opt's chunk begins right after the marker, on its line).
+    """
+
+    indices: list[int]
+    text: str
+    first_lines: list[int]
+    marker_lines: set[int]
+
+    @staticmethod
+    def make(items: list[tuple[int, str]]) -> "Batch":
+        pieces: list[str] = []
+        first_lines: list[int] = []
+        marker_lines: set[int] = set()
+        line = 1
+        for k, (_, text) in enumerate(items):
+            if k:
+                pieces.append(INPUT_SPLIT_MARKER + "\n")
+                marker_lines.add(line)
+                first_lines.append(line)
+                line += 1
+            else:
+                first_lines.append(0)
+            if not text.endswith("\n"):
+                text += "\n"
+            pieces.append(text)
+            line += text.count("\n")
+        return Batch([i for i, _ in items], "".join(pieces), first_lines,
+                     marker_lines)
+
+    def chunk_of(self, line: int, column: int) -> int:
+        """The chunk a diagnostic at line:column of the batch file is in."""
+        chunk = bisect.bisect_right(self.first_lines, line) - 1
+        # A location at the start of a marker line is the end of the chunk
+        # before it (the marker itself, from column 1 on, is not in it).
+        if line in self.marker_lines and column <= 1:
+            chunk -= 1
+        return max(chunk, 0)
+
+
+def split_diagnostics(stderr: str, path: str) -> list[tuple[Optional[int],
+                                                            Optional[int],
+                                                            str]]:
+    """Splits gemm-opt's stderr into diagnostics, each with its notes and
+    source lines, as (line, column, text); line and column are None for a
+    diagnostic that is not located in `path` (and for any text before the
+    first diagnostic).
+
+    >>> blocks = split_diagnostics("b.mlir:3:5: error: x\\n  y\\n"
+    ...                            "error: z\\n", "b.mlir")
+    >>> blocks[0]
+    (3, 5, 'b.mlir:3:5: error: x\\n  y\\n')
+    >>> blocks[1]
+    (None, None, 'error: z\\n')
+    """
+    located = re.compile(re.escape(path) + r":(\d+):(\d+)$")
+    blocks: list[tuple[Optional[int], Optional[int], str]] = []
+    for line in stderr.splitlines(keepends=True):
+        match = DIAGNOSTIC_RE.match(line)
+        if match and match.group(2) != "note":
+            where = located.match(match.group(1) or "")
+            if where:
+                blocks.append((int(where.group(1)), int(where.group(2)),
+                               line))
+            else:
+                blocks.append((None, None, line))
+        elif blocks:
+            # Notes follow their diagnostic; other lines are its source
+            # line and caret.
+            number, column, text = blocks[-1]
+            blocks[-1] = (number, column, text + line)
+        else:
+            blocks.append((None, None, line))
+    return blocks
+
+
+def assign_diagnostics(batch: Batch, stderr: str,
+                       path: str) -> tuple[list[str], list[set[int]]]:
+    """Gives each diagnostic to the chunk it is about.
+
+    Returns each chunk's diagnostics text, and, for each error without a
+    location in the batch file that lies between the diagnostics of two
+    different chunks, the chunks it may be about (gemm-opt runs the chunks
+    in order, so it is about one of them).
+    """
+    blocks = split_diagnostics(stderr, path)
+    chunks = [batch.chunk_of(line, column) if line is not None else None
+              for line, column, _ in blocks]
+    texts = [""] * len(batch.indices)
+    ambiguous: list[set[int]] = []
+    for position, (block, chunk) in enumerate(zip(blocks, chunks)):
+        if chunk is None:
+            before = [c for c in chunks[:position] if c is not None]
+            after = [c for c in chunks[position + 1:] if c is not None]
+            low = before[-1] if before else 0
+            high = after[0] if after else len(batch.indices) - 1
+            if low == high:
+                chunk = low
+            else:
+                if ERROR_RE.search(block[2]):
+                    ambiguous.append(set(range(low, high + 1)))
+                continue
+        texts[chunk] += block[2]
+    return texts, ambiguous
+
+
+def batch_timeout(timeout: float, size: int) -> float:
+    # A batch may take two seconds a chunk on average, beyond one run's
+    # limit; past that its inputs run alone, each with --timeout.
+    return timeout + 2.0 * size
+
+
+def run_batch(runner: Runner, mode: Mode, items: list[tuple[int, str]],
+              work_dir: Path, notes: list[str]) -> list[RunResult]:
+    """Runs mutants in one mode, in as few gemm-opt runs as it can.
+
+    The outcome of each mutant is the one it has when run alone: a batch
+    that crashes is cut in halves until the crash is one mutant's, run
+    alone; the inputs of a batch that times out run alone; so do those whose
+    outcome the batch's output does not settle.
+    """
+    if len(items) <= 1:
+        return [run_alone(runner, mode, index, text, work_dir)
+                for index, text in items]
+    batch = Batch.make(items)
+    with tempfile.TemporaryDirectory(dir=work_dir) as cwd:
+        path = str(Path(cwd) / "batch.mlir")
+        Path(path).write_text(batch.text)
+        try:
+            proc = subprocess.run(
+                [runner.gemm_opt, path, *mode.args, "--split-input-file",
+                 "--output-split-marker=" + OUTPUT_SPLIT_MARKER,
+                 "--mlir-disable-threading"],
+                cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                timeout=batch_timeout(runner.timeout, len(items)))
+        except subprocess.TimeoutExpired:
+            return [run_alone(runner, mode, index, text, work_dir)
+                    for index, text in items]
+    stdout = proc.stdout.decode("utf-8", "replace")
+    stderr = proc.stderr.decode("utf-8", "replace")
+    code = proc.returncode
+    if code < 0 or code >= 128 or has_crash_marker(stderr):
+        half = len(items) // 2
+        noted = len(notes)
+        results = (run_batch(runner, mode, items[:half], work_dir, notes) +
+                   run_batch(runner, mode, items[half:], work_dir, notes))
+        # A crash that needs two mutants in one process (one corrupts the
+        # heap, a later one trips on it) is no mutant's crash: say so, for
+        # the smallest such batch only.
+        if len(notes) == noted and not any(
+                r.outcome in ("crash", "upstream-known") for r in results):
+            notes.append(f"{mode.name}: inputs {batch.indices} crashed "
+                         "together but none of them does alone:\n" +
+                         stderr[-1500:])
+        return results
+    outputs = re.split("^" + re.escape(OUTPUT_SPLIT_MARKER) + "\n", stdout,
+                       flags=re.MULTILINE)
+    # The marker goes between the chunks' outputs.
+    if code not in (0, 1) or len(outputs) != len(items):
+        notes.append(f"{mode.name}: unexpected batch output (exit {code}, "
+                     f"{len(outputs)} chunks for {len(items)}); inputs "
+                     f"{batch.indices[0]}..{batch.indices[-1]} ran alone")
+        return [run_alone(runner, mode, index, text, work_dir)
+                for index, text in items]
+    texts, ambiguous = assign_diagnostics(batch, stderr, path)
+    unsure = {k for chunks in ambiguous for k in chunks
+              if not outputs[k].strip()}
+    results = []
+    for k, (index, text) in enumerate(items):
+        if k in unsure:
+            results.append(run_alone(runner, mode, index, text, work_dir))
+            continue
+        if outputs[k].strip():
+            outcome, returncode = "ok", 0
+        else:
+            outcome = "diagnosed" if ERROR_RE.search(texts[k]) else "silent"
+            returncode = 1
+        results.append(RunResult(index, mode.name, mode.args, outcome,
+                                 returncode, texts[k]))
+    return results
+
+
+def run_alone(runner: Runner, mode: Mode, index: int, text: str,
+              work_dir: Path) -> RunResult:
+    input_path = work_dir / f"input-{index}.mlir"
+    input_path.write_text(text)
+    try:
+        return run_single(runner, mode, index, text, input_path)
+    finally:
+        input_path.unlink()
+
+
+def fuzz_batch(runner: Runner, modes: list[Mode],
+               items: list[tuple[int, str]], work_dir: Path,
+               notes: list[str]) -> list[RunResult]:
+    """Runs mutants as fuzz_one does, each mode on all of them at once."""
+    results = []
+    batched = []
+    for index, text in items:
+        if any(marker in text for marker in UNBATCHABLE):
+            results.extend(fuzz_one(runner, modes, index, text, work_dir))
+        else:
+            batched.append((index, text))
+    verified: Optional[set[int]] = None
+    for mode in modes:
+        todo = [(index, text) for index, text in batched
+                if runs_in_mode(mode, text)
+                and (verified is None or index in verified)]
+        mode_results = run_batch(runner, mode, todo, work_dir, notes)
+        results.extend(mode_results)
+        if mode.name == "parse":
+            verified = {r.index for r in mode_results if r.outcome == "ok"}
+    return results
+
+
+def run_mutants(runner: Runner, modes: list[Mode],
+                items: list[tuple[int, str]], jobs: int, batch: int,
+                work_dir: Path, notes: list[str],
+                record: Optional[Callable[[list[RunResult]], None]] = None,
+                progress_total: Optional[int] = None) -> list[RunResult]:
+    """Runs mutants in every mode, `batch` of them a gemm-opt run, on `jobs`
+    threads; calls `record` with each batch's results as they come (under
+    a lock) and returns them all, sorted by mutant.
+    """
+    size = max(1, batch)
+    groups = [items[i:i + size] for i in range(0, len(items), size)]
+
+    def work(group: list[tuple[int, str]]) -> list[RunResult]:
+        if size == 1:
+            return fuzz_one(runner, modes, group[0][0], group[0][1],
+                            work_dir)
+        return fuzz_batch(runner, modes, group, work_dir, notes)
+
+    everything: list[RunResult] = []
+    lock = threading.Lock()
+    done = 0
+    step = max(1, (progress_total or 1) // 10)
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        futures = [pool.submit(work, group) for group in groups]
+        for future in concurrent.futures.as_completed(futures):
+            results = future.result()
+            with lock:
+                everything.extend(results)
+                if record:
+                    record(results)
+                before = done
+                done += len({r.index for r in results})
+                if progress_total and done // step > before // step:
+                    print(f"fuzz: {done}/{progress_total} inputs",
+                          flush=True)
+    mode_order = {m.name: i for i, m in enumerate(modes)}
+    everything.sort(key=lambda r: (r.index, mode_order.get(r.mode, 0)))
+    return everything
 
 
 # ---------------------------------------------------------------------------
@@ -735,6 +1048,12 @@ def main(argv: Optional[list[str]] = None) -> int:
                         help="seconds per gemm-opt run before it is a hang")
     parser.add_argument("--out", default="fuzz-out",
                         help="folder for crash and hang reproducers")
+    parser.add_argument("--batch", type=int, default=100,
+                        help="mutants per gemm-opt run (--split-input-file);"
+                        " 1 runs gemm-opt once per mutant and mode")
+    parser.add_argument("--outcomes", default=None,
+                        help="file to write each run's outcome to, a line "
+                        "`INDEX MODE OUTCOME` each, sorted")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress lines")
     args = parser.parse_args(argv)
@@ -759,16 +1078,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     work = tempfile.mkdtemp(prefix="fuzz-", dir=out_dir)
     runner = Runner(gemm_opt, mlir_opt, args.timeout, Path(work))
     parse_only = [Mode("parse", [])]
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        verdicts = list(pool.map(
-            lambda item: fuzz_one(runner, parse_only, item[0], item[1],
-                                  Path(work))[0].outcome,
-            enumerate(corpus)))
-    verifying = [text for text, v in zip(corpus, verdicts) if v == "ok"]
+    notes: list[str] = []
+    corpus_results = run_mutants(runner, parse_only, list(enumerate(corpus)),
+                                 args.jobs, args.batch, Path(work), notes)
+    verdicts = {r.index: r.outcome for r in corpus_results}
+    verifying = [text for i, text in enumerate(corpus)
+                 if verdicts[i] == "ok"]
     print(f"fuzz: {len(verifying)} of them verify")
 
     # Mutants are made up front, in order, so that the campaign is the same
-    # whatever the number of jobs; a repeated mutant is drawn again.
+    # whatever the number of jobs and the batch size; a repeated mutant is
+    # drawn again.
     mutator = Mutator(corpus, args.seed, verifying)
     seen: set[str] = set()
     mutants = []
@@ -783,26 +1103,24 @@ def main(argv: Optional[list[str]] = None) -> int:
     counts: dict[str, collections.Counter] = collections.defaultdict(
         collections.Counter)
     found: dict[str, tuple[str, RunResult]] = {}
-    lock = threading.Lock()
-    done = 0
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        futures = {pool.submit(fuzz_one, runner, modes, i, text,
-                               Path(work)): i
-                   for i, text in enumerate(mutants)}
-        for future in concurrent.futures.as_completed(futures):
-            index = futures[future]
-            with lock:
-                done += 1
-                for result in future.result():
-                    counts[result.mode][result.outcome] += 1
-                    if not result.signature:
-                        continue
-                    key = result.outcome + "\n" + result.signature
-                    text = mutants[index]
-                    if key not in found or len(text) < len(found[key][0]):
-                        found[key] = (text, result)
-                if not args.quiet and done % max(1, args.count // 10) == 0:
-                    print(f"fuzz: {done}/{args.count} inputs", flush=True)
+    outcomes: list[tuple[int, str, str]] = []
+
+    def record(results: list[RunResult]) -> None:
+        for result in results:
+            counts[result.mode][result.outcome] += 1
+            outcomes.append((result.index, result.mode, result.outcome))
+            if not result.signature:
+                continue
+            key = result.outcome + "\n" + result.signature
+            text = mutants[result.index]
+            if key not in found or len(text) < len(found[key][0]):
+                found[key] = (text, result)
+
+    started = time.monotonic()
+    run_mutants(runner, modes, list(enumerate(mutants)), args.jobs,
+                args.batch, Path(work), notes, record,
+                None if args.quiet else args.count)
+    elapsed = time.monotonic() - started
     shutil.rmtree(work, ignore_errors=True)
 
     print_table(counts, modes)
@@ -820,6 +1138,15 @@ def main(argv: Optional[list[str]] = None) -> int:
               f"({UPSTREAM_KNOWN['name']}), not counted as crashes")
     if silent:
         print(f"fuzz: {silent} runs failed without a diagnostic")
+    for note in notes:
+        print("fuzz: note: " + note)
+    if args.outcomes:
+        Path(args.outcomes).write_text("".join(
+            f"{index} {mode} {outcome}\n"
+            for index, mode, outcome in sorted(outcomes)))
+    print(f"fuzz: {len(mutants)} inputs in {elapsed:.0f} s "
+          f"({len(mutants) / max(elapsed, 1e-9):.2f} inputs/s, batch "
+          f"{args.batch}, {args.jobs} jobs)")
     print(f"fuzz: {len(mutants)} inputs, {crashes} crashes, {hangs} hangs")
     return 1 if crashes or hangs else 0
 

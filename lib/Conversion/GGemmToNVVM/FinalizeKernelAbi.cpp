@@ -26,15 +26,18 @@ struct FinalizeKernelAbiPass
       Builder b(ctx);
       auto tensorMap = LLVM::LLVMArrayType::get(b.getI8Type(), kTensorMapBytes);
       // The list comes from the IR, so it is user input: a negative index
-      // must not reach getArgument() (it is an int64_t, the bound unsigned).
-      int64_t numArguments = func.getNumArguments();
+      // must not reach the argument types (it is an int64_t, the bound
+      // unsigned). The types come from the function type, not the entry
+      // block: a declaration has no block to take getArgument() from.
+      ArrayRef<Type> argumentTypes = func.getArgumentTypes();
+      int64_t numArguments = argumentTypes.size();
       for (int64_t index : args.asArrayRef()) {
         if (index < 0 || index >= numArguments) {
           func.emitOpError() << "expects argument index " << index
                              << " to be in [0, " << numArguments << ")";
           return signalPassFailure();
         }
-        if (!isa<LLVM::LLVMPointerType>(func.getArgument(index).getType())) {
+        if (!isa<LLVM::LLVMPointerType>(argumentTypes[index])) {
           func.emitOpError() << "expects argument " << index
                              << " to be a pointer to a TMA descriptor";
           return signalPassFailure();

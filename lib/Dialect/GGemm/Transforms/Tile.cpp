@@ -42,11 +42,17 @@ Value collapseLeading(OpBuilder &b, Location loc, Value v) {
   return memref::CollapseShapeOp::create(b, loc, v, groups);
 }
 
+/// The activation scales that have a row dimension to collapse like x, or
+/// null: tensor-wise scales (`[G]`, one a group) have none.
+Value scalesWithRows(Value scales, ScaleBlockAttr block) {
+  return scales && !block.isTensorWise() ? scales : Value();
+}
+
 /// Collapses `[G, M, ...]` activation scales to `[G * M, ...]` like x, when
 /// they have a row dimension (tensor-wise scales have none).
 Value collapseScales(OpBuilder &b, Location loc, Value scales,
                      ScaleBlockAttr block) {
-  if (!scales || block.isTensorWise())
+  if (!scalesWithRows(scales, block))
     return scales;
   return collapseLeading(b, loc, scales);
 }
@@ -391,10 +397,13 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
         p.xBlock = seg.getXScaleBlockAttr();
         p.wBlock = seg.getWScaleBlockAttr();
       } else if (auto masked = dyn_cast<MaskedMatmulOp>(op)) {
-        if (failed(checkCollapsible(op, {{"x", masked.getX()},
-                                         {"y", masked.getY()},
-                                         {"row_scale", masked.getRowScale()},
-                                         {"x_scale", masked.getXScale()}})))
+        if (failed(checkCollapsible(
+                op,
+                {{"x", masked.getX()},
+                 {"y", masked.getY()},
+                 {"row_scale", masked.getRowScale()},
+                 {"x_scale", scalesWithRows(masked.getXScale(),
+                                            masked.getXScaleBlockAttr())}})))
           return signalPassFailure();
         p.rowMapping = RowMapping::masked;
         p.groupRows = masked.getMaskedM();
@@ -414,10 +423,13 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
         p.wBlock = masked.getWScaleBlockAttr();
       } else {
         auto batched = cast<BatchedMatmulOp>(op);
-        if (failed(checkCollapsible(op, {{"x", batched.getX()},
-                                         {"y", batched.getY()},
-                                         {"row_scale", batched.getRowScale()},
-                                         {"x_scale", batched.getXScale()}})))
+        if (failed(checkCollapsible(
+                op,
+                {{"x", batched.getX()},
+                 {"y", batched.getY()},
+                 {"row_scale", batched.getRowScale()},
+                 {"x_scale", scalesWithRows(batched.getXScale(),
+                                            batched.getXScaleBlockAttr())}})))
           return signalPassFailure();
         p.rowMapping = RowMapping::uniform;
         p.numGroups = dim(b, loc, batched.getX(), 0);
