@@ -534,6 +534,18 @@ func.func @zero_k_tail_not_a_slot(%t: !ggemm.tile<64x64xbf16, mn_major>, %v: ind
 
 // -----
 
+func.func @zero_k_tail_two_k_blocks(%r: !ggemm.ring<!ggemm.tile<64x64xbf16, mn_major>, !ggemm.tile<64x32xbf16, mn_major>>,
+                                    %i: index) {
+  %a, %b = ggemm.ring_get %r[%i]
+      : !ggemm.ring<!ggemm.tile<64x64xbf16, mn_major>, !ggemm.tile<64x32xbf16, mn_major>>
+  // expected-error @+1 {{'ggemm.zero_k_tail' op expects tiles of one K block (64), got '!ggemm.tile<64x32xbf16, mn_major>' as tile 1}}
+  %m:2 = ggemm.zero_k_tail %a, %b valid(%i)
+      : !ggemm.tile<64x64xbf16, mn_major>, !ggemm.tile<64x32xbf16, mn_major>
+  return
+}
+
+// -----
+
 func.func @zero_k_tail_no_tiles(%v: index) {
   // expected-error @+1 {{'ggemm.zero_k_tail' op expects at least one tile}}
   "ggemm.zero_k_tail"(%v) : (index) -> ()

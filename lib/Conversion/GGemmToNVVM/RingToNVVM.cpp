@@ -299,10 +299,8 @@ LogicalResult KernelTranslator::translateZeroKTail(ZeroKTailOp op) {
   }
   // Only the last K block of a segment is partial; every consumer thread
   // sees the same `valid`, so all take the branch and its barrier.
+  // The verifier checked that the tiles share one K block.
   int64_t blockK = cast<TileType>(op.getTiles()[0].getType()).getK();
-  for (Value tile : op.getTiles())
-    if (cast<TileType>(tile.getType()).getK() != blockK)
-      return op.emitOpError() << "expects tiles of one K block";
   auto partial = scf::IfOp::create(
       b, loc, cmp(arith::CmpIPredicate::slt, valid, idx(blockK)), false);
   {

@@ -157,6 +157,13 @@ LogicalResult ZeroKTailOp::inferReturnTypes(
 LogicalResult ZeroKTailOp::verify() {
   if (getTiles().empty())
     return emitOpError() << "expects at least one tile";
+  // One `valid` bounds them all: they must share the K block.
+  int64_t blockK = cast<TileType>(getTiles()[0].getType()).getK();
+  for (auto [index, tile] : llvm::enumerate(getTiles()))
+    if (cast<TileType>(tile.getType()).getK() != blockK)
+      return emitOpError() << "expects tiles of one K block (" << blockK
+                           << "), got " << tile.getType() << " as tile "
+                           << index;
   for (auto [index, tile] : llvm::enumerate(getTiles()))
     if (!tile.getDefiningOp<RingGetOp>())
       return emitOpError()

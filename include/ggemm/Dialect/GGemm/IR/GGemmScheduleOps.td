@@ -279,8 +279,9 @@ def GGemm_ZeroKTailOp : GGemm_Op<"zero_k_tail", [
     have a `k_end`, with `valid = k_end - k` (`k`: the block's first K
     index).
 
-    Every operand must be a tile of a `ggemm.ring_get`: the op writes the
-    slot, which is the consumers' until they release it. All consumer
+    Every operand must be a tile of a `ggemm.ring_get` (the op writes the
+    slot, which is the consumers' until they release it), and all must
+    have the same K block, which `valid` counts into. All consumer
     warpgroups execute it together. On the GPU, only when `valid <
     block_k`, each consumer thread zeroes its share of the whole 128-byte
     swizzle rows past `valid` (a row of an `mn_major` tile's box is one K
