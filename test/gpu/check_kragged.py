@@ -55,7 +55,6 @@ import datetime
 import json
 import os
 import random
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -388,18 +387,10 @@ def time_ms(fn, repeats=30, warmup=5):
         run, mode = graph.replay, "graph"
     except Exception:  # noqa: BLE001 - e.g. a host sync inside fn
         torch.cuda.synchronize()
-    for _ in range(warmup):
-        run()
-    times = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        run()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times), mode
+    # The CUDA-event median of the FP8 check (needs torch, hence imported
+    # here: the case generation above runs without it).
+    from check_fp8 import median_ms  # noqa: E402
+    return median_ms(run, repeats, warmup), mode
 
 
 def rel_err(a, b):
