@@ -500,6 +500,97 @@ func.func @wgrad(%arg0: memref<?x128xbf16>, %arg1: memref<?x256xbf16>, %arg2: me
 
 // -----
 
+// A K-ragged kernel names its tensors by the ring's order (a, then b): both
+// tiles from one matrix give it nothing to name.
+func.func @wgrad_one_matrix(%arg0: memref<?x128xbf16>, %arg1: memref<?x256xbf16>, %arg2: memref<5xi32>, %arg3: memref<4x128x256xf32>) {
+  %c1 = arith.constant 1 : index
+  %c5 = arith.constant 5 : index
+  %0 = arith.subi %c5, %c1 : index
+  %c128 = arith.constant 128 : index
+  %c0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0 : memref<?x128xbf16>
+  %collapse_shape = memref.collapse_shape %arg3 [[0, 1], [2]] : memref<4x128x256xf32> into memref<512x256xf32>
+  %1 = arith.muli %0, %c128 : index
+  %c256 = arith.constant 256 : index
+  %2 = ggemm.tile_schedule uniform groups(%0) rows_per_group(%c128) num_rows(%1) num_cols(%c256) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  // expected-error @+1 {{'ggemm.launch' op expects one ggemm.ring_put of two tile loads from two matrices in a K-ragged kernel (ggemm.segment_matmul_k)}}
+  ggemm.launch %2 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %3 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>) : !ggemm.ring<!ggemm.tile<128x64xbf16, mn_major>, !ggemm.tile<128x64xbf16, mn_major>>
+    %4 = ggemm.tile_count %2
+    ggemm.warp_specialize producer registers(40) {
+      %c0_0 = arith.constant 0 : index
+      %5 = scf.for %arg4 = %cta to %4 step %num_ctas iter_args(%arg5 = %c0_0) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %2[%arg4]
+        %6 = arith.muli %group, %c128 : index
+        %7 = arith.subi %row, %6 : index
+        %begin, %end = ggemm.segment_bounds %arg2[%group] num_rows(%dim) : memref<5xi32>
+        %c64 = arith.constant 64 : index
+        %c63 = arith.constant 63 : index
+        %8 = arith.subi %end, %begin : index
+        %9 = arith.addi %8, %c63 : index
+        %10 = arith.divui %9, %c64 : index
+        %c0_1 = arith.constant 0 : index
+        %c1_2 = arith.constant 1 : index
+        %11 = scf.for %arg6 = %c0_1 to %10 step %c1_2 iter_args(%arg7 = %arg5) -> (index) {
+          %12 = arith.muli %arg6, %c64 : index
+          %13 = arith.addi %begin, %12 : index
+          %14 = ggemm.load_tile %arg0[%13, %7] k_end(%end) : memref<?x128xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+          %15 = ggemm.load_tile %arg0[%13, %col] k_end(%end) : memref<?x128xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+          ggemm.ring_put %3[%arg7], %14, %15 : !ggemm.ring<!ggemm.tile<128x64xbf16, mn_major>, !ggemm.tile<128x64xbf16, mn_major>>
+          %c1_3 = arith.constant 1 : index
+          %16 = arith.addi %arg7, %c1_3 : index
+          scf.yield %16 : index
+        }
+        scf.yield %11 : index
+      }
+    } consumers(2) registers(232) {
+      %c0_0 = arith.constant 0 : index
+      %5 = scf.for %arg4 = %cta to %4 step %num_ctas iter_args(%arg5 = %c0_0) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %2[%arg4]
+        %begin, %end = ggemm.segment_bounds %arg2[%group] num_rows(%dim) : memref<5xi32>
+        %c64 = arith.constant 64 : index
+        %c63 = arith.constant 63 : index
+        %6 = arith.subi %end, %begin : index
+        %7 = arith.addi %6, %c63 : index
+        %8 = arith.divui %7, %c64 : index
+        %c0_1 = arith.constant 0 : index
+        %c1_2 = arith.constant 1 : index
+        %9 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+        %10:2 = scf.for %arg6 = %c0_1 to %8 step %c1_2 iter_args(%arg7 = %9, %arg8 = %arg5) -> (!ggemm.accumulator<128x128xf32>, index) {
+          %13:2 = ggemm.ring_get %3[%arg8] : !ggemm.ring<!ggemm.tile<128x64xbf16, mn_major>, !ggemm.tile<128x64xbf16, mn_major>>
+          %14 = arith.muli %arg6, %c64 : index
+          %15 = arith.addi %begin, %14 : index
+          %16 = arith.subi %end, %15 : index
+          %17:2 = ggemm.zero_k_tail %13#0, %13#1 valid(%16) : !ggemm.tile<128x64xbf16, mn_major>, !ggemm.tile<128x64xbf16, mn_major>
+          %18 = ggemm.mma %17#0, %17#1, %arg7 {pending = 1 : i64} : !ggemm.tile<128x64xbf16, mn_major>, !ggemm.tile<128x64xbf16, mn_major> -> !ggemm.accumulator<128x128xf32>
+          %19 = arith.cmpi ugt, %arg6, %c0_1 : index
+          scf.if %19 {
+            %c1_4 = arith.constant 1 : index
+            %21 = arith.subi %arg8, %c1_4 : index
+            ggemm.ring_release %3[%21] : !ggemm.ring<!ggemm.tile<128x64xbf16, mn_major>, !ggemm.tile<128x64xbf16, mn_major>>
+          }
+          %c1_3 = arith.constant 1 : index
+          %20 = arith.addi %arg8, %c1_3 : index
+          scf.yield %18, %20 : !ggemm.accumulator<128x128xf32>, index
+        }
+        %11 = ggemm.mma_wait %10#0 : !ggemm.accumulator<128x128xf32>
+        %12 = arith.cmpi ugt, %10#1, %arg5 : index
+        scf.if %12 {
+          %c1_3 = arith.constant 1 : index
+          %13 = arith.subi %10#1, %c1_3 : index
+          ggemm.ring_release %3[%13] : !ggemm.ring<!ggemm.tile<128x64xbf16, mn_major>, !ggemm.tile<128x64xbf16, mn_major>>
+        }
+        ggemm.store_tile %11 to %collapse_shape row(%row) row_end(%row_end) col(%col) {ggemm.k_ragged_layout = #ggemm.weight_layout<nk>} : !ggemm.accumulator<128x128xf32>, memref<512x256xf32>
+        scf.yield %10#1 : index
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // The consumers' K-ragged mask zeroes whole 128-byte rows of a box, one K
 // index each: only mn_major tiles have them.
 func.func @zero_k_tail_k_major(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: memref<9xi64>, %arg3: memref<8xi32>, %arg4: memref<4x128xf32>, %arg5: memref<?x128xbf16>) {
