@@ -41,6 +41,8 @@ void mlir::ggemm::buildToPtxPipeline(OpPassManager &pm,
                                      const ToPtxOptions &options) {
   addSchedulePasses(pm, options.numSMs, options.grid, options.variants);
   pm.addPass(createGGemmWarpSpecialize());
+  if (options.tmaStore)
+    pm.addPass(createGGemmTmaStore());
   pm.addPass(createGGemmStageRing());
   ConvertGGemmToNVVMOptions toNVVM;
   toNVVM.chip = options.chip;

@@ -932,6 +932,21 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
                            " cannot be described by TMA");
   }
 
+  // y's descriptor serves the staged epilogue only where TMA can address
+  // y and clip its rows exactly (a TMA store clips columns past N to
+  // 16-byte units); elsewhere the kernel stores without it (the same test,
+  // in the kernel, on y's address, ldy and N).
+  if (param.tensor == TensorRole::Y &&
+      manifest.problem.op != Op::SegmentMatmulK) {
+    int64_t rowStride = tensor.strides[tensor.rank - 2];
+    if (reinterpret_cast<uintptr_t>(tensor.data) % 16 != 0 ||
+        (rowStride * elementSize) % 16 != 0 ||
+        (shape.n * elementSize) % 16 != 0 || shape.numRows < 1) {
+      result.absent = true;
+      return Status::success();
+    }
+  }
+
   // (extent, element stride) pairs, innermost first.
   int64_t dims[kMaxTensorMapRank] = {};
   int64_t strides[kMaxTensorMapRank] = {};

@@ -76,6 +76,12 @@ struct TensorMapArgs {
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
   CUtensorMapL2promotion l2Promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
   CUtensorMapFloatOOBfill oobFill = CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE;
+  /// The kernel does not read this descriptor on this launch: it is passed
+  /// as 128 zero bytes. Only y's descriptor (the staged epilogue's TMA
+  /// stores) may be absent, when y's address or row stride is not 16-byte
+  /// aligned; the kernel checks the same condition and then writes y with
+  /// plain stores (docs/Bundle.md).
+  bool absent = false;
 };
 
 /// Binds `tensors` by name and checks them against the manifest (dtype, rank,

@@ -445,7 +445,9 @@ Status launch(ggemm_kernel &kernel, const ggemm_tensor *tensors, int numTensors,
     case ParamKind::TmaDescriptor: {
       const TensorMapArgs &args = value.tensorMap;
       CUtensorMap &map = tensorMaps[numTensorMaps++];
-      if (!kernel.descriptors.lookup(args, map)) {
+      if (args.absent) {
+        std::memset(&map, 0, sizeof(map));
+      } else if (!kernel.descriptors.lookup(args, map)) {
         CUresult result = driver->tensorMapEncodeTiled(
             &map, args.dataType, args.rank, args.globalAddress,
             args.globalDim.data(), args.globalStrides.data(),

@@ -1164,6 +1164,72 @@ TEST(TensorMap, MaskedRank3AndNanFill) {
   EXPECT_EQ(a.oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA);
 }
 
+TEST(TensorMap, YDescriptorOnlyWhereTmaCanAddressY) {
+  // The staged epilogue's descriptor of y (ggemm-tma-store): [num_rows, N]
+  // boxes of 64 rows by 64 bf16 columns; absent (128 zero bytes) when y's
+  // address or row stride is not 16-byte aligned, where the kernel stores
+  // without it.
+  std::string text = test::replaced(
+      test::kSegmentManifest,
+      R"json({"name": "ldy", "kind": "scalar", "dtype": "i64", "value": "ldy"})json",
+      R"json({"name": "ldy", "kind": "scalar", "dtype": "i64", "value": "ldy"},
+    {"name": "y_desc", "kind": "tma_descriptor", "tensor": "y", "dtype": "bf16", "rank": 2, "box": [64, 64], "swizzle": "128B", "oob_fill": "zero"})json");
+  Manifest manifest = manifestFrom(text);
+  const ParamSpec &param = manifest.params.back();
+  ASSERT_EQ(param.name, "y_desc");
+  SegmentTensors t;
+  BoundArgs args;
+  ASSERT_TRUE(bind(manifest, t.get(), 4, args).ok());
+  TensorMapArgs y;
+  Status status = computeTensorMapArgs(manifest, param, args, y);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_FALSE(y.absent);
+  EXPECT_EQ(y.globalAddress, reinterpret_cast<void *>(test::kY));
+  EXPECT_EQ(y.globalDim[0], 4096u); // N innermost
+  EXPECT_EQ(y.globalDim[1], 1000u); // rows
+  EXPECT_EQ(y.globalStrides[0], 4096u * 2u);
+  EXPECT_EQ(y.boxDim[0], 64u);
+  EXPECT_EQ(y.boxDim[1], 64u);
+  EXPECT_EQ(y.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+
+  // A row stride of 4100 elements (8200 bytes) is not a multiple of 16.
+  t.y = test::makeStrided("y", test::kY, GGEMM_DTYPE_BF16, {1000, 4096},
+                          {4100, 1});
+  ASSERT_TRUE(bind(manifest, t.get(), 4, args).ok());
+  status = computeTensorMapArgs(manifest, param, args, y);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_TRUE(y.absent);
+
+  // An address 8 bytes past a 16-byte boundary.
+  t.y = makeTensor("y", test::kY + 8, GGEMM_DTYPE_BF16, {1000, 4096});
+  ASSERT_TRUE(bind(manifest, t.get(), 4, args).ok());
+  status = computeTensorMapArgs(manifest, param, args, y);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_TRUE(y.absent);
+
+  // N = 4092 (8184 bytes): a TMA store would write the rest of the last
+  // 16-byte unit of each row.
+  t.y = test::makeStrided("y", test::kY, GGEMM_DTYPE_BF16, {1000, 4092},
+                          {4104, 1});
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 4092, 7168});
+  std::string dynamicN = test::replaced(text, "\"n\": 4096", "\"n\": -1");
+  Manifest anyN = manifestFrom(dynamicN);
+  ASSERT_TRUE(bind(anyN, t.get(), 4, args).ok());
+  status = computeTensorMapArgs(anyN, anyN.params.back(), args, y);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_TRUE(y.absent);
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 4096, 7168});
+
+  // A row stride of 4104 elements is: the descriptor steps it.
+  t.y = test::makeStrided("y", test::kY, GGEMM_DTYPE_BF16, {1000, 4096},
+                          {4104, 1});
+  ASSERT_TRUE(bind(manifest, t.get(), 4, args).ok());
+  status = computeTensorMapArgs(manifest, param, args, y);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_FALSE(y.absent);
+  EXPECT_EQ(y.globalStrides[0], 4104u * 2u);
+}
+
 TEST(TensorMap, XScaleDescriptor) {
   // M = 300, K = 7168 (56 k blocks), k blocks 304 rows apart.
   Manifest manifest = manifestFrom(test::fp8SegmentManifest());

@@ -8,7 +8,7 @@
 # (build_kragged_ablation.sh) to show the check fails without the mask; for the python step, the catalog in
 # .device/python_catalog: test/gpu/build_python_catalog.sh). Results go to
 # $OUT.
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [profile] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -92,6 +92,24 @@ for step in $steps; do
     python3 test/gpu/check_python.py --catalog .device/python_catalog \
       --report "$OUT/python.md" 2>&1 | tee "$OUT/python.log" | grep -v " PASS" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  profile)
+    # Hardware counters of one launch each (bench/profile_ncu.py); the
+    # clocks are left alone (METHOD.md). The tensor-pipe metric is asked for
+    # only where this ncu knows its name.
+    extra=()
+    want=sm__pipe_tensor_op_gmma_cycles_active
+    ncu --query-metrics --chip gh100 2>/dev/null | grep -i -E "gmma|tensor_op" \
+      > "$OUT/tensor-metrics.txt"
+    grep -q "^$want " "$OUT/tensor-metrics.txt" &&
+      extra=(--metrics "$want.avg.pct_of_peak_sustained_active,lts__t_bytes.sum.per_second")
+    ncu --clock-control none --profile-from-start off --target-processes all "${extra[@]}" \
+      --section SpeedOfLight --section ComputeWorkloadAnalysis \
+      --section MemoryWorkloadAnalysis --section WarpStateStats \
+      --section SchedulerStats --section LaunchStats --section Occupancy \
+      python3 bench/profile_ncu.py --bundles .device/bundles \
+      --fp8-bundles .device/bundles_fp8 > "$OUT/profile.txt" 2>&1 || rc=1
+    grep -E "profiling:|==PROF==|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|Executed Ipc A|Issue Slots Busy|Shared Memory|No Eligible|Warp Cycles Per Issued|gmma|lts__t_bytes" \
+      "$OUT/profile.txt" | head -120 ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done

@@ -110,6 +110,11 @@ struct ToPtxOptions : public PassPipelineOptions<ToPtxOptions> {
                      "rows per group, when they are unknown at compile time "
                      "(ggemm-select-config's variants)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> tmaStore{
+      *this, "tma-store",
+      llvm::cl::desc("stage the epilogue through shared memory and store it "
+                     "by TMA where it qualifies (ggemm-tma-store)"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> cudaPath{
       *this, "cuda-path",
       llvm::cl::desc("CUDA toolkit: libdevice (math functions in epilogues) "
@@ -123,7 +128,8 @@ struct ToPtxOptions : public PassPipelineOptions<ToPtxOptions> {
 
 /// Problem level -> PTX (or cubin) inside `gpu.binary` ops:
 /// ggemm-select-config, ggemm-tile, ggemm-persistent-schedule,
-/// ggemm-warp-specialize, ggemm-stage-ring, convert-ggemm-to-nvvm, then the
+/// ggemm-warp-specialize, ggemm-tma-store, ggemm-stage-ring,
+/// convert-ggemm-to-nvvm, then the
 /// upstream NVVM lowering and serialisation (and ggemm-export-bundle).
 void buildToPtxPipeline(OpPassManager &pm, const ToPtxOptions &options);
 

@@ -304,7 +304,7 @@ LogicalResult LoopsTranslator::translateGGemmOp(Operation *op) {
       .Case([&](StoreTileOp store) { return lowerStore(store); })
       .Default([&](Operation *other) {
         if (isa<WarpSpecializeOp, CreateRingOp, RingPutOp, RingGetOp,
-                RingReleaseOp>(other))
+                RingReleaseOp, StoreDrainOp>(other))
           return other->emitOpError()
                  << "is GPU-only (warp roles and the stage ring have no CPU "
                     "counterpart): run convert-ggemm-to-loops before "

@@ -117,7 +117,9 @@ struct ConvertGGemmToNVVMPass
           Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
       auto kernel = gpu::GPUFuncOp::create(
           b, loc, name,
-          b.getFunctionType(kernelParamTypes(ctx, facts->blockScaled()), {}));
+          b.getFunctionType(
+              kernelParamTypes(ctx, facts->blockScaled(), facts->staged()),
+              {}));
       kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                       UnitAttr::get(ctx));
       // setmaxnreg needs a register cap at entry: a thread bound plus one
@@ -130,6 +132,8 @@ struct ConvertGGemmToNVVMPass
       SmallVector<int64_t> descriptors = {kADesc, kBDesc};
       if (facts->blockScaled())
         descriptors.push_back(kAScaleDesc);
+      if (facts->staged())
+        descriptors.push_back(facts->yDescParam());
       kernel->setAttr("ggemm.grid_constant_args",
                       b.getDenseI64ArrayAttr(descriptors));
       OpBuilder bodyBuilder(ctx);

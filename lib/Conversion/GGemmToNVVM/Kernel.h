@@ -44,8 +44,9 @@ enum KernelParam : unsigned {
 };
 
 /// The parameter types, in the order above (with the scale parameters when
-/// `blockScaled`).
-SmallVector<Type> kernelParamTypes(MLIRContext *ctx, bool blockScaled);
+/// `blockScaled`, then y's TMA descriptor when `staged`).
+SmallVector<Type> kernelParamTypes(MLIRContext *ctx, bool blockScaled,
+                                   bool staged);
 
 /// Bytes of one 128-byte swizzle row: the contiguous extent of every smem
 /// tile box.
@@ -54,6 +55,10 @@ constexpr int64_t kSwizzleBytes = 128;
 /// The named barrier (`bar.sync`) the consumer warpgroups meet at after a
 /// ggemm.zero_k_tail; 0 is the CTA-wide one.
 constexpr int64_t kZeroKTailBarrier = 1;
+
+/// The named barriers of the staged epilogue's warpgroups: consumer
+/// warpgroup w meets its 128 threads at kStoreBarrierBase + w.
+constexpr int64_t kStoreBarrierBase = 2;
 
 /// What a launch's IR says about its kernel, read by `analyseLaunch`.
 struct KernelFacts {
@@ -89,7 +94,17 @@ struct KernelFacts {
   // Static sizes for the manifest, -1 when dynamic.
   int64_t staticN, staticK, staticGroups, staticWeights;
 
+  /// ggemm-tma-store's decision: the epilogue goes through shared memory
+  /// and TMA stores (null: masked global stores only).
+  StoreStagingAttr staging;
+
   bool nMajorB() const { return !kRagged && bTile.isMNMajor(); }
+  bool staged() const { return bool(staging); }
+  /// The parameter of y's TMA descriptor (staged stores only): after the
+  /// scale parameters.
+  unsigned yDescParam() const {
+    return blockScaled() ? kNumBlockScaledParams : kNumParams;
+  }
   bool blockScaled() const { return bool(aScales); }
   Type aElem() const { return aTile.getElementType(); }
 };
@@ -161,6 +176,13 @@ private:
   LogicalResult putActivationScales(LoadScalesOp load, Value alignedRow,
                                     Value dst, Value full);
   LogicalResult translateStore(StoreTileOp op);
+  void storeDirect(Value acc, Value row0, Value rowEnd, Value col0,
+                   Value weight, int64_t blockN);
+  void storeStaged(StoreTileOp op, Value acc, Value row0, Value col0,
+                   Value weight);
+  LogicalResult translateStoreDrain(StoreDrainOp op);
+  Value epiloguePair(Value v0, Value v1, Value rowScale, Value row, Value col,
+                     Value weight, Value oldPair);
   LogicalResult translateTransposedStore(StoreTileOp op, Value acc, Value row0,
                                          Value rowEnd, Value col0,
                                          Value weight);

@@ -7,7 +7,8 @@ using namespace mlir::ggemm;
 using namespace mlir::ggemm::nvvm;
 
 SmallVector<Type> mlir::ggemm::nvvm::kernelParamTypes(MLIRContext *ctx,
-                                                      bool blockScaled) {
+                                                      bool blockScaled,
+                                                      bool staged) {
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto ptrGlobal = LLVM::LLVMPointerType::get(ctx, 1);
   auto i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
@@ -16,6 +17,8 @@ SmallVector<Type> mlir::ggemm::nvvm::kernelParamTypes(MLIRContext *ctx,
       i64, i64, i32,       i32,       i32,       i64,       i32};
   if (blockScaled)
     types.append({ptr, ptrGlobal});
+  if (staged)
+    types.push_back(ptr);
   return types;
 }
 
@@ -204,6 +207,18 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
     return launch.emitOpError() << "expects tile loads of x and w and one "
                                    "ggemm.store_tile in the kernel";
   f.store = stores.front();
+  f.staging = f.store.getStagingAttr();
+  if (f.staging && f.layout.getStagingOffset() < 0)
+    return f.ring.emitOpError()
+           << "expects a layout with the store staging of the launch's "
+              "ggemm.store_tile: run ggemm-stage-ring after ggemm-tma-store";
+  if (f.staging && f.layout.getStagingBytes() < f.numConsumers *
+                                                    f.staging.getBuffers() *
+                                                    f.staging.getBoxBytes())
+    return f.ring.emitOpError()
+           << "expects staging_bytes for " << f.staging.getBuffers()
+           << " boxes of " << f.staging.getBoxBytes() << " bytes per consumer "
+           << "warpgroup, got " << f.layout.getStagingBytes();
   if (auto layout =
           f.store->getAttrOfType<WeightLayoutAttr>(kKRaggedLayoutAttrName))
     f.kRaggedLayout = layout.getValue();
@@ -497,6 +512,16 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
         param({named("name", s("w_scale")), named("kind", s("pointer")),
                named("tensor", s("w_scale")),
                named("optional", b.getBoolAttr(false))}));
+  }
+  if (f.staged()) {
+    // The staged epilogue's TMA stores: y as [num_rows, N], one box of a
+    // consumer warpgroup's rows by one 128-byte swizzle row of columns.
+    params.push_back(
+        param({named("name", s("y_desc")), named("kind", s("tma_descriptor")),
+               named("tensor", s("y")), named("dtype", s(dtypeName(f.outElem))),
+               named("rank", i(2)),
+               named("box", arr({f.staging.getCols(), f.staging.getRows()})),
+               named("swizzle", s("128B")), named("oob_fill", s("zero"))}));
   }
   SmallVector<NamedAttribute> manifest = {
       named("format", s("ggemm-bundle")),

@@ -212,6 +212,7 @@ LogicalResult KernelTranslator::translateGGemmOp(Operation *op) {
         return success();
       })
       .Case([&](StoreTileOp op) { return translateStore(op); })
+      .Case([&](StoreDrainOp op) { return translateStoreDrain(op); })
       .Case([&](SegmentBoundsOp op) { return translateSegmentBounds(op); })
       .Case([&](ZeroKTailOp op) { return translateZeroKTail(op); })
       .Default([&](Operation *other) {

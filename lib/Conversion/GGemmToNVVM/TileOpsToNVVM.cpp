@@ -218,16 +218,11 @@ void KernelTranslator::storeElement(Value value, Value rowScale, Value row,
   LLVM::StoreOp::create(b, loc, v, address);
 }
 
-void KernelTranslator::storePair(Value v0, Value v1, Value rowScale, Value row,
-                                 Value col, Value weight) {
+Value KernelTranslator::epiloguePair(Value v0, Value v1, Value rowScale,
+                                     Value row, Value col, Value weight,
+                                     Value oldPair) {
   EpilogueAttr epilogue = facts.store.getEpilogueAttr();
   auto pairType = VectorType::get({2}, facts.outElem);
-  int64_t pairBytes = 2 * getElementBytes(facts.outElem);
-  Value address =
-      elementAddress(param(kY), facts.outElem, add(mul(row, ldy), col));
-  Value oldPair;
-  if (epilogue && epilogue.getAccumulate())
-    oldPair = LLVM::LoadOp::create(b, loc, pairType, address, pairBytes);
   Value pair = LLVM::UndefOp::create(b, loc, pairType);
   Value values[2] = {v0, v1};
   for (int64_t e = 0; e < 2; ++e) {
@@ -244,7 +239,22 @@ void KernelTranslator::storePair(Value v0, Value v1, Value rowScale, Value row,
                       rowScale, old, facts.outElem);
     pair = LLVM::InsertElementOp::create(b, loc, pair, v, position);
   }
-  LLVM::StoreOp::create(b, loc, pair, address, pairBytes);
+  return pair;
+}
+
+void KernelTranslator::storePair(Value v0, Value v1, Value rowScale, Value row,
+                                 Value col, Value weight) {
+  EpilogueAttr epilogue = facts.store.getEpilogueAttr();
+  auto pairType = VectorType::get({2}, facts.outElem);
+  int64_t pairBytes = 2 * getElementBytes(facts.outElem);
+  Value address =
+      elementAddress(param(kY), facts.outElem, add(mul(row, ldy), col));
+  Value oldPair;
+  if (epilogue && epilogue.getAccumulate())
+    oldPair = LLVM::LoadOp::create(b, loc, pairType, address, pairBytes);
+  LLVM::StoreOp::create(
+      b, loc, epiloguePair(v0, v1, rowScale, row, col, weight, oldPair),
+      address, pairBytes);
 }
 
 LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
@@ -256,6 +266,44 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
   if (op.getTransposed())
     return translateTransposedStore(op, acc, row0, rowEnd, col0, weight);
   int64_t blockN = op.getAcc().getType().getShape()[1];
+  if (!op.getStagingAttr()) {
+    storeDirect(acc, row0, rowEnd, col0, weight, blockN);
+    return success();
+  }
+  // Staged (ggemm-tma-store): a warpgroup whose 64 rows all belong to the
+  // tile's group stores them by TMA, when y admits a descriptor: a 16-byte
+  // aligned address, row stride and row (the runtime's condition for
+  // passing one; a TMA store clips columns past N only to 16-byte units,
+  // seen on an H100 with 7 f32 columns). Rows at or past row_end are the
+  // next group's, so a warpgroup that reaches them stores with the masked
+  // stores. The condition is the same for all threads of a warpgroup,
+  // which meet at named barriers.
+  int64_t elemBytes = getElementBytes(facts.outElem);
+  Value yAddress = LLVM::PtrToIntOp::create(b, loc, i64, param(kY));
+  auto multipleOf16 = [&](Value bytes) {
+    return cmp(arith::CmpIPredicate::eq,
+               arith::RemUIOp::create(b, loc, bytes, idx(16)), idx(0));
+  };
+  Value yAligned = arith::AndIOp::create(
+      b, loc,
+      cmp(arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, yAddress, c64(16)), c64(0)),
+      arith::AndIOp::create(b, loc, multipleOf16(mul(ldy, idx(elemBytes))),
+                            multipleOf16(mul(n, idx(elemBytes)))));
+  Value wgRow = add(row0, mul(warpgroup, idx(64)));
+  Value whole = cmp(arith::CmpIPredicate::ule, add(wgRow, idx(64)), rowEnd);
+  auto staged = scf::IfOp::create(
+      b, loc, arith::AndIOp::create(b, loc, yAligned, whole), true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(staged.thenBlock());
+  storeStaged(op, acc, wgRow, col0, weight);
+  b.setInsertionPointToStart(staged.elseBlock());
+  storeDirect(acc, row0, rowEnd, col0, weight, blockN);
+  return success();
+}
+
+void KernelTranslator::storeDirect(Value acc, Value row0, Value rowEnd,
+                                   Value col0, Value weight, int64_t blockN) {
   FragmentBase fragment = fragmentBase();
   Value rowBase = add(row0, fragment.row);
   Value colBase = add(col0, fragment.col);
@@ -305,6 +353,123 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
       }
     }
   }
+}
+
+void KernelTranslator::storeStaged(StoreTileOp op, Value acc, Value wgRow,
+                                   Value col0, Value weight) {
+  StoreStagingAttr staging = op.getStagingAttr();
+  EpilogueAttr epilogue = facts.store.getEpilogueAttr();
+  int64_t blockN = op.getAcc().getType().getShape()[1];
+  int64_t elemBytes = getElementBytes(facts.outElem);
+  int64_t cols = staging.getCols(), buffers = staging.getBuffers();
+  int64_t boxBytes = staging.getBoxBytes();
+  auto pairType = VectorType::get({2}, facts.outElem);
+  int64_t pairBytes = 2 * elemBytes;
+  Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+  Value laneRow = arith::DivUIOp::create(b, loc, lane, idx(4));
+  Value laneCol = mul(arith::RemUIOp::create(b, loc, lane, idx(4)), idx(2));
+  Value inGroup = arith::RemUIOp::create(b, loc, tid, idx(128));
+  Value warpInGroup = arith::DivUIOp::create(b, loc, inGroup, idx(32));
+  Value leader = cmp(arith::CmpIPredicate::eq, inGroup, idx(0));
+  Value barrier = toI32(add(warpgroup, idx(kStoreBarrierBase)));
+  // The warpgroup's boxes: `buffers` of them, behind the other
+  // warpgroups'.
+  Value boxes = byteOffset(smem, add(idx(facts.layout.getStagingOffset()),
+                                     mul(warpgroup, idx(buffers * boxBytes))));
+  // The thread's rows (fragment rows h = 0, 1) inside a box, and their
+  // 128-byte swizzle phase: a box row's 16-byte chunk c sits at chunk
+  // c ^ (row % 8), and row % 8 = lane / 4.
+  Value boxRow = add(mul(warpInGroup, idx(16)), laneRow);
+  Value rowScales[2];
+  Value rows[2];
+  for (int64_t h = 0; h < 2; ++h) {
+    rows[h] = add(add(wgRow, boxRow), idx(8 * h));
+    if (facts.rowScale)
+      rowScales[h] = load(f32, elementAddress(param(kRowScale), f32, rows[h]));
+  }
+  Value yDesc = kernel.getArgument(facts.yDescParam());
+  auto leaderOnly = [&](function_ref<void()> body) {
+    auto ifOp = scf::IfOp::create(b, loc, leader, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  };
+  auto meet = [&]() {
+    NVVM::BarrierOp::create(b, loc, Type(), barrier, c32(128),
+                            NVVM::BarrierReductionAttr(), Value());
+  };
+  for (int64_t j = 0; j < blockN / cols; ++j) {
+    Value box = byteOffset(boxes, idx((j % buffers) * boxBytes));
+    // The store that last read this box (`buffers` stores ago, possibly
+    // of the previous tile) must have finished reading it.
+    leaderOnly([&] {
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, buffers - 1,
+                                           UnitAttr::get(ctx));
+    });
+    meet();
+    for (int64_t h = 0; h < 2; ++h) {
+      Value rowInBox = add(boxRow, idx(8 * h));
+      Value rowBytes = byteOffset(box, mul(rowInBox, idx(kSwizzleBytes)));
+      for (int64_t ii = 0; ii < cols / 8; ++ii) {
+        int64_t i = j * (cols / 8) + ii;
+        Value v0 = LLVM::ExtractValueOp::create(
+            b, loc, acc, ArrayRef<int64_t>{4 * i + 2 * h});
+        Value v1 = LLVM::ExtractValueOp::create(
+            b, loc, acc, ArrayRef<int64_t>{4 * i + 2 * h + 1});
+        // Columns past N are clipped by TMA; their bias and old values are
+        // not read (y's rows are whole 16-byte units, so a pair never
+        // straddles N).
+        Value col = add(col0, add(laneCol, idx(8 * i)));
+        Value inside = cmp(arith::CmpIPredicate::ult, col, n);
+        Value safeCol = arith::SelectOp::create(b, loc, inside, col, idx(0));
+        Value oldPair;
+        if (epilogue && epilogue.getAccumulate()) {
+          Value address = elementAddress(param(kY), facts.outElem,
+                                         add(mul(rows[h], ldy), safeCol));
+          oldPair = LLVM::LoadOp::create(b, loc, pairType, address, pairBytes);
+        }
+        Value pair = epiloguePair(v0, v1, rowScales[h], rows[h], safeCol,
+                                  weight, oldPair);
+        // Byte offset of the pair in the box row, then swizzled.
+        Value byte = mul(add(laneCol, idx(8 * ii)), idx(elemBytes));
+        Value chunk = arith::DivUIOp::create(b, loc, byte, idx(16));
+        Value within = arith::RemUIOp::create(b, loc, byte, idx(16));
+        Value swizzled = arith::XOrIOp::create(b, loc, chunk, laneRow);
+        LLVM::StoreOp::create(
+            b, loc, pair,
+            byteOffset(rowBytes, add(mul(swizzled, idx(16)), within)),
+            pairBytes);
+      }
+    }
+    // TMA reads shared memory through the async proxy.
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    meet();
+    leaderOnly([&] {
+      SmallVector<Value> coords = {toI32(add(col0, idx(j * cols))),
+                                   toI32(wgRow)};
+      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+          b, loc, yDesc, box, coords, Value(),
+          NVVM::TMAStoreModeAttr::get(ctx, NVVM::TMAStoreMode::TILE), Value());
+      NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+    });
+  }
+}
+
+LogicalResult KernelTranslator::translateStoreDrain(StoreDrainOp op) {
+  // Only the thread that issued a warpgroup's stores can wait for them; the
+  // other threads wait for it at the CTA's end (the kernel returns after
+  // the roles, and the CTA's shared memory lives until all threads have).
+  if (!facts.staged())
+    return op.emitOpError() << "expects a staged ggemm.store_tile in the "
+                               "launch (ggemm-tma-store)";
+  Value inGroup = arith::RemUIOp::create(b, loc, tid, idx(128));
+  auto ifOp = scf::IfOp::create(
+      b, loc, cmp(arith::CmpIPredicate::eq, inGroup, idx(0)), false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, UnitAttr());
   return success();
 }
 

@@ -149,7 +149,8 @@ LogicalResult
 RingLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t stages, ArrayRef<int64_t> offsets,
                        ArrayRef<int64_t> stageBytes, int64_t barrierOffset,
-                       int64_t smemBytes) {
+                       int64_t smemBytes, int64_t stagingOffset,
+                       int64_t stagingBytes) {
   if (stages < 1 || stages > 8)
     return emitError() << "expects 1 to 8 stages, got " << stages;
   if (offsets.empty() || offsets.size() != stageBytes.size())
@@ -188,12 +189,25 @@ RingLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   for (auto [index, offset, bytes] : llvm::enumerate(offsets, stageBytes))
     regions.push_back({"buffer " + std::to_string(index), offset, bytes, 0});
   regions.push_back({"the mbarriers", barrierOffset, 16, 0});
+  if (stagingOffset != -1 || stagingBytes != 0) {
+    // Swizzled store boxes, as swizzled tiles, start on 1024-byte
+    // boundaries.
+    if (stagingOffset < 0 || stagingOffset % 1024 != 0 || stagingBytes <= 0 ||
+        stagingBytes % 1024 != 0)
+      return emitError() << "expects a 1024-byte aligned staging_offset and a "
+                            "positive multiple of 1024 staging_bytes, got "
+                         << stagingBytes << " bytes at offset "
+                         << stagingOffset;
+    // One "stage" of all the staging bytes.
+    regions.push_back({"the store staging", stagingOffset, stagingBytes, 0});
+  }
   for (Region &region : regions) {
     // Huge user-written values must not overflow.
+    int64_t times = region.name == "the store staging" ? 1 : stages;
     std::optional<int64_t> end =
-        llvm::checkedMulAdd(stages, region.bytesPerStage, region.begin);
+        llvm::checkedMulAdd(times, region.bytesPerStage, region.begin);
     if (!end || *end > smemBytes)
-      return emitError() << "expects " << region.name << " (" << stages
+      return emitError() << "expects " << region.name << " (" << times
                          << " stages of " << region.bytesPerStage
                          << " bytes at offset " << region.begin
                          << ") to end within smem_bytes (" << smemBytes << ")";
@@ -208,5 +222,25 @@ RingLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                            << b.begin << ", " << b.end << ")";
     }
   }
+  return success();
+}
+
+LogicalResult
+StoreStagingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         int64_t rows, int64_t cols, int64_t buffers) {
+  // A box holds a consumer warpgroup's 64 accumulator rows; its columns
+  // are one 128-byte swizzle row of the output (8, 16 or 32 elements of
+  // 16, 8 or 4 bytes: TMA's 128-byte swizzle span).
+  if (rows != 64)
+    return emitError() << "expects rows = 64 (a consumer warpgroup's rows), "
+                          "got "
+                       << rows;
+  if (cols != 32 && cols != 64 && cols != 128)
+    return emitError() << "expects cols to be 32, 64 or 128 (one 128-byte "
+                          "swizzle row of f32, bf16/f16 or 8-bit elements), "
+                          "got "
+                       << cols;
+  if (buffers < 1 || buffers > 4)
+    return emitError() << "expects 1 to 4 buffers, got " << buffers;
   return success();
 }

@@ -172,5 +172,22 @@ LogicalResult StoreTileOp::verify() {
                            << dimStr(yType.getDimSize(0)) << "), got "
                            << dimStr(rows);
   }
+  if (StoreStagingAttr staging = getStagingAttr()) {
+    if (getTransposed())
+      return emitOpError() << "expects no `staging` on a transposed store "
+                              "(its fragments are columns of y)";
+    int64_t elemBytes = getElementBytes(yType.getElementType());
+    if (staging.getCols() * elemBytes != 128)
+      return emitOpError() << "expects staging boxes of one 128-byte swizzle "
+                              "row of y ("
+                           << 128 / elemBytes << " columns of "
+                           << yType.getElementType()
+                           << "), got cols = " << staging.getCols();
+    ArrayRef<int64_t> acc = getAcc().getType().getShape();
+    if (acc[0] % staging.getRows() != 0 || acc[1] % staging.getCols() != 0)
+      return emitOpError() << "expects the accumulator (" << acc[0] << "x"
+                           << acc[1] << ") to be whole staging boxes of "
+                           << staging.getRows() << "x" << staging.getCols();
+  }
   return success();
 }

@@ -36,9 +36,21 @@ struct StageRingPass : public ggemm::impl::GGemmStageRingBase<StageRingPass> {
           llvm::alignTo(getRingSlotBytes(entry), slotAlignment(entry)));
       bytesPerStage += stageBytes.back();
     }
-    int64_t stages =
-        std::min(config.getStages(),
-                 maxStagesThatFit(bytesPerStage, kMaxSmemBytesPerCta));
+    // The staged epilogue's store boxes (ggemm-tma-store) go behind the
+    // ring, so the ring's budget is what they leave.
+    int64_t stagingBytes = 0;
+    launch.getBody().walk([&](StoreTileOp store) {
+      if (StoreStagingAttr staging = store.getStagingAttr())
+        stagingBytes = std::max(
+            stagingBytes,
+            staging.getBuffers() * staging.getBoxBytes() *
+                (store.getAcc().getType().getShape()[0] / staging.getRows()));
+    });
+    int64_t stages = std::min(
+        config.getStages(),
+        maxStagesThatFit(bytesPerStage,
+                         kMaxSmemBytesPerCta -
+                             (stagingBytes ? stagingBytes + 1024 : 0)));
     if (stages < 1)
       return ring.emitOpError()
              << "expects at least one stage of " << bytesPerStage
@@ -56,9 +68,14 @@ struct StageRingPass : public ggemm::impl::GGemmStageRingBase<StageRingPass> {
     offset = llvm::alignTo(offset, 8);
     int64_t barrierOffset = offset;
     int64_t smemBytes = barrierOffset + 16 * stages;
+    int64_t stagingOffset = -1;
+    if (stagingBytes) {
+      stagingOffset = llvm::alignTo(smemBytes, 1024);
+      smemBytes = stagingOffset + stagingBytes;
+    }
     ring.setLayoutAttr(RingLayoutAttr::get(ring.getContext(), stages, offsets,
-                                           stageBytes, barrierOffset,
-                                           smemBytes));
+                                           stageBytes, barrierOffset, smemBytes,
+                                           stagingOffset, stagingBytes));
     return success();
   }
 

@@ -249,7 +249,8 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   }
   StoreTileOp::create(b, loc, kLoop.getResult(0), p.y, row, loop.getRowEndArg(),
                       col, p.bias, p.bias ? weight : Value(), p.rowScale,
-                      p.epilogue);
+                      p.epilogue, /*transposed=*/false,
+                      /*staging=*/StoreStagingAttr());
   YieldOp::create(b, loc);
   return success();
 }
@@ -331,7 +332,8 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
     epilogue = EpilogueAttr::get(ctx, Activation::none, /*accumulate=*/true);
   auto store = StoreTileOp::create(b, loc, kLoop.getResult(0), dw, row,
                                    loop.getRowEndArg(), col, Value(), Value(),
-                                   Value(), epilogue);
+                                   Value(), epilogue, /*transposed=*/false,
+                                   /*staging=*/StoreStagingAttr());
   store->setAttr(kKRaggedLayoutAttrName,
                  WeightLayoutAttr::get(ctx, op.getWeightLayout()));
   YieldOp::create(b, loc);

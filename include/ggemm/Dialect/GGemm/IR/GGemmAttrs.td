@@ -117,6 +117,34 @@ def GGemm_EpilogueAttr : GGemm_Attr<"Epilogue", "epilogue"> {
   let assemblyFormat = "`<` struct(params) `>`";
 }
 
+def GGemm_StoreStagingAttr : GGemm_Attr<"StoreStaging", "store_staging"> {
+  let summary = "`#ggemm.store_staging<...>`: an epilogue staged through "
+                "shared memory and stored by TMA";
+  let description = [{
+    Set by `ggemm-tma-store` on a `ggemm.store_tile`: each consumer
+    warpgroup writes its rows of the tile into shared memory, one box of
+    `rows` rows by `cols` columns (`cols` elements of y make one 128-byte
+    swizzle row) at a time, through `buffers` boxes it cycles through, and
+    one of its threads stores each box with a TMA bulk tensor store
+    (`cp.async.bulk.tensor`), which runs on while the warpgroup fills the
+    next box and then multiplies the next tile. Before refilling a box, the
+    warpgroup waits until the store that last read it has finished reading
+    (`cp.async.bulk.wait_group.read buffers - 1`). `ggemm.store_drain` waits
+    for the last ones.
+
+    ```mlir
+    #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>
+    ```
+  }];
+  let parameters = (ins "int64_t":$rows, "int64_t":$cols, "int64_t":$buffers);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of one box: `rows` swizzle rows of 128 bytes.
+    int64_t getBoxBytes() const { return getRows() * 128; }
+  }];
+}
+
 def GGemm_ScaleBlockAttr : GGemm_Attr<"ScaleBlock", "scale_block"> {
   let summary = "`#ggemm.scale_block<RxC>`: granularity of an FP8 operand's "
                 "dequantisation scales";
@@ -203,6 +231,13 @@ def GGemm_RingLayoutAttr : GGemm_Attr<"RingLayout", "ring_layout"> {
     the buffers and the mbarriers must not overlap and must end within
     `smem_bytes`.
 
+    When the launch's `ggemm.store_tile` has a `staging` (set by
+    `ggemm-tma-store`), `staging_offset` and `staging_bytes` place the
+    epilogue's store buffers: `buffers` boxes per consumer warpgroup, of
+    `rows x 128` bytes each, warpgroup `w`'s box `j` at `staging_offset +
+    (w * buffers + j) * rows * 128` (1024-byte aligned: the boxes are
+    128-byte swizzled). Absent (offset -1) without a staged store.
+
     ```mlir
     #ggemm.ring_layout<stages = 4, offsets = [0, 65536],
                        stage_bytes = [16384, 32768], barrier_offset = 196608,
@@ -212,11 +247,15 @@ def GGemm_RingLayoutAttr : GGemm_Attr<"RingLayout", "ring_layout"> {
   let parameters = (ins "int64_t":$stages,
                     ArrayRefParameter<"int64_t">:$offsets,
                     ArrayRefParameter<"int64_t">:$stage_bytes,
-                    "int64_t":$barrier_offset, "int64_t":$smem_bytes);
+                    "int64_t":$barrier_offset, "int64_t":$smem_bytes,
+                    DefaultValuedParameter<"int64_t", "-1">:$staging_offset,
+                    DefaultValuedParameter<"int64_t", "0">:$staging_bytes);
   let assemblyFormat = [{
     `<` `stages` `=` $stages `,` `offsets` `=` `[` $offsets `]` `,`
     `stage_bytes` `=` `[` $stage_bytes `]` `,`
-    `barrier_offset` `=` $barrier_offset `,` `smem_bytes` `=` $smem_bytes `>`
+    `barrier_offset` `=` $barrier_offset `,` `smem_bytes` `=` $smem_bytes
+    (`,` `staging_offset` `=` $staging_offset^ `,`
+     `staging_bytes` `=` $staging_bytes)? `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

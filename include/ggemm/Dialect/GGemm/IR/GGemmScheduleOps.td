@@ -326,4 +326,20 @@ def GGemm_RingReleaseOp : GGemm_Op<"ring_release"> {
   let assemblyFormat = "$ring `[` $position `]` attr-dict `:` qualified(type($ring))";
 }
 
+def GGemm_StoreDrainOp : GGemm_Op<"store_drain"> {
+  let summary = "wait for the staged stores of this consumer warpgroup";
+  let description = [{
+    Written by `ggemm-tma-store` at the end of the consumer role: returns
+    once every TMA store the warpgroup's staged `ggemm.store_tile`s issued
+    has completed (`cp.async.bulk.wait_group 0` by the thread that issued
+    them), so that the CTA's shared memory is not released while a store
+    still reads it. Nothing on the CPU.
+
+    ```mlir
+    ggemm.store_drain
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 #endif // GGEMM_SCHEDULE_OPS_TD

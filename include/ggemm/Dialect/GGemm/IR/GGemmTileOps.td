@@ -363,7 +363,14 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
     same row mask (`row + j < row_end`) and column mask (`col + i < N`).
 
     On the GPU the consumer warpgroups write their wgmma fragments with
-    row-masked global stores; on the CPU, loops.
+    row-masked global stores; on the CPU, loops. With a `staging`
+    (`#ggemm.store_staging`, set by `ggemm-tma-store`), a warpgroup whose
+    64 rows all lie before `row_end` writes them through shared memory and
+    TMA stores instead (columns past N are clipped by TMA), when y's address
+    and row stride are 16-byte aligned (the runtime passes y's descriptor
+    then); a warpgroup with rows at or past `row_end` (the next segment's)
+    uses the masked stores. `staging` needs an accumulator of at least 64
+    rows that is not `transposed`, and `cols` elements of y in 128 bytes.
 
     ```mlir
     ggemm.store_tile %acc to %y row(%row) row_end(%end) col(%col)
@@ -378,7 +385,8 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
                    Optional<GGemm_Index>:$weight,
                    Optional<GGemm_F32Vector>:$row_scale,
                    OptionalAttr<GGemm_EpilogueAttr>:$epilogue,
-                   UnitAttr:$transposed);
+                   UnitAttr:$transposed,
+                   OptionalAttr<GGemm_StoreStagingAttr>:$staging);
   let assemblyFormat = [{
     $acc `to` $y `row` `(` $row `)` `row_end` `(` $row_end `)` `col` `(` $col `)`
     (`transposed` $transposed^)?

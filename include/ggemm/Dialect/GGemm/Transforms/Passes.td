@@ -481,4 +481,62 @@ def GGemmWarpSpecialize : Pass<"ggemm-warp-specialize", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect"];
 }
 
+def GGemmTmaStore : Pass<"ggemm-tma-store", "::mlir::ModuleOp"> {
+  let summary = "stage the consumers' epilogue through shared memory and "
+                "store it by TMA";
+  let description = [{
+    Decides, per warp-specialised launch, whether its `ggemm.store_tile`
+    writes through shared memory and TMA bulk tensor stores (`staging =
+    #ggemm.store_staging<...>`) instead of per-thread masked global stores,
+    and appends `ggemm.store_drain` to the consumer role. A staged store
+    leaves the tile as soon as its last box is in shared memory: the TMA
+    engine writes it to global memory while the warpgroup multiplies the
+    next tile, and it writes whole 128-byte lines instead of the 4-byte
+    pieces of the wgmma fragment.
+
+    A store is staged when all of these hold (otherwise it is left as it
+    is):
+    - it is not `transposed` (swap-AB) and not the store of a K-ragged
+      program (`ggemm.segment_matmul_k`);
+    - y's elements are 2 or 4 bytes, and a static N makes 16-byte rows
+      (N times the element size a multiple of 16; a dynamic N is checked at
+      run time, where the kernel falls back to the masked stores);
+    - the ring at its configured depth and `buffers` boxes of 64 x 128
+      bytes per consumer warpgroup fit the 227 KB of shared memory; with
+      fewer bytes left, one box per warpgroup is tried.
+
+    Rows at a segment's end stay exact: a consumer warpgroup whose 64 rows
+    reach past `row_end` (the next segment's rows) stores that tile with
+    the masked stores (see `ggemm.store_tile`).
+
+    Before (the end of the consumer role of `ggemm-warp-specialize`):
+
+    ```mlir
+        ggemm.store_tile %done to %y row(%row) row_end(%end) col(%col)
+            : !ggemm.accumulator<128x256xf32>, memref<?x4096xbf16>
+        scf.yield %1#1 : index
+      }
+    }
+    ```
+
+    After:
+
+    ```mlir
+        ggemm.store_tile %done to %y row(%row) row_end(%end) col(%col)
+            {staging = #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>}
+            : !ggemm.accumulator<128x256xf32>, memref<?x4096xbf16>
+        scf.yield %1#1 : index
+      }
+      ggemm.store_drain
+    }
+    ```
+  }];
+  let options = [
+    Option<"buffers", "buffers", "int64_t", /*default=*/"2",
+           "store boxes per consumer warpgroup (1 to 4): with 2, a "
+           "warpgroup fills one while TMA stores the other">,
+  ];
+  let dependentDialects = ["::mlir::ggemm::GGemmDialect"];
+}
+
 #endif // GGEMM_TRANSFORMS_PASSES_TD

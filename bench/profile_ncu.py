@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Launches a few GGEMM kernels and their torch peers once each, between
+cudaProfilerStart/Stop, so that `ncu --profile-from-start off` reads the
+hardware counters of exactly those launches (issue 11: where does a tile's
+time go). Inputs as in bench_e2e.py / check_fp8.py; every launch is
+preceded by untimed warm-up launches outside the profiled range.
+
+Run on the device through bench/profile_ncu.sh, which names the metrics.
+"""
+import argparse
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "test" / "gpu"))
+from ggemm.runtime import Kernel  # noqa: E402
+import check_fp8  # noqa: E402
+
+
+def bf16_cases(bundles: Path):
+    out = []
+    kernel = Kernel(bundles / "bench_seg_m128n256_along_m_kernel.json")
+    for groups, rows, n, k in ((8, 2048, 7168, 2048), (8, 2048, 4096, 7168)):
+        m = groups * rows
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        w = (torch.randn(groups, n, k, device="cuda") / k ** 0.5).to(torch.bfloat16)
+        indptr = torch.arange(0, m + 1, rows, dtype=torch.int32, device="cuda")
+        offs = indptr[1:].clone()
+        y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        tag = f"bf16 G={groups} M={m} N={n} K={k}"
+        out.append((f"{tag} ggemm 128x256 along m",
+                    lambda kernel=kernel, x=x, w=w, y=y, indptr=indptr:
+                    kernel(x=x, w=w, y=y, seg_indptr=indptr)))
+        out.append((f"{tag} torch._grouped_mm",
+                    lambda x=x, w=w, offs=offs:
+                    torch._grouped_mm(x, w.transpose(-2, -1), offs=offs)))
+    return out
+
+
+def fp8_cases(bundles: Path):
+    out = []
+    groups, rows, n, k = 8, 4096, 4096, 7168
+    kernel = Kernel(bundles / f"fp8_seg_n{n}_k{k}_kernel.json")
+    m = groups * rows
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    xq, xs = check_fp8.quantize_rows(x)
+    wq, ws = check_fp8.weights(groups, n, k)
+    xs_mn = check_fp8.mn_major(xs)
+    indptr = torch.arange(0, m + 1, rows, dtype=torch.int32, device="cuda")
+    y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    tag = f"fp8 G={groups} M={m} N={n} K={k}"
+    out.append((f"{tag} ggemm 128x128",
+                lambda: kernel(x=xq, w=wq, x_scale=xs_mn, w_scale=ws,
+                               seg_indptr=indptr, y=y)))
+    a = xq[:rows]
+    sa = check_fp8.mn_major(xs[:rows])
+    label, fn, _ = check_fp8.first_peer(check_fp8.blockwise_peers(a, sa, wq[0], ws[0]))
+    if fn is not None:
+        out.append((f"fp8 M={rows} N={n} K={k} (one group) {label}", fn))
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundles", type=Path, required=True)
+    parser.add_argument("--fp8-bundles", type=Path)
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    cases = bf16_cases(args.bundles)
+    if args.fp8_bundles:
+        cases += fp8_cases(args.fp8_bundles)
+    for label, fn in cases:
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+        print(f"profiling: {label}", flush=True)
+        torch.cuda.profiler.start()
+        fn()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+//===- TmaStore.cpp - stage the epilogue through shared memory ------------===//
+
+#include "ggemm/Dialect/GGemm/Transforms/Passes.h"
+#include "ggemm/Dialect/GGemm/Transforms/StageChecks.h"
+
+#include "llvm/Support/MathExtras.h"
+
+namespace mlir::ggemm {
+#define GEN_PASS_DEF_GGEMMTMASTORE
+#include "ggemm/Dialect/GGemm/Transforms/Passes.h.inc"
+} // namespace mlir::ggemm
+
+using namespace mlir;
+using namespace mlir::ggemm;
+
+namespace {
+/// Shared-memory bytes of `ring` at its configured depth, placed as
+/// ggemm-stage-ring places it: slots of tiles 1024-byte aligned, of scales
+/// 128, then a full and an empty mbarrier per stage.
+int64_t ringBytes(CreateRingOp ring, int64_t stages) {
+  int64_t bytes = 0;
+  for (Type entry : ring.getRing().getType().getTiles()) {
+    int64_t alignment = isa<ScalesType>(entry) ? 128 : 1024;
+    bytes = llvm::alignTo(bytes, alignment) +
+            stages * llvm::alignTo(getRingSlotBytes(entry), alignment);
+  }
+  return llvm::alignTo(bytes, 8) + 16 * stages;
+}
+
+struct TmaStorePass : public ggemm::impl::GGemmTmaStoreBase<TmaStorePass> {
+  using Base::Base;
+
+  /// Stages the store of `roles`' consumers when it qualifies (see the
+  /// pass description); returns whether it did.
+  bool stage(LaunchOp launch, WarpSpecializeOp roles, StoreTileOp store) {
+    if (store.getTransposed() || store.getStagingAttr() ||
+        store->hasAttr(kKRaggedLayoutAttrName))
+      return false;
+    MemRefType yType = store.getY().getType();
+    int64_t elemBytes = getElementBytes(yType.getElementType());
+    if (elemBytes != 2 && elemBytes != 4)
+      return false;
+    int64_t n = yType.getDimSize(1);
+    if (!ShapedType::isDynamic(n) && (n * elemBytes) % 16 != 0)
+      return false;
+    ArrayRef<int64_t> acc = store.getAcc().getType().getShape();
+    int64_t consumers = roles.getConsumerWarpgroups();
+    int64_t cols = 128 / elemBytes;
+    if (acc[0] != 64 * consumers || acc[1] % cols != 0)
+      return false;
+    auto rings = launch.getBody().front().getOps<CreateRingOp>();
+    if (rings.empty())
+      return false;
+    CreateRingOp ring = *rings.begin();
+    int64_t stages = launch.getScheduleOp().getConfig().getStages();
+    int64_t base = llvm::alignTo(ringBytes(ring, stages), 1024);
+    constexpr int64_t kBoxBytes = 64 * 128;
+    for (int64_t boxes = buffers; boxes >= 1; --boxes) {
+      if (base + consumers * boxes * kBoxBytes > kMaxSmemBytesPerCta)
+        continue;
+      store.setStagingAttr(
+          StoreStagingAttr::get(store.getContext(), 64, cols, boxes));
+      return true;
+    }
+    return false;
+  }
+
+  void runOnOperation() override {
+    if (buffers < 1 || buffers > 4) {
+      getOperation()->emitError()
+          << getArgument() << ": expects buffers to be 1 to 4, got " << buffers;
+      return signalPassFailure();
+    }
+    if (failed(expectScheduled(getOperation(), getArgument())))
+      return signalPassFailure();
+    WalkResult result = getOperation()->walk([&](LaunchOp launch) {
+      auto all = launch.getBody().front().getOps<WarpSpecializeOp>();
+      if (all.empty()) {
+        launch.emitOpError() << "has no warp roles: run ggemm-warp-specialize "
+                                "before "
+                             << getArgument();
+        return WalkResult::interrupt();
+      }
+      WarpSpecializeOp roles = *all.begin();
+      Block &consumers = roles.getConsumers().front();
+      SmallVector<StoreTileOp> stores;
+      consumers.walk([&](StoreTileOp store) { stores.push_back(store); });
+      bool staged = false;
+      for (StoreTileOp store : stores)
+        staged |= stage(launch, roles, store);
+      if (staged && consumers.getOps<StoreDrainOp>().empty()) {
+        OpBuilder b = OpBuilder::atBlockEnd(&consumers);
+        if (!consumers.empty() &&
+            consumers.back().hasTrait<OpTrait::IsTerminator>())
+          b.setInsertionPoint(&consumers.back());
+        StoreDrainOp::create(b, launch.getLoc());
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace
