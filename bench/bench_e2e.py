@@ -82,6 +82,21 @@ def bench(fn) -> float:
                                    return_mode="median")
 
 
+def segment_inputs(lengths, n: int, k: int):
+    """Fresh bf16 x [M, K] and w [G, N, K] (scaled so that y is O(1)), the
+    i32 seg_indptr of `lengths`, torch's offsets and torch._grouped_mm's y."""
+    groups, m = len(lengths), sum(lengths)
+    offsets = [0]
+    for length in lengths:
+        offsets.append(offsets[-1] + length)
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    w = (torch.randn(groups, n, k, device="cuda") / k ** 0.5).to(torch.bfloat16)
+    indptr = torch.tensor(offsets, dtype=torch.int32, device="cuda")
+    offs = indptr[1:].clone()
+    ref = torch._grouped_mm(x, w.transpose(-2, -1), offs=offs)
+    return x, w, indptr, offs, ref
+
+
 def load(bundles: Path) -> dict:
     """label -> (kernel, manifest) for the variants found in `bundles`."""
     out = {}
@@ -114,15 +129,9 @@ def main() -> int:
     for label, lengths, n, k in shapes():
         groups = len(lengths)
         m = sum(lengths)
-        offsets = [0]
-        for length in lengths:
-            offsets.append(offsets[-1] + length)
-        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-        w = (torch.randn(groups, n, k, device="cuda") / k ** 0.5).to(torch.bfloat16)
-        indptr = torch.tensor(offsets, dtype=torch.int32, device="cuda")
-        offs = indptr[1:].clone()
+        x, w, indptr, offs, ref = segment_inputs(lengths, n, k)
+        offsets = indptr.tolist()
         flops = 2.0 * m * n * k
-        ref = torch._grouped_mm(x, w.transpose(-2, -1), offs=offs)
         results = {}
 
         def run(kernel: Kernel):

@@ -920,3 +920,159 @@ func.func @fp8(%arg0: memref<?x256xf8E4M3FN>, %arg1: memref<2x256x256xf8E4M3FN>,
   }
   return
 }
+
+// -----
+
+// A staged epilogue (ggemm-tma-store): y's descriptor is the last
+// parameter (passed by value), and per 64-column box each consumer
+// warpgroup waits until the store that last read the box has finished
+// reading it, meets at its named barrier, writes the box (swizzled pairs
+// of bf16), fences the async proxy, meets again, and one thread issues the
+// TMA store; the role ends waiting for its stores. Warpgroups whose rows
+// reach past row_end keep the masked global stores.
+// CHECK: staged_kernel = {block = [384, 1, 1], cluster = [1, 1, 1], dynamic_smem = 230400 : i64
+// CHECK-SAME: {box = [64, 64], dtype = "bf16", kind = "tma_descriptor", name = "y_desc", oob_fill = "zero", rank = 2 : i64, swizzle = "128B", tensor = "y"}
+// CHECK-LABEL: gpu.func @staged_kernel(
+// CHECK-SAME: %[[YDESC:arg14]]: !llvm.ptr)
+// CHECK-SAME: ggemm.grid_constant_args = array<i64: 0, 1, 14>
+// CHECK: scf.if %{{.+}} {
+// CHECK: nvvm.cp.async.bulk.wait_group 1 {read}
+// CHECK: nvvm.barrier id = %[[BAR:.+]] number_of_threads = %{{.+}}
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<3>
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: nvvm.barrier id = %[[BAR]] number_of_threads = %{{.+}}
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[YDESC]], %{{.+}}, box[%{{.+}}, %{{.+}}] : !llvm.ptr, <3>
+// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[YDESC]]
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[YDESC]]
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %[[YDESC]]
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: } else {
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : vector<2xbf16>, !llvm.ptr<1>
+// CHECK: nvvm.cp.async.bulk.wait_group 0
+// CHECK-NOT: {read}
+func.func @staged(%arg0: memref<?x256xbf16>, %arg1: memref<4x256x256xbf16>, %arg2: memref<5xi32>, %arg3: memref<?x256xbf16>, %arg4: index, %arg5: index, %arg6: index) {
+  %c0 = arith.constant 0 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<5xi32>) groups(%arg4) rows_per_group(%c0) num_rows(%arg5) num_cols(%arg6) config(#ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 32768], barrier_offset = 196608, smem_bytes = 230400, staging_offset = 197632, staging_bytes = 32768>) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+    %2 = ggemm.tile_count %0
+    ggemm.warp_specialize producer registers(40) {
+      %c0_0 = arith.constant 0 : index
+      %3 = scf.for %arg7 = %cta to %2 step %num_ctas iter_args(%arg8 = %c0_0) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg7]
+        %c1 = arith.constant 1 : index
+        %c4 = arith.constant 4 : index
+        %c64 = arith.constant 64 : index
+        %4 = scf.for %arg9 = %c0 to %c4 step %c1 iter_args(%arg10 = %arg8) -> (index) {
+          %5 = arith.muli %arg9, %c64 : index
+          %6 = ggemm.load_tile %arg0[%row, %5] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+          %7 = ggemm.load_tile %arg1[%group, %col, %5] : memref<4x256x256xbf16> -> !ggemm.tile<256x64xbf16>
+          ggemm.ring_put %1[%arg10], %6, %7 : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+          %c1_1 = arith.constant 1 : index
+          %8 = arith.addi %arg10, %c1_1 : index
+          scf.yield %8 : index
+        }
+        scf.yield %4 : index
+      }
+    } consumers(2) registers(232) {
+      %c0_0 = arith.constant 0 : index
+      %3 = scf.for %arg7 = %cta to %2 step %num_ctas iter_args(%arg8 = %c0_0) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg7]
+        %c1 = arith.constant 1 : index
+        %c4 = arith.constant 4 : index
+        %4 = ggemm.zero_accumulator : !ggemm.accumulator<128x256xf32>
+        %5:2 = scf.for %arg9 = %c0 to %c4 step %c1 iter_args(%arg10 = %4, %arg11 = %arg8) -> (!ggemm.accumulator<128x256xf32>, index) {
+          %8:2 = ggemm.ring_get %1[%arg11] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+          %9 = ggemm.mma %8#0, %8#1, %arg10 {pending = 1 : i64} : !ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16> -> !ggemm.accumulator<128x256xf32>
+          %10 = arith.cmpi ugt, %arg9, %c0 : index
+          scf.if %10 {
+            %c1_2 = arith.constant 1 : index
+            %12 = arith.subi %arg11, %c1_2 : index
+            ggemm.ring_release %1[%12] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+          }
+          %c1_1 = arith.constant 1 : index
+          %11 = arith.addi %arg11, %c1_1 : index
+          scf.yield %9, %11 : !ggemm.accumulator<128x256xf32>, index
+        }
+        %6 = ggemm.mma_wait %5#0 : !ggemm.accumulator<128x256xf32>
+        %7 = arith.cmpi ugt, %5#1, %arg8 : index
+        scf.if %7 {
+          %c1_1 = arith.constant 1 : index
+          %8 = arith.subi %5#1, %c1_1 : index
+          ggemm.ring_release %1[%8] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+        }
+        ggemm.store_tile %6 to %arg3 row(%row) row_end(%row_end) col(%col) {staging = #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>} : !ggemm.accumulator<128x256xf32>, memref<?x256xbf16>
+        scf.yield %5#1 : index
+      }
+      ggemm.store_drain
+    }
+  }
+  return
+}
+
+// -----
+
+// A staged store whose ring has no room placed for it.
+func.func @staged_unplaced(%arg0: memref<?x256xbf16>, %arg1: memref<4x256x256xbf16>, %arg2: memref<5xi32>, %arg3: memref<?x256xbf16>, %arg4: index, %arg5: index, %arg6: index) {
+  %c0 = arith.constant 0 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<5xi32>) groups(%arg4) rows_per_group(%c0) num_rows(%arg5) num_cols(%arg6) config(#ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{expects a layout with the store staging of the launch's ggemm.store_tile: run ggemm-stage-ring after ggemm-tma-store}}
+    %1 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 32768], barrier_offset = 196608, smem_bytes = 196672>) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+    %2 = ggemm.tile_count %0
+    ggemm.warp_specialize producer registers(40) {
+      %c0_0 = arith.constant 0 : index
+      %3 = scf.for %arg7 = %cta to %2 step %num_ctas iter_args(%arg8 = %c0_0) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg7]
+        %c1 = arith.constant 1 : index
+        %c4 = arith.constant 4 : index
+        %c64 = arith.constant 64 : index
+        %4 = scf.for %arg9 = %c0 to %c4 step %c1 iter_args(%arg10 = %arg8) -> (index) {
+          %5 = arith.muli %arg9, %c64 : index
+          %6 = ggemm.load_tile %arg0[%row, %5] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+          %7 = ggemm.load_tile %arg1[%group, %col, %5] : memref<4x256x256xbf16> -> !ggemm.tile<256x64xbf16>
+          ggemm.ring_put %1[%arg10], %6, %7 : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+          %c1_1 = arith.constant 1 : index
+          %8 = arith.addi %arg10, %c1_1 : index
+          scf.yield %8 : index
+        }
+        scf.yield %4 : index
+      }
+    } consumers(2) registers(232) {
+      %c0_0 = arith.constant 0 : index
+      %3 = scf.for %arg7 = %cta to %2 step %num_ctas iter_args(%arg8 = %c0_0) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg7]
+        %c1 = arith.constant 1 : index
+        %c4 = arith.constant 4 : index
+        %4 = ggemm.zero_accumulator : !ggemm.accumulator<128x256xf32>
+        %5:2 = scf.for %arg9 = %c0 to %c4 step %c1 iter_args(%arg10 = %4, %arg11 = %arg8) -> (!ggemm.accumulator<128x256xf32>, index) {
+          %8:2 = ggemm.ring_get %1[%arg11] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+          %9 = ggemm.mma %8#0, %8#1, %arg10 {pending = 1 : i64} : !ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16> -> !ggemm.accumulator<128x256xf32>
+          %10 = arith.cmpi ugt, %arg9, %c0 : index
+          scf.if %10 {
+            %c1_2 = arith.constant 1 : index
+            %12 = arith.subi %arg11, %c1_2 : index
+            ggemm.ring_release %1[%12] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+          }
+          %c1_1 = arith.constant 1 : index
+          %11 = arith.addi %arg11, %c1_1 : index
+          scf.yield %9, %11 : !ggemm.accumulator<128x256xf32>, index
+        }
+        %6 = ggemm.mma_wait %5#0 : !ggemm.accumulator<128x256xf32>
+        %7 = arith.cmpi ugt, %5#1, %arg8 : index
+        scf.if %7 {
+          %c1_1 = arith.constant 1 : index
+          %8 = arith.subi %5#1, %c1_1 : index
+          ggemm.ring_release %1[%8] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+        }
+        ggemm.store_tile %6 to %arg3 row(%row) row_end(%row_end) col(%col) {staging = #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>} : !ggemm.accumulator<128x256xf32>, memref<?x256xbf16>
+        scf.yield %5#1 : index
+      }
+      ggemm.store_drain
+    }
+  }
+  return
+}

@@ -82,12 +82,17 @@ func.func @tile_config() attributes {
 }
 
 // Buffers in any order, stages padded to 1024 bytes, any number of tile
-// buffers.
+// buffers; the store staging of a staged epilogue is printed only when
+// there is one.
 // CHECK-LABEL: func.func @ring_layout()
 // CHECK-SAME: b_first = #ggemm.ring_layout<stages = 2, offsets = [65536, 0], stage_bytes = [8192, 32768], barrier_offset = 81920, smem_bytes = 81952>
 // CHECK-SAME: ring = #ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>
+// CHECK-SAME: staged = #ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 32768], barrier_offset = 196608, smem_bytes = 230400, staging_offset = 197632, staging_bytes = 32768>
 // CHECK-SAME: three = #ggemm.ring_layout<stages = 1, offsets = [0, 1024, 2048], stage_bytes = [1024, 1024, 1024], barrier_offset = 3072, smem_bytes = 3088>
 func.func @ring_layout() attributes {
+    staged = #ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 32768],
+                                barrier_offset = 196608, smem_bytes = 230400,
+                                staging_offset = 197632, staging_bytes = 32768>,
     ring = #ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384],
                               barrier_offset = 131072, smem_bytes = 131136>,
     b_first = #ggemm.ring_layout<stages = 2, offsets = [65536, 0], stage_bytes = [8192, 32768],
@@ -117,5 +122,15 @@ func.func @accumulator(%a: !ggemm.accumulator<128x128xf32>, %b: !ggemm.accumulat
 func.func @tile_types(%a: !ggemm.tile<128x64xbf16>, %b: !ggemm.tile<256x64xf16, mn_major>,
                       %c: !ggemm.tile<64x128xf8E4M3FN, k_major>, %s: !ggemm.schedule,
                       %r: !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xf16, mn_major>>) {
+  return
+}
+
+// The staged epilogue's boxes (ggemm-tma-store).
+// CHECK-LABEL: func.func @store_staging()
+// CHECK-SAME: bf16 = #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>
+// CHECK-SAME: f32 = #ggemm.store_staging<rows = 64, cols = 32, buffers = 1>
+func.func @store_staging() attributes {
+    bf16 = #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>,
+    f32 = #ggemm.store_staging<rows = 64, cols = 32, buffers = 1>} {
   return
 }

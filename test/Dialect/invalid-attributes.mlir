@@ -255,6 +255,55 @@ func.func @ring_stage_size() attributes {
 
 // -----
 
+// expected-error @+2 {{expects a 1024-byte aligned staging_offset and a positive multiple of 1024 staging_bytes, got 8192 bytes at offset 2112}}
+func.func @ring_staging_alignment() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 2048, smem_bytes = 10304, staging_offset = 2112, staging_bytes = 8192>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects the store staging (1 stages of 8192 bytes at offset 3072) to end within smem_bytes (8192)}}
+func.func @ring_staging_end() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 2048, smem_bytes = 8192, staging_offset = 3072, staging_bytes = 8192>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects buffer 1 [1024, 2048) not to overlap the store staging [1024, 9216)}}
+func.func @ring_staging_overlap() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 10240, smem_bytes = 10256, staging_offset = 1024, staging_bytes = 8192>} {
+  return
+}
+
+//===----------------------------------------------------------------------===//
+// #ggemm.store_staging
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// expected-error @+1 {{expects rows = 64 (a consumer warpgroup's rows), got 128}}
+func.func @staging_rows() attributes {a = #ggemm.store_staging<rows = 128, cols = 64, buffers = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects cols to be 32, 64 or 128 (one 128-byte swizzle row of f32, bf16/f16 or 8-bit elements), got 48}}
+func.func @staging_cols() attributes {a = #ggemm.store_staging<rows = 64, cols = 48, buffers = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects 1 to 4 buffers, got 0}}
+func.func @staging_buffers() attributes {a = #ggemm.store_staging<rows = 64, cols = 64, buffers = 0>} {
+  return
+}
+
+// -----
+
 // expected-error @+2 {{expects positive stage sizes and non-negative offsets, got 1024 bytes at offset -1024}}
 func.func @ring_negative_offset() attributes {
     a = #ggemm.ring_layout<stages = 1, offsets = [-1024, 0], stage_bytes = [1024, 1024], barrier_offset = 1024, smem_bytes = 1040>} {

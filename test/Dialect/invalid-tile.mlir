@@ -280,6 +280,39 @@ func.func @store_tile_row_scale(%acc: !ggemm.accumulator<128x128xf32>,
   return
 }
 
+// -----
+
+func.func @store_tile_staging_cols(%acc: !ggemm.accumulator<128x128xf32>,
+                                   %y: memref<?x256xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects staging boxes of one 128-byte swizzle row of y (64 columns of 'bf16'), got cols = 32}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i)
+      {staging = #ggemm.store_staging<rows = 64, cols = 32, buffers = 2>}
+      : !ggemm.accumulator<128x128xf32>, memref<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_staging_whole_boxes(%acc: !ggemm.accumulator<64x80xf32>,
+                                          %y: memref<?x256xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects the accumulator (64x80) to be whole staging boxes of 64x32}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i)
+      {staging = #ggemm.store_staging<rows = 64, cols = 32, buffers = 1>}
+      : !ggemm.accumulator<64x80xf32>, memref<?x256xf32>
+  return
+}
+
+// -----
+
+func.func @store_tile_staging_transposed(%acc: !ggemm.accumulator<128x64xf32>,
+                                         %y: memref<?x256xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects no `staging` on a transposed store (its fragments are columns of y)}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) transposed
+      {staging = #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>}
+      : !ggemm.accumulator<128x64xf32>, memref<?x256xbf16>
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // ggemm.launch, ggemm.warp_specialize, ring ops
 //===----------------------------------------------------------------------===//

@@ -544,7 +544,8 @@ func.func @tile_uniform(%x: memref<?x512xf8E4M3FN>, %w: memref<4x128x512xf8E5M2>
 
 //===----------------------------------------------------------------------===//
 // Schedule level: tile_schedule, launch, tile_count, map_tile,
-// warp_specialize, create_ring, ring_put, ring_get, ring_release;
+// warp_specialize, create_ring, ring_put, ring_get, ring_release,
+// store_drain;
 // !ggemm.schedule, !ggemm.ring
 //===----------------------------------------------------------------------===//
 
@@ -600,6 +601,8 @@ func.func @schedule_tiles(%groups: index, %rows: index, %m: index, %n: index) {
 // CHECK-NEXT: %{{.+}}:2 = ggemm.zero_k_tail %[[T]]#0, %[[T]]#1 valid(%{{.+}}) : !ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>
 // CHECK-NEXT: %{{.+}} = ggemm.zero_k_tail %[[T]]#1 valid(%{{.+}}) : !ggemm.tile<256x64xbf16>
 // CHECK-NEXT: ggemm.ring_release %[[RING]][%{{.+}}] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+// CHECK-NEXT: ggemm.store_drain
+// CHECK-NEXT: }
 func.func @warp_roles(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
                       %groups: index, %rows: index, %m: index, %n: index, %i: index) {
   %sched = ggemm.tile_schedule uniform groups(%groups) rows_per_group(%rows)
@@ -627,6 +630,7 @@ func.func @warp_roles(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
       %mc = ggemm.zero_k_tail %tb valid(%i) : !ggemm.tile<256x64xbf16>
       ggemm.ring_release %ring[%i]
           : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+      ggemm.store_drain
     }
   }
   return

@@ -8,7 +8,7 @@
 # (build_kragged_ablation.sh) to show the check fails without the mask; for the python step, the catalog in
 # .device/python_catalog: test/gpu/build_python_catalog.sh). Results go to
 # $OUT.
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [profile] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [profile] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -40,6 +40,10 @@ for step in $steps; do
     python3 bench/bench_e2e.py --bundles .device/bundles ${BASELINE:+--baseline "$BASELINE"} \
       --repeats "${REPEATS:-5}" --report "$OUT/bench.md" \
       2>&1 | tee "$OUT/bench.log" || rc=1 ;;
+  throughput)
+    python3 bench/bench_throughput.py --bundles .device/bundles \
+      --repeats "${REPEATS:-3}" --report "$OUT/throughput.md" \
+      2>&1 | tee "$OUT/throughput.log" || rc=1 ;;
   safety)
     compute-sanitizer --tool memcheck --report-api-errors no \
       python3 test/gpu/check_safety.py --bundles .device/bundles \

@@ -68,7 +68,8 @@ struct TmaStorePass : public ggemm::impl::GGemmTmaStoreBase<TmaStorePass> {
   void runOnOperation() override {
     if (buffers < 1 || buffers > 4) {
       getOperation()->emitError()
-          << getArgument() << ": expects buffers to be 1 to 4, got " << buffers;
+          << getArgument() << ": expects buffers to be 1 to 4, got "
+          << buffers.getValue();
       return signalPassFailure();
     }
     if (failed(expectScheduled(getOperation(), getArgument())))
