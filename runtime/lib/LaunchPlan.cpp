@@ -936,12 +936,18 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
   // y and clip its rows exactly (a TMA store clips columns past N to
   // 16-byte units); elsewhere the kernel stores without it (the same test,
   // in the kernel, on y's address, ldy and N).
-  if (param.tensor == TensorRole::Y &&
-      manifest.problem.op != Op::SegmentMatmulK) {
+  // The output as the kernel sees it: [rows, N] (dw of segment_matmul_k
+  // as [G * R, C], its groups packed).
+  const bool output =
+      param.tensor == TensorRole::Y || param.tensor == TensorRole::Dw;
+  const int64_t outputRows = param.tensor == TensorRole::Dw
+                                 ? shape.numGroups * shape.rowsPerGroup
+                                 : shape.numRows;
+  if (output) {
     int64_t rowStride = tensor.strides[tensor.rank - 2];
     if (reinterpret_cast<uintptr_t>(tensor.data) % 16 != 0 ||
         (rowStride * elementSize) % 16 != 0 ||
-        (shape.n * elementSize) % 16 != 0 || shape.numRows < 1) {
+        (shape.n * elementSize) % 16 != 0 || outputRows < 1) {
       result.absent = true;
       return Status::success();
     }
@@ -952,7 +958,11 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
   int64_t strides[kMaxTensorMapRank] = {};
   int rank = param.rank;
   void *address = tensor.data;
-  if (manifest.problem.op == Op::SegmentMatmulK) {
+  if (param.tensor == TensorRole::Dw) {
+    dims[0] = shape.n;
+    dims[1] = outputRows;
+    strides[1] = tensor.strides[tensor.rank - 2];
+  } else if (manifest.problem.op == Op::SegmentMatmulK) {
     // dy [T, N] or x [T, K] (parseManifest admits no other descriptor, and
     // rank 2): columns innermost, then the token rows, the kernel's K.
     dims[0] = tensor.shape[1];

@@ -856,10 +856,10 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
   // TMA descriptor.
   const bool xScale = param.tensor == TensorRole::XScale;
   if (kRagged && param.tensor != TensorRole::Dy &&
-      param.tensor != TensorRole::X)
+      param.tensor != TensorRole::X && param.tensor != TensorRole::Dw)
     return reader.error(at / "tensor",
-                        "a tma_descriptor of segment_matmul_k can describe dy "
-                        "or x, got " +
+                        "a tma_descriptor of segment_matmul_k can describe dy, "
+                        "x or dw, got " +
                             quote(tensorName));
   if (!kRagged && param.tensor != TensorRole::X &&
       param.tensor != TensorRole::W && param.tensor != TensorRole::Y && !xScale)

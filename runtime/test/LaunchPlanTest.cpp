@@ -1427,6 +1427,50 @@ TEST(KRaggedBind, NkShapes) {
   EXPECT_EQ(shape.numTiles, 8 * 32 * 56);
 }
 
+TEST(KRaggedTensorMap, DwDescriptorOfAStagedEpilogue) {
+  // dw [8, 4096, 7168] f32 as the kernel's [G * R, C] = [32768, 7168]
+  // output; absent where its rows are not 16-byte units, and with T = 0
+  // (dw is still written).
+  std::string text = test::withKRaggedManifest(
+      R"json({"name": "num_weights", "kind": "scalar", "dtype": "i32", "value": "num_weights"})json",
+      R"json({"name": "num_weights", "kind": "scalar", "dtype": "i32", "value": "num_weights"},
+    {"name": "y_desc", "kind": "tma_descriptor", "tensor": "dw", "dtype": "f32", "rank": 2, "box": [32, 64], "swizzle": "128B", "oob_fill": "zero"})json");
+  Manifest manifest = manifestFrom(text);
+  const ParamSpec &param = manifest.params.back();
+  KRaggedTensors t;
+  BoundArgs args;
+  ASSERT_TRUE(bind(manifest, t.get(), 4, args).ok());
+  TensorMapArgs dw;
+  Status status = computeTensorMapArgs(manifest, param, args, dw);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_FALSE(dw.absent);
+  EXPECT_EQ(dw.globalAddress, reinterpret_cast<void *>(test::kDw));
+  EXPECT_EQ(dw.dataType, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+  EXPECT_EQ(dw.globalDim[0], 7168u);
+  EXPECT_EQ(dw.globalDim[1], 8u * 4096u);
+  EXPECT_EQ(dw.globalStrides[0], 7168u * 4u);
+  EXPECT_EQ(dw.boxDim[0], 32u);
+  EXPECT_EQ(dw.boxDim[1], 64u);
+
+  // No token rows: dw is still described.
+  t.dy = makeTensor("dy", test::kDy, GGEMM_DTYPE_BF16, {0, 4096});
+  t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {0, 7168});
+  ASSERT_TRUE(bind(manifest, t.get(), 4, args).ok());
+  status = computeTensorMapArgs(manifest, param, args, dw);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_FALSE(dw.absent);
+  EXPECT_EQ(dw.globalDim[1], 8u * 4096u);
+
+  // Rows 7170 f32 apart (28680 bytes) are not 16-byte units.
+  KRaggedTensors padded;
+  padded.dw = test::makeStrided("dw", test::kDw, GGEMM_DTYPE_F32,
+                                {8, 4096, 7168}, {4096 * 7170, 7170, 1});
+  ASSERT_TRUE(bind(manifest, padded.get(), 4, args).ok());
+  status = computeTensorMapArgs(manifest, param, args, dw);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_TRUE(dw.absent);
+}
+
 TEST(KRaggedBind, KnShapes) {
   Manifest manifest = kRaggedManifest(/*kn=*/true);
   KRaggedTensors t(/*kn=*/true);

@@ -762,15 +762,24 @@ TEST(KRaggedManifest, RejectsTensorsOfOtherOps) {
       "segment_matmul");
 }
 
-TEST(KRaggedManifest, DescriptorsDescribeDyOrX) {
+TEST(KRaggedManifest, DescriptorsDescribeDyXOrDw) {
   EXPECT_CONTAINS(
       parseError(withKRaggedManifest(
-          "{\"name\": \"y\", \"kind\": \"pointer\", \"tensor\": \"dw\"}",
-          "{\"name\": \"y\", \"kind\": \"tma_descriptor\", \"tensor\": "
-          "\"dw\", \"dtype\": \"f32\", \"rank\": 2, \"box\": [32, 64], "
-          "\"swizzle\": \"128B\"}")),
-      "k.json: /params/2/tensor: a tma_descriptor of segment_matmul_k can "
-      "describe dy or x, got \"dw\"");
+          "{\"name\": \"group_rows\", \"kind\": \"pointer\", \"tensor\": "
+          "\"seg_indptr\", \"optional\": false}",
+          "{\"name\": \"group_rows\", \"kind\": \"tma_descriptor\", "
+          "\"tensor\": \"seg_indptr\", \"dtype\": \"f32\", \"rank\": 2, "
+          "\"box\": [32, 64], \"swizzle\": \"128B\"}")),
+      "k.json: /params/3/tensor: a tma_descriptor of segment_matmul_k can "
+      "describe dy, x or dw, got \"seg_indptr\"");
+  // dw's descriptor, for a staged epilogue, parses.
+  std::string staged = withKRaggedManifest(
+      R"json({"name": "num_weights", "kind": "scalar", "dtype": "i32", "value": "num_weights"})json",
+      R"json({"name": "num_weights", "kind": "scalar", "dtype": "i32", "value": "num_weights"},
+    {"name": "y_desc", "kind": "tma_descriptor", "tensor": "dw", "dtype": "f32", "rank": 2, "box": [32, 64], "swizzle": "128B", "oob_fill": "zero"})json");
+  Manifest manifest;
+  Status status = parseManifest(staged, "k.json", "", manifest);
+  EXPECT_TRUE(status.ok()) << status.getMessage();
   EXPECT_CONTAINS(
       parseError(withKRaggedManifest("\"tensor\": \"dy\", \"dtype\": "
                                      "\"bf16\", \"rank\": 2, \"box\": [64, 64]",

@@ -447,7 +447,7 @@ def make_peers(dy, x, ends, slices, out_dtype):
     return forms
 
 
-def bench(kernels, lines, quick=False):
+def bench(kernels, lines, quick=False, baseline=None):
     shapes = DEEPGEMM_K_GROUPED[:3] if quick else DEEPGEMM_K_GROUPED
     short = {torch.float32: "f32", torch.bfloat16: "bf16"}
     ratios, errors, failed = [], {}, 0
@@ -465,8 +465,10 @@ def bench(kernels, lines, quick=False):
               "| shape (G, m, n, rows) | GGEMM dw | GGEMM us | GGEMM TFLOP/s "
               "| GGEMM 2nd us | torch._grouped_mm us (TFLOP/s) dw "
               "| cuBLAS loop us (TFLOP/s) dw | ratio vs best peer | check "
-              "| GGEMM 128x128 tiles us (TFLOP/s) |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
+              "| GGEMM 128x128 tiles us (TFLOP/s) |"
+              + (" baseline us | baseline / GGEMM |" if baseline else ""),
+              "|---|---|---|---|---|---|---|---|---|---|"
+              + ("---|---|" if baseline else "")]
     for g, m, n, rows in shapes:
         t = g * rows
         dy = torch.randn(t, m, device="cuda").to(torch.bfloat16)
@@ -536,9 +538,19 @@ def bench(kernels, lines, quick=False):
                 ratio_cell = f"{ratio:.2f}"
             else:
                 ratio_cell = "no peer"
+            base_cells = ""
+            if baseline and kname in baseline:
+                base = baseline[kname]
+                tb, _ = time_ms(lambda: base(dy=dy, x=x, seg_indptr=indptr, dw=dw))
+                # Once more each, alternating, so that drift hits both.
+                t_ours = min(t_ours, time_ms(ours)[0])
+                tb = min(tb, time_ms(
+                    lambda: base(dy=dy, x=x, seg_indptr=indptr, dw=dw))[0])
+                base_cells = f" {tb * 1e3:.0f} | {tb / t_ours:.2f} |"
             lines.append(f"| {shape} | {out_name} | {t_ours * 1e3:.0f}{ours_mark} | "
                          f"{tf(t_ours):.0f} | {t_other * 1e3:.0f} | {cells[0]} | "
-                         f"{cells[1]} | {ratio_cell} | {check} | {variant_cell} |")
+                         f"{cells[1]} | {ratio_cell} | {check} | {variant_cell} |"
+                         + base_cells)
             print(lines[-1], flush=True)
             del dw, peers, ours
             torch.cuda.empty_cache()
@@ -609,6 +621,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true",
                         help="fewer DeepGEMM shapes and random cases; 3 bench shapes")
     parser.add_argument("--commit", default=os.environ.get("GGEMM_COMMIT", "unknown"))
+    parser.add_argument("--baseline", type=Path,
+                        help="bundles of an earlier commit: with --bench, "
+                             "their kernels are timed in the same run")
     parser.add_argument("--ablation-bundles", type=Path,
                         help="bundles compiled with the consumers' K-ragged "
                              "mask (ggemm.zero_k_tail) removed: the cases of "
@@ -682,7 +697,16 @@ def main() -> int:
         failed += ablation(args.ablation_bundles, cases, manifests, lines)
     bench_failed = 0
     if args.bench:
-        bench_failed = bench(kernels, lines, args.quick)
+        baseline = None
+        if args.baseline:
+            baseline = {path.stem: Kernel(path)
+                        for path in sorted(args.baseline.glob("*.json"))}
+            base_commit = args.baseline / "COMMIT"
+            lines += ["", f"Baseline kernels: {args.baseline.name} (commit "
+                      f"{base_commit.read_text().strip() if base_commit.exists() else 'unknown'}"
+                      "), timed in the same run after GGEMM's, then both once "
+                      "more; each keeps its faster median."]
+        bench_failed = bench(kernels, lines, args.quick, baseline)
     if args.report:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text("\n".join(lines) + "\n")

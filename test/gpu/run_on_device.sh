@@ -4,7 +4,8 @@
 # bundles carried in .device/bundles (.device/bundles_fp8 for the fp8 step,
 # FP8_BENCH=1 to time them too, FP8_BASELINE=DIR to time earlier FP8 bundles
 # in the same run; .device/bundles_kragged for the kragged step, KRAGGED_BENCH=1
-# to time them against torch too, with .device/bundles_kragged_ablation
+# to time them against torch too, KRAGGED_BASELINE=DIR to time earlier ones in
+# the same run, with .device/bundles_kragged_ablation
 # (build_kragged_ablation.sh) to show the check fails without the mask; for the python step, the catalog in
 # .device/python_catalog: test/gpu/build_python_catalog.sh). Results go to
 # $OUT.
@@ -63,7 +64,8 @@ for step in $steps; do
     [ -d .device/bundles_kragged_ablation ] &&
       ablation=(--ablation-bundles .device/bundles_kragged_ablation)
     python3 test/gpu/check_kragged.py --bundles .device/bundles_kragged \
-      ${KRAGGED_BENCH:+--bench} "${ablation[@]}" --report "$OUT/kragged.md" 2>&1 \
+      ${KRAGGED_BENCH:+--bench} ${KRAGGED_BASELINE:+--baseline "$KRAGGED_BASELINE"} \
+      "${ablation[@]}" --report "$OUT/kragged.md" 2>&1 \
       | tee "$OUT/kragged.log" | grep -v "PASS$" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   swap)

@@ -514,12 +514,13 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
                named("optional", b.getBoolAttr(false))}));
   }
   if (f.staged()) {
-    // The staged epilogue's TMA stores: y as [num_rows, N], one box of a
-    // consumer warpgroup's rows by one 128-byte swizzle row of columns.
+    // The staged epilogue's TMA stores: y as [num_rows, N] (dw as
+    // [G * R, C]), one box of a consumer warpgroup's rows by one 128-byte
+    // swizzle row of columns.
     params.push_back(
         param({named("name", s("y_desc")), named("kind", s("tma_descriptor")),
-               named("tensor", s("y")), named("dtype", s(dtypeName(f.outElem))),
-               named("rank", i(2)),
+               named("tensor", s(yTensor)),
+               named("dtype", s(dtypeName(f.outElem))), named("rank", i(2)),
                named("box", arr({f.staging.getCols(), f.staging.getRows()})),
                named("swizzle", s("128B")), named("oob_fill", s("zero"))}));
   }

@@ -33,8 +33,7 @@ struct TmaStorePass : public ggemm::impl::GGemmTmaStoreBase<TmaStorePass> {
   /// Stages the store of `roles`' consumers when it qualifies (see the
   /// pass description); returns whether it did.
   bool stage(LaunchOp launch, WarpSpecializeOp roles, StoreTileOp store) {
-    if (store.getTransposed() || store.getStagingAttr() ||
-        store->hasAttr(kKRaggedLayoutAttrName))
+    if (store.getTransposed() || store.getStagingAttr())
       return false;
     MemRefType yType = store.getY().getType();
     int64_t elemBytes = getElementBytes(yType.getElementType());

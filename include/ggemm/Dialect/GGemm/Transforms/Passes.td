@@ -496,8 +496,7 @@ def GGemmTmaStore : Pass<"ggemm-tma-store", "::mlir::ModuleOp"> {
 
     A store is staged when all of these hold (otherwise it is left as it
     is):
-    - it is not `transposed` (swap-AB) and not the store of a K-ragged
-      program (`ggemm.segment_matmul_k`);
+    - it is not `transposed` (swap-AB);
     - y's elements are 2 or 4 bytes, and a static N makes 16-byte rows
       (N times the element size a multiple of 16; a dynamic N is checked at
       run time, where the kernel falls back to the masked stores);
