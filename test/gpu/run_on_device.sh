@@ -63,6 +63,7 @@ for step in $steps; do
     ablation=()
     [ -d .device/bundles_kragged_ablation ] &&
       ablation=(--ablation-bundles .device/bundles_kragged_ablation)
+    GGEMM_COMMIT=$(cat .device/bundles_kragged/COMMIT 2>/dev/null || echo "$commit") \
     python3 test/gpu/check_kragged.py --bundles .device/bundles_kragged \
       ${KRAGGED_BENCH:+--bench} ${KRAGGED_BASELINE:+--baseline "$KRAGGED_BASELINE"} \
       "${ablation[@]}" --report "$OUT/kragged.md" 2>&1 \
