@@ -92,6 +92,10 @@ class Case:
     # ggemm-persistent-schedule's grid: persistent (CTAs stride over the
     # tile ids) or tiles (one CTA per tile id).
     grid: str = "persistent"
+    # CTAs of a thread-block cluster along m (tile_config's cluster_m): they
+    # walk tiles of cluster_m x block_m rows together, each taking its
+    # rank's block_m rows.
+    cluster_m: int = 1
     # Write the tile program (foreach_tile and its K loop) by hand.
     tile_level: bool = False
     # masked/batched: dynamic group and row extents (memref<?x?x...>).
@@ -342,7 +346,8 @@ def config_attr(c: Case) -> str:
     return (f"#ggemm.tile_config<block_m = {c.block_m}, block_n = "
             f"{c.block_n}, block_k = {c.block_k}, stages = 2, "
             f"consumer_warpgroups = {warpgroups}{swap}, "
-            f"raster = {c.raster}>")
+            + (f"cluster_m = {c.cluster_m}, " if c.cluster_m > 1 else "")
+            + f"raster = {c.raster}>")
 
 
 def e4m3_value(code: int) -> float:
@@ -1022,6 +1027,23 @@ CASES = [
          "segment_matmul with more CTAs than tiles: some CTAs get none",
          segments=[65, 1, 127], rows=200, num_ctas=64, out_type="f16",
          in_type="f16"),
+    Case("segment_cluster_2", "segment",
+         "segment_matmul on 2-CTA clusters: 128-row tiles split by the "
+         "cluster rank, segments ending inside either half (or before the "
+         "second), an empty one, rows after the last",
+         segments=[65, 0, 129, 1, 200, 64], rows=470, n=136, k=72,
+         num_ctas=6, out_type="f32", cluster_m=2),
+    Case("segment_cluster_2_odd_grid", "segment",
+         "segment_matmul on 2-CTA clusters with an odd simulated grid of 5 "
+         "CTAs (run as 4: whole clusters), along m, weight indices",
+         segments=[33, 190, 7], rows=240, n=72, k=64, num_ctas=5,
+         raster="along_m", cluster_m=2, weight_indices=[1, 0, 1],
+         num_weights=2),
+    Case("masked_cluster_2", "masked",
+         "masked_matmul on 2-CTA clusters: counts ending in the first and "
+         "second half of a cluster tile, bias and silu",
+         counts=[100, 0, 64, 129], rows_per_group=130, num_ctas=4,
+         cluster_m=2, bias=True, activation="silu"),
     Case("segment_block_128", "segment",
          "segment_matmul with 128x128 tiles and two consumer warpgroups",
          segments=[129, 0, 250, 1], rows=400, block_m=128, block_n=128,

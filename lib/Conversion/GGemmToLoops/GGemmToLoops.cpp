@@ -196,6 +196,7 @@ TileSchedule LoopsTranslator::scheduleOf(Value schedule) {
   s.rowMapping = op.getRowMapping();
   s.blockM = config.getBlockM();
   s.blockN = config.getBlockN();
+  s.clusterM = config.getClusterM();
   s.raster = config.getRaster();
   s.numGroups = op.getNumGroups();
   s.rowsPerGroup = op.getRowsPerGroup();
@@ -228,7 +229,11 @@ void LoopsTranslator::lowerLaunch(LaunchOp launch, LogicalResult &result) {
   TileSchedule schedule = scheduleOf(launch.getSchedule());
   Value gridSize;
   if (launch.getGrid() == GridPolicy::persistent)
-    gridSize = arith::ConstantIndexOp::create(b, loc, numCtas);
+    // Whole clusters, as the runtime launches them.
+    gridSize = arith::ConstantIndexOp::create(
+        b, loc,
+        std::max(schedule.clusterM,
+                 numCtas - numCtas % schedule.clusterM));
   else
     // As the runtime does: one CTA per tile of a bound computed without
     // reading group_rows; the CTAs past the real tile count find no tile.
@@ -251,9 +256,11 @@ LogicalResult LoopsTranslator::translateGGemmOp(Operation *op) {
         return success();
       })
       .Case([&](MapTileOp map) {
+        Value rank = map.getClusterRank() ? lookup(map.getClusterRank(), map)
+                                          : Value();
         TileSchedule::Tile tile =
             scheduleOf(map.getSchedule())
-                .mapTile(b, loc, lookup(map.getTile(), map));
+                .mapTile(b, loc, lookup(map.getTile(), map), rank);
         mapping.map(map.getResults(), ValueRange{tile.group, tile.rowBegin,
                                                  tile.rowEnd, tile.colBegin});
         return success();

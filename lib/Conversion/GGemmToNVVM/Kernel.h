@@ -81,6 +81,9 @@ struct KernelFacts {
   TileType aTile, bTile;
   Type outElem, indexElem; // indexElem: null for uniform rows
   int64_t numConsumers;
+  /// CTAs of a cluster along m (1: no clusters); they share the weight
+  /// tile by TMA multicast.
+  int64_t clusterM = 1;
   /// ggemm-swap-ab swapped the mma's operands: the weight tile is wgmma's A
   /// and the store transposed.
   bool swapped = false;
@@ -205,6 +208,9 @@ private:
   LLVM::LLVMPointerType ptrShared, ptrCluster;
   /// Set up at the kernel's entry.
   Value tid, warpgroup, smem;
+  /// The CTA's rank in its cluster (blockIdx.x mod cluster_m), with
+  /// clusters.
+  Value clusterRank;
   Value numRows, rowsPerGroup, numGroups, n, k, ldy, numWeights;
   /// The weight scales' row and K-block counts (ceil(N / 128),
   /// ceil(K / 128)), with block scales.

@@ -119,13 +119,30 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
                                    "before convert-ggemm-to-nvvm";
   f.numConsumers = f.roles.getConsumerWarpgroups();
   f.threads = 128 * (f.numConsumers + 1);
-  if (f.ring.getReleaseCount() != 128 * f.numConsumers)
+  f.clusterM = f.config.getClusterM();
+  int64_t releaseCount = f.clusterM > 1 ? 4 * f.numConsumers * f.clusterM
+                                        : 128 * f.numConsumers;
+  if (f.ring.getReleaseCount() != releaseCount)
     return f.ring.emitOpError()
-           << "expects a release count of one per consumer thread ("
-           << 128 * f.numConsumers << "), got " << f.ring.getReleaseCount();
-  if (f.config.getClusterM() * f.config.getClusterN() != 1)
-    return launch.emitOpError() << "thread-block clusters are not supported "
-                                   "by the GPU back end yet";
+           << "expects a release count of one per consumer "
+           << (f.clusterM > 1 ? "warp and cluster CTA (" : "thread (")
+           << releaseCount << "), got " << f.ring.getReleaseCount();
+  if (f.config.getClusterN() != 1)
+    return launch.emitOpError() << "expects cluster_n = 1 for the GPU back "
+                                   "end (clusters share weight tiles along "
+                                   "m), got "
+                                << f.config.getClusterN();
+  if (f.clusterM > 1) {
+    std::optional<ArrayRef<int64_t>> shared = f.ring.getMulticast();
+    if (!shared || shared->size() != 1 || (*shared)[0] != 1)
+      return f.ring.emitOpError()
+             << "expects the weight tile (entry 1) to be the one multicast "
+                "entry of a ring of cluster_m = "
+             << f.clusterM;
+    if (launch.getGrid() != GridPolicy::persistent)
+      return launch.emitOpError() << "expects a persistent grid with "
+                                     "clusters";
+  }
 
   // The operands the kernel reads, bound to its parameters.
   f.groupRows = f.schedule.getGroupRows();
@@ -264,6 +281,12 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
   if (bool(f.xScale) != bool(f.wScale))
     return launch.emitOpError() << "expects activation and weight scales "
                                    "together (one promotion per K block)";
+  if (f.clusterM > 1 && (f.blockScaled() || f.kRagged || f.swapped ||
+                         f.bTile.isMNMajor()))
+    return launch.emitOpError()
+           << "expects clusters only for bf16/f16 segment, masked and batched "
+              "kernels with nk weights, not swapped (the multicast weight "
+              "tile is split by rows)";
   SmallVector<Type> expectedRing = {f.aTile, f.bTile};
   if (f.blockScaled()) {
     if (!isFp8(f.aElem()))
@@ -441,6 +464,10 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
   // columns.
   int64_t elemBytes = getElementBytes(f.aElem());
   int64_t bBoxN = f.nMajorB() ? kSwizzleBytes / elemBytes : f.bTile.getRows();
+  // With clusters each CTA loads its 1/cluster_m of the weight tile's rows
+  // and multicasts them.
+  if (!f.nMajorB())
+    bBoxN /= f.clusterM;
   SmallVector<int64_t> bBox = f.nMajorB()
                                   ? SmallVector<int64_t>{bBoxN, blockK, 1}
                                   : SmallVector<int64_t>{blockK, bBoxN, 1};
@@ -529,7 +556,7 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
       named("version", i(1)),
       named("entry", s(f.name)),
       named("block", arr({f.threads, 1, 1})),
-      named("cluster", arr({1, 1, 1})),
+      named("cluster", arr({f.clusterM, 1, 1})),
       named("dynamic_smem", i(f.layout.getSmemBytes())),
       named("problem", b.getDictionaryAttr(problem)),
       named("tile", b.getDictionaryAttr(tile)),

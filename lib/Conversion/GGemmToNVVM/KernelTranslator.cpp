@@ -109,6 +109,7 @@ LogicalResult KernelTranslator::translate() {
   s.rowMapping = facts.schedule.getRowMapping();
   s.blockM = config.getBlockM();
   s.blockN = config.getBlockN();
+  s.clusterM = config.getClusterM();
   s.raster = config.getRaster();
   s.numGroups = numGroups;
   s.rowsPerGroup = rowsPerGroup;
@@ -123,12 +124,20 @@ LogicalResult KernelTranslator::translate() {
   schedule = s;
   // Host constants go before everything else.
   entry.setInsertionPointToStart(&kernel.getBody().front());
-  mapping.map(facts.launch.getCtaArg(),
-              gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+  Value blockId = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  mapping.map(facts.launch.getCtaArg(), blockId);
+  if (facts.clusterM > 1)
+    clusterRank = arith::RemUIOp::create(b, loc, blockId, idx(facts.clusterM));
   mapping.map(facts.launch.getNumCtasArg(),
               gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
   if (failed(translateBlock(facts.launch.getBody().front())))
     return failure();
+  if (facts.clusterM > 1) {
+    // No CTA leaves while a peer may still multicast into its shared
+    // memory or arrive on its mbarriers.
+    NVVM::ClusterArriveOp::create(b, loc, UnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
+  }
   gpu::ReturnOp::create(b, loc);
   return success();
 }
@@ -161,9 +170,11 @@ LogicalResult KernelTranslator::translateGGemmOp(Operation *op) {
       })
       .Case([&](MapTileOp map) {
         Value tileId = lookup(map.getTile(), map);
-        if (!tileId)
+        Value rank =
+            map.getClusterRank() ? lookup(map.getClusterRank(), map) : Value();
+        if (!tileId || (map.getClusterRank() && !rank))
           return failure();
-        TileSchedule::Tile tile = schedule->mapTile(b, loc, tileId);
+        TileSchedule::Tile tile = schedule->mapTile(b, loc, tileId, rank);
         mapping.map(map.getResults(), ValueRange{tile.group, tile.rowBegin,
                                                  tile.rowEnd, tile.colBegin});
         return success();

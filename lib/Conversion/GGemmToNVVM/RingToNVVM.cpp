@@ -68,7 +68,14 @@ LogicalResult KernelTranslator::translateCreateRing(CreateRingOp op) {
     }
     NVVM::FenceMbarrierInitOp::create(b, loc);
   }
-  gpu::BarrierOp::create(b, loc);
+  if (facts.clusterM > 1) {
+    // The peers arrive on this CTA's empty mbarriers and multicast into
+    // its slots: all must be initialised first.
+    NVVM::ClusterArriveOp::create(b, loc, UnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
+  } else {
+    gpu::BarrierOp::create(b, loc);
+  }
   // The ring value is the shared-memory base its layout is relative to.
   mapping.map(op.getRing(), smem);
   return success();
@@ -194,6 +201,25 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
     int64_t boxes = type.isMNMajor() ? type.getRows() / boxElems : 1;
     int64_t boxBytes = type.getNumBytes() / boxes;
     Value dst = ringBuffer(index, slot);
+    std::optional<ArrayRef<int64_t>> shared = facts.ring.getMulticast();
+    if (shared && llvm::is_contained(*shared, int64_t(index))) {
+      // This CTA's 1/C of the (k_major) tile's rows, multicast into the
+      // slot of every CTA of the cluster; the full mbarrier of each counts
+      // the whole tile's bytes.
+      int64_t sliceRows = type.getRows() / facts.clusterM;
+      SmallVector<Value> at(coords);
+      at[1] = arith::AddIOp::create(
+          b, loc, coords[1], toI32(mul(clusterRank, idx(sliceRows))));
+      Value sliceDst =
+          byteOffset(dst, mul(clusterRank, idx(sliceRows * kSwizzleBytes)));
+      Value mask = arith::ConstantIntOp::create(
+          b, loc, (int64_t(1) << facts.clusterM) - 1, 16);
+      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+          b, loc, LLVM::AddrSpaceCastOp::create(b, loc, ptrCluster, sliceDst),
+          desc, at, full, ValueRange{}, mask, Value(), NVVM::TMALoadMode::TILE,
+          /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
+      continue;
+    }
     for (int64_t j = 0; j < boxes; ++j) {
       SmallVector<Value> at(coords);
       if (j)
@@ -281,8 +307,25 @@ LogicalResult KernelTranslator::translateRingRelease(RingReleaseOp op) {
   Value position = lookup(op.getPosition(), op);
   if (!position)
     return failure();
-  NVVM::MBarrierArriveOp::create(
-      b, loc, Type(), ringBarrier(ringSlot(position), true), Value());
+  Value empty = ringBarrier(ringSlot(position), true);
+  if (facts.clusterM == 1) {
+    NVVM::MBarrierArriveOp::create(b, loc, Type(), empty, Value());
+    return success();
+  }
+  // Lane r < C of each consumer warp releases the slot of the cluster's
+  // CTA r, whose producer multicasts into this CTA's slot too. The warp
+  // has finished reading the slot: the wgmma wait before is warp-wide.
+  Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+  auto sender = scf::IfOp::create(
+      b, loc, cmp(arith::CmpIPredicate::ult, lane, idx(facts.clusterM)),
+      false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(sender.thenBlock());
+  Value remote =
+      NVVM::MapaOp::create(b, loc, ptrCluster, empty, toI32(lane));
+  NVVM::MBarrierArriveOp::create(b, loc, Type(), remote, Value(),
+                                 NVVM::MemScopeKind::CLUSTER,
+                                 /*relaxed=*/false);
   return success();
 }
 

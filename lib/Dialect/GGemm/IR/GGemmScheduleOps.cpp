@@ -48,6 +48,21 @@ void LaunchOp::getAsmBlockArgumentNames(Region &region,
   setNameFn(region.front().getArgument(1), "num_ctas");
 }
 
+LogicalResult MapTileOp::verify() {
+  auto schedule = getSchedule().getDefiningOp<TileScheduleOp>();
+  if (!schedule)
+    return success();
+  int64_t clusterM = schedule.getConfig().getClusterM();
+  if (clusterM > 1 && !getClusterRank())
+    return emitOpError() << "expects a cluster_rank: the schedule's tiles are "
+                            "shared by cluster_m = "
+                         << clusterM << " CTAs";
+  if (clusterM == 1 && getClusterRank())
+    return emitOpError() << "expects no cluster_rank: the schedule's config "
+                            "has cluster_m = 1";
+  return success();
+}
+
 void MapTileOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
   setNameFn(getGroup(), "group");
   setNameFn(getRow(), "row");
@@ -91,6 +106,29 @@ LogicalResult WarpSpecializeOp::verifyRegions() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult CreateRingOp::verify() {
+  if (std::optional<ArrayRef<int64_t>> entries = getMulticast()) {
+    int64_t clusterM = getParentOp<LaunchOp>()
+                           .getScheduleOp()
+                           .getConfig()
+                           .getClusterM();
+    if (clusterM == 1)
+      return emitOpError() << "expects no multicast entries in a launch "
+                              "without clusters (cluster_m = 1)";
+    ArrayRef<Type> tiles = getRing().getType().getTiles();
+    llvm::SmallDenseSet<int64_t> seen;
+    for (int64_t entry : *entries) {
+      if (entry < 0 || entry >= int64_t(tiles.size()) ||
+          !isa<TileType>(tiles[entry]) || !seen.insert(entry).second)
+        return emitOpError() << "expects multicast entries to be distinct "
+                                "tile entries of the ring (0 to "
+                             << tiles.size() - 1 << "), got " << entry;
+      auto tile = cast<TileType>(tiles[entry]);
+      if (tile.getRows() % clusterM != 0)
+        return emitOpError() << "expects multicast tile " << entry << " ("
+                             << tile << ") to split into " << clusterM
+                             << " equal row slices";
+    }
+  }
   RingLayoutAttr layout = getLayoutAttr();
   if (!layout)
     return success();

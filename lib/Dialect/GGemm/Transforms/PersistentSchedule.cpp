@@ -32,7 +32,8 @@ void inlineTileBody(RewriterBase &rewriter, ForeachTileOp loop, MapTileOp tile,
   rewriter.inlineBlockBefore(&body, before, tile.getResults());
 }
 
-void schedule(RewriterBase &rewriter, ForeachTileOp loop, GridPolicy grid) {
+LogicalResult schedule(RewriterBase &rewriter, ForeachTileOp loop,
+                       GridPolicy grid) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
   auto sched = TileScheduleOp::create(
@@ -47,7 +48,21 @@ void schedule(RewriterBase &rewriter, ForeachTileOp loop, GridPolicy grid) {
       {loc, loc});
   Value cta = launch.getCtaArg(), numCtas = launch.getNumCtasArg();
   Value total = TileCountOp::create(rewriter, loc, sched);
-  if (grid == GridPolicy::persistent) {
+  TileConfigAttr config = loop.getConfigAttr();
+  if (config.getClusterM() > 1) {
+    // A cluster's CTAs walk the (cluster) tiles together, each taking its
+    // rank's rows of them; the runtime launches whole clusters.
+    Value size =
+        arith::ConstantIndexOp::create(rewriter, loc, config.getClusterM());
+    Value cluster = arith::DivUIOp::create(rewriter, loc, cta, size);
+    Value rank = arith::RemUIOp::create(rewriter, loc, cta, size);
+    Value clusters = arith::DivUIOp::create(rewriter, loc, numCtas, size);
+    auto tiles = scf::ForOp::create(rewriter, loc, cluster, total, clusters);
+    rewriter.setInsertionPointToStart(tiles.getBody());
+    auto tile =
+        MapTileOp::create(rewriter, loc, sched, tiles.getInductionVar(), rank);
+    inlineTileBody(rewriter, loop, tile, tiles.getBody()->getTerminator());
+  } else if (grid == GridPolicy::persistent) {
     auto tiles = scf::ForOp::create(rewriter, loc, cta, total, numCtas);
     rewriter.setInsertionPointToStart(tiles.getBody());
     auto tile =
@@ -64,6 +79,7 @@ void schedule(RewriterBase &rewriter, ForeachTileOp loop, GridPolicy grid) {
   rewriter.setInsertionPointToEnd(body);
   YieldOp::create(rewriter, loc);
   rewriter.eraseOp(loop);
+  return success();
 }
 
 struct PersistentSchedulePass
@@ -76,8 +92,24 @@ struct PersistentSchedulePass
     SmallVector<ForeachTileOp> loops;
     getOperation()->walk([&](ForeachTileOp loop) { loops.push_back(loop); });
     IRRewriter rewriter(&getContext());
-    for (ForeachTileOp loop : loops)
-      schedule(rewriter, loop, grid);
+    for (ForeachTileOp loop : loops) {
+      TileConfigAttr config = loop.getConfigAttr();
+      if (config.getClusterN() > 1) {
+        loop.emitOpError() << "expects cluster_n = 1: clusters share weight "
+                              "tiles between CTAs along m (cluster_m), got "
+                              "cluster_n = "
+                           << config.getClusterN();
+        return signalPassFailure();
+      }
+      if (config.getClusterM() > 1 && grid != GridPolicy::persistent) {
+        loop.emitOpError() << "expects grid=persistent with cluster_m = "
+                           << config.getClusterM()
+                           << ": a cluster's CTAs walk their tiles together";
+        return signalPassFailure();
+      }
+      if (failed(schedule(rewriter, loop, grid)))
+        return signalPassFailure();
+    }
   }
 };
 } // namespace

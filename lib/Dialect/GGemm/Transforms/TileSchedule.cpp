@@ -69,7 +69,7 @@ Value TileSchedule::numColTiles(OpBuilder &b, Location loc) const {
 /// read past w and bias.
 static Value tilesOf(OpBuilder &b, Location loc, const TileSchedule &s,
                      Value group, Value rows) {
-  Value tiles = arith::MulIOp::create(b, loc, ceilDiv(b, loc, rows, s.blockM),
+  Value tiles = arith::MulIOp::create(b, loc, ceilDiv(b, loc, rows, s.rowsPerTile()),
                                       s.numColTiles(b, loc));
   if (!s.loadWeightIndex)
     return tiles;
@@ -130,16 +130,17 @@ Value TileSchedule::tileBound(OpBuilder &b, Location loc) const {
   Value rowTiles;
   if (rowMapping == RowMapping::segment)
     // A segment's last row tile may be partial: at most one extra per group.
-    rowTiles = arith::AddIOp::create(b, loc, ceilDiv(b, loc, numRows, blockM),
+    rowTiles = arith::AddIOp::create(b, loc, ceilDiv(b, loc, numRows, rowsPerTile()),
                                      numGroups);
   else
     rowTiles = arith::MulIOp::create(b, loc, numGroups,
-                                     ceilDiv(b, loc, rowsPerGroup, blockM));
+                                     ceilDiv(b, loc, rowsPerGroup, rowsPerTile()));
   return arith::MulIOp::create(b, loc, rowTiles, numColTiles(b, loc));
 }
 
 TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
-                                         Value tileId) const {
+                                         Value tileId,
+                                         Value clusterRank) const {
   Value group, local;
   if (isUniform(*this)) {
     Value perGroup = groupTiles(b, loc, cst(b, loc, 0));
@@ -186,7 +187,7 @@ TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
     mTile = arith::DivUIOp::create(b, loc, local, colTiles);
     nTile = arith::RemUIOp::create(b, loc, local, colTiles);
   } else {
-    Value rowTiles = ceilDiv(b, loc, rowCount, blockM);
+    Value rowTiles = ceilDiv(b, loc, rowCount, rowsPerTile());
     nTile = arith::DivUIOp::create(b, loc, local, rowTiles);
     mTile = arith::RemUIOp::create(b, loc, local, rowTiles);
   }
@@ -194,7 +195,12 @@ TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
   tile.group = group;
   tile.rowBegin = arith::AddIOp::create(
       b, loc, rowStart,
-      arith::MulIOp::create(b, loc, mTile, cst(b, loc, blockM)));
+      arith::MulIOp::create(b, loc, mTile, cst(b, loc, rowsPerTile())));
+  // A cluster's CTAs split its tile's rows, block_m each, in rank order.
+  if (clusterRank)
+    tile.rowBegin = arith::AddIOp::create(
+        b, loc, tile.rowBegin,
+        arith::MulIOp::create(b, loc, clusterRank, cst(b, loc, blockM)));
   tile.rowEnd = arith::AddIOp::create(b, loc, rowStart, rowCount);
   tile.colBegin = arith::MulIOp::create(b, loc, nTile, cst(b, loc, blockN));
   return tile;

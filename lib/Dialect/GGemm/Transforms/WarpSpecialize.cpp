@@ -399,9 +399,19 @@ struct WarpSpecializePass
     for (Operation *load : program->loads)
       entryTypes.push_back(load->getResult(0).getType());
     auto ringType = RingType::get(b.getContext(), entryTypes);
+    // Clusters along m share the weight tile (the ring's second entry):
+    // each CTA multicasts its slice, and a slot is free once every consumer
+    // warp of every CTA of the cluster released it.
+    int64_t clusterM = launch.getScheduleOp().getConfig().getClusterM();
+    int64_t releaseCount = 128 * consumers;
+    DenseI64ArrayAttr multicast;
+    if (clusterM > 1) {
+      releaseCount = 4 * consumers * clusterM;
+      multicast = b.getDenseI64ArrayAttr({1});
+    }
     Value ring = CreateRingOp::create(b, loc, ringType,
-                                      b.getI64IntegerAttr(128 * consumers),
-                                      RingLayoutAttr());
+                                      b.getI64IntegerAttr(releaseCount),
+                                      RingLayoutAttr(), multicast);
     b.setInsertionPoint(program->tileLoop);
     auto roles = WarpSpecializeOp::create(
         b, loc, b.getI64IntegerAttr(producerRegisters),

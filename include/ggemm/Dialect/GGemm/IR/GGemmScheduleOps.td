@@ -126,18 +126,31 @@ def GGemm_MapTileOp : GGemm_Op<"map_tile", [
     walking the groups' tile counts on the device (`TileSchedule` in the
     code, shared by the GPU and the CPU back ends).
 
+    With a schedule whose config has `cluster_m > 1`, a tile is `cluster_m
+    x block_m` rows, shared by the CTAs of a thread-block cluster, and
+    `cluster_rank` (the CTA's rank in it) selects its `block_m` rows:
+    `row` is the tile's first row plus `cluster_rank x block_m` (at or past
+    `row_end` when the group's rows end earlier).
+
     ```mlir
     %group, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+    %group, %row, %row_end, %col = ggemm.map_tile %sched[%t] cluster_rank(%r)
     ```
   }];
-  let arguments = (ins GGemm_Schedule:$schedule, GGemm_Index:$tile);
+  let arguments = (ins GGemm_Schedule:$schedule, GGemm_Index:$tile,
+                   Optional<GGemm_Index>:$cluster_rank);
   let results = (outs GGemm_Index:$group, GGemm_Index:$row, GGemm_Index:$row_end, GGemm_Index:$col);
-  let assemblyFormat = "$schedule `[` $tile `]` attr-dict";
+  let assemblyFormat = [{
+    $schedule `[` $tile `]` (`cluster_rank` `(` $cluster_rank^ `)`)? attr-dict
+  }];
   let builders = [OpBuilder<(ins "::mlir::Value":$schedule,
-                                 "::mlir::Value":$tile), [{
+                                 "::mlir::Value":$tile,
+                                 CArg<"::mlir::Value", "{}">:$clusterRank), [{
     ::mlir::Type index = $_builder.getIndexType();
-    build($_builder, $_state, index, index, index, index, schedule, tile);
+    build($_builder, $_state, index, index, index, index, schedule, tile,
+          clusterRank);
   }]>];
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -193,13 +206,22 @@ def GGemm_CreateRingOp : GGemm_Op<"create_ring", [HasParent<"LaunchOp">]> {
   let summary = "the stage ring of a CTA";
   let description = [{
     Creates the ring the warp roles exchange tiles through. A stage slot is
-    free again once `release_count` threads have released it (one per
+    free again once `release_count` arrivals have released it (one per
     consumer thread). `layout` (set by `ggemm-stage-ring`) places the slots
     and the mbarriers in shared memory.
 
+    In a launch whose schedule has `cluster_m = C > 1`, `multicast` lists
+    the entries the cluster's CTAs share (the weight tile): each CTA loads
+    `1/C` of such a tile's rows and multicasts them into the same slot of
+    every CTA of the cluster. A slot is then free only once the consumers
+    of all C CTAs released it: one arrival per consumer warp and CTA
+    (`release_count` = consumer warps x C).
+
     On the GPU thread 0 initialises a `full` mbarrier (1 arrival plus the
     TMA bytes) and an `empty` mbarrier (`release_count` arrivals) per stage,
-    then `fence.mbarrier_init` and a CTA barrier.
+    then `fence.mbarrier_init` and a CTA barrier (a cluster barrier with
+    `multicast`, so that no CTA sends to a peer's mbarriers before the peer
+    initialised them).
 
     ```mlir
     %ring = ggemm.create_ring release_count(256)
@@ -210,7 +232,8 @@ def GGemm_CreateRingOp : GGemm_Op<"create_ring", [HasParent<"LaunchOp">]> {
     ```
   }];
   let arguments = (ins ConfinedAttr<I64Attr, [IntMinValue<1>]>:$release_count,
-                   OptionalAttr<GGemm_RingLayoutAttr>:$layout);
+                   OptionalAttr<GGemm_RingLayoutAttr>:$layout,
+                   OptionalAttr<DenseI64ArrayAttr>:$multicast);
   let results = (outs GGemm_Ring:$ring);
   let assemblyFormat = [{
     `release_count` `(` $release_count `)` (`layout` `(` qualified($layout)^ `)`)?
@@ -314,8 +337,11 @@ def GGemm_RingReleaseOp : GGemm_Op<"ring_release"> {
   let description = [{
     Every consumer thread arrives on the slot's `empty` mbarrier
     (`mbarrier.arrive`); the producer may refill the slot once all
-    `release_count` threads have. Release a position only after the mma
-    that read it has finished (see `pending` of `ggemm.mma`).
+    `release_count` threads have. With a `multicast` ring, lane r < C of
+    every consumer warp arrives on the `empty` mbarrier of the cluster's
+    CTA r instead (`mapa`, `mbarrier.arrive.release.cluster`). Release a
+    position only after the mma that read it has finished (see `pending`
+    of `ggemm.mma`).
 
     ```mlir
     ggemm.ring_release %ring[%i]

@@ -29,6 +29,9 @@ struct TileSchedule {
   RowMapping rowMapping;
   int64_t blockM = 0;
   int64_t blockN = 0;
+  /// CTAs of a cluster along M (tile_config's cluster_m): a scheduled tile
+  /// is then clusterM x blockM rows, which the cluster's CTAs split.
+  int64_t clusterM = 1;
   RasterOrder raster = RasterOrder::along_n;
   Value numGroups;    // index
   Value rowsPerGroup; // index (masked / uniform)
@@ -54,11 +57,17 @@ struct TileSchedule {
   /// `num_groups * ceil(rows_per_group / block_m) * col_tiles` otherwise.
   Value tileBound(OpBuilder &b, Location loc) const;
 
-  /// The tile with id `tileId` (< totalTiles).
+  /// Rows of one scheduled tile (a cluster's, with clusterM > 1).
+  int64_t rowsPerTile() const { return blockM * clusterM; }
+
+  /// The tile with id `tileId` (< totalTiles); with a `clusterRank` (an
+  /// index below clusterM), that CTA's blockM rows of it, which may all
+  /// lie at or past rowEnd.
   struct Tile {
     Value group, rowBegin, rowEnd, colBegin;
   };
-  Tile mapTile(OpBuilder &b, Location loc, Value tileId) const;
+  Tile mapTile(OpBuilder &b, Location loc, Value tileId,
+               Value clusterRank = Value()) const;
 };
 
 } // namespace mlir::ggemm
