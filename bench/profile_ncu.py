@@ -22,7 +22,17 @@ import check_fp8  # noqa: E402
 
 def bf16_cases(bundles: Path):
     out = []
-    kernel = Kernel(bundles / "bench_seg_m128n256_along_m_kernel.json")
+    names = ["bench_seg_m128n256_along_m_kernel"]
+    if (bundles / "bench_seg_m128n256_along_m_c2_kernel.json").exists():
+        names.append("bench_seg_m128n256_along_m_c2_kernel")
+    for name in names:
+        out += bf16_kernel_cases(bundles, name, peer=name == names[0])
+    return out
+
+
+def bf16_kernel_cases(bundles: Path, name: str, peer: bool):
+    out = []
+    kernel = Kernel(bundles / f"{name}.json")
     for groups, rows, n, k in ((8, 2048, 7168, 2048), (8, 2048, 4096, 7168)):
         m = groups * rows
         x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
@@ -31,9 +41,11 @@ def bf16_cases(bundles: Path):
         offs = indptr[1:].clone()
         y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         tag = f"bf16 G={groups} M={m} N={n} K={k}"
-        out.append((f"{tag} ggemm 128x256 along m",
+        out.append((f"{tag} ggemm {name}",
                     lambda kernel=kernel, x=x, w=w, y=y, indptr=indptr:
                     kernel(x=x, w=w, y=y, seg_indptr=indptr)))
+        if not peer:
+            continue
         out.append((f"{tag} torch._grouped_mm",
                     lambda x=x, w=w, offs=offs:
                     torch._grouped_mm(x, w.transpose(-2, -1), offs=offs)))

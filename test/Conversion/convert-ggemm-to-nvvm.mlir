@@ -823,10 +823,50 @@ func.func @a_rows(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 
 // -----
 
-func.func @cluster(%n: index) {
+func.func @cluster_release_count(%n: index) {
   %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
       config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, cluster_m = 2>)
-  // expected-error @+1 {{'ggemm.launch' op thread-block clusters are not supported by the GPU back end yet}}
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.create_ring' op expects a release count of one per consumer warp and cluster CTA (16), got 256}}
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        {multicast = array<i64: 1>}
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+    } consumers(2) registers(232) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @cluster_4(%n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, cluster_m = 4>)
+  // expected-error @+1 {{'ggemm.launch' op expects cluster_m of 1 or 2 for the GPU back end (the cluster size checked on a GPU), got 4}}
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(32)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        {multicast = array<i64: 1>}
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+    } consumers(2) registers(232) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @cluster_n(%n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, cluster_n = 2>)
+  // expected-error @+1 {{'ggemm.launch' op expects cluster_n = 1 for the GPU back end (clusters share weight tiles along m), got 2}}
   ggemm.launch %sched grid(persistent) {
   ^bb0(%cta: index, %num_ctas: index):
     %ring = ggemm.create_ring release_count(256)
@@ -1070,6 +1110,104 @@ func.func @staged_unplaced(%arg0: memref<?x256xbf16>, %arg1: memref<4x256x256xbf
         }
         ggemm.store_tile %6 to %arg3 row(%row) row_end(%row_end) col(%col) {staging = #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>} : !ggemm.accumulator<128x256xf32>, memref<?x256xbf16>
         scf.yield %5#1 : index
+      }
+      ggemm.store_drain
+    }
+  }
+  return
+}
+
+// -----
+
+// 2-CTA clusters along m (cluster_m = 2): the manifest asks for clusters of
+// 2 and weight boxes of half the tile's rows; after the mbarrier set-up the
+// cluster meets (peers arrive on this CTA's mbarriers and multicast into
+// its slots); each producer multicasts its half of the weight tile into
+// both CTAs (mask 0b11), its A tile only into its own; lane r < 2 of every
+// consumer warp releases a slot on CTA r (mapa, arrive on shared::cluster);
+// the cluster meets again before the kernel returns.
+// CHECK: clustered_kernel = {block = [384, 1, 1], cluster = [2, 1, 1]
+// CHECK-SAME: {box = [64, 128, 1], dtype = "bf16", kind = "tma_descriptor", name = "b_desc"
+// CHECK-LABEL: gpu.func @clustered_kernel(
+// CHECK: %[[BLOCK:.+]] = gpu.block_id  x
+// CHECK: %[[RANK:.+]] = arith.remui %[[BLOCK]], %{{.+}} : index
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg0, %{{.+}}, box[%{{.+}}, %{{.+}}] : !llvm.ptr<7>, !llvm.ptr
+// CHECK: %[[MASK:.+]] = arith.constant 3 : i16
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg1, %{{.+}}, box[%{{.+}}, %{{.+}}, %{{.+}}] multicast_mask = %[[MASK]] : !llvm.ptr<7>, !llvm.ptr
+// CHECK: %[[LANE:.+]] = arith.remui %{{.+}}, %{{.+}} : index
+// CHECK: scf.if %{{.+}} {
+// CHECK: %[[REMOTE:.+]] = nvvm.mapa %{{.+}}, %{{.+}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[REMOTE]] : !llvm.ptr<7>
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-NEXT: gpu.return
+func.func @clustered(%arg0: memref<?x256xbf16>, %arg1: memref<4x256x256xbf16>, %arg2: memref<5xi32>, %arg3: memref<?x256xbf16>) {
+  %c4 = arith.constant 4 : index
+  %c0 = arith.constant 0 : index
+  %c0_0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0_0 : memref<?x256xbf16>
+  %c256 = arith.constant 256 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<5xi32>) groups(%c4) rows_per_group(%c0) num_rows(%dim) num_cols(%c256) config(#ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, cluster_m = 2, raster = along_m>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.create_ring release_count(16) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 32768], barrier_offset = 196608, smem_bytes = 230400, staging_offset = 197632, staging_bytes = 32768>) {multicast = array<i64: 1>} : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+    %2 = ggemm.tile_count %0
+    %c2 = arith.constant 2 : index
+    %3 = arith.divui %cta, %c2 : index
+    %4 = arith.remui %cta, %c2 : index
+    %5 = arith.divui %num_ctas, %c2 : index
+    ggemm.warp_specialize producer registers(40) {
+      %c0_1 = arith.constant 0 : index
+      %6 = scf.for %arg4 = %3 to %2 step %5 iter_args(%arg5 = %c0_1) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg4] cluster_rank(%4)
+        %c4_2 = arith.constant 4 : index
+        %c64 = arith.constant 64 : index
+        %c0_3 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %7 = scf.for %arg6 = %c0_3 to %c4_2 step %c1 iter_args(%arg7 = %arg5) -> (index) {
+          %8 = arith.muli %arg6, %c64 : index
+          %9 = ggemm.load_tile %arg0[%row, %8] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+          %10 = ggemm.load_tile %arg1[%group, %col, %8] : memref<4x256x256xbf16> -> !ggemm.tile<256x64xbf16>
+          ggemm.ring_put %1[%arg7], %9, %10 : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+          %c1_4 = arith.constant 1 : index
+          %11 = arith.addi %arg7, %c1_4 : index
+          scf.yield %11 : index
+        }
+        scf.yield %7 : index
+      }
+    } consumers(2) registers(232) {
+      %c0_1 = arith.constant 0 : index
+      %6 = scf.for %arg4 = %3 to %2 step %5 iter_args(%arg5 = %c0_1) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg4] cluster_rank(%4)
+        %c4_2 = arith.constant 4 : index
+        %c0_3 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %7 = ggemm.zero_accumulator : !ggemm.accumulator<128x256xf32>
+        %8:2 = scf.for %arg6 = %c0_3 to %c4_2 step %c1 iter_args(%arg7 = %7, %arg8 = %arg5) -> (!ggemm.accumulator<128x256xf32>, index) {
+          %11:2 = ggemm.ring_get %1[%arg8] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+          %12 = ggemm.mma %11#0, %11#1, %arg7 {pending = 1 : i64} : !ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16> -> !ggemm.accumulator<128x256xf32>
+          %13 = arith.cmpi ugt, %arg6, %c0_3 : index
+          scf.if %13 {
+            %c1_5 = arith.constant 1 : index
+            %15 = arith.subi %arg8, %c1_5 : index
+            ggemm.ring_release %1[%15] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+          }
+          %c1_4 = arith.constant 1 : index
+          %14 = arith.addi %arg8, %c1_4 : index
+          scf.yield %12, %14 : !ggemm.accumulator<128x256xf32>, index
+        }
+        %9 = ggemm.mma_wait %8#0 : !ggemm.accumulator<128x256xf32>
+        %10 = arith.cmpi ugt, %8#1, %arg5 : index
+        scf.if %10 {
+          %c1_4 = arith.constant 1 : index
+          %11 = arith.subi %8#1, %c1_4 : index
+          ggemm.ring_release %1[%11] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+        }
+        ggemm.store_tile %9 to %arg3 row(%row) row_end(%row_end) col(%col) {staging = #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>} : !ggemm.accumulator<128x256xf32>, memref<?x256xbf16>
+        scf.yield %8#1 : index
       }
       ggemm.store_drain
     }

@@ -408,6 +408,74 @@ func.func @warp_specialize_register_range(%i: index) {
 
 // -----
 
+func.func @create_ring_multicast_without_cluster(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.create_ring' op expects no multicast entries in a launch without clusters (cluster_m = 1)}}
+    %r = ggemm.create_ring release_count(256) {multicast = array<i64: 1>}
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+  }
+  return
+}
+
+// -----
+
+func.func @create_ring_multicast_entry(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, cluster_m = 2>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.create_ring' op expects multicast entries to be distinct tile entries of the ring (0 to 1), got 2}}
+    %r = ggemm.create_ring release_count(16) {multicast = array<i64: 2>}
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+  }
+  return
+}
+
+// -----
+
+func.func @create_ring_multicast_rows(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 8, block_k = 64, cluster_m = 4>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.create_ring' op expects multicast tile 1 ('!ggemm.tile<8x64xbf16>') to split into 4 row slices of a multiple of 8 rows (whole 1024-byte swizzle atoms)}}
+    %r = ggemm.create_ring release_count(32) {multicast = array<i64: 1>}
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<8x64xbf16>>
+  }
+  return
+}
+
+// -----
+
+func.func @map_tile_needs_rank(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, cluster_m = 2>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.map_tile' op expects a cluster_rank: the schedule's tiles are shared by cluster_m = 2 CTAs}}
+    %g, %row, %end, %col = ggemm.map_tile %s[%cta]
+  }
+  return
+}
+
+// -----
+
+func.func @map_tile_rank_without_cluster(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.map_tile' op expects no cluster_rank: the schedule's config has cluster_m = 1}}
+    %g, %row, %end, %col = ggemm.map_tile %s[%cta] cluster_rank(%cta)
+  }
+  return
+}
+
+// -----
+
 func.func @create_ring_buffers(%i: index) {
   %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
       config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)

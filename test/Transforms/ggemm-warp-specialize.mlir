@@ -408,3 +408,45 @@ func.func @k_end_only(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
   }
   return
 }
+
+// -----
+
+// 2-CTA clusters along m: the ring's weight tile (entry 1) is multicast,
+// and a slot is free once every consumer warp of both CTAs released it
+// (8 warps x 2 CTAs).
+// CHECK-LABEL: func.func @clustered(
+// CHECK: ggemm.create_ring release_count(16) {multicast = array<i64: 1>} : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+// CHECK: ggemm.map_tile %{{.+}}[%{{.+}}] cluster_rank(%{{.+}})
+func.func @clustered(%arg0: memref<?x256xbf16>, %arg1: memref<4x256x256xbf16>, %arg2: memref<5xi32>, %arg3: memref<?x256xbf16>) {
+  %c4 = arith.constant 4 : index
+  %c0 = arith.constant 0 : index
+  %c0_0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0_0 : memref<?x256xbf16>
+  %c256 = arith.constant 256 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<5xi32>) groups(%c4) rows_per_group(%c0) num_rows(%dim) num_cols(%c256) config(#ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, cluster_m = 2, raster = along_m>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.tile_count %0
+    %c2 = arith.constant 2 : index
+    %2 = arith.divui %cta, %c2 : index
+    %3 = arith.remui %cta, %c2 : index
+    %4 = arith.divui %num_ctas, %c2 : index
+    scf.for %arg4 = %2 to %1 step %4 {
+      %group, %row, %row_end, %col = ggemm.map_tile %0[%arg4] cluster_rank(%3)
+      %c4_1 = arith.constant 4 : index
+      %c64 = arith.constant 64 : index
+      %c0_2 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %5 = ggemm.zero_accumulator : !ggemm.accumulator<128x256xf32>
+      %6 = scf.for %arg5 = %c0_2 to %c4_1 step %c1 iter_args(%arg6 = %5) -> (!ggemm.accumulator<128x256xf32>) {
+        %7 = arith.muli %arg5, %c64 : index
+        %8 = ggemm.load_tile %arg0[%row, %7] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+        %9 = ggemm.load_tile %arg1[%group, %col, %7] : memref<4x256x256xbf16> -> !ggemm.tile<256x64xbf16>
+        %10 = ggemm.mma %8, %9, %arg6 : !ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16> -> !ggemm.accumulator<128x256xf32>
+        scf.yield %10 : !ggemm.accumulator<128x256xf32>
+      }
+      ggemm.store_tile %6 to %arg3 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<128x256xf32>, memref<?x256xbf16>
+    }
+  }
+  return
+}

@@ -100,7 +100,8 @@ for step in $steps; do
       --report "$OUT/python.md" 2>&1 | tee "$OUT/python.log" | grep -v " PASS" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   profile)
-    # Hardware counters of one launch each (bench/profile_ncu.py); the
+    # Hardware counters of one launch each (bench/profile_ncu.py; the FP8
+    # kernels too with PROFILE_FP8=1); the
     # clocks are left alone (METHOD.md). The tensor-pipe metric is asked for
     # only where this ncu knows its name.
     extra=()
@@ -114,7 +115,7 @@ for step in $steps; do
       --section MemoryWorkloadAnalysis --section WarpStateStats \
       --section SchedulerStats --section LaunchStats --section Occupancy \
       python3 bench/profile_ncu.py --bundles .device/bundles \
-      --fp8-bundles .device/bundles_fp8 > "$OUT/profile.txt" 2>&1 || rc=1
+      ${PROFILE_FP8:+--fp8-bundles .device/bundles_fp8} > "$OUT/profile.txt" 2>&1 || rc=1
     grep -E "profiling:|==PROF==|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|Executed Ipc A|Issue Slots Busy|Shared Memory|No Eligible|Warp Cycles Per Issued|gmma|lts__t_bytes" \
       "$OUT/profile.txt" | head -120 ;;
   *) echo "unknown step $step" >&2; exit 2 ;;

@@ -120,8 +120,8 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
   f.numConsumers = f.roles.getConsumerWarpgroups();
   f.threads = 128 * (f.numConsumers + 1);
   f.clusterM = f.config.getClusterM();
-  int64_t releaseCount = f.clusterM > 1 ? 4 * f.numConsumers * f.clusterM
-                                        : 128 * f.numConsumers;
+  int64_t releaseCount =
+      f.clusterM > 1 ? 4 * f.numConsumers * f.clusterM : 128 * f.numConsumers;
   if (f.ring.getReleaseCount() != releaseCount)
     return f.ring.emitOpError()
            << "expects a release count of one per consumer "
@@ -132,6 +132,11 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
                                    "end (clusters share weight tiles along "
                                    "m), got "
                                 << f.config.getClusterN();
+  if (f.clusterM > 2)
+    return launch.emitOpError() << "expects cluster_m of 1 or 2 for the GPU "
+                                   "back end (the cluster size checked on a "
+                                   "GPU), got "
+                                << f.clusterM;
   if (f.clusterM > 1) {
     std::optional<ArrayRef<int64_t>> shared = f.ring.getMulticast();
     if (!shared || shared->size() != 1 || (*shared)[0] != 1)
@@ -281,8 +286,8 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
   if (bool(f.xScale) != bool(f.wScale))
     return launch.emitOpError() << "expects activation and weight scales "
                                    "together (one promotion per K block)";
-  if (f.clusterM > 1 && (f.blockScaled() || f.kRagged || f.swapped ||
-                         f.bTile.isMNMajor()))
+  if (f.clusterM > 1 &&
+      (f.blockScaled() || f.kRagged || f.swapped || f.bTile.isMNMajor()))
     return launch.emitOpError()
            << "expects clusters only for bf16/f16 segment, masked and batched "
               "kernels with nk weights, not swapped (the multicast weight "

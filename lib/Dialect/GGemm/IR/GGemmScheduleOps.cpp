@@ -107,10 +107,8 @@ LogicalResult WarpSpecializeOp::verifyRegions() {
 
 LogicalResult CreateRingOp::verify() {
   if (std::optional<ArrayRef<int64_t>> entries = getMulticast()) {
-    int64_t clusterM = getParentOp<LaunchOp>()
-                           .getScheduleOp()
-                           .getConfig()
-                           .getClusterM();
+    int64_t clusterM =
+        getParentOp<LaunchOp>().getScheduleOp().getConfig().getClusterM();
     if (clusterM == 1)
       return emitOpError() << "expects no multicast entries in a launch "
                               "without clusters (cluster_m = 1)";
@@ -123,10 +121,13 @@ LogicalResult CreateRingOp::verify() {
                                 "tile entries of the ring (0 to "
                              << tiles.size() - 1 << "), got " << entry;
       auto tile = cast<TileType>(tiles[entry]);
-      if (tile.getRows() % clusterM != 0)
+      // Each CTA's slice starts a 1024-byte swizzle atom (8 rows of 128
+      // bytes) in the slot.
+      if (tile.getRows() % (8 * clusterM) != 0)
         return emitOpError() << "expects multicast tile " << entry << " ("
                              << tile << ") to split into " << clusterM
-                             << " equal row slices";
+                             << " row slices of a multiple of 8 rows (whole "
+                                "1024-byte swizzle atoms)";
     }
   }
   RingLayoutAttr layout = getLayoutAttr();

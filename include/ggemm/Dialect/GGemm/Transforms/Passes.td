@@ -38,6 +38,13 @@ def GGemmPersistentSchedule
     is one. Either way each tile id is mapped to its tile on the device by
     `ggemm.map_tile`, and the tile body is unchanged.
 
+    A config with `cluster_m = C > 1` (thread-block clusters along m, which
+    share weight tiles by TMA multicast) needs the persistent grid: a tile
+    is then C x block_m rows, the C CTAs of a cluster (`cta / C`) walk the
+    tiles together, striding by the number of clusters, and each takes its
+    rank's (`cta mod C`) block_m rows: `ggemm.map_tile %sched[%t]
+    cluster_rank(%rank)`. `cluster_n > 1` is rejected.
+
     Before:
 
     ```mlir
