@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Large-M throughput (issue 11): GGEMM's 128x256 persistent kernel against
+"""Large-M throughput (issue 11): GGEMM's 128x256 persistent kernel (and,
+when its bundle is there, the same tiles on 2-CTA clusters) against
 torch._grouped_mm in the same run, on DeepGEMM's grouped contiguous bf16
 shapes and the six shapes of bench_e2e.py (the v4 table), after 3 s of
 dense matmuls to bring the clocks up.
