@@ -339,7 +339,8 @@ def GGemm_RingReleaseOp : GGemm_Op<"ring_release"> {
     (`mbarrier.arrive`); the producer may refill the slot once all
     `release_count` threads have. With a `multicast` ring, lane r < C of
     every consumer warp arrives on the `empty` mbarrier of the cluster's
-    CTA r instead (`mapa`, `mbarrier.arrive.release.cluster`). Release a
+    CTA r instead (`mapa`, then `mbarrier.arrive` on that shared::cluster
+    address, with the default CTA-scoped release). Release a
     position only after the mma that read it has finished (see `pending`
     of `ggemm.mma`).
 
