@@ -823,6 +823,150 @@ func.func @a_rows(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 
 // -----
 
+// A cluster ring must multicast the weight tile, and only it.
+func.func @cluster_multicast_entry(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+    %y: memref<?x128xbf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, cluster_m = 2>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.create_ring' op expects the weight tile (entry 1) to be the one multicast entry of a ring of cluster_m = 2}}
+    %ring = ggemm.create_ring release_count(16)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        {multicast = array<i64: 0>} : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      %ta = ggemm.load_tile %x[%cta, %cta] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%cta, %cta, %cta] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+      ggemm.ring_put %ring[%cta], %ta, %tb
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    } consumers(2) registers(232) {
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      ggemm.store_tile %zero to %y row(%cta) row_end(%cta) col(%cta)
+          : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+    }
+  }
+  return
+}
+
+// -----
+
+// A cluster's CTAs walk their tiles together: no one-CTA-per-tile grid.
+func.func @cluster_grid_tiles(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+    %y: memref<?x128xbf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, cluster_m = 2>)
+  // expected-error @+1 {{'ggemm.launch' op expects a persistent grid with clusters}}
+  ggemm.launch %sched grid(tiles) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(16)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        {multicast = array<i64: 1>} : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      %ta = ggemm.load_tile %x[%cta, %cta] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%cta, %cta, %cta] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+      ggemm.ring_put %ring[%cta], %ta, %tb
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    } consumers(2) registers(232) {
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      ggemm.store_tile %zero to %y row(%cta) row_end(%cta) col(%cta)
+          : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+    }
+  }
+  return
+}
+
+// -----
+
+// The multicast weight tile is split by rows: kn (mn_major) weights are
+// not supported with clusters.
+func.func @cluster_kn(%x: memref<?x256xbf16>, %w: memref<4x256x128xbf16>,
+    %y: memref<?x128xbf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, cluster_m = 2>)
+  // expected-error @+1 {{'ggemm.launch' op expects clusters only for bf16/f16 segment, masked and batched kernels with nk weights, not swapped (the multicast weight tile is split by rows)}}
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(16)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        {multicast = array<i64: 1>} : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16, mn_major>>
+    ggemm.warp_specialize producer registers(40) {
+      %ta = ggemm.load_tile %x[%cta, %cta] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%cta, %cta, %cta] : memref<4x256x128xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+      ggemm.ring_put %ring[%cta], %ta, %tb
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16, mn_major>>
+    } consumers(2) registers(232) {
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      ggemm.store_tile %zero to %y row(%cta) row_end(%cta) col(%cta)
+          : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+    }
+  }
+  return
+}
+
+// -----
+
+// A staged store needs room for its boxes: 2 boxes of 8 KB per consumer
+// warpgroup, not 16 KB in all.
+func.func @staging_bytes(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+    %y: memref<?x128xbf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.create_ring' op expects staging_bytes for 2 boxes of 8192 bytes per consumer warpgroup, got 16384}}
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 66560, staging_offset = 33792, staging_bytes = 16384>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      %ta = ggemm.load_tile %x[%cta, %cta] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%cta, %cta, %cta] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+      ggemm.ring_put %ring[%cta], %ta, %tb
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    } consumers(2) registers(232) {
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      ggemm.store_tile %zero to %y row(%cta) row_end(%cta) col(%cta)
+          {staging = #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>}
+          : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+    }
+  }
+  return
+}
+
+// -----
+
+// ggemm.store_drain waits for staged stores; without one it is an error.
+func.func @drain_unstaged(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+    %y: memref<?x128xbf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      %ta = ggemm.load_tile %x[%cta, %cta] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%cta, %cta, %cta] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+      ggemm.ring_put %ring[%cta], %ta, %tb
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    } consumers(2) registers(232) {
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      ggemm.store_tile %zero to %y row(%cta) row_end(%cta) col(%cta)
+          : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+      // expected-error @+1 {{'ggemm.store_drain' op expects a staged ggemm.store_tile in the launch (ggemm-tma-store)}}
+      ggemm.store_drain
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @cluster_release_count(%n: index) {
   %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
       config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, cluster_m = 2>)

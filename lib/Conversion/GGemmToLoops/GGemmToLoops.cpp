@@ -232,8 +232,7 @@ void LoopsTranslator::lowerLaunch(LaunchOp launch, LogicalResult &result) {
     // Whole clusters, as the runtime launches them.
     gridSize = arith::ConstantIndexOp::create(
         b, loc,
-        std::max(schedule.clusterM,
-                 numCtas - numCtas % schedule.clusterM));
+        std::max(schedule.clusterM, numCtas - numCtas % schedule.clusterM));
   else
     // As the runtime does: one CTA per tile of a bound computed without
     // reading group_rows; the CTAs past the real tile count find no tile.
@@ -256,8 +255,8 @@ LogicalResult LoopsTranslator::translateGGemmOp(Operation *op) {
         return success();
       })
       .Case([&](MapTileOp map) {
-        Value rank = map.getClusterRank() ? lookup(map.getClusterRank(), map)
-                                          : Value();
+        Value rank =
+            map.getClusterRank() ? lookup(map.getClusterRank(), map) : Value();
         TileSchedule::Tile tile =
             scheduleOf(map.getSchedule())
                 .mapTile(b, loc, lookup(map.getTile(), map), rank);

@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::ggemm;
@@ -32,6 +33,20 @@ int64_t mlir::ggemm::getRingSlotBytes(Type entry) {
   if (auto scales = dyn_cast<ScalesType>(entry))
     return kScalesHeaderBytes + 4 * (scales.getCount() + kScalesSlackRows);
   return getRingEntryBytes(entry);
+}
+
+int64_t mlir::ggemm::getRingSlotAlignment(Type entry) {
+  return isa<ScalesType>(entry) ? 128 : 1024;
+}
+
+int64_t mlir::ggemm::getRingSmemBytes(ArrayRef<Type> entries, int64_t stages) {
+  int64_t bytes = 0;
+  for (Type entry : entries) {
+    int64_t alignment = getRingSlotAlignment(entry);
+    bytes = llvm::alignTo(bytes, alignment) +
+            stages * llvm::alignTo(getRingSlotBytes(entry), alignment);
+  }
+  return llvm::alignTo(bytes, 8) + 16 * stages;
 }
 
 int64_t mlir::ggemm::getRingEntryBytes(Type entry) {

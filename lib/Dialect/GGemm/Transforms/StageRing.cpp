@@ -15,15 +15,6 @@ using namespace mlir;
 using namespace mlir::ggemm;
 
 namespace {
-/// 128-byte swizzled tiles must start on 1024-byte boundaries; scales, which
-/// TMA writes unswizzled, on 128-byte ones.
-constexpr int64_t kTileAlignment = 1024;
-constexpr int64_t kScalesAlignment = 128;
-
-int64_t slotAlignment(Type entry) {
-  return isa<ScalesType>(entry) ? kScalesAlignment : kTileAlignment;
-}
-
 struct StageRingPass : public ggemm::impl::GGemmStageRingBase<StageRingPass> {
   LogicalResult place(CreateRingOp ring) {
     auto launch = cast<LaunchOp>(ring->getParentOp());
@@ -33,7 +24,7 @@ struct StageRingPass : public ggemm::impl::GGemmStageRingBase<StageRingPass> {
     int64_t bytesPerStage = 0;
     for (Type entry : entries) {
       stageBytes.push_back(
-          llvm::alignTo(getRingSlotBytes(entry), slotAlignment(entry)));
+          llvm::alignTo(getRingSlotBytes(entry), getRingSlotAlignment(entry)));
       bytesPerStage += stageBytes.back();
     }
     // The staged epilogue's store boxes (ggemm-tma-store) go behind the
@@ -61,7 +52,7 @@ struct StageRingPass : public ggemm::impl::GGemmStageRingBase<StageRingPass> {
     // come first in rings ggemm-warp-specialize builds, needing no padding).
     int64_t offset = 0;
     for (auto [entry, bytes] : llvm::zip(entries, stageBytes)) {
-      offset = llvm::alignTo(offset, slotAlignment(entry));
+      offset = llvm::alignTo(offset, getRingSlotAlignment(entry));
       offsets.push_back(offset);
       offset += stages * bytes;
     }

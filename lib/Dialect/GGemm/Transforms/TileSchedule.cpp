@@ -69,8 +69,8 @@ Value TileSchedule::numColTiles(OpBuilder &b, Location loc) const {
 /// read past w and bias.
 static Value tilesOf(OpBuilder &b, Location loc, const TileSchedule &s,
                      Value group, Value rows) {
-  Value tiles = arith::MulIOp::create(b, loc, ceilDiv(b, loc, rows, s.rowsPerTile()),
-                                      s.numColTiles(b, loc));
+  Value tiles = arith::MulIOp::create(
+      b, loc, ceilDiv(b, loc, rows, s.rowsPerTile()), s.numColTiles(b, loc));
   if (!s.loadWeightIndex)
     return tiles;
   Value weight = s.loadWeightIndex(b, loc, group);
@@ -130,11 +130,11 @@ Value TileSchedule::tileBound(OpBuilder &b, Location loc) const {
   Value rowTiles;
   if (rowMapping == RowMapping::segment)
     // A segment's last row tile may be partial: at most one extra per group.
-    rowTiles = arith::AddIOp::create(b, loc, ceilDiv(b, loc, numRows, rowsPerTile()),
-                                     numGroups);
+    rowTiles = arith::AddIOp::create(
+        b, loc, ceilDiv(b, loc, numRows, rowsPerTile()), numGroups);
   else
-    rowTiles = arith::MulIOp::create(b, loc, numGroups,
-                                     ceilDiv(b, loc, rowsPerGroup, rowsPerTile()));
+    rowTiles = arith::MulIOp::create(
+        b, loc, numGroups, ceilDiv(b, loc, rowsPerGroup, rowsPerTile()));
   return arith::MulIOp::create(b, loc, rowTiles, numColTiles(b, loc));
 }
 

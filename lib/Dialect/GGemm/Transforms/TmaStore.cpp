@@ -14,19 +14,6 @@ using namespace mlir;
 using namespace mlir::ggemm;
 
 namespace {
-/// Shared-memory bytes of `ring` at its configured depth, placed as
-/// ggemm-stage-ring places it: slots of tiles 1024-byte aligned, of scales
-/// 128, then a full and an empty mbarrier per stage.
-int64_t ringBytes(CreateRingOp ring, int64_t stages) {
-  int64_t bytes = 0;
-  for (Type entry : ring.getRing().getType().getTiles()) {
-    int64_t alignment = isa<ScalesType>(entry) ? 128 : 1024;
-    bytes = llvm::alignTo(bytes, alignment) +
-            stages * llvm::alignTo(getRingSlotBytes(entry), alignment);
-  }
-  return llvm::alignTo(bytes, 8) + 16 * stages;
-}
-
 struct TmaStorePass : public ggemm::impl::GGemmTmaStoreBase<TmaStorePass> {
   using Base::Base;
 
@@ -52,7 +39,8 @@ struct TmaStorePass : public ggemm::impl::GGemmTmaStoreBase<TmaStorePass> {
       return false;
     CreateRingOp ring = *rings.begin();
     int64_t stages = launch.getScheduleOp().getConfig().getStages();
-    int64_t base = llvm::alignTo(ringBytes(ring, stages), 1024);
+    int64_t base = llvm::alignTo(
+        getRingSmemBytes(ring.getRing().getType().getTiles(), stages), 1024);
     constexpr int64_t kBoxBytes = 64 * 128;
     for (int64_t boxes = buffers; boxes >= 1; --boxes) {
       if (base + consumers * boxes * kBoxBytes > kMaxSmemBytesPerCta)

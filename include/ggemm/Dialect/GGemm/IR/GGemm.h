@@ -69,6 +69,14 @@ int64_t getRingEntryBytes(Type entry);
 /// first (a box must start 16-byte aligned along its contiguous dimension),
 /// into the slot's 128-byte-aligned start.
 int64_t getRingSlotBytes(Type entry);
+/// Alignment of the stage slots of `entry` in shared memory: 1024 bytes
+/// for 128-byte-swizzled tiles, 128 for scales (TMA writes them
+/// unswizzled).
+int64_t getRingSlotAlignment(Type entry);
+/// Shared-memory bytes of a ring of `entries` with `stages` stages, laid
+/// out as ggemm-stage-ring lays it: each entry's aligned slots side by
+/// side, then a full and an empty mbarrier per stage.
+int64_t getRingSmemBytes(ArrayRef<Type> entries, int64_t stages);
 /// The header of a scales slot, and the rows of alignment slack after it.
 constexpr int64_t kScalesHeaderBytes = 16;
 constexpr int64_t kScalesSlackRows = 4;
