@@ -196,7 +196,7 @@ func.func @tile_config_raster() attributes {
 
 // -----
 
-// expected-error @+2 {{expected one of [none, relu, gelu, silu] for epilogue activation, got: tanh}}
+// expected-error @+2 {{expected one of [none, relu, gelu, silu, swiglu] for epilogue activation, got: tanh}}
 // expected-error @+1 {{failed to parse GGemm_EpilogueAttr parameter 'activation' which is to be a `::mlir::ggemm::Activation`}}
 func.func @epilogue_activation() attributes {a = #ggemm.epilogue<activation = tanh>} {
   return

@@ -255,7 +255,7 @@ func.func @store_tile_weight_without_bias(%acc: !ggemm.accumulator<128x128xf32>,
                                           %y: memref<?x128xbf16>, %i: index) {
   // expected-error @+1 {{'ggemm.store_tile' op expects a `weight` index exactly when a bias is given (the bias row to read)}}
   "ggemm.store_tile"(%acc, %y, %i, %i, %i, %i)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0>}>
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0, 0>}>
       : (!ggemm.accumulator<128x128xf32>, memref<?x128xbf16>, index, index, index, index) -> ()
   return
 }
@@ -274,7 +274,7 @@ func.func @store_tile_bias(%acc: !ggemm.accumulator<128x128xf32>, %y: memref<?x2
 
 func.func @store_tile_row_scale(%acc: !ggemm.accumulator<128x128xf32>,
                                 %y: memref<100x256xbf16>, %rs: memref<128xf32>, %i: index) {
-  // expected-error @+1 {{'ggemm.store_tile' op expects one row_scale entry per row of y (100), got 128}}
+  // expected-error @+1 {{'ggemm.store_tile' op expects one row_scale entry per row (100), got 128}}
   ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) row_scale(%rs : memref<128xf32>)
       : !ggemm.accumulator<128x128xf32>, memref<100x256xbf16>
   return

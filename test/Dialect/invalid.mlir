@@ -399,7 +399,7 @@ func.func @fp8_one_scale(%x: memref<?x256xf8E5M2>, %w: memref<4x128x256xf8E5M2>,
                          %y: memref<?x128xbf16>) {
   // expected-error @+1 {{'ggemm.segment_matmul' op expects `scales(x_scale, w_scale)` for FP8 operands}}
   "ggemm.segment_matmul"(%x, %w, %indptr, %xs, %y)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0, 0, 1>,
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 1>,
         x_scale_block = #ggemm.scale_block<1x128>,
         w_scale_block = #ggemm.scale_block<128x128>}>
       : (memref<?x256xf8E5M2>, memref<4x128x256xf8E5M2>, memref<5xi32>, memref<?x2xf32>,

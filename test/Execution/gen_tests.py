@@ -1502,9 +1502,417 @@ KRAGGED_CASES = [
 ]
 
 
+@dataclasses.dataclass
+class MoECase:
+    """One execution test of the MoE forms of ggemm.segment_matmul (issue
+    13): gathered x rows (`row_indices`), scattered y rows
+    (`scatter_indices`, with `atomic` adds), and the gated `swiglu`
+    epilogue (w holds 2N rows: gate, then up).
+
+    Segment row r (of M = `rows`) reads x row `gather[r]` (or x row r) and
+    goes to y row `scatter[r]` (or y row r). Indices outside x read zeros;
+    outside y write nothing. The reference builds the expected y in f32 from
+    y's old values, row by row in order (so several rows landing on one y
+    row add up, as atomic adds must), then every element of y is checked.
+
+    Example:
+
+        MoECase("moe_gather", "...", segments=[40, 0, 90], rows=140,
+                gather=[...], x_rows=60)
+    """
+
+    name: str
+    summary: str
+    segments: list[int]
+    rows: int
+    gather: Optional[list[int]] = None
+    x_rows: int = 0
+    scatter: Optional[list[int]] = None
+    y_rows: int = 0
+    swiglu: bool = False
+    bias: bool = False
+    row_scale: bool = False
+    accumulate: bool = False
+    atomic: bool = False
+    layout: str = "nk"
+    in_type: str = "bf16"
+    out_type: str = "bf16"
+    n: int = 72  # y's columns (w has 2n rows with swiglu)
+    k: int = 104
+    block_m: int = 64
+    block_n: int = 64
+    explicit_config: bool = True
+
+    @property
+    def groups(self) -> int:
+        return len(self.segments)
+
+    @property
+    def w_rows(self) -> int:
+        return 2 * self.n if self.swiglu else self.n
+
+    def owners(self) -> list[int]:
+        owner, start = [-1] * self.rows, 0
+        for g, length in enumerate(self.segments):
+            for r in range(start, start + length):
+                owner[r] = g
+            start += length
+        return owner
+
+    def out_rows(self) -> int:
+        return self.y_rows if self.scatter is not None else self.rows
+
+
+class MoEWriter:
+    """Writes the test file of a MoECase (see there)."""
+
+    def __init__(self, case: MoECase) -> None:
+        self.c = c = case
+        self.x_type = f"memref<?x{c.k}x{c.in_type}>"
+        w_shape = (f"{c.groups}x{c.w_rows}x{c.k}" if c.layout == "nk"
+                   else f"{c.groups}x{c.k}x{c.w_rows}")
+        self.w_type = f"memref<{w_shape}x{c.in_type}>"
+        self.y_type = f"memref<?x{c.n}x{c.out_type}>"
+        self.exp_type = f"memref<?x{c.n}xf32>"
+        self.rows_type = f"memref<{c.groups + 1}xi32>"
+        self.index_type = "memref<?xi32>"
+        self.bias_type = f"memref<{c.groups}x{c.w_rows}xf32>"
+        self.rs_type = "memref<?xf32>"
+        self.fills: set[tuple[int, str]] = set()
+        self.globals: list[str] = []
+
+    def gemm_function(self) -> str:
+        c = self.c
+        args = [("x", self.x_type), ("w", self.w_type),
+                ("rows", self.rows_type)]
+        clauses = [f"      segments(%rows : {self.rows_type})"]
+        if c.gather is not None:
+            args.append(("gather", self.index_type))
+            clauses.append(f"      row_indices(%gather : {self.index_type})")
+        if c.bias:
+            args.append(("bias", self.bias_type))
+            clauses.append(f"      bias(%bias : {self.bias_type})")
+        if c.row_scale:
+            args.append(("rs", self.rs_type))
+            clauses.append(f"      row_scale(%rs : {self.rs_type})")
+        if c.scatter is not None:
+            args.append(("scatter", self.index_type))
+            clauses.append(
+                f"      scatter_indices(%scatter : {self.index_type})")
+        args.append(("y", self.y_type))
+        attrs = []
+        if c.layout == "kn":
+            attrs.append("weight_layout = #ggemm.weight_layout<kn>")
+        epilogue = []
+        if c.swiglu:
+            epilogue.append("activation = swiglu")
+        if c.accumulate:
+            epilogue.append("accumulate = true")
+        if c.atomic:
+            epilogue.append("atomic = true")
+        if epilogue:
+            attrs.append(f"epilogue = #ggemm.epilogue<{', '.join(epilogue)}>")
+        if c.explicit_config:
+            attrs.append(
+                f"config = #ggemm.tile_config<block_m = {c.block_m}, "
+                f"block_n = {c.block_n}, block_k = 64, stages = 2, "
+                f"consumer_warpgroups = {c.block_m // 64}>")
+        sig = ", ".join(f"%{n}: {t}" for n, t in args)
+        out = f"      outs(%y : {self.y_type})"
+        if attrs:
+            out += " {" + ",\n       ".join(attrs) + "}"
+        body = "\n".join(
+            [f"  ggemm.segment_matmul ins(%x, %w : {self.x_type}, "
+             f"{self.w_type})"] + clauses + [out])
+        return f"func.func @gemm({sig}) {{\n{body}\n  return\n}}\n"
+
+    def fill(self, e: Emitter, value: str, mtype: str, rank: int, ty: str,
+             seed: int, mod: int, off: int, den: float) -> None:
+        TestWriter.fill(self, e, value, mtype, rank, ty, seed, mod, off, den)
+
+    def constant_vector(self, e: Emitter, name: str, values: list[int]
+                        ) -> str:
+        """A `memref<?xi32>` holding `values` (copied from a global)."""
+        n = len(values)
+        self.globals.append(
+            f'memref.global "private" constant @{name} : memref<{n}xi32> = '
+            f'dense<[{", ".join(str(v) for v in values)}]>\n')
+        g = e.op(f"memref.get_global @{name} : memref<{n}xi32>")
+        buf = e.op(f"memref.alloc({e.const_index(n)}) : {self.index_type}",
+                   name)
+        e.emit(f"memref.copy {g}, {buf} : memref<{n}xi32> to "
+               f"{self.index_type}")
+        return buf
+
+    @staticmethod
+    def in_range(e: Emitter, index: str, size: int) -> str:
+        """0 <= index < size, for an i32 index."""
+        zero = e.op("arith.constant 0 : i32")
+        bound = e.op(f"arith.constant {size} : i32")
+        low = e.op(f"arith.cmpi sge, {index}, {zero} : i32")
+        high = e.op(f"arith.cmpi slt, {index}, {bound} : i32")
+        return e.op(f"arith.andi {low}, {high} : i1")
+
+    def dot(self, e: Emitter, xrow: str, valid: str, wi: str, wrow: str,
+            x: str, w: str, k: str) -> str:
+        """sum_k x[xrow, k] * w[wi, wrow, k], or 0 when not `valid`."""
+        c = self.c
+        kk, s, acc = e.fresh("k"), e.fresh("s"), e.fresh("acc")
+        e.emit(f"{acc} = scf.for {kk} = %zero to {k} step %one "
+               f"iter_args({s} = {e.const_f32(0.0)}) -> (f32) {{")
+        e.indent += 2
+        xv = e.op(f"memref.load {x}[{xrow}, {kk}] : {self.x_type}")
+        w_idx = [wi, wrow, kk] if c.layout == "nk" else [wi, kk, wrow]
+        wv = e.op(f"memref.load {w}[{', '.join(w_idx)}] : {self.w_type}")
+        prod = e.op(f"arith.mulf {e.to_f32(xv, c.in_type)}, "
+                    f"{e.to_f32(wv, c.in_type)} : f32")
+        e.emit(f"scf.yield {e.op(f'arith.addf {s}, {prod} : f32')} : f32")
+        e.end()
+        return e.op(f"arith.select {valid}, {acc}, {e.const_f32(0.0)} : f32")
+
+    def main_function(self) -> str:
+        c = self.c
+        e = Emitter()
+        e.emit("%zero = arith.constant 0 : index")
+        e.emit("%one = arith.constant 1 : index")
+        e.emit(f"%m = arith.constant {c.rows} : index")
+        x_rows = c.x_rows if c.gather is not None else c.rows
+        y_rows = c.out_rows()
+        x = e.op(f"memref.alloc({e.const_index(x_rows)}) : {self.x_type}",
+                 "x")
+        w = e.op(f"memref.alloc() : {self.w_type}", "w")
+        yr = e.const_index(y_rows)
+        y = e.op(f"memref.alloc({yr}) : {self.y_type}", "y")
+        y_old = e.op(f"memref.alloc({yr}) : {self.y_type}", "yold")
+        self.fill(e, x, self.x_type, 2, c.in_type, 1, 17, 8, 8.0)
+        self.fill(e, w, self.w_type, 3, c.in_type, 2, 17, 8, 8.0)
+        rows = e.op(f"memref.alloc() : {self.rows_type}", "rows")
+        offset = 0
+        for i, length in enumerate([0] + c.segments):
+            offset += length
+            cv = e.op(f"arith.constant {offset} : i32")
+            e.emit(f"memref.store {cv}, {rows}[{e.const_index(i)}] : "
+                   f"{self.rows_type}")
+        args, types = [x, w, rows], [self.x_type, self.w_type,
+                                     self.rows_type]
+        gather = scatter = bias = rs = None
+        if c.gather is not None:
+            gather = self.constant_vector(e, "gather_rows", c.gather)
+            args.append(gather)
+            types.append(self.index_type)
+        if c.bias:
+            bias = e.op(f"memref.alloc() : {self.bias_type}", "bias")
+            self.fill(e, bias, self.bias_type, 2, "f32", 3, 9, 4, 4.0)
+            args.append(bias)
+            types.append(self.bias_type)
+        if c.row_scale:
+            rs = e.op(f"memref.alloc(%m) : {self.rs_type}", "rs")
+            self.fill(e, rs, self.rs_type, 1, "f32", 4, 5, -1, 4.0)
+            args.append(rs)
+            types.append(self.rs_type)
+        if c.scatter is not None:
+            scatter = self.constant_vector(e, "scatter_rows", c.scatter)
+            args.append(scatter)
+            types.append(self.index_type)
+        if c.accumulate:
+            self.fill(e, y, self.y_type, 2, c.out_type, 5, 7, 3, 2.0)
+        else:
+            self.fill(e, y, self.y_type, 2, c.out_type, 0, 1, int(-POISON),
+                      1.0)
+        e.emit(f"memref.copy {y}, {y_old} : {self.y_type} to {self.y_type}")
+        args.append(y)
+        types.append(self.y_type)
+        e.emit(f"func.call @gemm({', '.join(args)}) : "
+               f"({', '.join(types)}) -> ()")
+
+        # The expected y, in f32: y's old values, then each owned segment
+        # row's result written (or, accumulating, added) at its y row.
+        n, k = e.const_index(c.n), e.const_index(c.k)
+        exp = e.op(f"memref.alloc({yr}) : {self.exp_type}", "exp")
+        i = e.for_loop("%zero", yr, "i")
+        j = e.for_loop("%zero", n, "j")
+        old = e.op(f"memref.load {y_old}[{i}, {j}] : {self.y_type}")
+        e.emit(f"memref.store {e.to_f32(old, c.out_type)}, {exp}[{i}, {j}] "
+               f": {self.exp_type}")
+        e.end()
+        e.end()
+        owners = ", ".join(str(o) for o in c.owners())
+        self.globals.append(
+            f'memref.global "private" constant @owners : '
+            f'memref<{c.rows}xi32> = dense<[{owners}]>\n')
+        e.emit(f"%owners = memref.get_global @owners : memref<{c.rows}xi32>")
+        zero32 = e.op("arith.constant 0 : i32")
+        r = e.for_loop("%zero", "%m", "r")
+        o = e.op(f"memref.load %owners[{r}] : memref<{c.rows}xi32>")
+        owned = e.op(f"arith.cmpi sge, {o}, {zero32} : i32")
+        e.emit(f"scf.if {owned} {{")
+        e.indent += 2
+        wi = e.op(f"arith.index_cast {o} : i32 to index")
+        # The x row: gathered (zeros outside x) or the segment row.
+        if gather:
+            g32 = e.op(f"memref.load {gather}[{r}] : {self.index_type}")
+            valid = self.in_range(e, g32, x_rows)
+            safe = e.op(f"arith.select {valid}, {g32}, {zero32} : i32")
+            xrow = e.op(f"arith.index_cast {safe} : i32 to index")
+        else:
+            valid, xrow = e.op("arith.constant true"), r
+        # The y row: scattered (nowhere outside y) or the segment row.
+        if scatter:
+            t32 = e.op(f"memref.load {scatter}[{r}] : {self.index_type}")
+            inside = self.in_range(e, t32, y_rows)
+            e.emit(f"scf.if {inside} {{")
+            e.indent += 2
+            yrow = e.op(f"arith.index_cast {t32} : i32 to index")
+        else:
+            yrow = r
+        col = e.for_loop("%zero", n, "c")
+        v = self.dot(e, xrow, valid, wi, col, x, w, k)
+        if c.swiglu:
+            up_row = e.op(f"arith.addi {col}, {n} : index")
+            up = self.dot(e, xrow, valid, wi, up_row, x, w, k)
+            if bias:
+                gb = e.op(f"memref.load {bias}[{wi}, {col}] : "
+                          f"{self.bias_type}")
+                ub = e.op(f"memref.load {bias}[{wi}, {up_row}] : "
+                          f"{self.bias_type}")
+                v = e.op(f"arith.addf {v}, {gb} : f32")
+                up = e.op(f"arith.addf {up}, {ub} : f32")
+            # silu(gate) * up, written independently of the back ends.
+            neg = e.op(f"arith.negf {v} : f32")
+            denom = e.op(f"arith.addf {e.op(f'math.exp {neg} : f32')}, "
+                         f"{e.const_f32(1.0)} : f32")
+            silu = e.op(f"arith.divf {v}, {denom} : f32")
+            v = e.op(f"arith.mulf {silu}, {up} : f32")
+        elif bias:
+            bv = e.op(f"memref.load {bias}[{wi}, {col}] : {self.bias_type}")
+            v = e.op(f"arith.addf {v}, {bv} : f32")
+        if rs:
+            rv = e.op(f"memref.load {rs}[{r}] : {self.rs_type}")
+            v = e.op(f"arith.mulf {v}, {rv} : f32")
+        if c.accumulate:
+            prev = e.op(f"memref.load {exp}[{yrow}, {col}] : "
+                        f"{self.exp_type}")
+            v = e.op(f"arith.addf {prev}, {v} : f32")
+        e.emit(f"memref.store {v}, {exp}[{yrow}, {col}] : {self.exp_type}")
+        e.end()
+        if scatter:
+            e.indent -= 2
+            e.emit("}")
+        e.indent -= 2
+        e.emit("}")
+        e.end()
+
+        stats = e.op("memref.alloca() : memref<2xi64>", "stats")
+        maxerr = e.op("memref.alloca() : memref<1xf32>", "maxerr")
+        zero64 = e.op("arith.constant 0 : i64")
+        e.emit(f"memref.store {zero64}, {stats}[%zero] : memref<2xi64>")
+        e.emit(f"memref.store {zero64}, {stats}[%one] : memref<2xi64>")
+        e.emit(f"memref.store {e.const_f32(0.0)}, {maxerr}[%zero] : "
+               "memref<1xf32>")
+        atol, rtol = TOLERANCE[c.out_type]
+        atol_v, rtol_v = e.const_f32(atol), e.const_f32(rtol)
+        i = e.for_loop("%zero", yr, "i")
+        j = e.for_loop("%zero", n, "j")
+        want = e.op(f"memref.load {exp}[{i}, {j}] : {self.exp_type}")
+        want = e.to_f32(e.from_f32(want, c.out_type), c.out_type)
+        got = e.op(f"memref.load {y}[{i}, {j}] : {self.y_type}")
+        e.emit(f"func.call @check({e.to_f32(got, c.out_type)}, {want}, "
+               f"{atol_v}, {rtol_v}, {stats}, {maxerr}) : (f32, f32, f32, "
+               "f32, memref<2xi64>, memref<1xf32>) -> ()")
+        e.end()
+        e.end()
+        checked = e.op(f"memref.load {stats}[%zero] : memref<2xi64>")
+        errors = e.op(f"memref.load {stats}[%one] : memref<2xi64>")
+        worst = e.op(f"memref.load {maxerr}[%zero] : memref<1xf32>")
+        e.emit('vector.print str "checked: "')
+        e.emit(f"vector.print {checked} : i64")
+        e.emit('vector.print str "errors: "')
+        e.emit(f"vector.print {errors} : i64")
+        e.emit('vector.print str "max_abs_err: "')
+        e.emit(f"vector.print {worst} : f32")
+        for buf, ty in [(x, self.x_type), (w, self.w_type), (y, self.y_type),
+                        (y_old, self.y_type), (exp, self.exp_type)]:
+            e.emit(f"memref.dealloc {buf} : {ty}")
+        body = "\n".join(e.lines)
+        return f"func.func @main() {{\n{body}\n  return\n}}\n"
+
+    def text(self) -> str:
+        c = self.c
+        main = self.main_function()
+        gemm = self.gemm_function()
+        fills = "\n".join(fill_function(rank, ty)
+                          for rank, ty in sorted(self.fills))
+        header = [
+            "// GENERATED by test/Execution/gen_tests.py: edit the generator "
+            "and rerun it.",
+            f"// {c.summary}",
+            "// REQUIRES: mlir-runner",
+            "// RUN: gemm-opt %s --ggemm-to-cpu \\",
+            "// RUN: | mlir-runner -e main -entry-point-result=void \\",
+            "// RUN:     -shared-libs=%mlir_c_runner_utils,"
+            "%mlir_runner_utils \\",
+            "// RUN: | FileCheck %s",
+            f"// CHECK: checked: {c.out_rows() * c.n}{{{{$}}}}",
+            "// CHECK-NEXT: errors: 0{{$}}",
+            "// CHECK-NEXT: max_abs_err:",
+        ]
+        return ("\n".join(header) + "\n\n" + "".join(self.globals) + gemm
+                + "\n" + main + HELPERS + "\n" + fills)
+
+
+def _spread(count: int, modulus: int, step: int, start: int = 0
+            ) -> list[int]:
+    """`count` indices `(start + i * step) % modulus`: a fixed shuffle."""
+    return [(start + i * step) % modulus for i in range(count)]
+
+
+# Rows 0..139 in segments [40, 0, 90] (10 trailing rows in no segment).
+_MOE_SEGMENTS, _MOE_ROWS = [40, 0, 90], 140
+# A top-2 routing of 70 tokens: pair p = (token p // 2, slot p % 2) sorted
+# by a fixed shuffle; token_of_pair is what gathers x and scatters y.
+_TOKEN_OF_ROW = [p // 2 for p in _spread(_MOE_ROWS, _MOE_ROWS, 53)]
+
+MOE_CASES = [
+    MoECase("moe_gather", "gathered x rows (row_indices), rows of 140 "
+            "reading 70 tokens twice each, plus indices -1 and 70 past x "
+            "(zeros)", segments=_MOE_SEGMENTS, rows=_MOE_ROWS,
+            gather=_TOKEN_OF_ROW[:100] + [-1, 70] + _TOKEN_OF_ROW[102:],
+            x_rows=70),
+    MoECase("moe_swiglu", "fused SwiGLU: w holds gate rows then up rows "
+            "(2N = 144), bias over 2N, row scale, f32 out",
+            segments=_MOE_SEGMENTS, rows=_MOE_ROWS, swiglu=True, bias=True,
+            row_scale=True, out_type="f32"),
+    MoECase("moe_swiglu_kn_tail", "fused SwiGLU with kn weights and N = 100 "
+            "(the last tile's gate half reaches into the up rows; masked)",
+            segments=[33, 64, 1], rows=100, swiglu=True, layout="kn", n=100,
+            block_n=128),
+    MoECase("moe_gather_swiglu_selected", "gathered x and SwiGLU with the "
+            "config chosen by ggemm-select-config (no swap-AB: 64-row "
+            "tiles)", segments=[20, 17, 30], rows=67,
+            gather=_spread(67, 50, 7), x_rows=50, swiglu=True,
+            explicit_config=False),
+    MoECase("moe_scatter", "scattered y rows (a permutation of 140 of 150 "
+            "rows; 10 rows untouched, indices of the trailing rows unused)",
+            segments=_MOE_SEGMENTS, rows=_MOE_ROWS,
+            scatter=_spread(_MOE_ROWS, 150, 37), y_rows=150,
+            row_scale=True),
+    MoECase("moe_scatter_out_of_range", "scatter indices -1 and 150 write "
+            "nothing; accumulate into bf16", segments=_MOE_SEGMENTS,
+            rows=_MOE_ROWS,
+            scatter=[-1, 150] + _spread(_MOE_ROWS - 2, 150, 37, 1),
+            y_rows=150, accumulate=True),
+    MoECase("moe_combine_atomic", "the top-2 combine: both rows of a token "
+            "added (atomic) into its f32 row, weighted by row_scale, over "
+            "gathered x", segments=_MOE_SEGMENTS, rows=_MOE_ROWS,
+            gather=_TOKEN_OF_ROW, x_rows=70, scatter=_TOKEN_OF_ROW,
+            y_rows=70, row_scale=True, accumulate=True, atomic=True,
+            out_type="f32"),
+]
+
+
 def main() -> None:
     names = set()
-    for case in CASES + KRAGGED_CASES:
+    for case in CASES + KRAGGED_CASES + MOE_CASES:
         assert case.name not in names, case.name
         names.add(case.name)
     for case in CASES:
@@ -1515,7 +1923,12 @@ def main() -> None:
         path = os.path.join(HERE, f"{kcase.name}.mlir")
         with open(path, "w") as f:
             f.write(KRaggedWriter(kcase).text())
-    print(f"wrote {len(CASES) + len(KRAGGED_CASES)} tests to {HERE}")
+    for mcase in MOE_CASES:
+        path = os.path.join(HERE, f"{mcase.name}.mlir")
+        with open(path, "w") as f:
+            f.write(MoEWriter(mcase).text())
+    print(f"wrote {len(CASES) + len(KRAGGED_CASES) + len(MOE_CASES)} tests "
+          f"to {HERE}")
 
 
 if __name__ == "__main__":

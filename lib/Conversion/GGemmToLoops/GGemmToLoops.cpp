@@ -343,12 +343,50 @@ LogicalResult LoopsTranslator::lowerLoad(LoadTileOp op) {
                          .getResult()
                    : arith::ConstantOp::create(b, loc, b.getZeroAttr(elemType))
                          .getResult();
+  Value gather = lookup(op.getGather(), op),
+        gatherEnd = lookup(op.getGatherEnd(), op);
+  Value split = lookup(op.getSplit(), op);
+  int64_t half = type.getRows() / 2;
   forEach2D(b, loc, type.getRows(), type.getK(), [&](Value r, Value c) {
     SmallVector<Value> at(indices);
     at[rowDim] = arith::AddIOp::create(b, loc, indices[rowDim], r);
     at[kDim] = arith::AddIOp::create(b, loc, indices[kDim], c);
     // K-ragged: rows of the next group exist but are not part of this sum.
     Value inSegment = kEnd ? ult(b, loc, at[kDim], kEnd) : Value();
+    if (split) {
+      // The second half of the tile's rows is `split` rows further on.
+      Value second =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, r,
+                                arith::ConstantIndexOp::create(b, loc, half));
+      Value shifted = arith::AddIOp::create(
+          b, loc, at[rowDim],
+          arith::SubIOp::create(b, loc, split,
+                                arith::ConstantIndexOp::create(b, loc, half)));
+      at[rowDim] = arith::SelectOp::create(b, loc, second, shifted, at[rowDim]);
+    }
+    if (gather) {
+      // The segment row's index into the source; rows past the segment's
+      // end (or past the indices) read zero, and so do indices outside the
+      // source (loadOrZero's bounds check).
+      Value segmentRow = at[rowDim];
+      inSegment = arith::AndIOp::create(
+          b, loc, ult(b, loc, segmentRow, gatherEnd),
+          ult(b, loc, segmentRow, memref::DimOp::create(b, loc, gather, 0)));
+      auto index = scf::IfOp::create(b, loc, TypeRange{b.getIndexType()},
+                                     inSegment, /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(index.thenBlock());
+        scf::YieldOp::create(
+            b, loc,
+            toIndex(b, loc,
+                    memref::LoadOp::create(b, loc, gather, segmentRow)));
+        b.setInsertionPointToStart(index.elseBlock());
+        scf::YieldOp::create(
+            b, loc, arith::ConstantIndexOp::create(b, loc, 0).getResult());
+      }
+      at[rowDim] = index.getResult(0);
+    }
     // TMA's zero fill: every coordinate past its dimension reads as zero.
     memref::StoreOp::create(b, loc,
                             loadOrZero(b, loc, source, at, zero, inSegment),
@@ -452,18 +490,23 @@ LogicalResult LoopsTranslator::lowerStore(StoreTileOp op) {
   Value weight = lookup(op.getWeight(), op);
   Value row = lookup(op.getRow(), op), rowEnd = lookup(op.getRowEnd(), op);
   Value col = lookup(op.getCol(), op);
+  Value scatter = lookup(op.getScatter(), op);
   ArrayRef<int64_t> tileShape = op.getAcc().getType().getShape();
   Type outType = op.getY().getType().getElementType();
   EpilogueAttr epilogue = op.getEpilogueAttr();
   Activation activation =
       epilogue ? epilogue.getActivation() : Activation::none;
   bool accumulate = epilogue && epilogue.getAccumulate();
+  bool gated = epilogue && epilogue.isGated();
 
   // A transposed accumulator (ggemm-swap-ab) holds output column i of the
-  // tile in its row i.
+  // tile in its row i. A gated one holds the gate values of its output
+  // columns in its first half of columns and the up values in its second.
   bool transposed = op.getTransposed();
   int64_t tileRows = tileShape[transposed ? 1 : 0],
           tileCols = tileShape[transposed ? 0 : 1];
+  if (gated)
+    tileCols /= 2;
 
   OpBuilder::InsertionGuard guard(b);
   Value n = memref::DimOp::create(b, loc, y, 1);
@@ -487,20 +530,42 @@ LogicalResult LoopsTranslator::lowerStore(StoreTileOp op) {
   Value scale;
   if (rowScale)
     scale = memref::LoadOp::create(b, loc, rowScale, r);
+  // The row of y: the tile's row, or where scatter sends it (nowhere when
+  // that is outside y).
+  Value target = r;
+  if (scatter) {
+    target = toIndex(b, loc, memref::LoadOp::create(b, loc, scatter, r));
+    auto inside = scf::IfOp::create(
+        b, loc, ult(b, loc, target, memref::DimOp::create(b, loc, y, 0)),
+        /*withElseRegion=*/false);
+    b.setInsertionPointToStart(inside.thenBlock());
+  }
   auto colLoop = scf::ForOp::create(b, loc, col, colLimit, one);
   b.setInsertionPointToStart(colLoop.getBody());
   Value c = colLoop.getInductionVar();
   Value j = arith::SubIOp::create(b, loc, c, col);
-  Value v = transposed ? memref::LoadOp::create(b, loc, acc, {j, i})
-                       : memref::LoadOp::create(b, loc, acc, {i, j});
-  Value biasValue, old;
+  auto accAt = [&](Value column) -> Value {
+    return transposed ? memref::LoadOp::create(b, loc, acc, {column, i})
+                      : memref::LoadOp::create(b, loc, acc, {i, column});
+  };
+  Value v = accAt(j);
+  Value up, biasValue, upBias, old;
+  if (gated)
+    up = accAt(arith::AddIOp::create(
+        b, loc, j, arith::ConstantIndexOp::create(b, loc, tileCols)));
   if (bias)
     biasValue = memref::LoadOp::create(b, loc, bias, {weight, c});
+  if (bias && gated)
+    upBias = memref::LoadOp::create(
+        b, loc, bias, {weight, arith::AddIOp::create(b, loc, c, n)});
+  // Sequential on the CPU, an atomic add is this read, add and write.
   if (accumulate)
-    old = memref::LoadOp::create(b, loc, y, {r, c});
-  Value out =
-      buildEpilogue(b, loc, v, biasValue, activation, scale, old, outType);
-  memref::StoreOp::create(b, loc, out, y, {r, c});
+    old = memref::LoadOp::create(b, loc, y, {target, c});
+  Value out = gated ? buildGatedEpilogue(b, loc, v, up, biasValue, upBias,
+                                         scale, old, outType)
+                    : buildEpilogue(b, loc, v, biasValue, activation, scale,
+                                    old, outType);
+  memref::StoreOp::create(b, loc, out, y, {target, c});
   return success();
 }
 

@@ -116,10 +116,7 @@ struct ConvertGGemmToNVVMPass
           /*isConstant=*/false, LLVM::Linkage::External, "ggemm_smem",
           Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
       auto kernel = gpu::GPUFuncOp::create(
-          b, loc, name,
-          b.getFunctionType(
-              kernelParamTypes(ctx, facts->blockScaled(), facts->staged()),
-              {}));
+          b, loc, name, b.getFunctionType(kernelParamTypes(ctx, *facts), {}));
       kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                       UnitAttr::get(ctx));
       // setmaxnreg needs a register cap at entry: a thread bound plus one

@@ -43,10 +43,12 @@ enum KernelParam : unsigned {
   kNumBlockScaledParams
 };
 
+struct KernelFacts;
+
 /// The parameter types, in the order above (with the scale parameters when
-/// `blockScaled`, then y's TMA descriptor when `staged`).
-SmallVector<Type> kernelParamTypes(MLIRContext *ctx, bool blockScaled,
-                                   bool staged);
+/// `blockScaled`, then y's TMA descriptor when `staged`, then the gather
+/// indices, then the scatter indices and y's rows; see KernelFacts).
+SmallVector<Type> kernelParamTypes(MLIRContext *ctx, const KernelFacts &facts);
 
 /// Bytes of one 128-byte swizzle row: the contiguous extent of every smem
 /// tile box.
@@ -101,6 +103,14 @@ struct KernelFacts {
   /// and TMA stores (null: masked global stores only).
   StoreStagingAttr staging;
 
+  /// MoE fusion (issue 13): the gather indices of x's rows
+  /// (`ggemm.load_tile ... gather`), the scatter indices of y's rows
+  /// (`ggemm.store_tile ... scatter`), null without; a gated (swiglu)
+  /// epilogue, whose weight tiles are split (gate rows, up rows) and whose
+  /// w has 2N rows; an atomic (scatter-add) epilogue.
+  Value gather, scatter;
+  bool gated = false, atomic = false;
+
   bool nMajorB() const { return !kRagged && bTile.isMNMajor(); }
   bool staged() const { return bool(staging); }
   /// The parameter of y's TMA descriptor (staged stores only): after the
@@ -108,6 +118,12 @@ struct KernelFacts {
   unsigned yDescParam() const {
     return blockScaled() ? kNumBlockScaledParams : kNumParams;
   }
+  /// The parameters after y's descriptor: the gather indices (with
+  /// `gather`), then the scatter indices and y's row count (with
+  /// `scatter`).
+  unsigned gatherParam() const { return yDescParam() + (staged() ? 1 : 0); }
+  unsigned scatterParam() const { return gatherParam() + (gather ? 1 : 0); }
+  unsigned yRowsParam() const { return scatterParam() + 1; }
   bool blockScaled() const { return bool(aScales); }
   Type aElem() const { return aTile.getElementType(); }
 };
@@ -182,7 +198,11 @@ private:
   void storeDirect(Value acc, Value row0, Value rowEnd, Value col0,
                    Value weight, int64_t blockN);
   void storeStaged(StoreTileOp op, Value acc, Value row0, Value col0,
-                   Value weight);
+                   Value weight, int64_t blockN);
+  /// A gated (swiglu) tile's accumulator of `blockN` columns as the
+  /// accumulator of its `blockN / 2` output columns: `silu(gate + bias) *
+  /// (up + bias)` in f32.
+  Value gateAccumulator(Value acc, Value col0, Value weight, int64_t blockN);
   LogicalResult translateStoreDrain(StoreDrainOp op);
   Value epiloguePair(Value v0, Value v1, Value rowScale, Value row, Value col,
                      Value weight, Value oldPair);

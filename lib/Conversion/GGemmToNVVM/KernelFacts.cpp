@@ -7,8 +7,8 @@ using namespace mlir::ggemm;
 using namespace mlir::ggemm::nvvm;
 
 SmallVector<Type> mlir::ggemm::nvvm::kernelParamTypes(MLIRContext *ctx,
-                                                      bool blockScaled,
-                                                      bool staged) {
+                                                      const KernelFacts &f) {
+  bool blockScaled = f.blockScaled(), staged = f.staged();
   auto ptr = LLVM::LLVMPointerType::get(ctx);
   auto ptrGlobal = LLVM::LLVMPointerType::get(ctx, 1);
   auto i32 = IntegerType::get(ctx, 32), i64 = IntegerType::get(ctx, 64);
@@ -19,6 +19,10 @@ SmallVector<Type> mlir::ggemm::nvvm::kernelParamTypes(MLIRContext *ctx,
     types.append({ptr, ptrGlobal});
   if (staged)
     types.push_back(ptr);
+  if (f.gather)
+    types.push_back(ptrGlobal);
+  if (f.scatter)
+    types.append({ptrGlobal, i64});
   return types;
 }
 
@@ -191,6 +195,13 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
         ok = op->emitOpError() << "expects a k_major A tile for the GPU back "
                                   "end, got "
                                << load.getType();
+      if (succeeded(ok))
+        ok = bind(op, "row_indices", f.gather, load.getGather());
+      if (succeeded(ok) && load.getGather() && !isA)
+        ok = op->emitOpError() << "expects only the activation tile to be "
+                                  "gathered";
+      if (succeeded(ok) && load.getSplit() && isA)
+        ok = op->emitOpError() << "expects only the weight tile to be split";
       (isA ? f.aTile : f.bTile) = load.getType();
     } else if (auto load = dyn_cast<LoadScalesOp>(op)) {
       // Activation scales are a matrix (rows, K blocks), weight scales a
@@ -215,8 +226,10 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
     } else if (auto store = dyn_cast<StoreTileOp>(op)) {
       stores.push_back(store);
       if (succeeded(ok = bind(op, "y", f.y, store.getY())) &&
-          succeeded(ok = bind(op, "bias", f.bias, store.getBias())))
-        ok = bind(op, "row_scale", f.rowScale, store.getRowScale());
+          succeeded(ok = bind(op, "bias", f.bias, store.getBias())) &&
+          succeeded(ok =
+                        bind(op, "row_scale", f.rowScale, store.getRowScale())))
+        ok = bind(op, "scatter_indices", f.scatter, store.getScatter());
     } else if (isa<ForeachTileOp, LaunchOp, TileScheduleOp>(op) &&
                op != launch) {
       ok = op->emitOpError() << "is not supported inside a ggemm.launch";
@@ -230,6 +243,10 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
                                    "ggemm.store_tile in the kernel";
   f.store = stores.front();
   f.staging = f.store.getStagingAttr();
+  if (EpilogueAttr epilogue = f.store.getEpilogueAttr()) {
+    f.gated = epilogue.isGated();
+    f.atomic = epilogue.getAtomic();
+  }
   if (f.staging && f.layout.getStagingOffset() < 0)
     return f.ring.emitOpError()
            << "expects a layout with the store staging of the launch's "
@@ -292,6 +309,43 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
            << "expects clusters only for bf16/f16 segment, masked and batched "
               "kernels with nk weights, not swapped (the multicast weight "
               "tile is split by rows)";
+  // The gated epilogue pairs accumulator columns j and j + block_n / 2 in
+  // one thread (wgmma's fragments repeat every 8 columns), and its weight
+  // tile is two half-tile loads: not with a transposed accumulator or a
+  // multicast weight tile; an mn_major half must be whole 128-byte boxes.
+  bool splitB = false;
+  launch.walk([&](LoadTileOp load) { splitB |= bool(load.getSplit()); });
+  if (splitB != f.gated)
+    return launch.emitOpError() << "expects a split weight tile exactly with "
+                                   "a gated (swiglu) ggemm.store_tile";
+  if (f.gated) {
+    int64_t half = f.bTile.getRows() / 2;
+    if (f.swapped || f.clusterM > 1 || f.blockScaled() || f.kRagged ||
+        half % 8 != 0 ||
+        (f.bTile.isMNMajor() &&
+         (half * getElementBytes(f.aElem())) % kSwizzleBytes != 0))
+      return launch.emitOpError()
+             << "expects a gated (swiglu) kernel without swap_ab, clusters "
+                "or FP8, with halves of the weight tile that are whole "
+                "8-column fragments (and whole 128-byte boxes of an "
+                "mn_major tile), got "
+             << f.bTile;
+  }
+  if ((f.gather || f.scatter) &&
+      (f.schedule.getRowMapping() != RowMapping::segment || f.kRagged ||
+       f.blockScaled() || f.clusterM > 1))
+    return launch.emitOpError()
+           << "expects gathered or scattered rows only in a bf16/f16 "
+              "segment kernel without clusters";
+  if (f.gather && f.swapped)
+    return launch.emitOpError() << "expects no swap_ab with gathered rows "
+                                   "(the gathered tile is wgmma's A)";
+  if (f.scatter && failed(verifyKernelAddressed(f.store, "scatter_indices",
+                                                f.scatter, true)))
+    return failure();
+  if (f.gather &&
+      failed(verifyKernelAddressed(launch, "row_indices", f.gather, true)))
+    return failure();
   SmallVector<Type> expectedRing = {f.aTile, f.bTile};
   if (f.blockScaled()) {
     if (!isFp8(f.aElem()))
@@ -374,6 +428,9 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
     return f;
   }
   f.staticN = staticOr(wType.getDimSize(f.nMajorB() ? 2 : 1));
+  // The manifest's n is y's columns: half of a gated w's rows.
+  if (f.gated && f.staticN > 0)
+    f.staticN /= 2;
   f.staticK = staticOr(wType.getDimSize(f.nMajorB() ? 1 : 2));
   f.staticWeights = staticOr(wType.getDimSize(0));
   return f;
@@ -447,6 +504,12 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
       named("has_row_scale", b.getBoolAttr(bool(f.rowScale))),
       named("accumulate", b.getBoolAttr(accumulate)),
       named("activation", s(stringifyActivation(activation)))};
+  if (f.gather)
+    problem.push_back(named("has_row_indices", b.getBoolAttr(true)));
+  if (f.scatter) {
+    problem.push_back(named("has_scatter_indices", b.getBoolAttr(true)));
+    problem.push_back(named("atomic", b.getBoolAttr(f.atomic)));
+  }
   if (f.blockScaled()) {
     problem.push_back(named("x_scale_block", s("1x128")));
     problem.push_back(named("w_scale_block", s("128x128")));
@@ -473,6 +536,9 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
   // and multicasts them.
   if (!f.nMajorB())
     bBoxN /= f.clusterM;
+  // A split (gated) k_major weight tile is two loads of half its rows.
+  if (f.gated && !f.nMajorB())
+    bBoxN /= 2;
   SmallVector<int64_t> bBox = f.nMajorB()
                                   ? SmallVector<int64_t>{bBoxN, blockK, 1}
                                   : SmallVector<int64_t>{blockK, bBoxN, 1};
@@ -482,7 +548,8 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
   // swizzle row of columns by block_k rows.
   StringRef aTensor = "x", bTensor = "w", yTensor = "y";
   int64_t bRank = 3;
-  SmallVector<int64_t> aBox = {blockK, f.aTile.getRows()};
+  // Gathered rows are loaded one row per TMA box.
+  SmallVector<int64_t> aBox = {blockK, f.gather ? 1 : f.aTile.getRows()};
   if (f.kRagged) {
     bool nk = f.kRaggedLayout == WeightLayout::nk;
     aTensor = nk ? "dy" : "x";
@@ -555,6 +622,20 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
                named("dtype", s(dtypeName(f.outElem))), named("rank", i(2)),
                named("box", arr({f.staging.getCols(), f.staging.getRows()})),
                named("swizzle", s("128B")), named("oob_fill", s("zero"))}));
+  }
+  if (f.gather)
+    params.push_back(
+        param({named("name", s("row_indices")), named("kind", s("pointer")),
+               named("tensor", s("row_indices")),
+               named("optional", b.getBoolAttr(false))}));
+  if (f.scatter) {
+    params.push_back(
+        param({named("name", s("scatter_indices")), named("kind", s("pointer")),
+               named("tensor", s("scatter_indices")),
+               named("optional", b.getBoolAttr(false))}));
+    params.push_back(
+        param({named("name", s("y_rows")), named("kind", s("scalar")),
+               named("dtype", s("i64")), named("value", s("y_rows"))}));
   }
   SmallVector<NamedAttribute> manifest = {
       named("format", s("ggemm-bundle")),

@@ -114,7 +114,8 @@ LogicalResult KernelTranslator::translate() {
   s.numGroups = numGroups;
   s.rowsPerGroup = rowsPerGroup;
   s.numRows = numRows;
-  s.numCols = n;
+  // A gated kernel's tiles run over w's 2N rows (gate and up halves).
+  s.numCols = facts.gated ? mul(n, idx(2)) : n;
   s.loadGroupRow =
       loader(kGroupRows, facts.indexElem ? facts.indexElem : Type(i32));
   if (facts.schedule.getWeightIndices()) {
@@ -265,9 +266,15 @@ Value KernelTranslator::dimSize(memref::DimOp op, OpBuilder &at) {
     if (source == facts.x || source == facts.w)
       size = *index == 0 ? numRows : source == facts.x ? rowsPerGroup : n;
   } else if (source == facts.x) {
-    size = *index == 0 ? numRows : k;
+    // Gathered x has rows of its own, which the kernel does not need (TMA
+    // bounds them).
+    size = *index == 1 ? k : facts.gather ? Value() : numRows;
   } else if (source == facts.w && *index > 0) {
-    size = (*index == 1) == kn ? k : n;
+    // A gated w has 2N rows: gate, then up.
+    size = (*index == 1) == kn ? k : facts.gated ? mul(n, idx(2)) : n;
+  } else if (source == facts.gather && *index == 0) {
+    // The gather indices: one per segment row.
+    size = numRows;
   }
   if (source == facts.y && *index == 1)
     size = n;

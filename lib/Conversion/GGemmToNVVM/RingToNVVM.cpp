@@ -91,15 +91,19 @@ LogicalResult KernelTranslator::translateWarpSpecialize(WarpSpecializeOp op) {
   b.setInsertionPoint(roles.thenBlock()->getTerminator());
   NVVM::SetMaxRegisterOp::create(b, loc, op.getProducerRegisters(),
                                  NVVM::SetMaxRegisterAction::decrease);
-  // One elected thread of the producer's first warp issues every load.
+  // One elected thread of the producer's first warp issues every load;
+  // with gathered rows the whole warp runs the producer, each lane loading
+  // its share of the rows (translateRingPut).
   Value warpInGroup = arith::DivUIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, tid, idx(128)), idx(32));
   auto warp0 = scf::IfOp::create(
       b, loc, cmp(arith::CmpIPredicate::eq, warpInGroup, idx(0)), false);
   b.setInsertionPoint(warp0.thenBlock()->getTerminator());
-  Value leader = NVVM::ElectSyncOp::create(b, loc, i1, Value());
-  auto leaderIf = scf::IfOp::create(b, loc, leader, false);
-  b.setInsertionPoint(leaderIf.thenBlock()->getTerminator());
+  if (!facts.gather) {
+    Value leader = NVVM::ElectSyncOp::create(b, loc, i1, Value());
+    auto leaderIf = scf::IfOp::create(b, loc, leader, false);
+    b.setInsertionPoint(leaderIf.thenBlock()->getTerminator());
+  }
   if (failed(translateBlock(op.getProducer().front())))
     return failure();
 
@@ -124,6 +128,47 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
   SmallVector<SmallVector<Value>> weightScaleValues;
   for (auto [load, index] : weightScales)
     weightScaleValues.push_back(loadWeightScales(load));
+  // Gathered rows (the whole producer warp runs this): lane l loads rows
+  // l, l + 32, ... of the tile, each with its own one-row TMA box, at the
+  // row its index names. The indices are read before the wait, like the
+  // weight scales; rows past the segment's end get row -1, a box wholly
+  // out of bounds, which TMA fills with zeros (and counts, like every
+  // box, in the transaction bytes).
+  Value lane;
+  SmallVector<Value> gatheredRows;
+  if (facts.gather) {
+    lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+    for (Value entry : op.getTiles()) {
+      auto gathered = entry.getDefiningOp<LoadTileOp>();
+      if (!gathered || !gathered.getGather())
+        continue;
+      Value row0 = lookup(gathered.getIndices()[0], gathered);
+      Value end = lookup(gathered.getGatherEnd(), gathered);
+      if (!row0 || !end)
+        return failure();
+      for (int64_t q = 0; q < gathered.getType().getRows() / 32; ++q) {
+        Value r = add(row0, add(lane, idx(32 * q)));
+        Value inSegment = cmp(arith::CmpIPredicate::ult, r, end);
+        Value safe = arith::SelectOp::create(b, loc, inSegment, r, idx(0));
+        Value index =
+            load(i32, elementAddress(param(KernelParam(facts.gatherParam())),
+                                     i32, safe));
+        gatheredRows.push_back(
+            arith::SelectOp::create(b, loc, inSegment, index, c32(-1)));
+      }
+    }
+  }
+  // With the whole warp here, one lane arrives and issues the whole-box
+  // loads.
+  auto leaderOnly = [&](function_ref<void()> body) {
+    if (!facts.gather)
+      return body();
+    auto ifOp = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::eq, lane, idx(0)), false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    body();
+  };
   // Wait until the consumers released the slot's previous use (the first
   // round passes at once: the empty barrier starts in the other phase).
   Value emptyParity =
@@ -165,9 +210,11 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
     else if (scales.getSource().getType().getRank() == 2)
       txBytes += 4 * (scales.getType().getCount() + kScalesSlackRows);
   }
-  NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, c32(txBytes),
-                                         NVVM::MemScopeKind::CTA,
-                                         /*relaxed=*/false, Value());
+  leaderOnly([&] {
+    NVVM::MBarrierArriveExpectTxOp::create(b, loc, Type(), full, c32(txBytes),
+                                           NVVM::MemScopeKind::CTA,
+                                           /*relaxed=*/false, Value());
+  });
   for (auto [index, tile] : llvm::enumerate(op.getTiles())) {
     if (auto scales = tile.getDefiningOp<LoadScalesOp>()) {
       if (scales.getSource().getType().getRank() == 2 &&
@@ -201,6 +248,54 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
     int64_t boxes = type.isMNMajor() ? type.getRows() / boxElems : 1;
     int64_t boxBytes = type.getNumBytes() / boxes;
     Value dst = ringBuffer(index, slot);
+    if (tileLoad.getGather()) {
+      // Row i of the (k_major) tile is the 128-byte swizzle row i of the
+      // slot: a one-row box lands there swizzled as the whole box would
+      // (TMA swizzles by shared-memory address; the slot is 1024-byte
+      // aligned).
+      for (auto [q, sourceRow] : llvm::enumerate(gatheredRows)) {
+        Value tileRow = add(lane, idx(32 * q));
+        Value rowDst = byteOffset(dst, mul(tileRow, idx(kSwizzleBytes)));
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            b, loc, LLVM::AddrSpaceCastOp::create(b, loc, ptrCluster, rowDst),
+            desc, ValueRange{coords[0], sourceRow}, full, ValueRange{}, Value(),
+            Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+            NVVM::CTAGroupKindAttr(), Value());
+      }
+      continue;
+    }
+    if (Value split = tileLoad.getSplit()) {
+      // Gate rows, then the up rows `split` further on: the tile's two
+      // halves, each loaded as a whole-box TMA of half the tile (k_major)
+      // or as half its 128-byte column boxes (mn_major).
+      Value offset = lookup(split, tileLoad);
+      if (!offset)
+        return failure();
+      int64_t halfBoxes = type.isMNMajor() ? boxes / 2 : 1;
+      int64_t halfBytes = type.getNumBytes() / 2;
+      int64_t rowCoord = type.isMNMajor() ? 0 : 1;
+      leaderOnly([&] {
+        for (int64_t h = 0; h < 2; ++h) {
+          for (int64_t j = 0; j < halfBoxes; ++j) {
+            SmallVector<Value> at(coords);
+            Value shift = idx(j * boxElems);
+            if (h)
+              shift = add(shift, offset);
+            at[rowCoord] =
+                arith::AddIOp::create(b, loc, coords[rowCoord], toI32(shift));
+            Value boxDst = byteOffset(
+                dst, idx(h * halfBytes + j * (halfBytes / halfBoxes)));
+            NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+                b, loc,
+                LLVM::AddrSpaceCastOp::create(b, loc, ptrCluster, boxDst), desc,
+                at, full, ValueRange{}, Value(), Value(),
+                NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+                NVVM::CTAGroupKindAttr(), Value());
+          }
+        }
+      });
+      continue;
+    }
     std::optional<ArrayRef<int64_t>> shared = facts.ring.getMulticast();
     if (shared && llvm::is_contained(*shared, int64_t(index))) {
       // This CTA's 1/C of the (k_major) tile's rows, multicast into the
@@ -220,18 +315,20 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
           /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(), Value());
       continue;
     }
-    for (int64_t j = 0; j < boxes; ++j) {
-      SmallVector<Value> at(coords);
-      if (j)
-        at[0] = arith::AddIOp::create(b, loc, coords[0], c32(j * boxElems));
-      Value boxDst = j ? byteOffset(dst, idx(j * boxBytes)) : dst;
-      Value dstCluster =
-          LLVM::AddrSpaceCastOp::create(b, loc, ptrCluster, boxDst);
-      NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-          b, loc, dstCluster, desc, at, full, ValueRange{}, Value(), Value(),
-          NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
-          NVVM::CTAGroupKindAttr(), Value());
-    }
+    leaderOnly([&] {
+      for (int64_t j = 0; j < boxes; ++j) {
+        SmallVector<Value> at(coords);
+        if (j)
+          at[0] = arith::AddIOp::create(b, loc, coords[0], c32(j * boxElems));
+        Value boxDst = j ? byteOffset(dst, idx(j * boxBytes)) : dst;
+        Value dstCluster =
+            LLVM::AddrSpaceCastOp::create(b, loc, ptrCluster, boxDst);
+        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+            b, loc, dstCluster, desc, at, full, ValueRange{}, Value(), Value(),
+            NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+            NVVM::CTAGroupKindAttr(), Value());
+      }
+    });
   }
   return success();
 }

@@ -200,22 +200,76 @@ LogicalResult KernelTranslator::translatePromote(PromoteOp op) {
   return success();
 }
 
+/// The activation the store path applies: none for a gated epilogue,
+/// whose SwiGLU and biases are applied before (gateAccumulator).
+static Activation storeActivation(const KernelFacts &facts) {
+  EpilogueAttr epilogue = facts.store.getEpilogueAttr();
+  if (!epilogue || facts.gated)
+    return Activation::none;
+  return epilogue.getActivation();
+}
+
 void KernelTranslator::storeElement(Value value, Value rowScale, Value row,
                                     Value col, Value weight) {
   EpilogueAttr epilogue = facts.store.getEpilogueAttr();
   Value bias, old;
-  if (facts.bias)
+  if (facts.bias && !facts.gated)
     bias =
         load(f32, elementAddress(param(kBias), f32, add(mul(weight, n), col)));
   Value address =
       elementAddress(param(kY), facts.outElem, add(mul(row, ldy), col));
-  if (epilogue && epilogue.getAccumulate())
+  bool readOld = epilogue && epilogue.getAccumulate() && !facts.atomic;
+  if (readOld)
     old = load(facts.outElem, address);
-  Value v =
-      buildEpilogue(b, loc, value, bias,
-                    epilogue ? epilogue.getActivation() : Activation::none,
-                    rowScale, old, facts.outElem);
+  Value v = buildEpilogue(b, loc, value, bias, storeActivation(facts), rowScale,
+                          old, facts.outElem);
+  if (facts.atomic) {
+    // y[row, col] += v as one atomic add (red.global.add): rows of several
+    // segments may add into one row of y.
+    LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::fadd, address, v,
+                              LLVM::AtomicOrdering::monotonic);
+    return;
+  }
   LLVM::StoreOp::create(b, loc, v, address);
+}
+
+Value KernelTranslator::gateAccumulator(Value acc, Value col0, Value weight,
+                                        int64_t blockN) {
+  // wgmma's fragments repeat every 8 columns, so the thread holding gate
+  // column j of the tile also holds up column j + blockN / 2: register
+  // 4 i + r (i < blockN / 16) pairs with 4 (i + blockN / 16) + r. The
+  // gated values form an accumulator of half the columns.
+  int64_t half = blockN / 2, fragments = half / 8;
+  FragmentBase fragment = fragmentBase();
+  Value colBase = add(col0, fragment.col);
+  auto type =
+      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(half / 2, f32));
+  Value gated = LLVM::UndefOp::create(b, loc, type);
+  // Bias columns past N are not read: their outputs are not stored.
+  Value biasRow = facts.bias ? mul(weight, mul(n, idx(2))) : Value();
+  for (int64_t i = 0; i < fragments; ++i) {
+    for (int64_t e = 0; e < 2; ++e) {
+      Value gateBias, upBias;
+      if (facts.bias) {
+        Value col = add(colBase, idx(8 * i + e));
+        Value safe = arith::SelectOp::create(
+            b, loc, cmp(arith::CmpIPredicate::ult, col, n), col, idx(0));
+        gateBias =
+            load(f32, elementAddress(param(kBias), f32, add(biasRow, safe)));
+        upBias = load(
+            f32, elementAddress(param(kBias), f32, add(biasRow, add(n, safe))));
+      }
+      for (int64_t h = 0; h < 2; ++h) {
+        int64_t r = 4 * i + 2 * h + e;
+        Value gate = LLVM::ExtractValueOp::create(b, loc, acc, r);
+        Value up = LLVM::ExtractValueOp::create(b, loc, acc, r + 4 * fragments);
+        Value v = buildGatedEpilogue(b, loc, gate, up, gateBias, upBias,
+                                     Value(), Value(), f32);
+        gated = LLVM::InsertValueOp::create(b, loc, gated, v, r);
+      }
+    }
+  }
+  return gated;
 }
 
 Value KernelTranslator::epiloguePair(Value v0, Value v1, Value rowScale,
@@ -225,18 +279,17 @@ Value KernelTranslator::epiloguePair(Value v0, Value v1, Value rowScale,
   auto pairType = VectorType::get({2}, facts.outElem);
   Value pair = LLVM::UndefOp::create(b, loc, pairType);
   Value values[2] = {v0, v1};
+  (void)epilogue;
   for (int64_t e = 0; e < 2; ++e) {
     Value position = c32(e);
     Value bias, old;
-    if (facts.bias)
+    if (facts.bias && !facts.gated)
       bias = load(f32, elementAddress(param(kBias), f32,
                                       add(mul(weight, n), add(col, idx(e)))));
     if (oldPair)
       old = LLVM::ExtractElementOp::create(b, loc, oldPair, position);
-    Value v =
-        buildEpilogue(b, loc, values[e], bias,
-                      epilogue ? epilogue.getActivation() : Activation::none,
-                      rowScale, old, facts.outElem);
+    Value v = buildEpilogue(b, loc, values[e], bias, storeActivation(facts),
+                            rowScale, old, facts.outElem);
     pair = LLVM::InsertElementOp::create(b, loc, pair, v, position);
   }
   return pair;
@@ -266,6 +319,10 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
   if (op.getTransposed())
     return translateTransposedStore(op, acc, row0, rowEnd, col0, weight);
   int64_t blockN = op.getAcc().getType().getShape()[1];
+  if (facts.gated) {
+    acc = gateAccumulator(acc, col0, weight, blockN);
+    blockN /= 2;
+  }
   if (!op.getStagingAttr()) {
     storeDirect(acc, row0, rowEnd, col0, weight, blockN);
     return success();
@@ -296,7 +353,7 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
       b, loc, arith::AndIOp::create(b, loc, yAligned, whole), true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(staged.thenBlock());
-  storeStaged(op, acc, wgRow, col0, weight);
+  storeStaged(op, acc, wgRow, col0, weight, blockN);
   b.setInsertionPointToStart(staged.elseBlock());
   storeDirect(acc, row0, rowEnd, col0, weight, blockN);
   return success();
@@ -329,14 +386,28 @@ void KernelTranslator::storeDirect(Value acc, Value row0, Value rowEnd,
     Value rowScale;
     if (facts.rowScale)
       rowScale = load(f32, elementAddress(param(kRowScale), f32, row));
+    if (facts.scatter) {
+      // The row of y the segment row goes to, if it is one of y's.
+      Value target = toIndex(
+          load(i32, elementAddress(param(KernelParam(facts.scatterParam())),
+                                   i32, row)));
+      Value yRows = toIndex(param(KernelParam(facts.yRowsParam())));
+      auto inside = scf::IfOp::create(
+          b, loc, cmp(arith::CmpIPredicate::ult, target, yRows), false);
+      b.setInsertionPointToStart(inside.thenBlock());
+      row = target;
+    }
     for (int64_t i = 0; i < blockN / 8; ++i) {
       Value col = add(colBase, idx(8 * i));
       Value v0 = LLVM::ExtractValueOp::create(b, loc, acc,
                                               ArrayRef<int64_t>{4 * i + 2 * h});
       Value v1 = LLVM::ExtractValueOp::create(
           b, loc, acc, ArrayRef<int64_t>{4 * i + 2 * h + 1});
+      // Atomic adds go element by element.
       Value pairOk = arith::AndIOp::create(
-          b, loc, pairAligned,
+          b, loc,
+          facts.atomic ? arith::ConstantIntOp::create(b, loc, i1, 0)
+                       : pairAligned,
           cmp(arith::CmpIPredicate::ult, add(col, idx(1)), n));
       auto pairIf = scf::IfOp::create(b, loc, pairOk, /*withElse=*/true);
       OpBuilder::InsertionGuard pairGuard(b);
@@ -356,10 +427,9 @@ void KernelTranslator::storeDirect(Value acc, Value row0, Value rowEnd,
 }
 
 void KernelTranslator::storeStaged(StoreTileOp op, Value acc, Value wgRow,
-                                   Value col0, Value weight) {
+                                   Value col0, Value weight, int64_t blockN) {
   StoreStagingAttr staging = op.getStagingAttr();
   EpilogueAttr epilogue = facts.store.getEpilogueAttr();
-  int64_t blockN = op.getAcc().getType().getShape()[1];
   int64_t elemBytes = getElementBytes(facts.outElem);
   int64_t cols = staging.getCols(), buffers = staging.getBuffers();
   int64_t boxBytes = staging.getBoxBytes();

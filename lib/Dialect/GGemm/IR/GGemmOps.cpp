@@ -197,6 +197,33 @@ LogicalResult verifyGroupedMatmul(OpTy op, ArrayRef<int64_t> lead,
   dims.k = xType.getShape().back();
   dims.weights = wType.getDimSize(0);
   dims.n = kn ? wType.getDimSize(2) : wType.getDimSize(1);
+  // Gathered x: M is the length of row_indices, not x's rows.
+  Value rowIndices, scatterIndices;
+  if constexpr (std::is_same_v<OpTy, SegmentMatmulOp>) {
+    rowIndices = op.getRowIndices();
+    scatterIndices = op.getScatterIndices();
+  }
+  if (rowIndices)
+    dims.rows = cast<MemRefType>(rowIndices.getType()).getDimSize(0);
+  EpilogueAttr epilogue = op.getEpilogueAttr();
+  // A gated epilogue reads 2N weight rows (gate, then up) per N outputs.
+  bool gated = epilogue && epilogue.isGated();
+  int64_t wRows = dims.n;
+  if (gated) {
+    if (!ShapedType::isDynamic(wRows) && wRows % 2 != 0)
+      return op.emitOpError()
+             << "expects w's N extent (" << wRows
+             << ") to be even for activation = swiglu (gate rows, then as "
+                "many up rows)";
+    if (!ShapedType::isDynamic(wRows))
+      dims.n = wRows / 2;
+  }
+  if (epilogue && epilogue.getAtomic() &&
+      (!scatterIndices || !epilogue.getAccumulate()))
+    return op.emitOpError()
+           << "expects an atomic epilogue only with scatter_indices and "
+              "accumulate = true (atomic adds rows of y in), got "
+           << (scatterIndices ? "no accumulate" : "no scatter_indices");
   int64_t wK = kn ? wType.getDimSize(1) : wType.getDimSize(2);
   if (!compatible(wK, dims.k))
     return op.emitOpError()
@@ -207,23 +234,33 @@ LogicalResult verifyGroupedMatmul(OpTy op, ArrayRef<int64_t> lead,
     return op.emitOpError() << "expects a non-empty reduction (K > 0)";
 
   SmallVector<int64_t> yShape(lead);
-  yShape.push_back(dims.rows);
+  // Scattered y has any number of rows.
+  yShape.push_back(scatterIndices ? ShapedType::kDynamic : dims.rows);
   yShape.push_back(dims.n);
   if (failed(verifyShape(operation, "y", yType, yShape)))
+    return failure();
+  if (scatterIndices &&
+      failed(verifyShape(operation, "scatter_indices",
+                         cast<MemRefType>(scatterIndices.getType()),
+                         {dims.rows})))
     return failure();
 
   if (failed(verifyTmaOperand(operation, "x", xType)) ||
       failed(verifyTmaOperand(operation, "w", wType)))
     return failure();
 
+  // Activation scales go with x's rows (gathered with them), weight scales
+  // with w's rows (2N when gated).
+  ProblemDims scaleDims = dims;
+  scaleDims.n = wRows;
   if (failed(verifyScales(operation, aElem, op.getXScale(), op.getWScale(),
                           op.getXScaleBlockAttr(), op.getWScaleBlockAttr(),
-                          lead, dims.rows, dims)))
+                          lead, xType.getShape()[lead.size()], scaleDims)))
     return failure();
 
   if (Value bias = op.getBias())
     if (failed(verifyShape(operation, "bias", cast<MemRefType>(bias.getType()),
-                           {dims.weights, dims.n})))
+                           {dims.weights, gated ? wRows : dims.n})))
       return failure();
   if (Value rowScale = op.getRowScale()) {
     SmallVector<int64_t> rsShape(lead);

@@ -78,6 +78,20 @@ LogicalResult LoadTileOp::verify() {
   if (isFp8(tileType.getElementType()) && tileType.isMNMajor())
     return emitOpError() << "expects a k_major FP8 tile (wgmma reads FP8 "
                             "operands K-major only), got mn_major";
+  if (static_cast<bool>(getGather()) != static_cast<bool>(getGatherEnd()))
+    return emitOpError() << "expects gather indices and their end together";
+  if (getGather()) {
+    if (rank != 2 || tileType.isMNMajor())
+      return emitOpError() << "expects a gathered tile to be a k_major tile "
+                              "of a matrix (its rows are gathered), got a "
+                           << (rank != 2 ? "batch source" : "mn_major tile");
+    if (getKEnd() || getSplit())
+      return emitOpError() << "expects no k_end or split with gather";
+  }
+  if (getSplit() && tileType.getRows() % 2 != 0)
+    return emitOpError() << "expects an even number of tile rows to split, "
+                            "got "
+                         << tileType.getRows();
   return verifyTmaOperand(*this, "source", sourceType);
 }
 
@@ -156,23 +170,44 @@ LogicalResult PromoteOp::verify() {
 LogicalResult StoreTileOp::verify() {
   MemRefType yType = getY().getType();
   int64_t n = yType.getDimSize(1);
+  EpilogueAttr epilogue = getEpilogueAttr();
+  bool gated = epilogue && epilogue.isGated();
   if (static_cast<bool>(getBias()) != static_cast<bool>(getWeight()))
     return emitOpError() << "expects a `weight` index exactly when a bias is "
                             "given (the bias row to read)";
   if (Value bias = getBias()) {
     int64_t biasN = cast<MemRefType>(bias.getType()).getDimSize(1);
-    if (!compatible(biasN, n))
-      return emitOpError() << "expects bias rows of " << dimStr(n)
-                           << " columns, got " << dimStr(biasN);
+    int64_t expected = gated && !ShapedType::isDynamic(n) ? 2 * n : n;
+    if (!compatible(biasN, expected))
+      return emitOpError() << "expects bias rows of " << dimStr(expected)
+                           << " columns" << (gated ? " (gate, then up)" : "")
+                           << ", got " << dimStr(biasN);
   }
+  // The rows the tile's row indices run over: y's, or scatter's.
+  int64_t rows = yType.getDimSize(0);
+  if (Value scatter = getScatter())
+    rows = cast<MemRefType>(scatter.getType()).getDimSize(0);
   if (Value rowScale = getRowScale()) {
-    int64_t rows = cast<MemRefType>(rowScale.getType()).getDimSize(0);
-    if (!compatible(rows, yType.getDimSize(0)))
-      return emitOpError() << "expects one row_scale entry per row of y ("
-                           << dimStr(yType.getDimSize(0)) << "), got "
-                           << dimStr(rows);
+    int64_t scaleRows = cast<MemRefType>(rowScale.getType()).getDimSize(0);
+    if (!compatible(scaleRows, rows))
+      return emitOpError() << "expects one row_scale entry per row ("
+                           << dimStr(rows) << "), got " << dimStr(scaleRows);
   }
+  if (gated) {
+    int64_t accCols = getAcc().getType().getShape()[1];
+    if (getTransposed() || accCols % 2 != 0)
+      return emitOpError() << "expects a gated (swiglu) store of an "
+                              "untransposed accumulator with an even number "
+                              "of columns (gate half, up half)";
+  }
+  if (epilogue && epilogue.getAtomic() &&
+      (!getScatter() || !epilogue.getAccumulate()))
+    return emitOpError() << "expects an atomic epilogue only with `scatter` "
+                            "and accumulate = true";
   if (StoreStagingAttr staging = getStagingAttr()) {
+    if (getScatter())
+      return emitOpError() << "expects no `staging` on a scattered store "
+                              "(its rows are not a box of y)";
     if (getTransposed())
       return emitOpError() << "expects no `staging` on a transposed store "
                               "(its fragments are columns of y)";
@@ -183,7 +218,10 @@ LogicalResult StoreTileOp::verify() {
                            << 128 / elemBytes << " columns of "
                            << yType.getElementType()
                            << "), got cols = " << staging.getCols();
-    ArrayRef<int64_t> acc = getAcc().getType().getShape();
+    SmallVector<int64_t> acc(getAcc().getType().getShape());
+    // A gated tile stores half its columns.
+    if (gated)
+      acc[1] /= 2;
     if (acc[0] % staging.getRows() != 0 || acc[1] % staging.getCols() != 0)
       return emitOpError() << "expects the accumulator (" << acc[0] << "x"
                            << acc[1] << ") to be whole staging boxes of "

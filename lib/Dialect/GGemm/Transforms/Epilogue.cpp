@@ -12,6 +12,39 @@ static Value f32Constant(OpBuilder &b, Location loc, float v) {
   return arith::ConstantFloatOp::create(b, loc, b.getF32Type(), APFloat(v));
 }
 
+static Value silu(OpBuilder &b, Location loc, Value v) {
+  Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, v));
+  return arith::DivFOp::create(
+      b, loc, v, arith::AddFOp::create(b, loc, f32Constant(b, loc, 1.0f), e));
+}
+
+/// `v * rowScale (+ old)` converted to `outType`: what every epilogue ends
+/// with.
+static Value finishEpilogue(OpBuilder &b, Location loc, Value v, Value rowScale,
+                            Value old, Type outType) {
+  if (rowScale)
+    v = arith::MulFOp::create(b, loc, v, rowScale);
+  if (old) {
+    if (!outType.isF32())
+      old = arith::ExtFOp::create(b, loc, b.getF32Type(), old);
+    v = arith::AddFOp::create(b, loc, v, old);
+  }
+  if (!outType.isF32())
+    v = arith::TruncFOp::create(b, loc, outType, v);
+  return v;
+}
+
+Value mlir::ggemm::buildGatedEpilogue(OpBuilder &b, Location loc, Value gate,
+                                      Value up, Value gateBias, Value upBias,
+                                      Value rowScale, Value old, Type outType) {
+  if (gateBias)
+    gate = arith::AddFOp::create(b, loc, gate, gateBias);
+  if (upBias)
+    up = arith::AddFOp::create(b, loc, up, upBias);
+  Value v = arith::MulFOp::create(b, loc, silu(b, loc, gate), up);
+  return finishEpilogue(b, loc, v, rowScale, old, outType);
+}
+
 Value mlir::ggemm::buildEpilogue(OpBuilder &b, Location loc, Value acc,
                                  Value bias, Activation activation,
                                  Value rowScale, Value old, Type outType) {
@@ -19,6 +52,9 @@ Value mlir::ggemm::buildEpilogue(OpBuilder &b, Location loc, Value acc,
   if (bias)
     v = arith::AddFOp::create(b, loc, v, bias);
   switch (activation) {
+  case Activation::swiglu:
+    // Gated: two accumulator values per output (buildGatedEpilogue).
+    llvm_unreachable("swiglu goes through buildGatedEpilogue");
   case Activation::none:
     break;
   case Activation::relu:
@@ -35,21 +71,9 @@ Value mlir::ggemm::buildEpilogue(OpBuilder &b, Location loc, Value acc,
         arith::AddFOp::create(b, loc, f32Constant(b, loc, 1.0f), erf));
     break;
   }
-  case Activation::silu: {
-    Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, v));
-    v = arith::DivFOp::create(
-        b, loc, v, arith::AddFOp::create(b, loc, f32Constant(b, loc, 1.0f), e));
+  case Activation::silu:
+    v = silu(b, loc, v);
     break;
   }
-  }
-  if (rowScale)
-    v = arith::MulFOp::create(b, loc, v, rowScale);
-  if (old) {
-    if (!outType.isF32())
-      old = arith::ExtFOp::create(b, loc, b.getF32Type(), old);
-    v = arith::AddFOp::create(b, loc, v, old);
-  }
-  if (!outType.isF32())
-    v = arith::TruncFOp::create(b, loc, outType, v);
-  return v;
+  return finishEpilogue(b, loc, v, rowScale, old, outType);
 }

@@ -37,6 +37,10 @@ ProblemSummary summarise(OpTy op, int64_t groups, int64_t rowsPerGroup) {
   p.elementBytes = getElementBytes(wType.getElementType());
   p.weightsNMajor = kn;
   p.blockScaled = op.getXScaleBlockAttr() && op.getXScaleBlockAttr().isBlock();
+  EpilogueAttr epilogue = op.getEpilogueAttr();
+  p.noSwapAB = epilogue && epilogue.isGated();
+  if constexpr (std::is_same_v<OpTy, SegmentMatmulOp>)
+    p.noSwapAB |= op.getRowIndices() || op.getScatterIndices();
   p.numGroups = known(groups);
   p.rowsPerGroup = known(rowsPerGroup);
   return p;
@@ -99,7 +103,11 @@ struct SelectConfigPass
       int64_t indptrSize = seg.getSegIndptr().getType().getDimSize(0);
       int64_t groups =
           dynamic(indptrSize) ? ShapedType::kDynamic : indptrSize - 1;
-      int64_t rows = seg.getX().getType().getDimSize(0);
+      // The segments' rows: x's, or row_indices' when x is gathered.
+      int64_t rows =
+          seg.getRowIndices()
+              ? cast<MemRefType>(seg.getRowIndices().getType()).getDimSize(0)
+              : seg.getX().getType().getDimSize(0);
       int64_t perGroup = hintedRows(seg.getExpectedM());
       if (!perGroup && !dynamic(rows) && !dynamic(groups) && groups > 0)
         perGroup = rows / groups;

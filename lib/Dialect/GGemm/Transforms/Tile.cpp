@@ -22,6 +22,8 @@ struct TileProblem {
   Value groupRows;               // seg_indptr / masked_m / null
   Value numGroups, rowsPerGroup; // index
   Value x, w, y, weightIndices, bias, rowScale;
+  /// segment_matmul only: gathered x rows, scattered y rows.
+  Value rowIndices, scatterIndices;
   /// FP8 only: the scales and their blocks.
   Value xScale, wScale;
   ScaleBlockAttr xBlock, wBlock;
@@ -183,8 +185,18 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   bool fp8 = isFp8(elementType);
   if (fp8 && failed(checkFp8Scales(op, p)))
     return failure();
-  Value numRows = dim(b, loc, p.x, 0);
+  bool gated = p.epilogue && p.epilogue.isGated();
+  if (fp8 && (gated || p.rowIndices))
+    return op->emitOpError()
+           << "expects bf16 or f16 operands with "
+           << (gated ? "activation = swiglu" : "row_indices")
+           << ": the FP8 tile program has no gathered or gated form yet";
+  // The tile rows are the segments' rows: x's, or row_indices' when x is
+  // gathered.
+  Value numRows = dim(b, loc, p.rowIndices ? p.rowIndices : p.x, 0);
   bool kn = p.layout == WeightLayout::kn;
+  // The tiles run over w's rows: with a gated epilogue 2N of them, each
+  // tile's first half gate rows and second half the matching up rows.
   Value numCols = dim(b, loc, p.w, kn ? 2 : 1);
   // Weight indices are device data: the schedule skips groups whose index
   // is not a weight of w.
@@ -208,6 +220,15 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   Value weight = group;
   if (p.weightIndices)
     weight = WeightIndexOp::create(b, loc, p.weightIndices, group);
+  // Gated: tile columns [col, col + block_n) of the 2N are output columns
+  // [col / 2, col / 2 + block_n / 2): gate rows from col / 2, up rows N
+  // further on.
+  Value outCol = col, upOffset;
+  if (gated) {
+    Value two = arith::ConstantIndexOp::create(b, loc, 2);
+    outCol = arith::DivUIOp::create(b, loc, col, two);
+    upOffset = arith::DivUIOp::create(b, loc, numCols, two);
+  }
   Value kBlocks = kBlockCount(b, loc, p.x, 1, blockK);
   Value blockKValue = arith::ConstantIndexOp::create(b, loc, blockK);
   auto kLoop = createKLoop(b, loc, kBlocks, accType);
@@ -216,11 +237,14 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
     b.setInsertionPointToStart(kLoop.getBody());
     Value k =
         arith::MulIOp::create(b, loc, kLoop.getInductionVar(), blockKValue);
-    Value aTile = LoadTileOp::create(b, loc, aType, p.x, ValueRange{row, k});
-    SmallVector<Value> bIndices = {weight, col, k};
+    Value aTile = LoadTileOp::create(
+        b, loc, aType, p.x, ValueRange{row, k}, Value(), p.rowIndices,
+        p.rowIndices ? loop.getRowEndArg() : Value(), Value());
+    SmallVector<Value> bIndices = {weight, outCol, k};
     if (kn)
       std::swap(bIndices[1], bIndices[2]);
-    Value bTile = LoadTileOp::create(b, loc, bType, p.w, bIndices);
+    Value bTile = LoadTileOp::create(b, loc, bType, p.w, bIndices, Value(),
+                                     Value(), Value(), upOffset);
     Value acc = kLoop.getRegionIterArg(0);
     Value next;
     if (!fp8) {
@@ -248,8 +272,8 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
     scf::YieldOp::create(b, loc, next);
   }
   StoreTileOp::create(b, loc, kLoop.getResult(0), p.y, row, loop.getRowEndArg(),
-                      col, p.bias, p.bias ? weight : Value(), p.rowScale,
-                      p.epilogue, /*transposed=*/false,
+                      outCol, p.bias, p.bias ? weight : Value(), p.rowScale,
+                      p.scatterIndices, p.epilogue, /*transposed=*/false,
                       /*staging=*/StoreStagingAttr());
   YieldOp::create(b, loc);
   return success();
@@ -329,10 +353,12 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
   }
   EpilogueAttr epilogue;
   if (op.getAccumulate())
-    epilogue = EpilogueAttr::get(ctx, Activation::none, /*accumulate=*/true);
+    epilogue = EpilogueAttr::get(ctx, Activation::none, /*accumulate=*/true,
+                                 /*atomic=*/false);
   auto store = StoreTileOp::create(b, loc, kLoop.getResult(0), dw, row,
                                    loop.getRowEndArg(), col, Value(), Value(),
-                                   Value(), epilogue, /*transposed=*/false,
+                                   Value(), Value(), epilogue,
+                                   /*transposed=*/false,
                                    /*staging=*/StoreStagingAttr());
   store->setAttr(kKRaggedLayoutAttrName,
                  WeightLayoutAttr::get(ctx, op.getWeightLayout()));
@@ -390,6 +416,8 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
         p.w = seg.getW();
         p.y = seg.getY();
         p.weightIndices = seg.getWeightIndices();
+        p.rowIndices = seg.getRowIndices();
+        p.scatterIndices = seg.getScatterIndices();
         p.bias = seg.getBias();
         p.rowScale = seg.getRowScale();
         p.layout = seg.getWeightLayout();

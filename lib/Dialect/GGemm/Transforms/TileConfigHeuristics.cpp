@@ -40,7 +40,9 @@ static TileChoice chooseSwapAbConfig(const ProblemSummary &problem) {
 
 TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
                                          int64_t numSMs) {
-  if (problem.rowsPerGroup > 0 && problem.rowsPerGroup <= kSwapAbMaxRows) {
+  bool smallGroups =
+      problem.rowsPerGroup > 0 && problem.rowsPerGroup <= kSwapAbMaxRows;
+  if (smallGroups && !problem.noSwapAB) {
     TileChoice choice = chooseSwapAbConfig(problem);
     choice.stages = chooseStages(problem, choice);
     return choice;
@@ -50,9 +52,10 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   choice.blockK = 128 / problem.elementBytes;
 
   // Rows: 128 over two consumer warpgroups (small groups took swap-AB
-  // above).
-  choice.blockM = 128;
-  choice.consumerWarpgroups = 2;
+  // above); 64 on one for small groups of a program that cannot be
+  // swapped.
+  choice.blockM = smallGroups ? 64 : 128;
+  choice.consumerWarpgroups = smallGroups ? 1 : 2;
 
   // Columns: pick the width with the least modelled time, waves x (time of
   // one tile). A tile's time grows with its width over the kernel's measured

@@ -20,7 +20,8 @@ struct TmaStorePass : public ggemm::impl::GGemmTmaStoreBase<TmaStorePass> {
   /// Stages the store of `roles`' consumers when it qualifies (see the
   /// pass description); returns whether it did.
   bool stage(LaunchOp launch, WarpSpecializeOp roles, StoreTileOp store) {
-    if (store.getTransposed() || store.getStagingAttr())
+    // Scattered rows are not a box of y; atomic adds have no TMA form here.
+    if (store.getTransposed() || store.getStagingAttr() || store.getScatter())
       return false;
     MemRefType yType = store.getY().getType();
     int64_t elemBytes = getElementBytes(yType.getElementType());
@@ -29,7 +30,11 @@ struct TmaStorePass : public ggemm::impl::GGemmTmaStoreBase<TmaStorePass> {
     int64_t n = yType.getDimSize(1);
     if (!ShapedType::isDynamic(n) && (n * elemBytes) % 16 != 0)
       return false;
-    ArrayRef<int64_t> acc = store.getAcc().getType().getShape();
+    SmallVector<int64_t> acc(store.getAcc().getType().getShape());
+    // A gated tile stores half its accumulator's columns.
+    EpilogueAttr epilogue = store.getEpilogueAttr();
+    if (epilogue && epilogue.isGated())
+      acc[1] /= 2;
     int64_t consumers = roles.getConsumerWarpgroups();
     int64_t cols = 128 / elemBytes;
     if (acc[0] != 64 * consumers || acc[1] % cols != 0)

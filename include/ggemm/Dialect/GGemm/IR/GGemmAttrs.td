@@ -31,8 +31,10 @@ def GGemm_ActNone : I32EnumAttrCase<"none", 0>;
 def GGemm_ActRelu : I32EnumAttrCase<"relu", 1>;
 def GGemm_ActGelu : I32EnumAttrCase<"gelu", 2>;
 def GGemm_ActSilu : I32EnumAttrCase<"silu", 3>;
+def GGemm_ActSwiglu : I32EnumAttrCase<"swiglu", 4>;
 def GGemm_Activation : I32EnumAttr<"Activation", "epilogue activation",
-    [GGemm_ActNone, GGemm_ActRelu, GGemm_ActGelu, GGemm_ActSilu]> {
+    [GGemm_ActNone, GGemm_ActRelu, GGemm_ActGelu, GGemm_ActSilu,
+     GGemm_ActSwiglu]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::ggemm";
 }
@@ -106,15 +108,39 @@ def GGemm_EpilogueAttr : GGemm_Attr<"Epilogue", "epilogue"> {
     activation and `accumulate` adds the value already in the output. The
     result is converted to the output element type (bf16, f16 or f32).
 
+    `swiglu` is gated (SwiGLU): the weight holds `2N` rows, the gate rows
+    `[0, N)` then the up rows `[N, 2N)` side by side (the `w13` layout of
+    vLLM's and SGLang's fused MoE weights), and
+    `y[m, n] = silu(g + bias[w, n]) * (u + bias[w, N + n]) * row_scale[m]
+    (+ y_old)` with `g = (x · W[w]ᵀ)[m, n]`, `u = (x · W[w]ᵀ)[m, N + n]`:
+    y has N columns and the bias 2N.
+
+    `atomic` (with `accumulate`, on a `ggemm.segment_matmul` with
+    `scatter_indices`): the add into y is an atomic add (`red.global.add`),
+    so that rows of several segments may land on one row of y (a MoE
+    layer's top-k sum). The order of the adds, and so the rounding of the
+    sum, is not deterministic; without `atomic` every row of y is written
+    by at most one segment row and the result is.
+
     ```mlir
     #ggemm.epilogue<activation = silu, accumulate = true>
+    #ggemm.epilogue<activation = swiglu>
+    #ggemm.epilogue<accumulate = true, atomic = true>
     ```
   }];
   let parameters = (ins
     DefaultValuedParameter<"::mlir::ggemm::Activation",
                            "::mlir::ggemm::Activation::none">:$activation,
-    DefaultValuedParameter<"bool", "false">:$accumulate);
+    DefaultValuedParameter<"bool", "false">:$accumulate,
+    DefaultValuedParameter<"bool", "false">:$atomic);
   let assemblyFormat = "`<` struct(params) `>`";
+  let extraClassDeclaration = [{
+    /// Whether the activation is gated (`swiglu`): the accumulator holds
+    /// twice the output columns.
+    bool isGated() const {
+      return getActivation() == ::mlir::ggemm::Activation::swiglu;
+    }
+  }];
 }
 
 def GGemm_StoreStagingAttr : GGemm_Attr<"StoreStaging", "store_staging"> {

@@ -69,6 +69,24 @@ def GGemm_SegmentMatmulOp : GGemm_ProblemOp<"segment_matmul"> {
     `x_scale_block` and `w_scale` with `w_scale_block` (see
     `#ggemm.scale_block`), applied before the epilogue.
 
+    MoE layers without glue (issue 13):
+    - `row_indices` (optional, device-side `[M]` i32) gathers x: segment
+      row `r` reads `x[row_indices[r]]`, so tokens stay in their original
+      order and no permuted copy of x is made. x is then `[T, K]` with any
+      T; `M` is the length of `row_indices` (what `seg_indptr` indexes,
+      and the rows of `row_scale`). An index outside `[0, T)` reads zeros.
+    - `scatter_indices` (optional, device-side `[M]` i32) scatters y:
+      result row `r` goes to `y[scatter_indices[r]]`; y is then `[Y, N]`
+      with any Y, rows no index points to are not written, and an index
+      outside `[0, Y)` writes nothing. Without `atomic` each row of y
+      should be the target of one segment row (two writes to one row leave
+      either); with `#ggemm.epilogue<accumulate = true, atomic = true>` the
+      rows are added in with atomic adds: the top-k combine of a MoE
+      layer, routing weights as `row_scale`.
+    - `#ggemm.epilogue<activation = swiglu>`: w holds `2N` rows, gate then
+      up (see `#ggemm.epilogue`), and y the N columns of
+      `silu(gate) * up`.
+
     `expected_m` (optional, positive) is the expected number of rows per
     group, a tuning hint for `ggemm-select-config` when the rows are only
     known at run time (it wins over the pass's `expected-rows` option, and
@@ -90,15 +108,30 @@ def GGemm_SegmentMatmulOp : GGemm_ProblemOp<"segment_matmul"> {
         {epilogue = #ggemm.epilogue<activation = silu>,
          x_scale_block = #ggemm.scale_block<1x128>,
          w_scale_block = #ggemm.scale_block<128x128>}
+    // A MoE FFN's up projection on tokens in their own order, SwiGLU fused.
+    ggemm.segment_matmul ins(%x, %w13 : memref<?x2048xbf16>, memref<128x1536x2048xbf16>)
+        segments(%indptr : memref<129xi32>)
+        row_indices(%token_of_row : memref<?xi32>)
+        outs(%h : memref<?x768xbf16>)
+        {epilogue = #ggemm.epilogue<activation = swiglu>}
+    // Its down projection, weighted and summed into the tokens' rows.
+    ggemm.segment_matmul ins(%h, %w2 : memref<?x768xbf16>, memref<128x2048x768xbf16>)
+        segments(%indptr : memref<129xi32>)
+        row_scale(%routing_weight : memref<?xf32>)
+        scatter_indices(%token_of_row : memref<?xi32>)
+        outs(%out : memref<?x2048xf32>)
+        {epilogue = #ggemm.epilogue<accumulate = true, atomic = true>}
     ```
   }];
   let arguments = (ins GGemm_Matrix:$x, GGemm_Batch:$w,
                    GGemm_IndexVector:$seg_indptr,
                    Optional<GGemm_I32Vector>:$weight_indices,
+                   Optional<GGemm_I32Vector>:$row_indices,
                    Optional<GGemm_ScaleTensor>:$x_scale,
                    Optional<GGemm_ScaleTensor>:$w_scale,
                    Optional<GGemm_F32Matrix>:$bias,
                    Optional<GGemm_F32Vector>:$row_scale,
+                   Optional<GGemm_I32Vector>:$scatter_indices,
                    GGemm_OutMatrix:$y,
                    DefaultValuedAttr<GGemm_WeightLayoutAttr,
                        "::mlir::ggemm::WeightLayout::nk">:$weight_layout,
@@ -111,9 +144,11 @@ def GGemm_SegmentMatmulOp : GGemm_ProblemOp<"segment_matmul"> {
     `ins` `(` $x `,` $w `:` type($x) `,` type($w) `)`
     `segments` `(` $seg_indptr `:` type($seg_indptr) `)`
     (`weight_indices` `(` $weight_indices^ `:` type($weight_indices) `)`)?
+    (`row_indices` `(` $row_indices^ `:` type($row_indices) `)`)?
     (`scales` `(` $x_scale^ `,` $w_scale `:` type($x_scale) `,` type($w_scale) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
+    (`scatter_indices` `(` $scatter_indices^ `:` type($scatter_indices) `)`)?
     `outs` `(` $y `:` type($y) `)`
     attr-dict
   }];

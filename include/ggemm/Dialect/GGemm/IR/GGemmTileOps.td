@@ -157,6 +157,20 @@ def GGemm_LoadTileOp : GGemm_Op<"load_tile", [MemoryEffects<[MemRead]>,
     `ggemm-warp-specialize` puts a `ggemm.zero_k_tail` of the tile in the
     consumers, between the ring and the mma.
 
+    `gather(%indices, %end)` (optional; a `k_major` tile of a matrix)
+    reads the tile's rows through `indices` (`[M]` i32): tile row `i` is
+    source row `indices[r + i]`, `r` being the row index. Rows with `r + i`
+    at or past `end` (the next segment's), past the end of `indices`, or
+    whose index is outside the source read as zero. On the GPU the producer
+    loads each row with its own one-row TMA box (TMA cannot gather on
+    sm_90) and skips the rows past `end`.
+
+    `split(%offset)` (optional): the tile's second half of rows is read
+    `offset` rows further on: tile row `i >= R / 2` is source row
+    `r + offset + i - R / 2` (for an `mn_major` tile, column). This is the
+    weight tile of a gated (`swiglu`) epilogue: gate rows `[r, r + R/2)`
+    and the matching up rows `[N + r, N + r + R/2)`.
+
     On the GPU the producer issues it as TMA (`cp.async.bulk.tensor`) into
     a stage slot of a `!ggemm.ring` (see `ggemm.ring_put`); on the CPU it
     copies into a buffer.
@@ -168,20 +182,37 @@ def GGemm_LoadTileOp : GGemm_Op<"load_tile", [MemoryEffects<[MemRead]>,
     // K-ragged: rows of dy at or past %end belong to the next group.
     %t = ggemm.load_tile %dy[%k, %m] k_end(%end)
         : memref<?x4096xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+    // Gathered rows; a gate/up weight tile.
+    %a = ggemm.load_tile %x[%row, %k] gather(%ri : memref<?xi32>, %row_end)
+        : memref<?x2048xbf16> -> !ggemm.tile<128x64xbf16>
+    %g = ggemm.load_tile %w[%widx, %half, %k] split(%n)
+        : memref<8x1536x2048xbf16> -> !ggemm.tile<256x64xbf16>
     ```
   }];
   let arguments = (ins GGemm_OperandMemref:$source,
                    Variadic<GGemm_Index>:$indices,
-                   Optional<GGemm_Index>:$k_end);
+                   Optional<GGemm_Index>:$k_end,
+                   Optional<GGemm_I32Vector>:$gather,
+                   Optional<GGemm_Index>:$gather_end,
+                   Optional<GGemm_Index>:$split);
   let results = (outs GGemm_Tile:$tile);
   let builders = [
     OpBuilder<(ins "::mlir::Type":$tile, "::mlir::Value":$source,
                    "::mlir::ValueRange":$indices), [{
-      build($_builder, $_state, tile, source, indices, ::mlir::Value());
+      build($_builder, $_state, tile, source, indices, ::mlir::Value(),
+            ::mlir::Value(), ::mlir::Value(), ::mlir::Value());
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$tile, "::mlir::Value":$source,
+                   "::mlir::ValueRange":$indices, "::mlir::Value":$k_end), [{
+      build($_builder, $_state, tile, source, indices, k_end,
+            ::mlir::Value(), ::mlir::Value(), ::mlir::Value());
     }]>
   ];
   let assemblyFormat = [{
-    $source `[` $indices `]` (`k_end` `(` $k_end^ `)`)? attr-dict `:` type($source) `->` qualified(type($tile))
+    $source `[` $indices `]` (`k_end` `(` $k_end^ `)`)?
+    (`gather` `(` $gather^ `:` type($gather) `,` $gather_end `)`)?
+    (`split` `(` $split^ `)`)?
+    attr-dict `:` type($source) `->` qualified(type($tile))
   }];
   let hasVerifier = 1;
 }
@@ -372,6 +403,16 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
     uses the masked stores. `staging` needs an accumulator of at least 64
     rows that is not `transposed`, and `cols` elements of y in 128 bytes.
 
+    With a gated epilogue (`activation = swiglu`) the accumulator's first
+    half of columns holds the gate and the second half the up values of
+    the same output columns: the tile writes `y[row + i, col + j]` for `j <
+    C / 2` (C the accumulator's columns), and reads the bias at columns
+    `col + j` and `N + col + j`.
+
+    `scatter` (`[M]` i32): row `r` of the tile's rows goes to y row
+    `scatter[r]`, or nowhere when that is outside y; `row_scale` is still
+    read at `r`. An `atomic` epilogue adds it in with atomic adds.
+
     ```mlir
     ggemm.store_tile %acc to %y row(%row) row_end(%end) col(%col)
         bias(%b[%widx] : memref<4x256xf32>)
@@ -384,6 +425,7 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
                    Optional<GGemm_F32Matrix>:$bias,
                    Optional<GGemm_Index>:$weight,
                    Optional<GGemm_F32Vector>:$row_scale,
+                   Optional<GGemm_I32Vector>:$scatter,
                    OptionalAttr<GGemm_EpilogueAttr>:$epilogue,
                    UnitAttr:$transposed,
                    OptionalAttr<GGemm_StoreStagingAttr>:$staging);
@@ -392,6 +434,7 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
     (`transposed` $transposed^)?
     (`bias` `(` $bias^ `[` $weight `]` `:` type($bias) `)`)?
     (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
+    (`scatter` `(` $scatter^ `:` type($scatter) `)`)?
     attr-dict `:` qualified(type($acc)) `,` type($y)
   }];
   let hasVerifier = 1;

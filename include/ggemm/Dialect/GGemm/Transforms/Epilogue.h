@@ -23,6 +23,13 @@ Value buildEpilogue(OpBuilder &b, Location loc, Value acc, Value bias,
                     Activation activation, Value rowScale, Value old,
                     Type outType);
 
+/// The gated (SwiGLU) epilogue: `silu(gate + gateBias) * (up + upBias) *
+/// rowScale (+ old)`, in f32, converted to `outType`. The biases,
+/// `rowScale` and `old` are null when absent.
+Value buildGatedEpilogue(OpBuilder &b, Location loc, Value gate, Value up,
+                         Value gateBias, Value upBias, Value rowScale,
+                         Value old, Type outType);
+
 } // namespace mlir::ggemm
 
 #endif // GGEMM_DIALECT_GGEMM_TRANSFORMS_EPILOGUE_H

@@ -503,7 +503,10 @@ def GGemmTmaStore : Pass<"ggemm-tma-store", "::mlir::ModuleOp"> {
 
     A store is staged when all of these hold (otherwise it is left as it
     is):
-    - it is not `transposed` (swap-AB);
+    - it is not `transposed` (swap-AB) and not `scatter`ed (its rows are
+      not a box of y);
+    - the columns it stores (half the accumulator's with a gated
+      `swiglu` epilogue) are whole boxes;
     - y's elements are 2 or 4 bytes, and a static N makes 16-byte rows
       (N times the element size a multiple of 16; a dynamic N is checked at
       run time, where the kernel falls back to the masked stores);

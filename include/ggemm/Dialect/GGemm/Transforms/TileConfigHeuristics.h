@@ -25,6 +25,9 @@ struct ProblemSummary {
   /// accumulator, so a consumer holds two f32 register sets, and each stage
   /// carries the block's scales.
   bool blockScaled = false;
+  /// The tile program has no swapped form (a gated epilogue, gathered or
+  /// scattered rows): small groups get 64-row tiles instead of swap-AB.
+  bool noSwapAB = false;
 };
 
 /// The chosen tile shape.
