@@ -111,13 +111,15 @@ Status checkExtent(const TensorArg &tensor, int dim, int64_t expected,
 }
 
 /// Where a problem size shows in the tensors: dimension `dim` of `role`,
-/// whose extent is the size plus `offset` (seg_indptr holds num_groups + 1
-/// offsets). `label` names the dimension when that is not the size's name.
+/// whose extent is `factor` times the size plus `offset` (seg_indptr holds
+/// num_groups + 1 offsets; a swiglu weight 2 * n rows). `label` names the
+/// dimension when that is not the size's name.
 struct SizeSource {
   TensorRole role;
   int dim;
   int64_t offset = 0;
   const char *label = nullptr;
+  int64_t factor = 1;
 };
 
 /// Binds the size `what` to every present tensor of `sources`. When the
@@ -138,25 +140,39 @@ Status bindSize(const BoundArgs &args, const char *what, int64_t compiled,
     if (!tensor.present)
       continue;
     const int64_t extent = tensor.shape[source.dim];
-    if (compiled != -1 && extent != compiled + source.offset)
-      return invalidArgument(tensorPrefix(tensor) + dimText(source) + " is " +
-                             std::to_string(extent) + ", expected " +
-                             std::to_string(compiled + source.offset) +
-                             " (the kernel was compiled for " + what + " = " +
-                             std::to_string(compiled) + "); shape is " +
-                             shapeText(tensor.shape.data(), tensor.rank));
+    if (compiled != -1 && extent != compiled * source.factor + source.offset)
+      return invalidArgument(
+          tensorPrefix(tensor) + dimText(source) + " is " +
+          std::to_string(extent) + ", expected " +
+          std::to_string(compiled * source.factor + source.offset) +
+          " (the kernel was compiled for " + what + " = " +
+          std::to_string(compiled) + "); shape is " +
+          shapeText(tensor.shape.data(), tensor.rank));
     if (!reference) {
+      if ((extent - source.offset) % source.factor != 0)
+        return invalidArgument(tensorPrefix(tensor) + dimText(source) + " is " +
+                               std::to_string(extent) +
+                               ", expected a multiple of " +
+                               std::to_string(source.factor) + "; shape is " +
+                               shapeText(tensor.shape.data(), tensor.rank));
       reference = &tensor;
       referenceSource = &source;
-      size = extent - source.offset;
-    } else if (extent - source.offset != size) {
+      size = (extent - source.offset) / source.factor;
+    } else if (extent != size * source.factor + source.offset) {
+      // Where a dimension is a multiple of the size, the extents alone do
+      // not say which one is expected.
+      const bool scaled = source.factor != 1 || referenceSource->factor != 1;
       return invalidArgument(
           std::string("tensors '") + reference->name + "' and '" + tensor.name +
           "' disagree on " + what + ": " + reference->name + " " +
           dimText(*referenceSource) + " is " +
           std::to_string(reference->shape[referenceSource->dim]) + ", " +
           tensor.name + " " + dimText(source) + " is " +
-          std::to_string(extent) + "; shapes are " +
+          std::to_string(extent) +
+          (scaled ? ", expected " +
+                        std::to_string(size * source.factor + source.offset)
+                  : std::string()) +
+          "; shapes are " +
           shapeText(reference->shape.data(), reference->rank) + " and " +
           shapeText(tensor.shape.data(), tensor.rank));
     }
@@ -426,6 +442,10 @@ Status checkPresence(const Manifest &manifest, const BoundArgs &args) {
       {TensorRole::Bias, problem.hasBias, "has_bias", false, ScaleBlock::None},
       {TensorRole::RowScale, problem.hasRowScale, "has_row_scale", false,
        ScaleBlock::None},
+      {TensorRole::RowIndices, problem.hasRowIndices, "has_row_indices", false,
+       ScaleBlock::None},
+      {TensorRole::ScatterIndices, problem.hasScatterIndices,
+       "has_scatter_indices", false, ScaleBlock::None},
       {TensorRole::XScale, problem.xScaleBlock != ScaleBlock::None,
        "x_scale_block", true, problem.xScaleBlock},
       {TensorRole::WScale, problem.wScaleBlock != ScaleBlock::None,
@@ -541,6 +561,7 @@ Status checkKRaggedTensors(const Manifest &manifest, BoundArgs &args) {
 
   shape.numWeights = shape.numGroups;
   shape.numRows = tokens;
+  shape.xRows = tokens;
   shape.m = tokens;
   // The kernel's K is the token rows; its N is C.
   shape.k = tokens;
@@ -553,6 +574,7 @@ Status checkKRaggedTensors(const Manifest &manifest, BoundArgs &args) {
         tensorPrefix(dw) +
         "groups * rows = " + std::to_string(shape.numGroups) + " * " +
         std::to_string(shape.rowsPerGroup) + " is larger than 2^40");
+  shape.yRows = shape.numGroups * shape.rowsPerGroup;
   shape.lda = x.strides[0];
   shape.ldy = dw.strides[1];
   // T = 0 is not empty: every dw[g] is still written (zeros, or left as it
@@ -593,6 +615,14 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
   const bool groupedScale = !segment && scale.present && scale.rank == 2;
   const TensorArg &xScale = args.get(TensorRole::XScale);
   const TensorArg &wScale = args.get(TensorRole::WScale);
+  const TensorArg &rowIndices = args.get(TensorRole::RowIndices);
+  const TensorArg &scatterIndices = args.get(TensorRole::ScatterIndices);
+  // segment_matmul only (parseManifest): x's rows are gathered and y's
+  // scattered, so their rows are not the segment rows M.
+  const bool gather = problem.hasRowIndices;
+  const bool scatter = problem.hasScatterIndices;
+  // The weight holds the gate and up halves, 2N rows.
+  const bool swiglu = problem.activation == Activation::Swiglu;
   const ScaleBlock xBlock = problem.xScaleBlock;
   const ScaleBlock wBlock = problem.wScaleBlock;
   // Scales that follow x's rows (and groups) or w's matrices (and N).
@@ -605,15 +635,28 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
     const char *layout;
   };
   const RankRule ranks[] = {
-      {x, segment ? 2 : 3, segment ? "[m, k]" : "[groups, m, k]"},
+      {x, segment ? 2 : 3,
+       gather    ? "[x rows, k]: rows gathered by row_indices"
+       : segment ? "[m, k]"
+                 : "[groups, m, k]"},
       {w, 3,
-       nk ? "[num_weights, n, k] for weight_layout \"nk\""
-          : "[num_weights, k, n] for weight_layout \"kn\""},
-      {y, segment ? 2 : 3, segment ? "[m, n]" : "[groups, m, n]"},
+       swiglu ? (nk ? "[num_weights, 2 * n, k] for weight_layout \"nk\" "
+                      "and swiglu"
+                    : "[num_weights, k, 2 * n] for weight_layout \"kn\" "
+                      "and swiglu")
+       : nk   ? "[num_weights, n, k] for weight_layout \"nk\""
+              : "[num_weights, k, n] for weight_layout \"kn\""},
+      {y, segment ? 2 : 3,
+       scatter   ? "[y rows, n]: rows scattered by scatter_indices"
+       : segment ? "[m, n]"
+                 : "[groups, m, n]"},
       {indptr, 1, "[num_groups + 1]"},
       {counts, 1, "[num_groups]"},
       {indices, 1, "[num_groups]"},
-      {bias, 2, "[num_weights, n]"},
+      {rowIndices, 1, "[m]: the x row of each segment row"},
+      {scatterIndices, 1, "[m]: the y row of each result row"},
+      {bias, 2,
+       swiglu ? "[num_weights, 2 * n] for swiglu" : "[num_weights, n]"},
       {scale, groupedScale ? 2 : 1,
        segment ? "[m]" : "[groups * m] or [groups, m]"},
       {xScale,
@@ -633,10 +676,14 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
        : wBlock == ScaleBlock::PerRow     ? 2
                                           : 1,
        wBlock == ScaleBlock::Block128x128
-           ? "[num_weights, ceil(n / 128), ceil(k / 128)] for w_scale_block "
-             "\"128x128\""
+           ? (swiglu ? "[num_weights, ceil(2 * n / 128), ceil(k / 128)] for "
+                       "w_scale_block \"128x128\" and swiglu"
+                     : "[num_weights, ceil(n / 128), ceil(k / 128)] for "
+                       "w_scale_block \"128x128\"")
        : wBlock == ScaleBlock::PerRow
-           ? "[num_weights, n] for w_scale_block \"per_row\""
+           ? (swiglu ? "[num_weights, 2 * n] for w_scale_block \"per_row\" "
+                       "and swiglu"
+                     : "[num_weights, n] for w_scale_block \"per_row\"")
            : "[num_weights] for w_scale_block \"tensor\""},
   };
   for (const RankRule &rule : ranks)
@@ -657,23 +704,45 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
                    {{Role::X, x.rank - 1}, {Role::W, nk ? 2 : 1}}, shape.k);
       !status.ok())
     return status;
+  // N is y's columns. A swiglu weight has 2N rows (bias and w's scales
+  // follow them); y comes first so that a wrong weight is blamed.
+  const int64_t weightRowFactor = swiglu ? 2 : 1;
+  const char *weightRowLabel =
+      swiglu ? "2 * n: swiglu's gate and up halves" : nullptr;
   std::vector<SizeSource> columns = {
-      {Role::W, nk ? 1 : 2}, {Role::Y, y.rank - 1}, {Role::Bias, 1}};
+      {Role::W, nk ? 1 : 2, 0, weightRowLabel, weightRowFactor},
+      {Role::Y, y.rank - 1},
+      {Role::Bias, 1, 0, weightRowLabel, weightRowFactor}};
+  if (swiglu)
+    std::swap(columns[0], columns[1]);
   if (wScaleColumns)
-    columns.push_back({Role::WScale, 1});
+    columns.push_back({Role::WScale, 1, 0, weightRowLabel, weightRowFactor});
   if (Status status = bindSize(args, "n", problem.n, columns, shape.n);
       !status.ok())
     return status;
-  // Rows: all of them for segment_matmul, those of a group otherwise.
+  // Rows: all of them for segment_matmul, those of a group otherwise. With
+  // gather (scatter) the indices carry M, and x (y) has rows of its own.
   const int rowDim = segment ? 0 : 1;
-  std::vector<SizeSource> rows = {{Role::X, rowDim}, {Role::Y, rowDim}};
+  std::vector<SizeSource> rows = {gather ? SizeSource{Role::RowIndices, 0}
+                                         : SizeSource{Role::X, rowDim},
+                                  scatter ? SizeSource{Role::ScatterIndices, 0}
+                                          : SizeSource{Role::Y, rowDim}};
   if (segment || groupedScale)
     rows.push_back({Role::RowScale, rowDim});
-  if (xScaleRows)
+  // x's scales follow x's rows.
+  if (xScaleRows && !gather)
     rows.push_back({Role::XScale, rowDim});
   if (Status status = bindSize(args, "m", problem.m, rows, shape.m);
       !status.ok())
     return status;
+  if (gather) {
+    std::vector<SizeSource> xRows = {{Role::X, 0}};
+    if (xScaleRows)
+      xRows.push_back({Role::XScale, 0});
+    if (Status status = bindSize(args, "x rows", -1, xRows, shape.xRows);
+        !status.ok())
+      return status;
+  }
 
   // Without weight_indices there is one weight matrix per group: w and bias
   // carry the number of groups, and a static num_weights fixes it.
@@ -713,6 +782,8 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
   if (segment) {
     shape.numRows = shape.m;
     shape.rowsPerGroup = 0;
+    shape.xRows = gather ? shape.xRows : shape.m;
+    shape.yRows = scatter ? y.shape[0] : shape.m;
   } else {
     shape.rowsPerGroup = shape.m;
     shape.numRows = shape.numGroups * shape.m; // both <= 2^40: no overflow
@@ -725,6 +796,8 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
               checkExtent(scale, 0, shape.numRows, "rows", "rows of x");
           !status.ok())
         return status;
+    shape.xRows = shape.numRows;
+    shape.yRows = shape.numRows;
   }
 
   // The numbers of scale blocks, from the sizes just bound.
@@ -742,9 +815,10 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
         !status.ok())
       return status;
   if (wScale.present && wBlock == ScaleBlock::Block128x128) {
-    if (Status status =
-            checkExtent(wScale, 1, ceilDiv(shape.n, kScaleBlock), nullptr,
-                        "ceil(n / " + std::to_string(kScaleBlock) + ")");
+    if (Status status = checkExtent(
+            wScale, 1, ceilDiv(weightRowFactor * shape.n, kScaleBlock), nullptr,
+            std::string(swiglu ? "ceil(2 * n / " : "ceil(n / ") +
+                std::to_string(kScaleBlock) + ")");
         !status.ok())
       return status;
     if (Status status = checkExtent(wScale, 2, kBlocks, nullptr, kBlocksText);
@@ -783,6 +857,7 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
   }
   for (TensorRole role :
        {TensorRole::SegIndptr, TensorRole::MaskedM, TensorRole::WeightIndices,
+        TensorRole::RowIndices, TensorRole::ScatterIndices,
         TensorRole::RowScale, TensorRole::Bias, TensorRole::XScale,
         TensorRole::WScale}) {
     const TensorArg &tensor = args.get(role);
@@ -801,6 +876,17 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
   shape.numTiles = computeTileBound(problem.op, shape.numRows,
                                     shape.rowsPerGroup, shape.numGroups,
                                     shape.n, manifest.blockM, manifest.blockN);
+  // The kernel skips rows scattered outside [0, Y): a y without rows gets
+  // none of them.
+  if (scatter && shape.yRows == 0)
+    shape.numTiles = 0;
+  // Every gathered row must exist, and TMA cannot describe 0 rows.
+  if (gather && shape.numTiles > 0 && shape.xRows == 0)
+    return invalidArgument(tensorPrefix(x) +
+                           "dimension 0 (x rows) is 0, expected at least 1: "
+                           "row_indices gathers " +
+                           std::to_string(shape.m) + " rows from x; shape is " +
+                           shapeText(x.shape.data(), x.rank));
   if (shape.numTiles > 0 && shape.k == 0)
     return unsupported("k = 0 is not supported (x has no columns)");
   if (shape.numTiles > 0 && shape.numWeights == 0)
@@ -897,6 +983,8 @@ int64_t scalarValue(const ParamSpec &param, const ProblemShape &shape) {
     return shape.ldy;
   case ScalarSource::NumTiles:
     return shape.numTiles;
+  case ScalarSource::YRows:
+    return shape.yRows;
   }
   return 0;
 }
@@ -942,7 +1030,7 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
       param.tensor == TensorRole::Y || param.tensor == TensorRole::Dw;
   const int64_t outputRows = param.tensor == TensorRole::Dw
                                  ? shape.numGroups * shape.rowsPerGroup
-                                 : shape.numRows;
+                                 : shape.yRows;
   if (output) {
     int64_t rowStride = tensor.strides[tensor.rank - 2];
     if (reinterpret_cast<uintptr_t>(tensor.data) % 16 != 0 ||
@@ -991,14 +1079,18 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
     // MN-major [rows of all groups, k blocks] (parseManifest admits only
     // "1x128" scales and rank 2; bindArguments checked the layout). A single
     // k block is never stepped: its stride is the rows, padded to 16 bytes.
-    dims[0] = shape.numRows;
+    dims[0] = shape.xRows;
     dims[1] = ceilDiv(shape.k, kScaleBlock);
     strides[1] = dims[1] > 1 ? tensor.strides[tensor.rank - 1]
-                             : (shape.numRows + 3) / 4 * 4;
+                             : (shape.xRows + 3) / 4 * 4;
   } else if (param.tensor == TensorRole::W) {
     bool nk = manifest.problem.weightLayout == WeightLayout::NK;
-    dims[0] = nk ? shape.k : shape.n;
-    dims[1] = nk ? shape.n : shape.k;
+    // A swiglu weight's 2N rows: the gate half, then the up half.
+    int64_t weightRows = manifest.problem.activation == Activation::Swiglu
+                             ? 2 * shape.n
+                             : shape.n;
+    dims[0] = nk ? shape.k : weightRows;
+    dims[1] = nk ? weightRows : shape.k;
     dims[2] = shape.numWeights;
     strides[1] = tensor.strides[1];
     strides[2] = tensor.strides[0];
@@ -1008,7 +1100,8 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
     dims[0] = columns;
     strides[1] = rowStride;
     if (rank == 2) {
-      dims[1] = shape.numRows;
+      // With gather (scatter) x (y) has rows of its own.
+      dims[1] = param.tensor == TensorRole::X ? shape.xRows : shape.yRows;
     } else {
       dims[1] = shape.rowsPerGroup;
       dims[2] = shape.numGroups;

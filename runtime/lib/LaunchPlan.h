@@ -42,12 +42,16 @@ struct TensorArg {
 /// the token rows T, rowsPerGroup R, n C, numWeights G, ldy dw's row stride
 /// (docs/Runtime.md, "Tensors").
 struct ProblemShape {
-  int64_t numRows = 0;      // rows of the 2-D views of x and y
+  int64_t numRows = 0;      // the segment rows M (masked/batched: G * Mmax)
   int64_t rowsPerGroup = 0; // 0 for segment_matmul
   int64_t numGroups = 0;
   int64_t numWeights = 0;
   int64_t m = 0; // segment: total rows; masked/batched: rows per group
-  int64_t n = 0;
+  /// Rows of the 2-D views of x and y: numRows, except x's T rows with
+  /// row_indices (gather-A) and y's Y rows with scatter_indices.
+  int64_t xRows = 0;
+  int64_t yRows = 0;
+  int64_t n = 0; // y's columns (swiglu: half of w's)
   int64_t k = 0;
   int64_t lda = 0; // row stride of x, elements
   int64_t ldy = 0; // row stride of y (segment_matmul_k: dw), elements

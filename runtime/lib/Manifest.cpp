@@ -89,6 +89,10 @@ const char *tensorRoleName(TensorRole role) {
     return "dy";
   case TensorRole::Dw:
     return "dw";
+  case TensorRole::RowIndices:
+    return "row_indices";
+  case TensorRole::ScatterIndices:
+    return "scatter_indices";
   }
   return "<invalid tensor>";
 }
@@ -123,6 +127,22 @@ const char *scaleBlockName(ScaleBlock block) {
   return "<invalid scale block>";
 }
 
+const char *activationName(Activation activation) {
+  switch (activation) {
+  case Activation::None:
+    return "none";
+  case Activation::Relu:
+    return "relu";
+  case Activation::Gelu:
+    return "gelu";
+  case Activation::Silu:
+    return "silu";
+  case Activation::Swiglu:
+    return "swiglu";
+  }
+  return "<invalid activation>";
+}
+
 ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role) {
   switch (role) {
   case TensorRole::X:
@@ -141,6 +161,8 @@ ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role) {
   case TensorRole::MaskedM:
     return problem.indexDtype;
   case TensorRole::WeightIndices:
+  case TensorRole::RowIndices:
+  case TensorRole::ScatterIndices:
     return GGEMM_DTYPE_I32;
   case TensorRole::Bias:
   case TensorRole::RowScale:
@@ -157,7 +179,8 @@ bool tensorExistsForOp(TensorRole role, Op op) {
            role == TensorRole::SegIndptr || role == TensorRole::Dw;
   if (role == TensorRole::Dy || role == TensorRole::Dw)
     return false;
-  if (role == TensorRole::SegIndptr)
+  if (role == TensorRole::SegIndptr || role == TensorRole::RowIndices ||
+      role == TensorRole::ScatterIndices)
     return op == Op::SegmentMatmul;
   if (role == TensorRole::MaskedM)
     return op == Op::MaskedMatmul;
@@ -220,7 +243,9 @@ const EnumEntry<TensorRole> kTensorRoles[] = {
     {"x_scale", TensorRole::XScale},
     {"w_scale", TensorRole::WScale},
     {"dy", TensorRole::Dy},
-    {"dw", TensorRole::Dw}};
+    {"dw", TensorRole::Dw},
+    {"row_indices", TensorRole::RowIndices},
+    {"scatter_indices", TensorRole::ScatterIndices}};
 const EnumEntry<ScaleBlock> kScaleBlocks[] = {
     {"1x128", ScaleBlock::Block1x128},
     {"128x128", ScaleBlock::Block128x128},
@@ -236,7 +261,13 @@ const EnumEntry<ScalarSource> kScalarSources[] = {
     {"k", ScalarSource::K},
     {"lda", ScalarSource::Lda},
     {"ldy", ScalarSource::Ldy},
-    {"num_tiles", ScalarSource::NumTiles}};
+    {"num_tiles", ScalarSource::NumTiles},
+    {"y_rows", ScalarSource::YRows}};
+const EnumEntry<Activation> kActivations[] = {{"none", Activation::None},
+                                              {"relu", Activation::Relu},
+                                              {"gelu", Activation::Gelu},
+                                              {"silu", Activation::Silu},
+                                              {"swiglu", Activation::Swiglu}};
 
 template <typename T, size_t N>
 std::string listNames(const EnumEntry<T> (&table)[N]) {
@@ -689,6 +720,47 @@ Status checkKRaggedProblem(const Reader &reader, const Pointer &at,
   return Status::success();
 }
 
+/// Gather-A, scatter (and its atomic adds) and SwiGLU are features of
+/// segment_matmul's kernel only; atomic adds are a way to accumulate
+/// scattered rows, so they need has_scatter_indices and accumulate.
+Status checkGatherScatterProblem(const Reader &reader, const Pointer &at,
+                                 const ProblemSpec &problem) {
+  if (problem.op != Op::SegmentMatmul) {
+    const std::string op = opName(problem.op);
+    struct SegmentOnly {
+      const char *key;
+      const char *feature;
+      bool value;
+    };
+    const SegmentOnly flags[] = {
+        {"has_row_indices",
+         "row_indices (only segment_matmul gathers rows of x)",
+         problem.hasRowIndices},
+        {"has_scatter_indices",
+         "scatter_indices (only segment_matmul scatters rows of y)",
+         problem.hasScatterIndices},
+        {"atomic", "atomic adds (only segment_matmul scatters rows of y)",
+         problem.atomic}};
+    for (const SegmentOnly &flag : flags)
+      if (flag.value)
+        return reader.error(at / flag.key, op + " has no " + flag.feature +
+                                               ", expected false, got true");
+    if (problem.activation == Activation::Swiglu)
+      return reader.error(at / "activation",
+                          op + " has no swiglu (only segment_matmul reads "
+                               "weights of gate and up halves), got "
+                               "string \"swiglu\"");
+  }
+  if (problem.atomic && !problem.hasScatterIndices)
+    return reader.error(at / "atomic",
+                        "atomic adds are for scattered rows, which need "
+                        "has_scatter_indices true, got false");
+  if (problem.atomic && !problem.accumulate)
+    return reader.error(at / "atomic", "atomic adds accumulate into y, which "
+                                       "needs accumulate true, got false");
+  return Status::success();
+}
+
 Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
                     ProblemSpec &problem) {
   const Json *activation = nullptr;
@@ -710,17 +782,22 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
            reader.boolean("has_weight_indices", problem.hasWeightIndices),
            reader.boolean("has_bias", problem.hasBias),
            reader.boolean("has_row_scale", problem.hasRowScale),
+           reader.boolean("has_row_indices", problem.hasRowIndices),
+           reader.boolean("has_scatter_indices", problem.hasScatterIndices),
            reader.boolean("accumulate", problem.accumulate),
+           reader.boolean("atomic", problem.atomic),
            reader.nullableChoice("x_scale_block", kScaleBlocks,
                                  ScaleBlock::None, problem.xScaleBlock),
            reader.nullableChoice("w_scale_block", kScaleBlocks,
                                  ScaleBlock::None, problem.wScaleBlock),
-           // Read by the compiler's epilogue; the runtime only checks it
-           // where an op has none.
+           // The compiler's epilogue applies it; the runtime checks it
+           // where an op has none, and swiglu's weight of 2N rows.
            {"activation", Optional,
-            [&activation](const Json &value, const Pointer &) {
+            [&reader, &activation, &problem](const Json &value,
+                                             const Pointer &valueAt) {
               activation = &value;
-              return Status::success();
+              return reader.readEnum(value, valueAt, kActivations,
+                                     problem.activation);
             }}},
           KnownKeysOnly);
       !status.ok())
@@ -729,6 +806,9 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
     if (Status status = checkKRaggedProblem(reader, at, problem, activation);
         !status.ok())
       return status;
+  if (Status status = checkGatherScatterProblem(reader, at, problem);
+      !status.ok())
+    return status;
 
   // fp8 block scaling: x's and w's scales come together, and only fp8 inputs
   // are scaled.
@@ -794,9 +874,18 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
          reader.choice("dtype", Required, kIndexDtypes, param.dtype),
          {"value", Required,
           [&](const Json &value, const Pointer &valueAt) {
-            if (!isInt64(value))
-              return reader.readEnum(value, valueAt, kScalarSources,
-                                     param.source);
+            if (!isInt64(value)) {
+              Status status =
+                  reader.readEnum(value, valueAt, kScalarSources, param.source);
+              // Without scatter y's rows are the segment rows (num_rows).
+              if (status.ok() && param.source == ScalarSource::YRows &&
+                  !problem.hasScatterIndices)
+                return reader.error(valueAt,
+                                    "\"y_rows\" is the rows of a scattered "
+                                    "y and needs problem.has_scatter_indices, "
+                                    "which is false");
+              return status;
+            }
             param.source = ScalarSource::Literal;
             param.literal = value.get<int64_t>();
             if (param.dtype == GGEMM_DTYPE_I32 &&
@@ -993,6 +1082,10 @@ Status parseParams(const Reader &reader, const Json &array, const Pointer &at,
       {TensorRole::Bias, problem.hasBias, "problem.has_bias is true"},
       {TensorRole::RowScale, problem.hasRowScale,
        "problem.has_row_scale is true"},
+      {TensorRole::RowIndices, problem.hasRowIndices,
+       "problem.has_row_indices is true"},
+      {TensorRole::ScatterIndices, problem.hasScatterIndices,
+       "problem.has_scatter_indices is true"},
       {TensorRole::XScale, problem.xScaleBlock != ScaleBlock::None,
        scaleReason("x_scale_block", problem.xScaleBlock)},
       {TensorRole::WScale, problem.wScaleBlock != ScaleBlock::None,
@@ -1011,13 +1104,26 @@ Status parseParams(const Reader &reader, const Json &array, const Pointer &at,
         (param.tensor == TensorRole::WeightIndices &&
          !problem.hasWeightIndices) ||
         (param.tensor == TensorRole::Bias && !problem.hasBias) ||
-        (param.tensor == TensorRole::RowScale && !problem.hasRowScale);
+        (param.tensor == TensorRole::RowScale && !problem.hasRowScale) ||
+        (param.tensor == TensorRole::RowIndices && !problem.hasRowIndices) ||
+        (param.tensor == TensorRole::ScatterIndices &&
+         !problem.hasScatterIndices);
     if (gatedOff)
       return reader.error(
           at / i, std::string("tensor ") + quote(tensorRoleName(param.tensor)) +
                       " is marked required (optional: false) but the problem "
                       "is compiled without it");
   }
+  // The kernel drops rows scattered outside y, so it must know y's rows.
+  if (problem.hasScatterIndices &&
+      std::none_of(manifest.params.begin(), manifest.params.end(),
+                   [](const ParamSpec &param) {
+                     return param.kind == ParamKind::Scalar &&
+                            param.source == ScalarSource::YRows;
+                   }))
+    return reader.error(at, "no scalar parameter carries \"y_rows\" "
+                            "(problem.has_scatter_indices is true: the kernel "
+                            "skips rows scattered outside [0, y_rows))");
   return Status::success();
 }
 

@@ -34,7 +34,8 @@ constexpr int kMaxTensorMapRank = 5;
 enum class Op { SegmentMatmul, MaskedMatmul, BatchedMatmul, SegmentMatmulK };
 
 /// Tensors a caller passes by name. segment_matmul_k takes dy, x,
-/// seg_indptr and dw; the other ops x, w, y and their index tensors.
+/// seg_indptr and dw; the other ops x, w, y and their index tensors;
+/// segment_matmul also row_indices (gather-A) and scatter_indices.
 enum class TensorRole {
   X,
   W,
@@ -48,14 +49,21 @@ enum class TensorRole {
   WScale,
   Dy,
   Dw,
+  RowIndices,
+  ScatterIndices,
 };
-constexpr int kNumTensorRoles = 12;
+constexpr int kNumTensorRoles = 14;
 
 enum class WeightLayout { NK, KN };
 enum class GridPolicy { Persistent, Tiles };
 enum class ParamKind { TmaDescriptor, Pointer, Scalar };
 enum class Swizzle { None, Bytes32, Bytes64, Bytes128 };
 enum class OobFill { Zero, Nan };
+
+/// The epilogue's activation. Swiglu (segment_matmul only) reads a weight of
+/// 2N rows, the gate and up halves, and writes N columns; the others are
+/// elementwise and change no shape.
+enum class Activation { None, Relu, Gelu, Silu, Swiglu };
 
 /// How many elements of x or w share one f32 scale (fp8 block scaling,
 /// DeepSeek-V3 style). None: the kernel takes no scales.
@@ -80,6 +88,7 @@ enum class ScalarSource {
   Lda,
   Ldy,
   NumTiles,
+  YRows, // y.shape[0]; only with has_scatter_indices
 };
 
 struct ParamSpec {
@@ -117,7 +126,16 @@ struct ProblemSpec {
   bool hasWeightIndices = false;
   bool hasBias = false;
   bool hasRowScale = false;
+  /// segment_matmul only. Gather-A: segment row r reads x row
+  /// row_indices[r], so M is row_indices' length and x has any T rows.
+  bool hasRowIndices = false;
+  /// segment_matmul only. Row r of the result goes to y row
+  /// scatter_indices[r], so y has any Y rows.
+  bool hasScatterIndices = false;
   bool accumulate = false;
+  /// Needs hasScatterIndices and accumulate; informational for the runtime.
+  bool atomic = false;
+  Activation activation = Activation::None;
   /// Both None or both set, and set only for an fp8 a_dtype.
   ScaleBlock xScaleBlock = ScaleBlock::None;
   ScaleBlock wScaleBlock = ScaleBlock::None;
@@ -193,13 +211,16 @@ int64_t dtypeSize(ggemm_dtype dtype);
 bool isValidDtype(int dtype);
 const char *tensorRoleName(TensorRole role);
 /// The dtype a tensor has in `problem` (x: a_dtype, index tensors:
-/// index_dtype, weight_indices: i32, bias, row_scale and the scales: f32).
+/// index_dtype, weight_indices, row_indices and scatter_indices: i32, bias,
+/// row_scale and the scales: f32).
 ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role);
-/// Whether `op` takes `role` at all (seg_indptr and masked_m are op-specific).
+/// Whether `op` takes `role` at all (seg_indptr, masked_m, row_indices and
+/// scatter_indices are op-specific).
 bool tensorExistsForOp(TensorRole role, Op op);
 const char *opName(Op op);
 /// The manifest spelling ("1x128", "per_row"); "none" for ScaleBlock::None.
 const char *scaleBlockName(ScaleBlock block);
+const char *activationName(Activation activation);
 
 } // namespace ggemm::runtime
 

@@ -197,6 +197,39 @@ TEST(Api, LastErrorIsPerThreadAndClearedBySuccess) {
   ggemm_kernel_destroy(kernel);
 }
 
+// With gather-A the rows per group are the segment rows (row_indices'
+// length) over the groups, whatever x's rows: 8 groups of 125 rows take the
+// large variant even when x has 10 rows, and 8 of 64 the small one even
+// when x has 5000.
+TEST(Api, GatheredRowsSelectTheVariant) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeMultiVariantBundle(
+      test::multiVariantManifest(test::moeSegmentManifest({/*gather=*/true}))));
+  ASSERT_NE(kernel, nullptr);
+  test::MoeTensors t({/*gather=*/true});
+  t.x.shape[0] = 10;
+  int variant = -1;
+  const ggemm_tensor *list = t.get();
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, list, t.count, 0, &variant),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(variant, 1);
+  t.x.shape[0] = 5000;
+  t.rowIndices.shape[0] = 512;
+  t.y.shape[0] = 512;
+  list = t.get();
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, list, t.count, 0, &variant),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(variant, 0);
+  // Its grid: 64-row tiles of the 512 segment rows, (512 / 64 + 8) * 32.
+  int grid = 0;
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, list, t.count, 600, &grid),
+            GGEMM_OK);
+  EXPECT_EQ(grid, 512);
+  ggemm_kernel_destroy(kernel);
+}
+
 // A version 2 bundle: the variant is chosen from the shapes and the hint,
 // without the driver. M = 1000 rows over 8 segments is 125 rows per group,
 // above the small variant's bound of 64.

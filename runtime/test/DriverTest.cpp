@@ -302,6 +302,82 @@ TEST_F(FakeDriver, LaunchesFp8ScaledKernel) {
                              "device 0 (it is host memory)");
 }
 
+// The MoE kernel of docs/Runtime.md: x rows gathered through row_indices
+// (one TMA box per row), results scattered through scatter_indices with
+// atomic adds, a swiglu weight of 2N rows; 16 parameters, the last three
+// appended after the 13 of the plain kernel.
+TEST_F(FakeDriver, LaunchesGatherScatterSwigluKernel) {
+  const test::MoeFeatures features = {/*gather=*/true, /*scatter=*/true,
+                                      /*atomic=*/true, /*swiglu=*/true};
+  FakeDriverConfig &fake = *config();
+  fake.supportsParamInfo = true;
+  fake.numKernelParams = 16;
+  for (int i = 13; i < 16; ++i)
+    fake.kernelParamSizes[i] = 8;
+  test::MoeTensors t(features);
+  const ggemm_tensor *list = t.get();
+  ASSERT_EQ(launch(test::moeSegmentManifest(features), list, t.count), GGEMM_OK)
+      << lastError;
+  ASSERT_EQ(launchCount(), 1);
+  const FakeLaunchRecord &record = *lastLaunch();
+  ASSERT_EQ(record.numParams, 16);
+  EXPECT_EQ(record.paramSizes[13], 8u);
+  EXPECT_EQ(record.paramSizes[15], 8u);
+  EXPECT_EQ(record.grid[0], 132u); // min(132 SMs, 512 tiles of M = 1000)
+
+  const uint64_t *aWords =
+      reinterpret_cast<const uint64_t *>(record.paramBytes[0]);
+  const uint64_t *bWords =
+      reinterpret_cast<const uint64_t *>(record.paramBytes[1]);
+  const FakeEncodeRecord &a = *encode(static_cast<int>(aWords[1]));
+  const FakeEncodeRecord &b = *encode(static_cast<int>(bWords[1]));
+  EXPECT_EQ(a.globalAddress, reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(a.globalDim[0], 7168u);
+  EXPECT_EQ(a.globalDim[1], 300u); // x's rows, not the 1000 gathered
+  EXPECT_EQ(a.boxDim[0], 64u);
+  EXPECT_EQ(a.boxDim[1], 1u);
+  EXPECT_EQ(b.globalDim[1], 8192u); // 2N
+  EXPECT_EQ(b.boxDim[1], 64u);
+
+  EXPECT_EQ(paramValue<uint64_t>(2), test::kY);
+  EXPECT_EQ(paramValue<int64_t>(7), 1000);  // num_rows: M
+  EXPECT_EQ(paramValue<int32_t>(10), 4096); // n
+  EXPECT_EQ(paramValue<int64_t>(12), 4096); // ldy
+  EXPECT_EQ(paramValue<uint64_t>(13), test::kRowIndices);
+  EXPECT_EQ(paramValue<uint64_t>(14), test::kScatterIndices);
+  EXPECT_EQ(paramValue<int64_t>(15), 5000); // y_rows: Y
+  const unsigned char yRows[8] = {0x88, 0x13, 0, 0, 0, 0, 0, 0};
+  EXPECT_EQ(std::memcmp(record.paramBytes[15], yRows, 8), 0);
+
+  // The indices are device memory of the context's device, like every
+  // tensor.
+  t.scatterIndices.data =
+      reinterpret_cast<void *>(test::kScatterIndices | kFakeHostBit);
+  list = t.get();
+  EXPECT_EQ(launch(test::moeSegmentManifest(features), list, t.count),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(lastError, "tensor 'scatter_indices' is not device memory "
+                             "of device 0 (it is host memory)");
+  t.scatterIndices.data = reinterpret_cast<void *>(test::kScatterIndices);
+  t.rowIndices.data =
+      reinterpret_cast<void *>(test::kRowIndices | kFakeDevice1Bit);
+  list = t.get();
+  EXPECT_EQ(launch(test::moeSegmentManifest(features), list, t.count),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(lastError, "tensor 'row_indices' is not device memory of "
+                             "device 0 (it belongs to device 1)");
+
+  // A kernel compiled without the three parameters does not match.
+  fake.numKernelParams = 13;
+  t.rowIndices.data = reinterpret_cast<void *>(test::kRowIndices);
+  list = t.get();
+  EXPECT_EQ(launch(test::moeSegmentManifest(features), list, t.count),
+            GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_CONTAINS(lastError, "lists 16 parameters, but kernel "
+                             "'ggemm_segment_matmul_kernel' takes 13");
+  EXPECT_EQ(launchCount(), 1);
+}
+
 TEST_F(FakeDriver, ModuleIsLoadedOncePerContext) {
   ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));
   ASSERT_NE(kernel, nullptr);

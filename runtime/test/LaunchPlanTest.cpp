@@ -116,7 +116,7 @@ TEST(Bind, MissingAndUnknownTensors) {
   EXPECT_CONTAINS(bindError(manifest, t.get({unknown}), 5),
                   "unknown tensor 'z' (segment_matmul takes x, w, y, "
                   "seg_indptr, weight_indices, bias, row_scale, x_scale, "
-                  "w_scale)");
+                  "w_scale, row_indices, scatter_indices)");
   ggemm_tensor masked =
       makeTensor("masked_m", test::kExtra, GGEMM_DTYPE_I32, {8});
   EXPECT_CONTAINS(bindError(manifest, t.get({masked}), 5),
@@ -1515,7 +1515,7 @@ TEST(KRaggedBind, TensorsOfOtherOpsAreRejectedByName) {
   EXPECT_CONTAINS(bindError(segmentManifest(), segment.get({dy}), 5),
                   "unknown tensor 'dy' (segment_matmul takes x, w, y, "
                   "seg_indptr, weight_indices, bias, row_scale, x_scale, "
-                  "w_scale)");
+                  "w_scale, row_indices, scatter_indices)");
 }
 
 TEST(KRaggedBind, WrongDtypes) {
@@ -1985,6 +1985,525 @@ TEST(KRaggedPlan, ScalarsAndPointers) {
       EXPECT_EQ(paramSize(manifest.params[i]), test::kKRaggedParamSizes[i])
           << manifest.params[i].name;
   }
+}
+
+//===----------------------------------------------------------------------===//
+// segment_matmul's gather-A, scatter and SwiGLU (MoE layers)
+//===----------------------------------------------------------------------===//
+
+using test::MoeFeatures;
+using test::MoeTensors;
+
+const MoeFeatures kGather = {/*gather=*/true};
+const MoeFeatures kScatter = {/*gather=*/false, /*scatter=*/true};
+const MoeFeatures kGatherScatter = {/*gather=*/true, /*scatter=*/true};
+const MoeFeatures kSwiglu = {/*gather=*/false, /*scatter=*/false,
+                             /*atomic=*/false, /*swiglu=*/true};
+const MoeFeatures kAllFeatures = {/*gather=*/true, /*scatter=*/true,
+                                  /*atomic=*/true, /*swiglu=*/true};
+
+std::string moeText(const MoeFeatures &features) {
+  return test::moeSegmentManifest(features);
+}
+
+Manifest moeManifest(const MoeFeatures &features) {
+  return manifestFrom(moeText(features));
+}
+
+/// `text` with no static sizes.
+std::string dynamicSizes(const std::string &text) {
+  return test::replaced(
+      text, "\"n\": 4096, \"k\": 7168, \"num_groups\": 8, \"num_weights\": 8",
+      "\"n\": -1, \"k\": -1, \"num_groups\": -1, \"num_weights\": -1");
+}
+
+Status bindMoe(const Manifest &manifest, MoeTensors &tensors, BoundArgs &args) {
+  const ggemm_tensor *list = tensors.get();
+  return bind(manifest, list, tensors.count, args);
+}
+
+std::string moeBindError(const Manifest &manifest, MoeTensors &tensors) {
+  const ggemm_tensor *list = tensors.get();
+  return bindError(manifest, list, tensors.count);
+}
+
+TEST(MoeBind, GatheredXHasRowsOfItsOwn) {
+  Manifest manifest = moeManifest(kGather);
+  // T = 300 rows of x gathered into M = 1000 segment rows.
+  MoeTensors t(kGather);
+  BoundArgs args;
+  Status status = bindMoe(manifest, t, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  const ProblemShape &shape = args.shape;
+  EXPECT_EQ(shape.numRows, 1000);
+  EXPECT_EQ(shape.m, 1000);
+  EXPECT_EQ(shape.xRows, 300);
+  EXPECT_EQ(shape.yRows, 1000);
+  EXPECT_EQ(shape.lda, 7168);
+  EXPECT_EQ(shape.ldy, 4096);
+  // The tile bound counts segment rows: 32 * (ceil(1000 / 128) + 8).
+  EXPECT_EQ(shape.numTiles, 512);
+
+  // More rows in x than segment rows, and a single row: same tiles.
+  for (int64_t rows : {5000, 1}) {
+    t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {rows, 7168});
+    status = bindMoe(manifest, t, args);
+    ASSERT_TRUE(status.ok()) << status.getMessage();
+    EXPECT_EQ(args.shape.xRows, rows);
+    EXPECT_EQ(args.shape.numRows, 1000);
+    EXPECT_EQ(args.shape.numTiles, 512);
+  }
+  // Without gather, x's rows are the segment rows again.
+  t.x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {300, 7168});
+  SegmentTensors plain;
+  plain.x = t.x;
+  EXPECT_CONTAINS(bindError(segmentManifest(), plain.get(), 4),
+                  "tensors 'x' and 'y' disagree on m: x dimension 0 (m) is "
+                  "300, y dimension 0 (m) is 1000");
+}
+
+TEST(MoeBind, RowIndicesCarryTheSegmentRows) {
+  Manifest manifest = moeManifest(kGather);
+  MoeTensors t(kGather);
+  t.rowIndices.shape[0] = 999;
+  EXPECT_CONTAINS(moeBindError(manifest, t),
+                  "tensors 'row_indices' and 'y' disagree on m: row_indices "
+                  "dimension 0 (m) is 999, y dimension 0 (m) is 1000; shapes "
+                  "are [999] and [1000, 4096]");
+  // A static m is the segment rows: row_indices is checked, x is not.
+  Manifest staticM = manifestFrom(
+      test::replaced(moeText(kGather), "\"m\": -1", "\"m\": 1000"));
+  EXPECT_CONTAINS(moeBindError(staticM, t),
+                  "tensor 'row_indices': dimension 0 (m) is 999, expected "
+                  "1000 (the kernel was compiled for m = 1000); shape is "
+                  "[999]");
+  MoeTensors u(kGather);
+  BoundArgs args;
+  Status status = bindMoe(staticM, u, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.xRows, 300);
+
+  // row_scale scales the segment rows: [M], not [T].
+  Manifest rowScaled = manifestFrom(test::replaced(
+      moeText(kGather), "\"has_row_scale\": false", "\"has_row_scale\": true"));
+  ggemm_tensor scale =
+      makeTensor("row_scale", test::kExtra, GGEMM_DTYPE_F32, {1000});
+  const ggemm_tensor *list = u.get({scale});
+  status = bind(rowScaled, list, u.count, args);
+  EXPECT_TRUE(status.ok()) << status.getMessage();
+  scale.shape[0] = 300;
+  list = u.get({scale});
+  EXPECT_CONTAINS(bindError(rowScaled, list, u.count),
+                  "tensors 'row_indices' and 'row_scale' disagree on m: "
+                  "row_indices dimension 0 (m) is 1000, row_scale dimension "
+                  "0 (m) is 300");
+}
+
+TEST(MoeBind, IndicesAreContiguousI32Vectors) {
+  Manifest manifest = moeManifest(kGatherScatter);
+  struct Case {
+    std::function<void(MoeTensors &)> change;
+    const char *error;
+  };
+  const Case cases[] = {
+      {[](MoeTensors &t) { t.rowIndices.dtype = GGEMM_DTYPE_I64; },
+       "tensor 'row_indices': expected dtype i32, got i64"},
+      {[](MoeTensors &t) { t.scatterIndices.dtype = GGEMM_DTYPE_I64; },
+       "tensor 'scatter_indices': expected dtype i32, got i64"},
+      {[](MoeTensors &t) {
+         t.rowIndices = makeTensor("row_indices", test::kRowIndices,
+                                   GGEMM_DTYPE_I32, {1000, 1});
+       },
+       "tensor 'row_indices': expected rank 1 ([m]: the x row of each "
+       "segment row), got rank 2 with shape [1000, 1]"},
+      {[](MoeTensors &t) {
+         t.scatterIndices =
+             test::makeStrided("scatter_indices", test::kScatterIndices,
+                               GGEMM_DTYPE_I32, {1000}, {2});
+       },
+       "tensor 'scatter_indices': expected a contiguous tensor, got strides "
+       "[2] for shape [1000]"},
+      {[](MoeTensors &t) {
+         t.rowIndices.data = reinterpret_cast<void *>(test::kRowIndices + 2);
+       },
+       "tensor 'row_indices': data pointer 0x100a00002 is not 4-byte aligned "
+       "(natural alignment of its dtype)"},
+      {[](MoeTensors &t) { t.scatterIndices.data = nullptr; },
+       "tensor 'scatter_indices': data pointer is null"},
+  };
+  for (const Case &bad : cases) {
+    MoeTensors t(kGatherScatter);
+    bad.change(t);
+    EXPECT_CONTAINS(moeBindError(manifest, t), bad.error);
+  }
+  // index_dtype is seg_indptr's: the row indices stay i32.
+  Manifest wideIndptr = manifestFrom(
+      test::replaced(moeText(kGatherScatter), "\"index_dtype\": \"i32\"",
+                     "\"index_dtype\": \"i64\""));
+  MoeTensors t(kGatherScatter);
+  t.indptr.dtype = GGEMM_DTYPE_I64;
+  BoundArgs args;
+  Status status = bindMoe(wideIndptr, t, args);
+  EXPECT_TRUE(status.ok()) << status.getMessage();
+  t.rowIndices.dtype = GGEMM_DTYPE_I64;
+  EXPECT_CONTAINS(moeBindError(wideIndptr, t),
+                  "tensor 'row_indices': expected dtype i32, got i64");
+}
+
+TEST(MoeBind, IndicesFollowTheProblem) {
+  SegmentTensors plain;
+  MoeTensors t(kGatherScatter);
+  EXPECT_CONTAINS(bindError(segmentManifest(), plain.get({t.rowIndices}), 5),
+                  "tensor 'row_indices' was given, but the kernel was "
+                  "compiled without it (problem.has_row_indices is false)");
+  EXPECT_CONTAINS(
+      bindError(segmentManifest(), plain.get({t.scatterIndices}), 5),
+      "tensor 'scatter_indices' was given, but the kernel was compiled "
+      "without it (problem.has_scatter_indices is false)");
+  EXPECT_CONTAINS(bindError(moeManifest(kGather), plain.get(), 4),
+                  "missing tensor 'row_indices' (the kernel was compiled with "
+                  "has_row_indices)");
+  EXPECT_CONTAINS(
+      bindError(moeManifest(kScatter), plain.get(), 4),
+      "missing tensor 'scatter_indices' (the kernel was compiled with "
+      "has_scatter_indices)");
+  // Only segment_matmul takes them.
+  ggemm_tensor masked[] = {
+      makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {4, 256, 512}),
+      makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {4, 1024, 512}),
+      makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {4, 256, 1024}),
+      makeTensor("masked_m", test::kIndptr, GGEMM_DTYPE_I32, {4}),
+      t.rowIndices,
+  };
+  EXPECT_CONTAINS(bindError(maskedManifest(), masked, 5),
+                  "unknown tensor 'row_indices' (masked_matmul takes x, w, "
+                  "y, masked_m, weight_indices, bias, row_scale, x_scale, "
+                  "w_scale)");
+  KRaggedTensors grad;
+  EXPECT_CONTAINS(
+      bindError(kRaggedManifest(), grad.get({t.scatterIndices}), 5),
+      "unknown tensor 'scatter_indices' (segment_matmul_k takes dy, x, "
+      "seg_indptr, dw)");
+}
+
+TEST(MoeBind, ScatteredYHasRowsOfItsOwn) {
+  Manifest manifest = moeManifest(kScatter);
+  // M = 1000 result rows scattered into Y = 5000 rows of y.
+  MoeTensors t(kScatter);
+  BoundArgs args;
+  Status status = bindMoe(manifest, t, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.numRows, 1000);
+  EXPECT_EQ(args.shape.xRows, 1000);
+  EXPECT_EQ(args.shape.yRows, 5000);
+  EXPECT_EQ(args.shape.ldy, 4096);
+  EXPECT_EQ(args.shape.numTiles, 512);
+  // Fewer rows than results (the kernel drops rows scattered outside y).
+  t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {10, 4096});
+  status = bindMoe(manifest, t, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.yRows, 10);
+  EXPECT_EQ(args.shape.numTiles, 512);
+
+  MoeTensors bad(kScatter);
+  bad.scatterIndices.shape[0] = 999;
+  EXPECT_CONTAINS(moeBindError(manifest, bad),
+                  "tensors 'x' and 'scatter_indices' disagree on m: x "
+                  "dimension 0 (m) is 1000, scatter_indices dimension 0 (m) "
+                  "is 999");
+  bad = MoeTensors(kScatter);
+  bad.y.shape[1] = 4000;
+  EXPECT_CONTAINS(moeBindError(manifest, bad),
+                  "tensor 'y': dimension 1 (n) is 4000, expected 4096");
+  bad = MoeTensors(kScatter);
+  bad.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {8, 625, 4096});
+  EXPECT_CONTAINS(moeBindError(manifest, bad),
+                  "tensor 'y': expected rank 2 ([y rows, n]: rows scattered "
+                  "by scatter_indices), got rank 3");
+}
+
+TEST(MoeBind, GatherAndScatter) {
+  Manifest manifest = moeManifest(kGatherScatter);
+  MoeTensors t(kGatherScatter);
+  t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {77, 4096});
+  BoundArgs args;
+  Status status = bindMoe(manifest, t, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.numRows, 1000);
+  EXPECT_EQ(args.shape.xRows, 300);
+  EXPECT_EQ(args.shape.yRows, 77);
+  EXPECT_EQ(args.shape.numTiles, 512);
+  t.scatterIndices.shape[0] = 999;
+  EXPECT_CONTAINS(moeBindError(manifest, t),
+                  "tensors 'row_indices' and 'scatter_indices' disagree on m: "
+                  "row_indices dimension 0 (m) is 1000, scatter_indices "
+                  "dimension 0 (m) is 999");
+}
+
+TEST(MoeBind, GatheringFromAnEmptyXIsAnError) {
+  Manifest manifest = moeManifest(kGather);
+  MoeTensors t(kGather);
+  t.x = makeTensor("x", 0, GGEMM_DTYPE_BF16, {0, 7168});
+  EXPECT_CONTAINS(moeBindError(manifest, t),
+                  "tensor 'x': dimension 0 (x rows) is 0, expected at least "
+                  "1: row_indices gathers 1000 rows from x; shape is [0, "
+                  "7168]");
+  // Nothing to gather: no tiles, no error.
+  t.rowIndices = makeTensor("row_indices", 0, GGEMM_DTYPE_I32, {0});
+  t.y = makeTensor("y", 0, GGEMM_DTYPE_BF16, {0, 4096});
+  BoundArgs args;
+  Status status = bindMoe(manifest, t, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.numTiles, 0);
+}
+
+TEST(MoeBind, ScatteringIntoAnEmptyYLaunchesNothing) {
+  // Every row would be skipped: the kernel has nothing to do.
+  Manifest manifest = moeManifest(kAllFeatures);
+  MoeTensors t(kAllFeatures);
+  t.y = makeTensor("y", 0, GGEMM_DTYPE_BF16, {0, 4096});
+  LaunchPlan plan;
+  const ggemm_tensor *list = t.get();
+  Status status = planLaunch(manifest, list, t.count, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(plan.args.shape.numRows, 1000);
+  EXPECT_EQ(plan.args.shape.numTiles, 0);
+  EXPECT_TRUE(plan.params.empty());
+}
+
+TEST(MoeBind, SwigluWeightsHoldTwiceN) {
+  Manifest manifest = moeManifest(kSwiglu);
+  MoeTensors t(kSwiglu);
+  BoundArgs args;
+  Status status = bindMoe(manifest, t, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.n, 4096);
+  EXPECT_EQ(args.shape.numTiles, 512); // N = 4096 output columns
+
+  // A weight of N rows, as without swiglu.
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 4096, 7168});
+  EXPECT_CONTAINS(moeBindError(manifest, t),
+                  "tensor 'w': dimension 1 (2 * n: swiglu's gate and up "
+                  "halves) is 4096, expected 8192 (the kernel was compiled "
+                  "for n = 4096); shape is [8, 4096, 7168]");
+  Manifest anyN = manifestFrom(dynamicSizes(moeText(kSwiglu)));
+  EXPECT_CONTAINS(moeBindError(anyN, t),
+                  "tensors 'y' and 'w' disagree on n: y dimension 1 (n) is "
+                  "4096, w dimension 1 (2 * n: swiglu's gate and up halves) "
+                  "is 4096, expected 8192; shapes are [1000, 4096] and [8, "
+                  "4096, 7168]");
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 8192, 7168});
+  status = bindMoe(anyN, t, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.n, 4096);
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 8192});
+  EXPECT_CONTAINS(moeBindError(anyN, t),
+                  "tensor 'w': expected rank 3 ([num_weights, 2 * n, k] for "
+                  "weight_layout \"nk\" and swiglu), got rank 2");
+
+  // kn: [Gw, K, 2N].
+  Manifest kn =
+      manifestFrom(test::replaced(moeText(kSwiglu), "\"weight_layout\": \"nk\"",
+                                  "\"weight_layout\": \"kn\""));
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 7168, 8192});
+  status = bindMoe(kn, t, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.n, 4096);
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 7168, 4096});
+  EXPECT_CONTAINS(moeBindError(kn, t),
+                  "tensor 'w': dimension 2 (2 * n: swiglu's gate and up "
+                  "halves) is 4096, expected 8192");
+
+  // The bias follows the weight's rows.
+  Manifest biased = manifestFrom(test::replaced(
+      moeText(kSwiglu), "\"has_bias\": false", "\"has_bias\": true"));
+  MoeTensors u(kSwiglu);
+  ggemm_tensor bias =
+      makeTensor("bias", test::kExtra, GGEMM_DTYPE_F32, {8, 8192});
+  const ggemm_tensor *list = u.get({bias});
+  status = bind(biased, list, u.count, args);
+  EXPECT_TRUE(status.ok()) << status.getMessage();
+  bias.shape[1] = 4096;
+  list = u.get({bias});
+  EXPECT_CONTAINS(bindError(biased, list, u.count),
+                  "tensor 'bias': dimension 1 (2 * n: swiglu's gate and up "
+                  "halves) is 4096, expected 8192");
+}
+
+/// fp8SegmentManifest() with swiglu and, if `gather`, row_indices.
+std::string fp8MoeText(bool gather, bool swiglu) {
+  std::string text = test::fp8SegmentManifest();
+  if (swiglu)
+    text = test::replaced(text, "\"accumulate\": false,",
+                          "\"accumulate\": false, \"activation\": \"swiglu\",");
+  if (gather) {
+    text = test::replaced(text, "\"has_row_scale\": false",
+                          "\"has_row_scale\": false, \"has_row_indices\": "
+                          "true");
+    text = test::replaced(text, test::kWScalePointer,
+                          std::string(test::kWScalePointer) + ", " +
+                              test::kRowIndicesPointer);
+  }
+  return text;
+}
+
+TEST(MoeBind, SwigluWeightScalesFollowTheWeightRows) {
+  Manifest manifest = manifestFrom(fp8MoeText(false, true));
+  // 128x128 blocks of [2N, K]: ceil(8192 / 128) = 64.
+  auto swigluWeights = [](Fp8Segment &t) {
+    t.w.shape[1] = 8192;
+    t.wScale =
+        makeTensor("w_scale", test::kWScale, GGEMM_DTYPE_F32, {8, 64, 56});
+  };
+  expectBinds<Fp8Segment>(manifest, swigluWeights);
+  expectBindErrors<Fp8Segment>(
+      manifest, {{[&](auto &t) {
+                    swigluWeights(t);
+                    t.wScale.shape[1] = 32;
+                  },
+                  "tensor 'w_scale': dimension 1 is 32, expected 64 (ceil(2 * "
+                  "n / 128)); shape is [8, 32, 56]"}});
+  Manifest perRow = manifestFrom(
+      withScaleBlocks(fp8MoeText(false, true), "per_row", "per_row"));
+  auto perRowScales = [](Fp8Segment &t) {
+    t.w.shape[1] = 8192;
+    t.xScale = makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32, {1000});
+    t.wScale = makeTensor("w_scale", test::kWScale, GGEMM_DTYPE_F32, {8, 8192});
+  };
+  expectBinds<Fp8Segment>(perRow, perRowScales);
+  expectBindErrors<Fp8Segment>(
+      perRow, {{[&](auto &t) {
+                  perRowScales(t);
+                  t.wScale.shape[1] = 4096;
+                },
+                "tensor 'w_scale': dimension 1 (2 * n: swiglu's gate and up "
+                "halves) is 4096, expected 8192"}});
+}
+
+TEST(MoeBind, GatheredXScalesFollowX) {
+  Manifest manifest = manifestFrom(fp8MoeText(true, false));
+  // x and its 1x128 scales have T = 300 rows; the segments have M = 1000.
+  test::Fp8SegmentTensors t = fp8Rows(300, 304);
+  t.y.shape[0] = 1000;
+  MoeTensors indices(kGather);
+  const ggemm_tensor *list = t.get({indices.rowIndices});
+  BoundArgs args;
+  Status status = bind(manifest, list, t.count, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.numRows, 1000);
+  EXPECT_EQ(args.shape.xRows, 300);
+  TensorMapArgs scales;
+  ASSERT_EQ(manifest.params[13].tensor, TensorRole::XScale);
+  status = computeTensorMapArgs(manifest, manifest.params[13], args, scales);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(scales.globalDim[0], 300u);
+  EXPECT_EQ(scales.globalDim[1], 56u);
+  EXPECT_EQ(scales.globalStrides[0], 304u * 4u);
+
+  // Scales of the segment rows instead of x's rows.
+  t = fp8Rows(300, 1000);
+  t.y.shape[0] = 1000;
+  t.xScale = test::makeStrided("x_scale", test::kXScale, GGEMM_DTYPE_F32,
+                               {1000, 56}, {1, 1000});
+  list = t.get({indices.rowIndices});
+  EXPECT_CONTAINS(bindError(manifest, list, t.count),
+                  "tensors 'x' and 'x_scale' disagree on x rows: x dimension "
+                  "0 (x rows) is 300, x_scale dimension 0 (x rows) is 1000");
+}
+
+TEST(MoeTensorMap, GatheredXIsReadOneRowPerBox) {
+  // The compiler's order: the staged epilogue's y_desc, then the indices.
+  std::string text = test::replaced(
+      moeText(kAllFeatures), "\"value\": \"ldy\"}",
+      "\"value\": \"ldy\"},\n    {\"name\": \"y_desc\", \"kind\": "
+      "\"tma_descriptor\", \"tensor\": \"y\", \"dtype\": \"bf16\", \"rank\": "
+      "2, \"box\": [64, 64], \"swizzle\": \"128B\", \"oob_fill\": \"zero\"}");
+  Manifest manifest = manifestFrom(text);
+  ASSERT_EQ(manifest.params.size(), 17u);
+  MoeTensors t(kAllFeatures);
+  t.x.strides[0] = 7168 + 64;
+  BoundArgs args;
+  Status status = bindMoe(manifest, t, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+
+  TensorMapArgs a;
+  status = computeTensorMapArgs(manifest, manifest.params[0], args, a);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(a.rank, 2u);
+  EXPECT_EQ(a.globalAddress, reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(a.globalDim[0], 7168u); // K
+  EXPECT_EQ(a.globalDim[1], 300u);  // x's T rows, not M
+  EXPECT_EQ(a.globalStrides[0], (7168u + 64u) * 2u);
+  EXPECT_EQ(a.boxDim[0], 64u);
+  EXPECT_EQ(a.boxDim[1], 1u);
+  EXPECT_EQ(a.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+
+  // swiglu: the 2N weight rows, two boxes of 64 rows per 128-column tile.
+  TensorMapArgs b;
+  status = computeTensorMapArgs(manifest, manifest.params[1], args, b);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(b.globalDim[0], 7168u);
+  EXPECT_EQ(b.globalDim[1], 8192u);
+  EXPECT_EQ(b.globalDim[2], 8u);
+  EXPECT_EQ(b.globalStrides[0], 7168u * 2u);
+  EXPECT_EQ(b.globalStrides[1], 8192u * 7168u * 2u);
+  EXPECT_EQ(b.boxDim[1], 64u);
+
+  // y's Y rows.
+  TensorMapArgs y;
+  ASSERT_EQ(manifest.params[13].name, "y_desc");
+  status = computeTensorMapArgs(manifest, manifest.params[13], args, y);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_FALSE(y.absent);
+  EXPECT_EQ(y.globalDim[0], 4096u);
+  EXPECT_EQ(y.globalDim[1], 5000u);
+
+  // kn swiglu weights: [Gw, K, 2N], 2N innermost.
+  Manifest kn = manifestFrom(test::replaced(text, "\"weight_layout\": \"nk\"",
+                                            "\"weight_layout\": \"kn\""));
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 7168, 8192});
+  status = bindMoe(kn, t, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  status = computeTensorMapArgs(kn, kn.params[1], args, b);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(b.globalDim[0], 8192u);
+  EXPECT_EQ(b.globalDim[1], 7168u);
+  EXPECT_EQ(b.globalStrides[0], 8192u * 2u);
+}
+
+TEST(MoePlan, ScalarsAndPointers) {
+  Manifest manifest = moeManifest(kAllFeatures);
+  MoeTensors t(kAllFeatures);
+  LaunchPlan plan;
+  const ggemm_tensor *list = t.get();
+  Status status = planLaunch(manifest, list, t.count, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  ASSERT_EQ(plan.params.size(), 16u);
+  EXPECT_EQ(plan.params[7].scalar, 1000);  // num_rows: M
+  EXPECT_EQ(plan.params[10].scalar, 4096); // n: y's columns
+  EXPECT_EQ(plan.params[12].scalar, 4096); // ldy
+  EXPECT_EQ(plan.params[13].pointer, test::kRowIndices);
+  EXPECT_EQ(plan.params[14].pointer, test::kScatterIndices);
+  EXPECT_EQ(plan.params[15].scalar, 5000); // y_rows: Y
+  for (size_t i = 13; i < 16; ++i)
+    EXPECT_EQ(paramSize(manifest.params[i]), 8u) << manifest.params[i].name;
+
+  // An i32 y_rows must fit.
+  Manifest narrow = manifestFrom(test::replaced(
+      moeText(kAllFeatures), "\"dtype\": \"i64\", \"value\": \"y_rows\"",
+      "\"dtype\": \"i32\", \"value\": \"y_rows\""));
+  status = planLaunch(narrow, list, t.count, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(plan.params[15].scalar, 5000);
+  EXPECT_EQ(paramSize(narrow.params[15]), 4u);
+  t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16,
+                   {(int64_t(1) << 31) + 1, 4096});
+  list = t.get();
+  status = planLaunch(narrow, list, t.count, plan);
+  EXPECT_EQ(status.getCode(), GGEMM_ERROR_UNSUPPORTED);
+  EXPECT_CONTAINS(status.getMessage(), "scalar parameter 'y_rows' is "
+                                       "2147483649, which does not fit its "
+                                       "dtype i32");
 }
 
 } // namespace

@@ -190,7 +190,7 @@ TEST(Manifest, RejectsBadEnums) {
   EXPECT_CONTAINS(
       parseError(withManifest("\"value\": \"ldy\"", "\"value\": \"lda_y\"")),
       "k.json: /params/12/value: expected one of num_rows, rows_per_group,"
-      " num_groups, num_weights, m, n, k, lda, ldy or num_tiles, "
+      " num_groups, num_weights, m, n, k, lda, ldy, num_tiles or y_rows, "
       "got string \"lda_y\"");
   EXPECT_CONTAINS(
       parseError(withManifest("\"arch\": \"sm_90a\"", "\"arch\": \"hopper\"")),
@@ -824,6 +824,263 @@ TEST(KRaggedManifest, EveryTensorMustReachTheKernel) {
           "")),
       "k.json: /params: no parameter passes tensor \"seg_indptr\" "
       "(segment_matmul_k reads seg_indptr)");
+}
+
+//===----------------------------------------------------------------------===//
+// segment_matmul's gather-A, scatter and SwiGLU (MoE layers)
+//===----------------------------------------------------------------------===//
+
+using test::MoeFeatures;
+using test::moeSegmentManifest;
+
+std::string withMoeManifest(const MoeFeatures &features,
+                            const std::string &from, const std::string &to) {
+  return test::replaced(moeSegmentManifest(features), from, to);
+}
+
+TEST(MoeManifest, ParsesGatherScatterAndSwiglu) {
+  Manifest manifest = parseOk(moeSegmentManifest(
+      {/*gather=*/true, /*scatter=*/true, /*atomic=*/true, /*swiglu=*/true}));
+  const ProblemSpec &problem = manifest.problem;
+  EXPECT_TRUE(problem.hasRowIndices);
+  EXPECT_TRUE(problem.hasScatterIndices);
+  EXPECT_TRUE(problem.atomic);
+  EXPECT_TRUE(problem.accumulate);
+  EXPECT_EQ(problem.activation, Activation::Swiglu);
+  // One gathered row per TMA box; two boxes of 64 weight rows per tile.
+  EXPECT_EQ(manifest.params[0].box[0], 64u);
+  EXPECT_EQ(manifest.params[0].box[1], 1u);
+  EXPECT_EQ(manifest.params[1].box[1], 64u);
+  ASSERT_EQ(manifest.params.size(), 16u);
+  EXPECT_EQ(manifest.params[13].name, "row_indices");
+  EXPECT_EQ(manifest.params[13].kind, ParamKind::Pointer);
+  EXPECT_EQ(manifest.params[13].tensor, TensorRole::RowIndices);
+  EXPECT_EQ(manifest.params[13].dtype, GGEMM_DTYPE_I32);
+  EXPECT_FALSE(manifest.params[13].optional);
+  EXPECT_EQ(manifest.params[14].tensor, TensorRole::ScatterIndices);
+  EXPECT_EQ(manifest.params[14].dtype, GGEMM_DTYPE_I32);
+  EXPECT_EQ(manifest.params[15].kind, ParamKind::Scalar);
+  EXPECT_EQ(manifest.params[15].dtype, GGEMM_DTYPE_I64);
+  EXPECT_EQ(manifest.params[15].source, ScalarSource::YRows);
+  EXPECT_STREQ(tensorRoleName(TensorRole::RowIndices), "row_indices");
+  EXPECT_STREQ(tensorRoleName(TensorRole::ScatterIndices), "scatter_indices");
+}
+
+TEST(MoeManifest, FeaturesAreOffByDefault) {
+  const ProblemSpec problem = parseOk(test::kSegmentManifest).problem;
+  EXPECT_FALSE(problem.hasRowIndices);
+  EXPECT_FALSE(problem.hasScatterIndices);
+  EXPECT_FALSE(problem.atomic);
+  EXPECT_EQ(problem.activation, Activation::None);
+  // Each feature alone, and non-atomic scattered accumulation.
+  parseOk(moeSegmentManifest({/*gather=*/true}));
+  parseOk(moeSegmentManifest({/*gather=*/false, /*scatter=*/true}));
+  parseOk(moeSegmentManifest({/*gather=*/false, /*scatter=*/false,
+                              /*atomic=*/false, /*swiglu=*/true}));
+  parseOk(withMoeManifest({/*gather=*/false, /*scatter=*/true},
+                          "\"accumulate\": false", "\"accumulate\": true"));
+}
+
+TEST(MoeManifest, ActivationsAreChecked) {
+  for (const char *name : {"none", "relu", "gelu", "silu", "swiglu"}) {
+    Manifest manifest = parseOk(withManifest(
+        "\"accumulate\": false", std::string("\"accumulate\": false, "
+                                             "\"activation\": \"") +
+                                     name + "\""));
+    EXPECT_STREQ(activationName(manifest.problem.activation), name);
+  }
+  EXPECT_CONTAINS(parseError(withManifest("\"accumulate\": false",
+                                          "\"accumulate\": false, "
+                                          "\"activation\": \"tanh\"")),
+                  "k.json: /problem/activation: expected one of none, relu, "
+                  "gelu, silu or swiglu, got string \"tanh\"");
+}
+
+TEST(MoeManifest, AtomicNeedsScatterAndAccumulate) {
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"accumulate\": false",
+                              "\"accumulate\": true, \"atomic\": true")),
+      "k.json: /problem/atomic: atomic adds are for scattered rows, which "
+      "need has_scatter_indices true, got false");
+  EXPECT_CONTAINS(
+      parseError(withMoeManifest({/*gather=*/false, /*scatter=*/true},
+                                 "\"accumulate\": false",
+                                 "\"accumulate\": false, \"atomic\": true")),
+      "k.json: /problem/atomic: atomic adds accumulate into y, which needs "
+      "accumulate true, got false");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"accumulate\": false", "\"accumulate\": false, "
+                                                       "\"atomic\": 1")),
+      "k.json: /problem/atomic: expected true or false, got 1");
+  // false is always fine.
+  parseOk(withManifest("\"accumulate\": false",
+                       "\"accumulate\": false, \"atomic\": false"));
+}
+
+TEST(MoeManifest, FeaturesAreSegmentMatmulOnly) {
+  std::string masked = test::replaced(
+      test::kSegmentManifest, "\"segment_matmul\"", "\"masked_matmul\"");
+  masked = test::replaced(masked, "\"seg_indptr\"", "\"masked_m\"");
+  parseOk(masked);
+  EXPECT_CONTAINS(
+      parseError(test::replaced(masked, "\"has_row_scale\": false",
+                                "\"has_row_scale\": false, "
+                                "\"has_scatter_indices\": true")),
+      "k.json: /problem/has_scatter_indices: masked_matmul has no "
+      "scatter_indices (only segment_matmul scatters rows of y), expected "
+      "false, got true");
+  EXPECT_CONTAINS(
+      parseError(test::replaced(masked, "\"has_row_scale\": false",
+                                "\"has_row_scale\": false, "
+                                "\"has_row_indices\": true")),
+      "k.json: /problem/has_row_indices: masked_matmul has no row_indices "
+      "(only segment_matmul gathers rows of x), expected false, got true");
+  std::string batched =
+      test::replaced(masked, "\"masked_matmul\"", "\"batched_matmul\"");
+  EXPECT_CONTAINS(
+      parseError(test::replaced(batched, "\"accumulate\": false",
+                                "\"accumulate\": true, \"atomic\": true")),
+      "k.json: /problem/atomic: batched_matmul has no atomic adds (only "
+      "segment_matmul scatters rows of y), expected false, got true");
+  EXPECT_CONTAINS(
+      parseError(test::replaced(masked, "\"accumulate\": false",
+                                "\"accumulate\": false, "
+                                "\"activation\": \"swiglu\"")),
+      "k.json: /problem/activation: masked_matmul has no swiglu (only "
+      "segment_matmul reads weights of gate and up halves), got string "
+      "\"swiglu\"");
+  // Elementwise activations stay available to every op but
+  // segment_matmul_k.
+  parseOk(test::replaced(masked, "\"accumulate\": false",
+                         "\"accumulate\": false, \"activation\": \"gelu\""));
+  // The indices do not exist for the other ops, whatever the flags.
+  EXPECT_CONTAINS(
+      parseError(test::replaced(masked, "\"value\": \"ldy\"}",
+                                std::string("\"value\": \"ldy\"}, ") +
+                                    test::kRowIndicesPointer)),
+      "k.json: /params/13/tensor: tensor \"row_indices\" does not exist for "
+      "masked_matmul");
+  EXPECT_CONTAINS(
+      parseError(test::withKRaggedManifest(
+          "\"has_row_scale\": false",
+          "\"has_row_scale\": false, \"has_row_indices\": true")),
+      "k.json: /problem/has_row_indices: segment_matmul_k has no row_indices");
+  EXPECT_CONTAINS(
+      parseError(test::withKRaggedManifest("\"activation\": \"none\"",
+                                           "\"activation\": \"swiglu\"")),
+      "k.json: /problem/activation: segment_matmul_k has no "
+      "activation, expected \"none\", got string \"swiglu\"");
+  EXPECT_CONTAINS(
+      parseError(test::withKRaggedManifest(
+          "\"value\": \"num_weights\"}",
+          std::string("\"value\": \"num_weights\"}, ") +
+              test::kScatterIndicesPointer)),
+      "k.json: /params/14/tensor: tensor \"scatter_indices\" does not exist "
+      "for segment_matmul_k");
+}
+
+TEST(MoeManifest, EnabledIndicesMustReachTheKernel) {
+  const MoeFeatures both = {/*gather=*/true, /*scatter=*/true};
+  EXPECT_CONTAINS(
+      parseError(withMoeManifest(
+          both, std::string(",\n    ") + test::kRowIndicesPointer, "")),
+      "k.json: /params: no parameter passes tensor \"row_indices\" "
+      "(problem.has_row_indices is true)");
+  EXPECT_CONTAINS(
+      parseError(withMoeManifest(
+          both, std::string(",\n    ") + test::kScatterIndicesPointer, "")),
+      "k.json: /params: no parameter passes tensor \"scatter_indices\" "
+      "(problem.has_scatter_indices is true)");
+  // The kernel drops rows scattered outside y, so it needs y's rows.
+  EXPECT_CONTAINS(parseError(withMoeManifest(
+                      both, std::string(",\n    ") + test::kYRowsScalar, "")),
+                  "k.json: /params: no scalar parameter carries \"y_rows\" "
+                  "(problem.has_scatter_indices is true: the kernel skips rows "
+                  "scattered outside [0, y_rows))");
+  // An i32 y_rows is range-checked at launch, as every scalar.
+  parseOk(withMoeManifest(both, "\"dtype\": \"i64\", \"value\": \"y_rows\"",
+                          "\"dtype\": \"i32\", \"value\": \"y_rows\""));
+}
+
+TEST(MoeManifest, RequiredIndicesNeedTheirFlag) {
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"value\": \"ldy\"}",
+                              std::string("\"value\": \"ldy\"}, ") +
+                                  test::kRowIndicesPointer)),
+      "k.json: /params/13: tensor \"row_indices\" is marked required "
+      "(optional: false) but the problem is compiled without it");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"value\": \"ldy\"}",
+                              std::string("\"value\": \"ldy\"}, ") +
+                                  test::kScatterIndicesPointer)),
+      "k.json: /params/13: tensor \"scatter_indices\" is marked required "
+      "(optional: false) but the problem is compiled without it");
+  // As for bias: an optional slot of a disabled tensor is passed as null.
+  parseOk(withManifest(
+      "\"value\": \"ldy\"}",
+      "\"value\": \"ldy\"}, {\"name\": \"row_indices\", \"kind\": "
+      "\"pointer\", \"tensor\": \"row_indices\", \"optional\": true}"));
+}
+
+TEST(MoeManifest, IndicesAreI32Pointers) {
+  const MoeFeatures both = {/*gather=*/true, /*scatter=*/true};
+  EXPECT_CONTAINS(
+      parseError(withMoeManifest(both, "\"tensor\": \"row_indices\", ",
+                                 "\"tensor\": \"row_indices\", \"dtype\": "
+                                 "\"i64\", ")),
+      "k.json: /params/13/dtype: tensor \"row_indices\" has dtype i32 in "
+      "this problem, got i64");
+  EXPECT_CONTAINS(
+      parseError(withMoeManifest(both, "\"tensor\": \"scatter_indices\", ",
+                                 "\"tensor\": \"scatter_indices\", "
+                                 "\"dtype\": \"i64\", ")),
+      "k.json: /params/14/dtype: tensor \"scatter_indices\" has dtype i32 "
+      "in this problem, got i64");
+  // index_dtype is seg_indptr's: it does not widen the row indices.
+  parseOk(withMoeManifest(both, "\"index_dtype\": \"i32\"",
+                          "\"index_dtype\": \"i64\""));
+  parseOk(withMoeManifest(both, "\"tensor\": \"row_indices\", ",
+                          "\"tensor\": \"row_indices\", \"dtype\": "
+                          "\"i32\", "));
+  EXPECT_CONTAINS(
+      parseError(withMoeManifest(
+          both, test::kRowIndicesPointer,
+          "{\"name\": \"row_indices\", \"kind\": \"tma_descriptor\", "
+          "\"tensor\": \"row_indices\", \"dtype\": \"f32\", \"rank\": 2, "
+          "\"box\": [32, 64], \"swizzle\": \"128B\"}")),
+      "k.json: /params/13/tensor: a tma_descriptor can describe x, w, y or "
+      "x_scale, got \"row_indices\"");
+}
+
+TEST(MoeManifest, YRowsNeedsScatter) {
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"value\": \"ldy\"}",
+                              std::string("\"value\": \"ldy\"}, ") +
+                                  test::kYRowsScalar)),
+      "k.json: /params/13/value: \"y_rows\" is the rows of a scattered y and "
+      "needs problem.has_scatter_indices, which is false");
+  // Gather alone keeps y's rows the segment rows.
+  EXPECT_CONTAINS(
+      parseError(withMoeManifest({/*gather=*/true}, "\"value\": \"ldy\"}",
+                                 std::string("\"value\": \"ldy\"}, ") +
+                                     test::kYRowsScalar)),
+      "k.json: /params/13/value: \"y_rows\" is the rows of a scattered y");
+}
+
+TEST(MoeManifest, VersionTwoBundlesCarryTheFeatures) {
+  Bundle bundle;
+  Status status = parseBundle(test::multiVariantManifest(moeSegmentManifest(
+                                  {/*gather=*/true, /*scatter=*/true,
+                                   /*atomic=*/true, /*swiglu=*/true})),
+                              "k.json", "/bundles", bundle);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  ASSERT_EQ(bundle.variants.size(), 2u);
+  for (const Manifest &variant : bundle.variants) {
+    EXPECT_TRUE(variant.problem.hasRowIndices);
+    EXPECT_TRUE(variant.problem.hasScatterIndices);
+    EXPECT_EQ(variant.problem.activation, Activation::Swiglu);
+    EXPECT_EQ(variant.params.size(), 16u);
+  }
 }
 
 //===----------------------------------------------------------------------===//

@@ -233,6 +233,55 @@ inline std::string withKRaggedManifest(const std::string &from,
   return replaced(kRaggedManifest(kn), from, to);
 }
 
+/// The parameters the compiler appends to a segment_matmul kernel for
+/// gather-A (row_indices) and scatter (scatter_indices, y_rows), in order.
+inline const char *const kRowIndicesPointer =
+    R"json({"name": "row_indices", "kind": "pointer", "tensor": "row_indices", "optional": false})json";
+inline const char *const kScatterIndicesPointer =
+    R"json({"name": "scatter_indices", "kind": "pointer", "tensor": "scatter_indices", "optional": false})json";
+inline const char *const kYRowsScalar =
+    R"json({"name": "y_rows", "kind": "scalar", "dtype": "i64", "value": "y_rows"})json";
+
+/// The MoE features of a segment_matmul kernel (docs/Runtime.md).
+struct MoeFeatures {
+  bool gather = false;  // has_row_indices: x rows read through row_indices
+  bool scatter = false; // has_scatter_indices: y rows through scatter_indices
+  bool atomic = false;  // with scatter: atomic adds (and accumulate)
+  bool swiglu = false;  // activation "swiglu": w of 2N rows
+};
+
+/// kSegmentManifest with `features`, as the compiler writes them: gather
+/// loads each x row with its own TMA box ([64, 1]); swiglu loads the gate
+/// and up halves of a 128-column tile as two boxes of 64 weight rows; the
+/// new parameters follow the 13 of kSegmentManifest (row_indices, then
+/// scatter_indices and y_rows).
+inline std::string moeSegmentManifest(const MoeFeatures &features) {
+  std::string text = kSegmentManifest;
+  std::string flags = "\"has_row_scale\": false";
+  if (features.gather)
+    flags += ", \"has_row_indices\": true";
+  if (features.scatter)
+    flags += ", \"has_scatter_indices\": true";
+  text = replaced(text, "\"has_row_scale\": false", flags);
+  if (features.atomic)
+    text = replaced(text, "\"accumulate\": false",
+                    "\"accumulate\": true, \"atomic\": true");
+  if (features.swiglu) {
+    text = replaced(text, "\"accumulate\": ",
+                    "\"activation\": \"swiglu\", \"accumulate\": ");
+    text = replaced(text, "\"box\": [64, 128, 1]", "\"box\": [64, 64, 1]");
+  }
+  if (features.gather)
+    text = replaced(text, "\"box\": [64, 128], ", "\"box\": [64, 1], ");
+  std::string params = "\"value\": \"ldy\"}";
+  if (features.gather)
+    params += std::string(",\n    ") + kRowIndicesPointer;
+  if (features.scatter)
+    params += std::string(",\n    ") + kScatterIndicesPointer + ",\n    " +
+              kYRowsScalar;
+  return replaced(text, "\"value\": \"ldy\"}", params);
+}
+
 /// A fresh directory under $TMPDIR, removed with its files at destruction.
 class TempDir {
 public:
@@ -329,6 +378,47 @@ struct SegmentTensors {
     count = 0;
     for (const ggemm_tensor &tensor : {x, w, y, indptr})
       list[count++] = tensor;
+    for (const ggemm_tensor &tensor : extra)
+      list[count++] = tensor;
+    return list;
+  }
+};
+
+constexpr uintptr_t kRowIndices = 0x100000000 + 0xa00000;
+constexpr uintptr_t kScatterIndices = 0x100000000 + 0xb00000;
+
+/// The tensors of moeSegmentManifest(): M = 1000 segment rows in 8 groups,
+/// x of T = 300 rows with gather (else M), y of Y = 5000 rows with scatter
+/// (else M), w of 2N = 8192 rows with swiglu (else N = 4096).
+struct MoeTensors {
+  MoeFeatures features;
+  ggemm_tensor x, w, y;
+  ggemm_tensor indptr = makeTensor("seg_indptr", kIndptr, GGEMM_DTYPE_I32, {9});
+  ggemm_tensor rowIndices =
+      makeTensor("row_indices", kRowIndices, GGEMM_DTYPE_I32, {1000});
+  ggemm_tensor scatterIndices =
+      makeTensor("scatter_indices", kScatterIndices, GGEMM_DTYPE_I32, {1000});
+
+  ggemm_tensor list[10];
+  int count = 0;
+
+  explicit MoeTensors(const MoeFeatures &features)
+      : features(features), x(makeTensor("x", kX, GGEMM_DTYPE_BF16,
+                                         {features.gather ? 300 : 1000, 7168})),
+        w(makeTensor("w", kW, GGEMM_DTYPE_BF16,
+                     {8, features.swiglu ? 8192 : 4096, 7168})),
+        y(makeTensor("y", kY, GGEMM_DTYPE_BF16,
+                     {features.scatter ? 5000 : 1000, 4096})) {}
+
+  /// x, w, y, seg_indptr, the indices the features enable, then `extra`.
+  const ggemm_tensor *get(std::initializer_list<ggemm_tensor> extra = {}) {
+    count = 0;
+    for (const ggemm_tensor &tensor : {x, w, y, indptr})
+      list[count++] = tensor;
+    if (features.gather)
+      list[count++] = rowIndices;
+    if (features.scatter)
+      list[count++] = scatterIndices;
     for (const ggemm_tensor &tensor : extra)
       list[count++] = tensor;
     return list;
