@@ -3,11 +3,12 @@
 On torch tensors: :func:`segment_matmul` (ragged row segments, MoE
 experts), :func:`masked_matmul` (a device-side row count per group),
 :func:`batched_matmul` and the K-ragged weight gradient
-:func:`segment_matmul_k`; each builds its kernel from the tensors' dtypes and
-sizes, compiles it once (or takes it from a prebuilt catalog, see
-:mod:`ggemm.catalog`) and launches on the current stream. Drop-in
-replacements of FlashInfer, DeepGEMM, megablox, aiter and FlagGems entry
-points live in :mod:`ggemm.compat`.
+:func:`segment_matmul_k` (:func:`segment_matmul` also gathers rows of x,
+scatters or atomically adds rows of y and fuses SwiGLU); each builds its
+kernel from the tensors' dtypes and sizes, compiles it once (or takes it
+from a prebuilt catalog, see :mod:`ggemm.catalog`) and launches on the
+current stream. Drop-in replacements of FlashInfer, DeepGEMM, megablox,
+aiter and FlagGems entry points live in :mod:`ggemm.compat`.
 
 Lower down, :func:`compile_bundles` compiles ggemm IR to kernel bundles
 through the compiler's C API and :class:`Kernel` launches a bundle.
