@@ -739,8 +739,6 @@ def test_compat_entry_points_that_are_not_lowered() -> None:
                                               block_size=[1, 128]),
          r"block_size: only \[128, 128\] is lowered yet"),
         (lambda: aiter.int8_gemm(a, a), "int8_gemm: needs INT8"),
-        (lambda: aiter.grouped_gemm(a, a, a, 2),
-         "grouped_gemm: needs the MoE routing op"),
     ]
     for call, message in cases:
         with pytest.raises(ggemm.NotLoweredError, match=message) as error:

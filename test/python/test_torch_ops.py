@@ -110,6 +110,22 @@ def test_kragged_cpu_tensors_are_rejected_by_name() -> None:
         ggemm.segment_matmul_k(x, x, seg)
 
 
+def test_sort_by_expert_on_torch_tensors() -> None:
+    """The device routing (argsort, searchsorted; no synchronisation) gives
+    what the NumPy path gives, on CPU tensors."""
+    pytest.importorskip("numpy")
+    ids = torch.tensor([[3, 1], [1, 0], [2, 3], [-1, 1], [5, 0]])
+    for dtype in (torch.int32, torch.int64):
+        routing = ggemm.sort_by_expert(ids.to(dtype), num_experts=4)
+        reference = ggemm.sort_by_expert(ids.numpy(), num_experts=4)
+        for got, want in zip(routing, reference):
+            assert got.dtype == torch.int32
+            assert got.tolist() == want.tolist()
+    flat = ggemm.sort_by_expert(ids.reshape(-1), 4, topk=2)
+    assert flat.seg_indptr.tolist() == [1, 3, 6, 7, 9]
+    assert isinstance(flat.pair_indices, torch.Tensor)
+
+
 def test_swiglu_backward_matches_autograd() -> None:
     from ggemm.torch_ops import _activate, _activation_backward
     torch.manual_seed(0)
