@@ -3,11 +3,13 @@
 On torch tensors: :func:`segment_matmul` (ragged row segments, MoE
 experts), :func:`masked_matmul` (a device-side row count per group),
 :func:`batched_matmul` and the K-ragged weight gradient
-:func:`segment_matmul_k`; each builds its kernel from the tensors' dtypes and
-sizes, compiles it once (or takes it from a prebuilt catalog, see
-:mod:`ggemm.catalog`) and launches on the current stream. Drop-in
-replacements of FlashInfer, DeepGEMM, megablox, aiter and FlagGems entry
-points live in :mod:`ggemm.compat`.
+:func:`segment_matmul_k` (:func:`segment_matmul` also gathers rows of x,
+scatters or atomically adds rows of y and fuses SwiGLU, with
+:func:`sort_by_expert` for the MoE routing); each builds its kernel from
+the tensors' dtypes and sizes, compiles it once (or takes it from a
+prebuilt catalog, see :mod:`ggemm.catalog`) and launches on the current
+stream. Drop-in replacements of FlashInfer, DeepGEMM, megablox, aiter and
+FlagGems entry points live in :mod:`ggemm.compat`.
 
 Lower down, :func:`compile_bundles` compiles ggemm IR to kernel bundles
 through the compiler's C API and :class:`Kernel` launches a bundle.
@@ -38,6 +40,7 @@ from .ops import (
     segment_matmul_k,
 )
 from .problem import Problem, SpecError, TileConfig
+from .routing import Routing, sort_by_expert
 from .runtime import (
     DType,
     GGemmError,
@@ -63,6 +66,7 @@ __all__ = [
     "Kernel",
     "NotLoweredError",
     "Problem",
+    "Routing",
     "RuntimeLibraryNotFound",
     "SpecError",
     "Status",
@@ -77,4 +81,5 @@ __all__ = [
     "segment_matmul",
     "segment_matmul_k",
     "set_compile_options",
+    "sort_by_expert",
 ]

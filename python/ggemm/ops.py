@@ -147,12 +147,17 @@ def _check_extent(name: str, tensor: Any, dim: int, expected: int,
                             f"shape is {list(tensor.shape)}")
 
 
-def _activation(activation: Optional[str]) -> str:
+def _activation(activation: Optional[str],
+                op: str = "segment_matmul") -> str:
     value = "none" if activation is None else activation
     if value not in ACTIVATIONS:
         raise ArgumentError(f"activation: expected None or one of "
                             f"{', '.join(a for a in ACTIVATIONS if a != 'none')}"
                             f", got {activation!r}")
+    if value == "swiglu" and op != "segment_matmul":
+        raise NotLoweredError(f"activation: 'swiglu' is lowered for "
+                              f"segment_matmul only, not {op}; apply it "
+                              f"with torch after a product without it")
     return value
 
 
@@ -180,7 +185,8 @@ def _as_f32(name: str, tensor: Any) -> Any:
 _KEY_FIELDS = ("op", "dtype", "n", "k", "groups", "num_weights", "out_dtype",
                "weight_layout", "index_dtype", "weight_indices", "bias",
                "row_scale", "activation", "accumulate", "config",
-               "x_scale_block", "w_scale_block")
+               "x_scale_block", "w_scale_block", "row_indices", "scatter",
+               "atomic")
 
 
 class _Plan(NamedTuple):
@@ -248,16 +254,18 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
                         row_scale: Any = None, accumulate: bool = False,
                         out: Any = None, out_dtype: Any = None,
                         config: Any = None, x_scale: Any = None,
-                        w_scale: Any = None, build: bool = True) -> _Plan:
+                        w_scale: Any = None, row_indices: Any = None,
+                        scatter_indices: Any = None, atomic: bool = False,
+                        build: bool = True) -> _Plan:
     """Checks the arguments of :func:`segment_matmul` and returns what to
     launch; needs no GPU (tests call it with stand-in tensors). With
     ``build=False`` only checks (the torch.compile path, which launches
     later through the custom op)."""
     dtype, device, layout = _check_operands(x, 2, "[M, K]", w, weight_layout,
                                             x_scale, w_scale)
-    rows, k = x.shape
+    x_rows, k = x.shape
     num_weights = w.shape[0]
-    n = w.shape[1] if layout == "nk" else w.shape[2]
+    w_n = w.shape[1] if layout == "nk" else w.shape[2]
     _check_extent("w", w, 2 if layout == "nk" else 1, k, "K, as x.shape[1]")
     index_dtype = _check("seg_indptr", seg_indptr, 1, ("i32", "i64"),
                          "[G + 1]", device)
@@ -276,33 +284,108 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
         raise ArgumentError(f"w: {num_weights} weight matrices for {groups} "
                             f"segments; pass weight_indices to choose one "
                             f"per segment")
+    # M, the rows the segments index: x's, or row_indices' when gathered.
+    rows, rows_are = x_rows, "M, as x.shape[0]"
+    if row_indices is not None:
+        if dtype in FP8_DTYPES:
+            raise NotLoweredError("row_indices: gathered FP8 rows are not "
+                                  "lowered yet (which rows of x_scale a "
+                                  "gathered row reads is not defined); "
+                                  "gather x and x_scale with torch first")
+        _check_indices("row_indices", row_indices, device)
+        rows, rows_are = row_indices.shape[0], "M, as row_indices.shape[0]"
+        tensors["row_indices"] = row_indices
+    act = _activation(activation)
+    n = w_n
+    if act == "swiglu":
+        if w_n % 2:
+            raise ArgumentError(
+                f"w: activation='swiglu' needs an even N extent (gate rows "
+                f"[0, N), then up rows [N, 2N)), got {w_n}; shape is "
+                f"{list(w.shape)}")
+        n = w_n // 2
     if bias is not None:
         _check("bias", bias, 2, ("bf16", "f16", "f32"), "[G, N]", device)
         _check_extent("bias", bias, 0, num_weights, "weights, as w.shape[0]")
-        _check_extent("bias", bias, 1, n, "N")
+        _check_extent("bias", bias, 1, w_n,
+                      "2N, gate and up, as w's N extent" if act == "swiglu"
+                      else "N")
         tensors["bias"] = _as_f32("bias", bias)
     if row_scale is not None:
         _check("row_scale", row_scale, 1, ("bf16", "f16", "f32"), "[M]",
                device)
-        _check_extent("row_scale", row_scale, 0, rows, "M, as x.shape[0]")
+        _check_extent("row_scale", row_scale, 0, rows, rows_are)
         tensors["row_scale"] = _as_f32("row_scale", row_scale)
     scale_blocks = ("", "")
     if dtype in FP8_DTYPES:
-        scale_blocks = _plan_scales(tensors, x_scale, w_scale, None, rows, n,
-                                    k, num_weights, device)
-    act = _activation(activation)
-    out_name = _check_out(out, (rows, n), _out_dtype_name(out_dtype), device,
-                          accumulate) or _default_out(dtype)
-    empty = rows == 0 or groups == 0 or n == 0
+        scale_blocks = _plan_scales(tensors, x_scale, w_scale, None, rows,
+                                    w_n, k, num_weights, device)
+    if not isinstance(atomic, bool):
+        raise ArgumentError(f"atomic: expected a bool, got {atomic!r}")
+    if atomic and scatter_indices is None:
+        raise ArgumentError("atomic=True needs scatter_indices (atomic adds "
+                            "add the scattered rows onto out, where several "
+                            "indices may meet)")
+    if atomic and not accumulate:
+        raise ArgumentError("atomic=True needs accumulate=True (the atomic "
+                            "adds add to out)")
+    if scatter_indices is not None:
+        _check_indices("scatter_indices", scatter_indices, device)
+        _check_extent("scatter_indices", scatter_indices, 0, rows, rows_are)
+        tensors["scatter_indices"] = scatter_indices
+        out_name = _check_scatter_out(out, n, _out_dtype_name(out_dtype),
+                                      device, atomic)
+        out_shape = (out.shape[0], n)
+    else:
+        out_shape = (rows, n)
+        out_name = _check_out(out, out_shape, _out_dtype_name(out_dtype),
+                              device, accumulate) or _default_out(dtype)
+    empty = rows == 0 or groups == 0 or n == 0 or out_shape[0] == 0
     key = None
     if not empty:
-        _check_k_n(k, n, layout, dtype)
+        _check_k_n(k, w_n, layout, dtype)
     if not empty and build:
         key = ("segment_matmul", dtype, n, k, groups, num_weights, out_name,
                layout, index_dtype, weight_indices is not None,
                bias is not None, row_scale is not None, act,
-               bool(accumulate), _config(config)) + scale_blocks
-    return _Plan(key, tensors, (rows, n), out_name, empty)
+               bool(accumulate), _config(config)) + scale_blocks + (
+                   row_indices is not None, scatter_indices is not None,
+                   atomic)
+    return _Plan(key, tensors, out_shape, out_name, empty)
+
+
+def _check_indices(name: str, tensor: Any, device: Any) -> None:
+    """``row_indices`` / ``scatter_indices``: int32 ``[M]``, contiguous, on
+    x's device. int64 is an error, not a copy: the kernel reads 32-bit
+    indices, and converting on every call would cost a launch and an
+    allocation the caller does not see."""
+    if hasattr(tensor, "dtype") and dtype_name(tensor) == "i64":
+        raise ArgumentError(f"{name}: expected dtype i32 (torch.int32), got "
+                            f"{tensor.dtype}; pass {name}.int() (the kernel "
+                            f"reads 32-bit indices; no copy is made for you)")
+    _check(name, tensor, 1, ("i32",), "[M]", device)
+
+
+def _check_scatter_out(out: Any, n: int, out_dtype: Optional[str],
+                       device: Any, atomic: bool) -> str:
+    """``out`` of a scattered call: ``[Y, N]`` with any Y (the rows the
+    indices point into), required."""
+    if out is None:
+        raise ArgumentError(
+            "scatter_indices: needs out= (y [Y, N], which the result rows "
+            "are scattered into): Y cannot be inferred from the indices "
+            "without reading them on the host; pass out=torch.zeros(Y, N) "
+            "or the tensor to write into")
+    if atomic and hasattr(out, "dtype") and \
+            dtype_name(out) not in ("f32", "bf16", "f16"):
+        raise ArgumentError(f"atomic=True: out must be float32, bfloat16 or "
+                            f"float16 (the dtypes with atomic adds), got "
+                            f"{out.dtype}")
+    name = _check("out", out, 2, ("bf16", "f16", "f32"), "[Y, N]", device)
+    _check_extent("out", out, 1, n, "N")
+    if out_dtype is not None and out_dtype != name:
+        raise ArgumentError(f"out_dtype is {out_dtype} but out is {out.dtype}")
+    return name
 
 
 def _default_out(dtype: str) -> str:
@@ -488,7 +571,7 @@ def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
     if dtype in FP8_DTYPES:
         scale_blocks = _plan_scales(tensors, x_scale, w_scale, groups, rows,
                                     n, k, groups, device)
-    act = _activation(activation)
+    act = _activation(activation, op)
     out_name = _check_out(out, (groups, rows, n), _out_dtype_name(out_dtype),
                           device, accumulate) or _default_out(dtype)
     if out is not None and groups > 1 and rows > 0 and \
@@ -503,7 +586,8 @@ def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
     if not empty and build:
         key = (op, dtype, n, k, groups, groups, out_name, layout, index_dtype,
                False, bias is not None, row_scale is not None, act,
-               bool(accumulate), _config(config)) + scale_blocks
+               bool(accumulate), _config(config)) + scale_blocks + (
+                   False, False, False)
     return _Plan(key, tensors, (groups, rows, n), out_name, empty)
 
 
@@ -639,7 +723,8 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
                    row_scale: Any = None, accumulate: bool = False,
                    out: Any = None, out_dtype: Any = None, config: Any = None,
                    catalog: Any = None, x_scale: Any = None,
-                   w_scale: Any = None) -> Any:
+                   w_scale: Any = None, row_indices: Any = None,
+                   scatter_indices: Any = None, atomic: bool = False) -> Any:
     """Ragged grouped matmul over row segments:
     ``y[s_g:s_{g+1}] = act(x[s_g:s_{g+1}] @ W[i_g]ᵀ + bias[i_g]) * row_scale``
     with ``s = seg_indptr`` and ``i_g = weight_indices[g]`` (``g`` without
@@ -655,7 +740,23 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
       ``Gw`` must equal ``G``. A segment whose index is outside ``[0, Gw)``
       is skipped (its rows keep their values).
     - ``bias``: ``[Gw, N]``, ``row_scale``: ``[M]`` (widened to f32).
-    - ``activation``: ``None``, ``"relu"``, ``"gelu"`` (erf) or ``"silu"``.
+    - ``activation``: ``None``, ``"relu"``, ``"gelu"`` (erf), ``"silu"`` or
+      ``"swiglu"``: w is ``[Gw, 2N, K]`` (or ``[Gw, K, 2N]``), gate rows
+      ``[0, N)`` then up rows ``[N, 2N)`` (vLLM's ``w13``), bias ``[Gw,
+      2N]``, and ``y[:, n] = silu(gate_n) * up_n`` has N columns.
+    - ``row_indices`` (gather-A): ``[M]`` int32; row r of the segments reads
+      x row ``row_indices[r]`` (an index outside ``[0, T)`` reads zeros), x
+      is ``[T, K]`` with any T, and M (what ``seg_indptr`` and
+      ``row_scale`` index, the rows of y) is ``row_indices.shape[0]``.
+    - ``scatter_indices``: ``[M]`` int32; result row r goes to ``out`` row
+      ``scatter_indices[r]`` (an index outside ``[0, Y)`` is skipped).
+      Needs ``out`` ``[Y, N]`` with any Y; rows no index points to keep
+      their values. Without ``atomic`` the indices must be distinct for a
+      defined result (a plain store, deterministic).
+    - ``atomic=True`` (needs ``scatter_indices`` and ``accumulate=True``,
+      ``out`` float32, bf16 or fp16): ``out[scatter[r]] += row`` with atomic
+      adds, so indices may repeat (the order of the sum is not
+      deterministic).
     - ``out``: ``[M, N]`` to write into (rows outside every segment are left
       as they are); ``accumulate=True`` adds the product to it. Without
       ``out`` a new tensor of ``out_dtype`` (default x's dtype: bf16, fp16
@@ -669,31 +770,40 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
       (128x128 blocks, contiguous): ``x ≈ x_q * x_scale`` per block. The
       output defaults to bf16. ``x_scale`` is read MN-major (see
       :func:`mn_major_scales`); a row-major one is copied to that layout
-      on every call. e5m2, other scale granularities and ``"kn"`` raise
-      :class:`NotLoweredError`. FP8 calls are not differentiable and not
-      registered for ``torch.compile`` yet.
+      on every call. e5m2, other scale granularities, ``"kn"`` and
+      ``row_indices`` raise :class:`NotLoweredError`. FP8 calls are not
+      differentiable and not registered for ``torch.compile`` yet.
 
     Launches on the current stream; never synchronises. Differentiable in
-    x, w, bias and row_scale (see :mod:`ggemm.torch_ops`: dW comes from the
-    K-ragged :func:`segment_matmul_k` kernel).
+    x, w, bias and row_scale, with ``row_indices`` and swiglu too (see
+    :mod:`ggemm.torch_ops`: dW comes from the K-ragged
+    :func:`segment_matmul_k` kernel); calls with ``out=`` (so every call
+    with ``scatter_indices``) are not.
 
     Example::
 
         y = ggemm.segment_matmul(x, w, seg_indptr, bias=b, activation="gelu")
         ggemm.segment_matmul(x, w, seg_indptr, out=y, accumulate=True)
+        # MoE: gather tokens, fused SwiGLU, scatter-add the down projection
+        h = ggemm.segment_matmul(x, w13, seg_indptr, row_indices=token,
+                                 activation="swiglu")
+        ggemm.segment_matmul(h, w2, seg_indptr, row_scale=weight,
+                             scatter_indices=token, out=y32,
+                             accumulate=True, atomic=True)
     """
     _require_torch()
     fp8 = _fp8_call(x_scale, w_scale)
     if not fp8 and _needs_torch_ops(x, w, bias, row_scale, out):
         return _library_ops().segment_matmul_via_library(
             x, w, seg_indptr, weight_indices, weight_layout, bias, activation,
-            row_scale, accumulate, out, out_dtype, config)
+            row_scale, accumulate, out, out_dtype, config, row_indices,
+            scatter_indices, atomic)
     tensors = (x, w, seg_indptr, weight_indices, bias, row_scale, out,
-               x_scale, w_scale)
+               x_scale, w_scale, row_indices, scatter_indices)
     # Every other argument of this function (config aside) is in the key.
     key = None if config is not None else _call_key(
         "segment_matmul", tensors,
-        (weight_layout, activation, accumulate, out_dtype, catalog))
+        (weight_layout, activation, accumulate, out_dtype, catalog, atomic))
     plan = _plan_for_key(key, tensors)
     if plan is None:
         plan = plan_segment_matmul(
@@ -701,7 +811,8 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
             weight_layout=weight_layout, bias=bias, activation=activation,
             row_scale=row_scale, accumulate=accumulate, out=out,
             out_dtype=out_dtype, config=config, x_scale=x_scale,
-            w_scale=w_scale)
+            w_scale=w_scale, row_indices=row_indices,
+            scatter_indices=scatter_indices, atomic=atomic)
         _remember(key, plan, tensors)
     return _run(plan, out, True, catalog)
 
@@ -964,7 +1075,8 @@ def plan_segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
         kernel_out = out_name if direct else "f32"
         key = ("segment_matmul_k", dtype, n, k, groups, groups, kernel_out,
                layout, index_dtype, False, False, False, "none",
-               bool(accumulate) and direct, _config(config), "", "")
+               bool(accumulate) and direct, _config(config), "", "", False,
+               False, False)
     plan = _Plan(key, tensors, (groups,) + inner, out_name, empty)
     return _KPlan(plan, indices, count, out_shape, out_name, no_rows)
 

@@ -37,8 +37,13 @@ OPS = ("segment_matmul", "masked_matmul", "batched_matmul",
        "segment_matmul_k")
 #: Operand types ``segment_matmul_k`` takes (FP8 K-ragged is not lowered).
 KRAGGED_DTYPES = ("bf16", "f16")
-#: Epilogue activations of ``#ggemm.epilogue``.
-ACTIVATIONS = ("none", "relu", "gelu", "silu")
+#: Epilogue activations of ``#ggemm.epilogue``. ``swiglu`` is gated: w
+#: holds 2N rows per weight (gate rows ``[0, N)``, then up rows ``[N, 2N)``,
+#: vLLM's ``w13``) and ``y = silu(gate) * up`` has N columns.
+ACTIVATIONS = ("none", "relu", "gelu", "silu", "swiglu")
+#: The fields only ``segment_matmul`` takes: gather-A (``row_indices``),
+#: scatter (``scatter``), atomic scatter-adds (``atomic``).
+SEGMENT_ONLY = ("row_indices", "scatter", "atomic")
 #: Operand (x, w) element types: bf16/fp16, and FP8 e4m3 with block scales.
 INPUT_DTYPES = ("bf16", "f16", "f8e4m3")
 #: FP8 operand types, and the ggemm IR element type of every operand type.
@@ -141,6 +146,14 @@ class Problem:
     the defaults and the only lowered pair), K is a multiple of 128 and the
     output defaults to bf16.
 
+    ``segment_matmul`` only: ``row_indices`` (gather-A: i32 ``[M]``, row r
+    of a segment reads x row ``row_indices[r]``; x has its own row count),
+    ``scatter`` (i32 ``scatter_indices`` ``[M]``: result row r goes to y
+    row ``scatter_indices[r]``; y has its own row count) and ``atomic``
+    (the scattered rows are added with atomic adds; needs ``scatter`` and
+    ``accumulate``). With ``activation="swiglu"`` ``n`` is y's columns and
+    w (and bias) have ``2n``: gate rows ``[0, n)``, up rows ``[n, 2n)``.
+
     Example::
 
         >>> p = Problem("masked_matmul", "bf16", n=4096, k=7168, groups=8,
@@ -166,6 +179,9 @@ class Problem:
     config: Optional[TileConfig] = None
     x_scale_block: str = ""
     w_scale_block: str = ""
+    row_indices: bool = False
+    scatter: bool = False
+    atomic: bool = False
 
     def __post_init__(self) -> None:
         _choice("op", self.op, OPS)
@@ -215,15 +231,48 @@ class Problem:
         if not self.weight_indices and self.num_weights != self.groups:
             raise SpecError(f"num_weights ({self.num_weights}) must equal "
                             f"groups ({self.groups}) without weight_indices")
+        self._check_moe_fields()
         object.__setattr__(self, "config", TileConfig.from_any(self.config))
         # TMA needs 16-byte row strides: K elements of x and w rows, and N
         # elements of the rows of a [G, K, N] weight.
         if self.k % 8:
             raise SpecError(f"k ({self.k}) must be a multiple of 8 (TMA "
                             f"reads rows of x and w in 16-byte steps)")
-        if self.weight_layout == "kn" and self.n % 8:
+        if self.weight_layout == "kn" and self.w_n % 8:
+            if self.activation == "swiglu":
+                raise SpecError(f"n ({self.n}) must be a multiple of 4 with "
+                                f"weight_layout 'kn' and swiglu (w rows are "
+                                f"2n = {self.w_n} long, a multiple of 8)")
             raise SpecError(f"n ({self.n}) must be a multiple of 8 with "
                             f"weight_layout 'kn' (w rows are N long)")
+
+    @property
+    def w_n(self) -> int:
+        """w's N extent: ``2n`` with swiglu (gate and up), else ``n``."""
+        return 2 * self.n if self.activation == "swiglu" else self.n
+
+    def _check_moe_fields(self) -> None:
+        """Gather-A, scatter, atomic and swiglu: ``segment_matmul`` only."""
+        for field in SEGMENT_ONLY:
+            value = getattr(self, field)
+            if not isinstance(value, bool):
+                raise SpecError(f"{field} must be a bool; got {value!r}")
+            if value and self.op != "segment_matmul":
+                raise SpecError(f"{field}: only segment_matmul takes it, not "
+                                f"{self.op}")
+        if self.activation == "swiglu" and self.op != "segment_matmul":
+            raise SpecError(f"activation: swiglu is lowered for "
+                            f"segment_matmul only, not {self.op}")
+        if self.atomic and not self.scatter:
+            raise SpecError("atomic: atomic adds need scatter (the rows "
+                            "scatter_indices sends results to)")
+        if self.atomic and not self.accumulate:
+            raise SpecError("atomic: atomic adds need accumulate (they add "
+                            "to y)")
+        if self.row_indices and self.dtype in FP8_DTYPES:
+            raise SpecError("row_indices: gathered FP8 rows are not lowered "
+                            "yet (which rows of x_scale a gathered row reads "
+                            "is not defined)")
 
     def _check_kragged(self) -> None:
         """What ``segment_matmul_k`` (dy [T, N], x [T, K], dw [G, N, K] or
@@ -325,10 +374,10 @@ class Problem:
             return self._kragged_mlir()
         a, out, g, gw = (MLIR_TYPES[self.dtype], self.out_dtype, self.groups,
                          self.num_weights)
-        n, k = self.n, self.k
-        kb, nb = -(-k // 128), -(-n // 128)
-        w_type = (f"memref<{gw}x{n}x{k}x{a}>" if self.weight_layout == "nk"
-                  else f"memref<{gw}x{k}x{n}x{a}>")
+        n, k, wn = self.n, self.k, self.w_n
+        kb, nb = -(-k // 128), -(-wn // 128)
+        w_type = (f"memref<{gw}x{wn}x{k}x{a}>" if self.weight_layout == "nk"
+                  else f"memref<{gw}x{k}x{wn}x{a}>")
         if self.op == "segment_matmul":
             x_type = f"memref<?x{k}x{a}>"
             y_type = f"memref<?x{n}x{out}>"
@@ -348,6 +397,9 @@ class Problem:
                 args.append(f"%weight_indices: memref<{g}xi32>")
                 clauses.append(
                     f"weight_indices(%weight_indices : memref<{g}xi32>)")
+            if self.row_indices:
+                args.append("%row_indices: memref<?xi32>")
+                clauses.append("row_indices(%row_indices : memref<?xi32>)")
         elif self.op == "masked_matmul":
             args.append(f"%masked_m: {rows_type}")
             clauses.append(f"masked_m(%masked_m : {rows_type})")
@@ -362,12 +414,16 @@ class Problem:
             clauses.append(f"scales(%x_scale, %w_scale : {xs_type}, "
                            f"{ws_type})")
         if self.bias:
-            bias_type = f"memref<{gw}x{n}xf32>"
+            bias_type = f"memref<{gw}x{wn}xf32>"
             args.append(f"%bias: {bias_type}")
             clauses.append(f"bias(%bias : {bias_type})")
         if self.row_scale:
             args.append(f"%row_scale: {row_scale_type}")
             clauses.append(f"row_scale(%row_scale : {row_scale_type})")
+        if self.scatter:
+            args.append("%scatter_indices: memref<?xi32>")
+            clauses.append(
+                "scatter_indices(%scatter_indices : memref<?xi32>)")
         args.append(f"%y: {y_type}")
         clauses.append(f"outs(%y : {y_type})")
         attrs = []
@@ -375,9 +431,12 @@ class Problem:
             attrs.append(f"weight_layout = #ggemm.weight_layout<"
                          f"{self.weight_layout}>")
         if self.activation != "none" or self.accumulate:
+            # atomic is written only when set: the IR (and so the cache key)
+            # of every other kernel stays as it was.
             attrs.append(f"epilogue = #ggemm.epilogue<activation = "
                          f"{self.activation}, accumulate = "
-                         f"{'true' if self.accumulate else 'false'}>")
+                         f"{'true' if self.accumulate else 'false'}"
+                         f"{', atomic = true' if self.atomic else ''}>")
         if self.config is not None:
             attrs.append(f"config = {self.config.mlir()}")
         if self.dtype in FP8_DTYPES:

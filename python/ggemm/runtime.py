@@ -127,9 +127,11 @@ _DTYPES: Dict[str, DType] = {
 }
 
 #: Tensor names a kernel may take (which ones depends on its manifest;
-#: ``dy`` and ``dw`` are segment_matmul_k's).
+#: ``dy`` and ``dw`` are segment_matmul_k's, ``row_indices`` (gather-A) and
+#: ``scatter_indices`` segment_matmul's).
 TENSOR_NAMES = ("x", "w", "y", "seg_indptr", "masked_m", "weight_indices",
-                "bias", "row_scale", "x_scale", "w_scale", "dy", "dw")
+                "bias", "row_scale", "x_scale", "w_scale", "dy", "dw",
+                "row_indices", "scatter_indices")
 
 
 class _CTensor(ctypes.Structure):

@@ -23,8 +23,9 @@ launches directly, which is cheaper).
 
 Autograd (``segment_matmul`` only): with ``y = act(z) * row_scale`` and
 ``z = x Wᵀ + bias`` per segment, the backward recomputes ``z`` with one
-``segment_matmul`` (f32 output) when there is an activation or a row scale,
-then
+``segment_matmul`` (f32 output, no activation: 2N wide with swiglu, whose
+``d gate`` and ``d up`` are computed in torch from it) when there is an
+activation or a row scale, then
 
 - ``dx = segment_matmul(dz, W)`` with the other weight layout (the same
   weights, read transposed: no copy);
@@ -37,6 +38,13 @@ then
 - ``dbias`` the per-weight sum of ``dz`` rows (torch on the device: each
   row's segment by ``searchsorted``, then ``index_add_``; no
   synchronisation), ``drow_scale`` the row sums of ``dy * act(z)``.
+
+With ``row_indices`` (gather-A) ``dx`` is the gathered rows' gradient
+added onto their x rows with ``index_add_`` (float32, rows gathered twice
+sum; indices outside ``[0, T)`` add nothing), and ``dW`` reads a gathered
+copy of x (``[M, K]``, zero rows for invalid indices). Calls with
+``scatter_indices`` (which write into ``out=``) are not differentiable and
+raise :class:`NotLoweredError` naming it.
 
 Example::
 
@@ -62,28 +70,39 @@ _LIB = "ggemm"
 
 
 def _layout_n(w: Tensor, weight_layout: str) -> int:
+    """w's N extent (2N with swiglu: gate and up)."""
     return w.shape[1] if weight_layout == "nk" else w.shape[2]
+
+
+def _out_n(w: Tensor, weight_layout: str, activation: str) -> int:
+    """y's columns: w's N extent, halved by swiglu."""
+    n = _layout_n(w, weight_layout)
+    return n // 2 if activation == "swiglu" else n
 
 
 # -- functional ops -------------------------------------------------------
 
+# row_indices (gather-A) is the last argument, after the original ones, so
+# that the positions autograd's needs_input_grad refers to stay put.
 @torch.library.custom_op(f"{_LIB}::segment_matmul", mutates_args=())
 def segment_matmul_op(x: Tensor, w: Tensor, seg_indptr: Tensor,
                       weight_indices: Optional[Tensor], bias: Optional[Tensor],
                       row_scale: Optional[Tensor], weight_layout: str,
-                      activation: str, out_dtype: str, config: str) -> Tensor:
+                      activation: str, out_dtype: str, config: str,
+                      row_indices: Optional[Tensor]) -> Tensor:
     plan = ops.plan_segment_matmul(
         x, w, seg_indptr, weight_indices=weight_indices,
         weight_layout=weight_layout, bias=bias, activation=activation,
         row_scale=row_scale, out_dtype=ops.torch_dtype(out_dtype),
-        config=ops.config_from_text(config))
+        config=ops.config_from_text(config), row_indices=row_indices)
     return ops._run(plan, None, True, None)
 
 
 @segment_matmul_op.register_fake
 def _(x, w, seg_indptr, weight_indices, bias, row_scale, weight_layout,
-      activation, out_dtype, config):
-    return x.new_empty((x.shape[0], _layout_n(w, weight_layout)),
+      activation, out_dtype, config, row_indices):
+    rows = x.shape[0] if row_indices is None else row_indices.shape[0]
+    return x.new_empty((rows, _out_n(w, weight_layout, activation)),
                        dtype=ops.torch_dtype(out_dtype))
 
 
@@ -121,18 +140,22 @@ def segment_matmul_out_op(x: Tensor, w: Tensor, seg_indptr: Tensor,
                           weight_indices: Optional[Tensor],
                           bias: Optional[Tensor], row_scale: Optional[Tensor],
                           out: Tensor, weight_layout: str, activation: str,
-                          accumulate: bool, config: str) -> None:
+                          accumulate: bool, config: str,
+                          row_indices: Optional[Tensor],
+                          scatter_indices: Optional[Tensor],
+                          atomic: bool) -> None:
     plan = ops.plan_segment_matmul(
         x, w, seg_indptr, weight_indices=weight_indices,
         weight_layout=weight_layout, bias=bias, activation=activation,
         row_scale=row_scale, accumulate=accumulate, out=out,
-        config=ops.config_from_text(config))
+        config=ops.config_from_text(config), row_indices=row_indices,
+        scatter_indices=scatter_indices, atomic=atomic)
     ops._run(plan, out, False, None)
 
 
 @segment_matmul_out_op.register_fake
 def _(x, w, seg_indptr, weight_indices, bias, row_scale, out, weight_layout,
-      activation, accumulate, config):
+      activation, accumulate, config, row_indices, scatter_indices, atomic):
     return None
 
 
@@ -248,7 +271,8 @@ def _segment_sums(grad: Tensor, seg_indptr: Tensor,
 # -- autograd of segment_matmul -------------------------------------------
 
 def _activation_grad(z: Tensor, activation: str) -> Tensor:
-    """d act(z) / dz, elementwise, in float32."""
+    """d act(z) / dz, elementwise, in float32 (not swiglu: see
+    :func:`_activation_backward`)."""
     if activation == "relu":
         return (z > 0).to(z.dtype)
     if activation == "gelu":  # exact (erf) gelu, as the kernel computes
@@ -261,7 +285,30 @@ def _activation_grad(z: Tensor, activation: str) -> Tensor:
     return torch.ones_like(z)
 
 
+def _swiglu_halves(z: Tensor):
+    """gate and up: the first and second N columns of the 2N-wide z."""
+    n = z.shape[1] // 2
+    return z[:, :n], z[:, n:]
+
+
+def _activation_backward(grad: Tensor, z: Tensor, activation: str) -> Tensor:
+    """dL/dz from dL/d act(z) = ``grad`` (float32). For swiglu, z is 2N
+    wide and the result too: ``[d gate, d up]`` with ``h = silu(gate) *
+    up``, ``d gate = grad * up * silu'(gate)``, ``d up = grad *
+    silu(gate)``."""
+    if activation != "swiglu":
+        return grad * _activation_grad(z, activation)
+    gate, up = _swiglu_halves(z)
+    sig = torch.sigmoid(gate)
+    d_gate = grad * up * (sig * (1.0 + gate * (1.0 - sig)))
+    d_up = grad * (gate * sig)
+    return torch.cat([d_gate, d_up], dim=1)
+
+
 def _activate(z: Tensor, activation: str) -> Tensor:
+    if activation == "swiglu":
+        gate, up = _swiglu_halves(z)
+        return torch.nn.functional.silu(gate) * up
     if activation == "relu":
         return torch.relu(z)
     if activation == "gelu":
@@ -271,30 +318,61 @@ def _activate(z: Tensor, activation: str) -> Tensor:
     return z
 
 
+def _gather_rows(x: Tensor, row_indices: Tensor) -> Tensor:
+    """``x[row_indices]`` with zero rows for indices outside ``[0, T)``,
+    as the gathering kernel reads them (one ``[M, K]`` copy, on the
+    device, no synchronisation)."""
+    rows = x.shape[0]
+    index = row_indices.long()
+    valid = (index >= 0) & (index < rows)
+    if rows == 0:
+        return x.new_zeros((index.shape[0], x.shape[1]))
+    gathered = x.index_select(0, index.clamp(0, rows - 1))
+    return gathered.masked_fill_(~valid[:, None], 0)
+
+
+def _scatter_add_rows(rows_grad: Tensor, row_indices: Tensor,
+                      rows: int) -> Tensor:
+    """dx of a gather: each gathered row's gradient added onto its x row, in
+    float32 (tokens gathered several times sum); indices outside ``[0,
+    T)`` go to a spare row that is dropped."""
+    index = row_indices.long()
+    index = torch.where((index >= 0) & (index < rows), index,
+                        torch.full_like(index, rows))
+    sums = rows_grad.new_zeros((rows + 1, rows_grad.shape[1]),
+                               dtype=torch.float32)
+    sums.index_add_(0, index, rows_grad.float())
+    return sums[:rows]
+
+
 def _setup_context(ctx, inputs, output):
     (x, w, seg_indptr, weight_indices, bias, row_scale, weight_layout,
-     activation, out_dtype, config) = inputs
-    ctx.save_for_backward(x, w, seg_indptr, weight_indices, bias, row_scale)
+     activation, out_dtype, config, row_indices) = inputs
+    ctx.save_for_backward(x, w, seg_indptr, weight_indices, bias, row_scale,
+                          row_indices)
     ctx.weight_layout = weight_layout
     ctx.activation = activation
     ctx.config = config
 
 
 def _backward(ctx, dy):
-    x, w, seg_indptr, weight_indices, bias, row_scale = ctx.saved_tensors
+    (x, w, seg_indptr, weight_indices, bias, row_scale,
+     row_indices) = ctx.saved_tensors
     layout, activation = ctx.weight_layout, ctx.activation
     grad = dy.float()
     d_row_scale = None
     if activation != "none" or row_scale is not None:
+        # z before the activation (2N wide with swiglu), recomputed without
+        # fusion: one segment_matmul, gathered as the forward was.
         z = segment_matmul_op(x, w, seg_indptr, weight_indices, bias, None,
-                              layout, "none", "f32", "")
+                              layout, "none", "f32", "", row_indices)
         if row_scale is not None:
             if ctx.needs_input_grad[5]:
                 d_row_scale = (grad * _activate(z, activation)).sum(1)
             grad = grad * row_scale[:, None]
-        grad = grad * _activation_grad(z, activation)
+        grad = _activation_backward(grad, z, activation)
     dx = dw = d_bias = None
-    n = _layout_n(w, layout)
+    n = _layout_n(w, layout)  # dz's columns: 2N with swiglu
     low = None
     if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
         # dz in the operands' dtype, rows contiguous: dy of both products.
@@ -304,24 +382,31 @@ def _backward(ctx, dy):
             raise ArgumentError(
                 f"segment_matmul backward: dx reads dy's rows (N = {n} "
                 f"elements) through TMA, which needs N to be a multiple of 8")
+        # Gathered rows are summed onto their tokens: keep them in f32.
         dx = segment_matmul_op(low, w, seg_indptr, weight_indices, None,
                                None, ops._OTHER_LAYOUT[layout], "none",
-                               ops.dtype_name(x), "")
+                               ops.dtype_name(x) if row_indices is None
+                               else "f32", "", None)
+        if row_indices is not None:
+            dx = _scatter_add_rows(dx, row_indices, x.shape[0]).to(x.dtype)
     if ctx.needs_input_grad[1]:
+        # The K-ragged product reads the rows in segment order: gathered.
+        xs = x if row_indices is None else _gather_rows(x, row_indices)
         if n % 8 == 0 and ops.dtype_name(x) in ops._KRAGGED_DTYPES:
             # The K-ragged kernel, in W's layout and dtype: no sync.
-            dw = segment_matmul_k_op(x, low, seg_indptr, weight_indices,
+            dw = segment_matmul_k_op(xs, low, seg_indptr, weight_indices,
                                      w.shape[0], layout, ops.dtype_name(w),
                                      "", "torch")
         else:
-            dw_nk = segment_matmul_k_torch_op(x, grad, seg_indptr,
+            dw_nk = segment_matmul_k_torch_op(xs, grad, seg_indptr,
                                               weight_indices, w.shape[0])
             dw = (dw_nk if layout == "nk" else
                   dw_nk.transpose(1, 2)).to(w.dtype)
     if ctx.needs_input_grad[4]:
         d_bias = _segment_sums(grad, seg_indptr, weight_indices,
                                bias.shape[0]).to(bias.dtype)
-    return dx, dw, None, None, d_bias, d_row_scale, None, None, None, None
+    return (dx, dw, None, None, d_bias, d_row_scale, None, None, None, None,
+            None)
 
 
 segment_matmul_op.register_autograd(_backward, setup_context=_setup_context)
@@ -331,29 +416,40 @@ segment_matmul_op.register_autograd(_backward, setup_context=_setup_context)
 
 def segment_matmul_via_library(x, w, seg_indptr, weight_indices, weight_layout,
                                bias, activation, row_scale, accumulate, out,
-                               out_dtype, config):
+                               out_dtype, config, row_indices=None,
+                               scatter_indices=None, atomic=False):
     plan = ops.plan_segment_matmul(
         x, w, seg_indptr, weight_indices=weight_indices,
         weight_layout=weight_layout, bias=bias, activation=activation,
         row_scale=row_scale, accumulate=accumulate, out=out,
-        out_dtype=out_dtype, config=config, build=False)
+        out_dtype=out_dtype, config=config, row_indices=row_indices,
+        scatter_indices=scatter_indices, atomic=atomic, build=False)
     tensors = plan.tensors
     act = ops._activation(activation)
     config_text = ops._config_text(config)
     if out is not None:
         if torch.is_grad_enabled() and ops._any_requires_grad(
                 (x, w, bias, row_scale, out)):
+            if scatter_indices is not None:
+                raise NotLoweredError(
+                    "scatter_indices: a scattered segment_matmul writes into "
+                    "out= and is not differentiable; for gradients compute "
+                    "y = segment_matmul(...) without scatter_indices and "
+                    "scatter it with torch (out.index_add(0, "
+                    "scatter_indices.long(), y))")
             raise ArgumentError(
                 "out: segment_matmul with out= (or accumulate=True) is not "
                 "differentiable; call it without out= to get gradients")
         segment_matmul_out_op(x, w, seg_indptr, tensors.get("weight_indices"),
                               tensors.get("bias"), tensors.get("row_scale"),
                               out, weight_layout, act, bool(accumulate),
-                              config_text)
+                              config_text, row_indices, scatter_indices,
+                              bool(atomic))
         return out
     return segment_matmul_op(x, w, seg_indptr, tensors.get("weight_indices"),
                              tensors.get("bias"), tensors.get("row_scale"),
-                             weight_layout, act, plan.out_dtype, config_text)
+                             weight_layout, act, plan.out_dtype, config_text,
+                             row_indices)
 
 
 def segment_matmul_k_via_library(x, dy, seg_indptr, weight_indices,

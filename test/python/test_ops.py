@@ -739,8 +739,6 @@ def test_compat_entry_points_that_are_not_lowered() -> None:
                                               block_size=[1, 128]),
          r"block_size: only \[128, 128\] is lowered yet"),
         (lambda: aiter.int8_gemm(a, a), "int8_gemm: needs INT8"),
-        (lambda: aiter.grouped_gemm(a, a, a, 2),
-         "grouped_gemm: needs the MoE routing op"),
     ]
     for call, message in cases:
         with pytest.raises(ggemm.NotLoweredError, match=message) as error:
@@ -977,22 +975,24 @@ def test_a_remembered_masked_call_launches_its_own_hint(eager) -> None:
     assert eager.kernel.hints == [20, None, 192]
 
 
-@pytest.mark.parametrize("function, tensors", [
+@pytest.mark.parametrize("function, tensors, flags", [
     (ops.segment_matmul, {"x", "w", "seg_indptr", "weight_indices", "bias",
-                          "row_scale", "out", "x_scale", "w_scale"}),
+                          "row_scale", "out", "x_scale", "w_scale",
+                          "row_indices", "scatter_indices"}, {"atomic"}),
     # expected_m does not change the plan: it is passed to every launch.
     (ops.masked_matmul, {"x", "w", "masked_m", "bias", "row_scale", "out",
-                         "x_scale", "w_scale", "expected_m"}),
+                         "x_scale", "w_scale", "expected_m"}, set()),
     (ops.batched_matmul, {"x", "w", "bias", "row_scale", "out", "x_scale",
-                          "w_scale"}),
+                          "w_scale"}, set()),
 ])
-def test_the_memo_key_covers_every_argument(function, tensors) -> None:
+def test_the_memo_key_covers_every_argument(function, tensors,
+                                            flags) -> None:
     """A new argument of an op must go into its _call_key (the tensors or
     the others), or a remembered call would launch the wrong kernel: update
     this list when it does."""
     import inspect
     others = {"weight_layout", "activation", "accumulate", "out_dtype",
-              "catalog", "config"}
+              "catalog", "config"} | flags
     assert set(inspect.signature(function).parameters) == tensors | others
 
 # -- expected_m: the runtime's variant hint ---------------------------------

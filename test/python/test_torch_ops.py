@@ -25,12 +25,20 @@ def test_fake_shapes() -> None:
         w = torch.empty(4, 32, 64, dtype=torch.bfloat16)
         seg = torch.empty(5, dtype=torch.int32)
         y = torch.ops.ggemm.segment_matmul(x, w, seg, None, None, None, "nk",
-                                           "none", "f32", "")
+                                           "none", "f32", "", None)
         assert tuple(y.shape) == (100, 32) and y.dtype == torch.float32
         wkn = torch.empty(4, 64, 48, dtype=torch.bfloat16)
         y = torch.ops.ggemm.segment_matmul(x, wkn, seg, None, None, None,
-                                           "kn", "silu", "bf16", "")
+                                           "kn", "silu", "bf16", "", None)
         assert tuple(y.shape) == (100, 48)
+        # Gathered rows: M from row_indices; swiglu: half of w's N.
+        rows = torch.empty(300, dtype=torch.int32)
+        y = torch.ops.ggemm.segment_matmul(x, w, seg, None, None, None, "nk",
+                                           "swiglu", "bf16", "", rows)
+        assert tuple(y.shape) == (300, 16)
+        y = torch.ops.ggemm.segment_matmul(x, wkn, seg, None, None, None,
+                                           "kn", "swiglu", "f32", "", None)
+        assert tuple(y.shape) == (100, 24) and y.dtype == torch.float32
         xb = torch.empty(4, 10, 64, dtype=torch.bfloat16)
         y = torch.ops.ggemm.batched_matmul(xb, w, None, None, None, "nk",
                                            "none", "bf16", "")
@@ -50,8 +58,14 @@ def test_fake_shapes() -> None:
 def test_opcheck_schema() -> None:
     op = torch.ops.ggemm.segment_matmul.default
     assert "Tensor? weight_indices" in str(op._schema)
-    assert torch.ops.ggemm.segment_matmul_out.default._schema.arguments[
-        6].alias_info.is_write
+    # row_indices is last: autograd's input positions stay as they were.
+    assert op._schema.arguments[-1].name == "row_indices"
+    assert [a.name for a in op._schema.arguments[4:6]] == ["bias",
+                                                           "row_scale"]
+    out_op = torch.ops.ggemm.segment_matmul_out.default._schema
+    assert out_op.arguments[6].alias_info.is_write
+    assert [a.name for a in out_op.arguments[-3:]] == [
+        "row_indices", "scatter_indices", "atomic"]
 
 
 def test_cpu_tensors_are_rejected_by_name() -> None:
@@ -94,3 +108,77 @@ def test_kragged_cpu_tensors_are_rejected_by_name() -> None:
     with pytest.raises(ggemm.ArgumentError, match="x: expected a CUDA "
                        "tensor, got device cpu"):
         ggemm.segment_matmul_k(x, x, seg)
+
+
+def test_sort_by_expert_on_torch_tensors() -> None:
+    """The device routing (argsort, searchsorted; no synchronisation) gives
+    what the NumPy path gives, on CPU tensors."""
+    pytest.importorskip("numpy")
+    ids = torch.tensor([[3, 1], [1, 0], [2, 3], [-1, 1], [5, 0]])
+    for dtype in (torch.int32, torch.int64):
+        routing = ggemm.sort_by_expert(ids.to(dtype), num_experts=4)
+        reference = ggemm.sort_by_expert(ids.numpy(), num_experts=4)
+        for got, want in zip(routing, reference):
+            assert got.dtype == torch.int32
+            assert got.tolist() == want.tolist()
+    flat = ggemm.sort_by_expert(ids.reshape(-1), 4, topk=2)
+    assert flat.seg_indptr.tolist() == [1, 3, 6, 7, 9]
+    assert isinstance(flat.pair_indices, torch.Tensor)
+
+
+def test_swiglu_backward_matches_autograd() -> None:
+    from ggemm.torch_ops import _activate, _activation_backward
+    torch.manual_seed(0)
+    z = torch.randn(7, 10, dtype=torch.float64, requires_grad=True)
+    h = _activate(z, "swiglu")
+    assert tuple(h.shape) == (7, 5)
+    gate, up = z[:, :5], z[:, 5:]
+    assert torch.allclose(h, torch.nn.functional.silu(gate) * up)
+    grad = torch.randn(7, 5, dtype=torch.float64)
+    (expected,) = torch.autograd.grad(h, z, grad)
+    got = _activation_backward(grad, z.detach(), "swiglu")
+    assert tuple(got.shape) == (7, 10)
+    assert torch.allclose(got, expected)
+    for activation in ("relu", "gelu", "silu"):
+        z1 = torch.randn(7, 5, dtype=torch.float64, requires_grad=True)
+        (want,) = torch.autograd.grad(_activate(z1, activation), z1, grad)
+        assert torch.allclose(_activation_backward(grad, z1.detach(),
+                                                   activation), want)
+
+
+def test_gather_helpers_of_the_backward() -> None:
+    """dx of a gather adds each row's gradient onto its token (twice for a
+    token gathered twice, nothing for an index outside [0, T)); dW reads
+    the gathered rows, zero for those indices."""
+    from ggemm.torch_ops import _gather_rows, _scatter_add_rows
+    x = torch.arange(12, dtype=torch.float32).reshape(4, 3)
+    index = torch.tensor([2, 0, 2, -1, 4], dtype=torch.int32)
+    gathered = _gather_rows(x, index)
+    assert torch.equal(gathered, torch.stack([x[2], x[0], x[2],
+                                              torch.zeros(3),
+                                              torch.zeros(3)]))
+    assert torch.equal(_gather_rows(x[:0], index), torch.zeros(5, 3))
+    rows = torch.ones(5, 3, dtype=torch.bfloat16)
+    dx = _scatter_add_rows(rows, index, 4)
+    assert dx.dtype == torch.float32
+    assert dx[:, 0].tolist() == [1.0, 0.0, 2.0, 0.0]
+
+
+def test_scatter_is_not_differentiable_and_says_so(monkeypatch) -> None:
+    from ggemm import ops
+    from ggemm.torch_ops import segment_matmul_via_library
+    x = torch.zeros(10, 64, dtype=torch.bfloat16, requires_grad=True)
+    w = torch.zeros(2, 32, 64, dtype=torch.bfloat16)
+    seg = torch.tensor([0, 5, 10], dtype=torch.int32)
+    index = torch.arange(10, dtype=torch.int32)
+    out = torch.zeros(10, 32)
+    # The argument checks want CUDA tensors; only the autograd rule is under
+    # test here.
+    monkeypatch.setattr(ops, "plan_segment_matmul", lambda *a, **k: ops._Plan(
+        None, {}, (10, 32), "f32", False))
+    with pytest.raises(ggemm.NotLoweredError, match="scatter_indices: a "
+                       "scattered segment_matmul writes into out= and is "
+                       "not differentiable"):
+        segment_matmul_via_library(x, w, seg, None, "nk", None, None, None,
+                                   False, out, None, None, None, index,
+                                   False)

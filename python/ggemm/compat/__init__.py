@@ -13,8 +13,8 @@ each with its peer's signature and semantics.
 
 An argument GGEMM cannot honour raises :class:`ggemm.ArgumentError` naming
 it; an entry point whose compiler path is not there yet (some FP8 forms,
-FP8 K-ragged, INT8, MoE routing) raises :class:`ggemm.NotLoweredError`
-naming what is missing. Nothing computes something else silently.
+FP8 K-ragged, INT8) raises :class:`ggemm.NotLoweredError` naming what is
+missing. Nothing computes something else silently.
 
 Example::
 

@@ -12,8 +12,14 @@
 - ``cutlass_gemm(a, b, alpha=1.0, beta=0.0, c=None)``: ``alpha * a @ b +
   beta * c`` with b ``[K, N]``: alpha as the epilogue's row scale, ``beta *
   c`` written to the output first and accumulated into.
-- ``int8_gemm`` and ``grouped_gemm(input, weights, expert_ids, topk)``
-  raise until INT8 and the MoE routing op land.
+- ``grouped_gemm(input, weights, expert_ids, topk)``: the MoE expert
+  product of aiter's ``fused_moe`` (vLLM's kernel) without routing weights:
+  ``out[t, j] = input[t] @ weights[expert_ids[t, j]]ᵀ``, ``[T, topk, N]``.
+  The pairs are sorted by expert on the device (:func:`ggemm.sort_by_expert`)
+  and one ``segment_matmul`` gathers the token rows and scatters each
+  result to its pair: no padding, no permuted copy of ``input``, no
+  synchronisation.
+- ``int8_gemm`` raises until INT8 lands.
 
 Example::
 
@@ -26,6 +32,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import ops
+from ..routing import sort_by_expert
 from . import ArgumentError, not_lowered
 
 __all__ = ["batched_gemm", "gemm_bias", "gemm_gelu", "gemm_relu",
@@ -112,7 +119,64 @@ def int8_gemm(*args: Any, **kwargs: Any) -> Any:
 
 def grouped_gemm(input: Any, weights: Any, expert_ids: Any, topk: int,
                  **kwargs: Any) -> Any:
-    raise not_lowered("grouped_gemm", "the MoE routing op (gathering tokens "
-                      "by expert_ids inside the kernel, the MoE-fusion "
-                      "issue); meanwhile sort tokens by expert and call "
-                      "ggemm.segment_matmul")
+    """``out[t, j] = input[t] @ weights[expert_ids[t, j]]ᵀ`` for each token
+    t and each of its ``topk`` experts: the expert product of aiter's
+    ``fused_moe`` (``mul_routed_weight=False``), whose output is ``[T, topk,
+    N]`` and whose weights are ``[E, N, K]``.
+
+    - ``input``: ``[T, K]`` bf16 or fp16; ``weights``: ``[E, N, K]``.
+    - ``expert_ids``: ``[T, topk]`` (or ``[T * topk]``) int32/int64 on the
+      device. A pair whose expert is outside ``[0, E)`` (another rank's, or
+      -1) gives a zero row.
+    - Returns ``[T, topk, N]`` in input's dtype.
+
+    The routing is computed on the device (:func:`ggemm.sort_by_expert`:
+    a stable argsort of the ids, ``searchsorted`` for the segments), then
+    one :func:`ggemm.segment_matmul` with ``row_indices`` (each sorted
+    pair's token) and ``scatter_indices`` (its pair) writes the result in
+    place. Nothing synchronises. With autograd recording (``input`` or
+    ``weights`` requiring grad) the scatter is done by torch
+    (``index_copy``) after a differentiable gathered product.
+
+    Example::
+
+        topk_weights, topk_ids = torch.topk(router_logits.softmax(-1), 8)
+        h = aiter.grouped_gemm(x, w1, topk_ids, 8)        # [T, 8, N]
+    """
+    if kwargs:
+        raise ArgumentError(f"{', '.join(sorted(kwargs))}: not arguments of "
+                            f"grouped_gemm(input, weights, expert_ids, topk)")
+    torch = ops._require_torch()
+    if getattr(input, "dim", lambda: 0)() != 2:
+        raise ArgumentError(f"input: expected [T, K], got shape "
+                            f"{list(getattr(input, 'shape', []))}")
+    if getattr(weights, "dim", lambda: 0)() != 3:
+        raise ArgumentError(f"weights: expected [E, N, K], got shape "
+                            f"{list(getattr(weights, 'shape', []))}")
+    tokens = input.shape[0]
+    shape = tuple(getattr(expert_ids, "shape", ()))
+    if shape not in ((tokens, topk), (tokens * topk,)):
+        raise ArgumentError(f"expert_ids: expected [{tokens}, {topk}] ([T, "
+                            f"topk]) or [{tokens * topk}], got {list(shape)}")
+    device = getattr(expert_ids, "device", None)
+    if device != input.device:
+        raise ArgumentError(f"expert_ids: expected a tensor on input's "
+                            f"device ({input.device}), got "
+                            f"{type(expert_ids).__name__} on {device}")
+    routing = sort_by_expert(expert_ids, weights.shape[0], topk)
+    n = weights.shape[1]
+    if torch.is_grad_enabled() and (input.requires_grad or
+                                    weights.requires_grad):
+        # A scattered call writes into out= and has no backward: gather
+        # differentiably, then put the sorted rows in pair order.
+        rows = ops.segment_matmul(input, weights, routing.seg_indptr,
+                                  row_indices=routing.row_indices)
+        out = rows.new_zeros((tokens * topk, n)).index_copy(
+            0, routing.pair_indices.long(), rows)
+        return out.view(tokens, topk, n)
+    out = torch.zeros((tokens * topk, n), dtype=input.dtype,
+                      device=input.device)
+    ops.segment_matmul(input, weights, routing.seg_indptr,
+                       row_indices=routing.row_indices,
+                       scatter_indices=routing.pair_indices, out=out)
+    return out.view(tokens, topk, n)
