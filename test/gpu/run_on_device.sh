@@ -9,7 +9,7 @@
 # (build_kragged_ablation.sh) to show the check fails without the mask; for the python step, the catalog in
 # .device/python_catalog: test/gpu/build_python_catalog.sh). Results go to
 # $OUT.
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [profile] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [moe] [profile] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -98,6 +98,14 @@ for step in $steps; do
     GGEMM_COMMIT=$(cat .device/python_catalog/COMMIT 2>/dev/null || echo "$commit") \
     python3 test/gpu/check_python.py --catalog .device/python_catalog \
       --report "$OUT/python.md" 2>&1 | tee "$OUT/python.log" | grep -v " PASS" || true
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  moe)
+    # The MoE FFN without glue (issue 13): the catalog in .device/moe_catalog
+    # (test/gpu/build_moe_catalog.sh); MOE_BENCH=1 times it against the
+    # glued layer too.
+    GGEMM_COMMIT=$(cat .device/moe_catalog/COMMIT 2>/dev/null || echo "$commit") \
+    python3 test/gpu/check_moe.py --catalog .device/moe_catalog \
+      ${MOE_BENCH:+--bench} --report "$OUT/moe.md" 2>&1 | tee "$OUT/moe.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   profile)
     # Hardware counters of one launch each (bench/profile_ncu.py; the FP8

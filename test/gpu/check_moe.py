@@ -1,0 +1,437 @@
+#!/usr/bin/env python3
+"""GPU check and benchmark of a whole MoE FFN without glue (issue 13):
+route, up projection with gathered token rows and the fused SwiGLU, down
+projection with the routing weights and the scatter-combine epilogue.
+
+The layer on GGEMM (``fused``), per forward:
+
+1. ``ggemm.sort_by_expert``: the (token, k) pairs sorted by expert on the
+   device (segments, the token of each sorted row, the pair of each row);
+2. ``h = segment_matmul(x, w13, row_indices=token_of_row,
+   activation="swiglu")``: x is read in token order, no permuted copy;
+   ``w13`` holds each expert's gate rows then up rows (vLLM's layout);
+3. down projection, ``row_scale`` = each row's routing weight, and
+   - ``slots`` (the default, deterministic): each row written to its pair's
+     slot of a ``[T, topk, H]`` buffer (``scatter_indices`` = pair), then a
+     fixed-order sum over the top-k slots;
+   - ``atomic`` (opt-in): each row added into its token's f32 row of the
+     output (``scatter_indices`` = token, ``accumulate``, ``atomic``).
+
+The reference is plain torch in float32 (TF32 off), expert by expert, from
+the same bf16 inputs; the criterion is ||out - ref|| / ||ref|| < 1e-2. The
+routing is fresh and random (softmax top-k of random logits), so experts get
+zero tokens; extra cases route tokens twice to one expert, pass padding
+expert ids (-1) and put a bias on the gated weights. Prints a line per case
+and ``gpu-check-moe: N passed, M failed``.
+
+With ``--bench``, the same sizes are timed (medians of CUDA-graph replays,
+bench/bench_e2e.bench) against the glued layer, in the same run:
+
+- ``glued (torch)``: permute x (a copy), ``torch._grouped_mm`` up, SwiGLU as
+  its own pass, ``torch._grouped_mm`` down, un-permute, weight and sum;
+- ``glued (GGEMM)``: the same glue around GGEMM's plain segment_matmul.
+
+and closes with ``moe-bench: min speedup vs glued S over N sizes`` (glued =
+the faster of the two glued layers, per size).
+
+The GPU host has no LLVM: the kernels come from a catalog built on the CPU
+machine from this script's spec (test/gpu/build_moe_catalog.sh).
+
+    python3 test/gpu/check_moe.py --catalog .device/moe_catalog \\
+        --bench --report bench/results/moe.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import random
+import statistics
+import sys
+import traceback
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+TOL = 1e-2
+#: DeepSeek-V3-like and Qwen3-MoE-like layers (hidden, intermediate per
+#: expert, experts, top-k), and a small one for the edge cases.
+MODELS = {
+    "deepseek-v3": dict(hidden=7168, inter=2048, experts=256, topk=8),
+    "qwen3-moe": dict(hidden=2048, inter=768, experts=128, topk=8),
+    "small": dict(hidden=256, inter=192, experts=8, topk=2),
+}
+TOKENS = [1, 16, 512, 16384]
+
+
+def spec() -> dict:
+    """The kernels of every layer below (one catalog line each)."""
+    lines = []
+    for name, m in MODELS.items():
+        h, i, e = m["hidden"], m["inter"], m["experts"]
+        seg = dict(op="segment_matmul", dtype="bf16", groups=e)
+        lines += [
+            # fused: up (gather + SwiGLU), down (slots; atomic combine)
+            dict(seg, n=i, k=h, row_indices=True, activation="swiglu"),
+            dict(seg, n=h, k=i, row_scale=True, scatter=True),
+            dict(seg, n=h, k=i, row_scale=True, scatter=True,
+                 accumulate=True, atomic=True, out_dtype="f32"),
+            # glued on GGEMM: plain up (2I columns) and down
+            dict(seg, n=2 * i, k=h),
+            dict(seg, n=h, k=i),
+        ]
+        if name == "small":
+            lines.append(dict(seg, n=i, k=h, row_indices=True,
+                              activation="swiglu", bias=True))
+    return {"format": "bin", "kernels": lines}
+
+
+def rel_err(out, ref) -> float:
+    out, ref = out.double(), ref.double()
+    denom = ref.norm().item()
+    diff = (out - ref).norm().item()
+    return diff / denom if denom > 0 else diff
+
+
+# -- the layers ----------------------------------------------------------------
+
+def routing(T, m, gen, duplicates=False, padding=False):
+    """Top-k experts of T tokens and their softmax weights (float32)."""
+    import torch
+    e, k = m["experts"], m["topk"]
+    if duplicates:
+        # Experts drawn with replacement: a token may get one expert twice.
+        ids = torch.randint(0, e, (T, k), device="cuda", generator=gen)
+        weights = torch.rand(T, k, device="cuda", generator=gen)
+        weights = weights / weights.sum(-1, keepdim=True)
+    else:
+        logits = torch.randn(T, e, device="cuda", generator=gen)
+        top, ids = torch.topk(logits, k, dim=-1)
+        weights = torch.softmax(top, dim=-1)
+    if padding:
+        # Padding ids (-1) route nowhere and contribute nothing.
+        ids = ids.clone()
+        ids[::3, 0] = -1
+    return ids.to(torch.int32), weights.float()
+
+
+def fused(x, w13, w2, ids, weights, e, combine="slots", bias=None,
+          padded=False):
+    """The MoE FFN on GGEMM (see the module docstring). `padded`: some ids
+    are outside [0, e) (their slots must read zero)."""
+    import torch
+    import ggemm
+    T, k = ids.shape
+    r = ggemm.sort_by_expert(ids, num_experts=e)
+    h = ggemm.segment_matmul(x, w13, r.seg_indptr, row_indices=r.row_indices,
+                             activation="swiglu", bias=bias)
+    row_weight = weights.reshape(-1)[r.pair_indices.long()]
+    if combine == "atomic":
+        out = torch.zeros(T, w2.shape[1], device="cuda", dtype=torch.float32)
+        ggemm.segment_matmul(h, w2, r.seg_indptr, row_scale=row_weight,
+                             scatter_indices=r.row_indices, out=out,
+                             accumulate=True, atomic=True)
+        return out
+    # Every slot of a pair with an expert in [0, E) is written; padding
+    # pairs' slots must read zero.
+    alloc = torch.zeros if padded else torch.empty
+    slots = alloc(T * k, w2.shape[1], device="cuda", dtype=x.dtype)
+    ggemm.segment_matmul(h, w2, r.seg_indptr, row_scale=row_weight,
+                         scatter_indices=r.pair_indices, out=slots)
+    return slots.view(T, k, -1).sum(1)
+
+
+def glue_routing(ids, e):
+    """The permutation of the glued layer: pairs sorted by expert, the token
+    of each sorted row, the cumulative row ends per expert (int32)."""
+    import torch
+    flat = ids.reshape(-1).long()
+    order = torch.argsort(flat, stable=True)
+    counts = torch.zeros(e, dtype=torch.int64, device=flat.device)
+    counts.scatter_add_(0, flat, torch.ones_like(flat))
+    ends = torch.cumsum(counts, 0).to(torch.int32)
+    return order, order // ids.shape[1], ends
+
+
+def glued_torch(x, w13, w2, ids, weights, e):
+    """Permute, torch._grouped_mm, SwiGLU, torch._grouped_mm, un-permute."""
+    import torch
+    T, k = ids.shape
+    i = w2.shape[2]
+    order, token, ends = glue_routing(ids, e)
+    xs = x[token]
+    gu = torch._grouped_mm(xs, w13.transpose(-2, -1), offs=ends)
+    a = torch.nn.functional.silu(gu[:, :i]) * gu[:, i:]
+    y = torch._grouped_mm(a, w2.transpose(-2, -1), offs=ends)
+    slots = torch.empty_like(y)
+    slots[order] = y
+    return (slots.view(T, k, -1) * weights[..., None].to(y.dtype)).sum(1)
+
+
+def glued_ggemm(x, w13, w2, ids, weights, e):
+    """The same glue around GGEMM's plain segment_matmul."""
+    import torch
+    import ggemm
+    T, k = ids.shape
+    i = w2.shape[2]
+    order, token, ends = glue_routing(ids, e)
+    indptr = torch.nn.functional.pad(ends, (1, 0))
+    xs = x[token]
+    gu = ggemm.segment_matmul(xs, w13, indptr)
+    a = torch.nn.functional.silu(gu[:, :i]) * gu[:, i:]
+    y = ggemm.segment_matmul(a, w2, indptr)
+    slots = torch.empty_like(y)
+    slots[order] = y
+    return (slots.view(T, k, -1) * weights[..., None].to(y.dtype)).sum(1)
+
+
+def reference(x, w13, w2, ids, weights, bias=None):
+    """float32, expert by expert, from the bf16 inputs."""
+    import torch
+    T, k = ids.shape
+    i = w2.shape[2]
+    out = torch.zeros(T, w2.shape[1], device="cuda", dtype=torch.float32)
+    flat = ids.reshape(-1).long()
+    token = torch.arange(T, device="cuda").repeat_interleave(k)
+    wflat = weights.reshape(-1)
+    for ex in torch.unique(flat).tolist():
+        if not 0 <= ex < w13.shape[0]:
+            continue
+        sel = (flat == ex).nonzero().squeeze(1)
+        xe = x[token[sel]].float()
+        gu = xe @ w13[ex].float().t()
+        if bias is not None:
+            gu = gu + bias[ex].float()
+        a = torch.nn.functional.silu(gu[:, :i]) * gu[:, i:]
+        y = a @ w2[ex].float().t()
+        out.index_add_(0, token[sel], y * wflat[sel, None])
+    return out
+
+
+def weights_of(m, gen):
+    import torch
+    h, i, e = m["hidden"], m["inter"], m["experts"]
+    w13 = (torch.randn(e, 2 * i, h, device="cuda", generator=gen)
+           / h ** 0.5).to(torch.bfloat16)
+    w2 = (torch.randn(e, h, i, device="cuda", generator=gen)
+          / i ** 0.5).to(torch.bfloat16)
+    return w13, w2
+
+
+# -- check ---------------------------------------------------------------------
+
+def run_checks(lines, seed):
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed)
+    passed = failed = 0
+
+    def case(name, fn):
+        nonlocal passed, failed
+        try:
+            note = fn()
+            ok, text = True, f"PASS {note}"
+        except Exception as error:  # noqa: BLE001 - every failure counts
+            ok, text = False, f"FAIL {type(error).__name__}: {error}"
+            if os.environ.get("GGEMM_CHECK_TRACEBACK"):
+                traceback.print_exc()
+        passed += ok
+        failed += not ok
+        line = f"{name:48s} {text}"
+        lines.append(line)
+        print(line, flush=True)
+
+    def compare(out, ref):
+        if torch.isnan(out.double()).any():
+            raise AssertionError("NaN in the output")
+        err = rel_err(out, ref)
+        if not err < TOL:
+            raise AssertionError(f"rel err {err:.2e} >= {TOL}")
+        return f"rel err {err:.1e}"
+
+    for name, m in MODELS.items():
+        w13, w2 = weights_of(m, gen)
+        e = m["experts"]
+        tokens = TOKENS if name != "small" else [1, 5, 300]
+        for T in tokens:
+            x = torch.randn(T, m["hidden"], device="cuda", generator=gen,
+                            dtype=torch.float32).to(torch.bfloat16)
+            ids, wts = routing(T, m, gen)
+            ref = reference(x, w13, w2, ids, wts)
+            active = int(torch.unique(ids).numel())
+            for combine in ("slots", "atomic"):
+                def run(combine=combine):
+                    out = fused(x, w13, w2, ids, wts, e, combine)
+                    note = compare(out, ref)
+                    if combine == "slots":
+                        again = fused(x, w13, w2, ids, wts, e, combine)
+                        if not torch.equal(out, again):
+                            raise AssertionError("slots combine not "
+                                                 "deterministic")
+                        note += ", bitwise repeatable"
+                    return f"{note}, {active}/{e} experts used"
+                case(f"{name} T={T} {combine}", run)
+        if name == "small":
+            T = 300
+            x = torch.randn(T, m["hidden"], device="cuda", generator=gen
+                            ).to(torch.bfloat16)
+            for label, kw in (("twice to one expert", dict(duplicates=True)),
+                              ("padding ids -1", dict(padding=True))):
+                ids, wts = routing(T, m, gen, **kw)
+                ref = reference(x, w13, w2, ids, wts)
+                for combine in ("slots", "atomic"):
+                    case(f"small T={T} {label} {combine}",
+                         lambda ids=ids, wts=wts, ref=ref, c=combine: compare(
+                             fused(x, w13, w2, ids, wts, e, c,
+                                   padded="padding" in label), ref))
+            ids, wts = routing(T, m, gen)
+            bias = torch.randn(e, 2 * m["inter"], device="cuda",
+                               generator=gen)
+            ref = reference(x, w13, w2, ids, wts, bias=bias)
+            case(f"small T={T} swiglu bias",
+                 lambda: compare(fused(x, w13, w2, ids, wts, e, "slots",
+                                       bias=bias), ref))
+            # The two glued layers agree with the reference too (the
+            # benchmark's peers compute the same thing).
+            case(f"small T={T} glued (torch)", lambda: compare(
+                glued_torch(x, w13, w2, ids, wts, e).float(),
+                reference(x, w13, w2, ids, wts)))
+            case(f"small T={T} glued (GGEMM)", lambda: compare(
+                glued_ggemm(x, w13, w2, ids, wts, e).float(),
+                reference(x, w13, w2, ids, wts)))
+        del w13, w2
+        torch.cuda.empty_cache()
+    return passed, failed
+
+
+# -- bench ---------------------------------------------------------------------
+
+def moved_bytes(m, T, active):
+    """Bytes each layer must move at least (bf16): the weights of the
+    experts used, and the activations each version reads and writes."""
+    h, i, k = m["hidden"], m["inter"], m["topk"]
+    M = T * k
+    weights = active * 3 * i * h * 2
+    fused_act = 2 * (M * h           # gathered x rows (read)
+                     + M * i         # h written, then read
+                     + M * i
+                     + M * h         # slots written, read by the sum
+                     + M * h + T * h)
+    glued_act = 2 * (T * h + M * h   # permute: read x, write xs
+                     + M * h         # up reads xs
+                     + M * 2 * i     # up writes gate/up
+                     + M * 2 * i + M * i   # SwiGLU reads, writes a
+                     + M * i         # down reads a
+                     + M * h         # down writes y
+                     + 2 * M * h     # un-permute: read y, write slots
+                     + M * h + T * h)  # weighted sum
+    return weights, fused_act, glued_act
+
+
+def run_bench(lines, seed, repeats):
+    import torch
+    import bench_e2e
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(seed + 1)
+    rows = []
+    speedups = []
+    # Clocks up first (METHOD.md).
+    a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+    for _ in range(200):
+        a @ a
+    torch.cuda.synchronize()
+    del a
+    for name, m in MODELS.items():
+        if name == "small":
+            continue
+        w13, w2 = weights_of(m, gen)
+        e = m["experts"]
+        for T in TOKENS:
+            x = torch.randn(T, m["hidden"], device="cuda", generator=gen
+                            ).to(torch.bfloat16)
+            ids, wts = routing(T, m, gen)
+            active = int(torch.unique(ids).numel())
+            fns = {
+                "fused": lambda: fused(x, w13, w2, ids, wts, e, "slots"),
+                "fused atomic": lambda: fused(x, w13, w2, ids, wts, e,
+                                              "atomic"),
+                "glued (torch)": lambda: glued_torch(x, w13, w2, ids, wts, e),
+                "glued (GGEMM)": lambda: glued_ggemm(x, w13, w2, ids, wts, e),
+            }
+            times = {key: [] for key in fns}
+            for _ in range(repeats):
+                for key, fn in fns.items():
+                    times[key].append(bench_e2e.bench(fn))
+            t = {key: statistics.median(v) for key, v in times.items()}
+            glued = min(t["glued (torch)"], t["glued (GGEMM)"])
+            speedup = glued / t["fused"]
+            speedups.append(speedup)
+            wbytes, fbytes, gbytes = moved_bytes(m, T, active)
+            row = (f"| {name} | {T} | {active} | {t['fused'] * 1e3:.1f} | "
+                   f"{t['fused atomic'] * 1e3:.1f} | "
+                   f"{t['glued (torch)'] * 1e3:.1f} | "
+                   f"{t['glued (GGEMM)'] * 1e3:.1f} | {speedup:.2f} | "
+                   f"{wbytes / 1e9:.2f} | {fbytes / 1e9:.3f} | "
+                   f"{gbytes / 1e9:.3f} | "
+                   f"{(wbytes + fbytes) / (t['fused'] * 1e-3) / 1e12:.2f} |")
+            rows.append(row)
+            print(row, flush=True)
+            del x
+        del w13, w2
+        torch.cuda.empty_cache()
+    header = ["| model | tokens | experts used | fused µs | fused atomic µs "
+              "| glued (torch) µs | glued (GGEMM) µs | speedup vs glued | "
+              "weight GB | fused act. GB | glued act. GB | fused TB/s |",
+              "|" + "---|" * 12]
+    lines += header + rows
+    summary = (f"moe-bench: min speedup vs glued {min(speedups):.2f} over "
+               f"{len(speedups)} sizes")
+    lines.append("")
+    lines.append(summary)
+    print(summary, flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--catalog", type=Path)
+    parser.add_argument("--write-spec", type=Path)
+    parser.add_argument("--bench", action="store_true")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=20261124)
+    parser.add_argument("--report", type=Path)
+    args = parser.parse_args()
+    if args.write_spec:
+        args.write_spec.write_text(json.dumps(spec(), indent=1) + "\n")
+        return 0
+    import torch
+    if args.catalog:
+        os.environ["GGEMM_CATALOG"] = str(args.catalog)
+    lines = []
+    passed, failed = run_checks(lines, args.seed)
+    summary = f"gpu-check-moe: {passed} passed, {failed} failed"
+    print(summary, flush=True)
+    bench_lines = []
+    if args.bench:
+        run_bench(bench_lines, args.seed, args.repeats)
+    if args.report:
+        device = torch.cuda.get_device_name()
+        commit = os.environ.get("GGEMM_COMMIT", "unknown")
+        text = [f"# MoE FFN without glue (test/gpu/check_moe.py)", "",
+                f"- device: {device}",
+                f"- date: {datetime.date.today().isoformat()}",
+                f"- commit: {commit}", f"- seed: {args.seed}", "",
+                "```"] + lines + ["```", "", summary, ""]
+        if bench_lines:
+            text += ["## Speed (medians of CUDA-graph replays)", ""]
+            text += bench_lines
+        args.report.write_text("\n".join(text) + "\n")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
