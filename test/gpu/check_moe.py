@@ -83,6 +83,9 @@ def spec() -> dict:
             # glued on GGEMM: plain up (2I columns) and down
             dict(seg, n=2 * i, k=h),
             dict(seg, n=h, k=i),
+            # the breakdown: gather alone, SwiGLU alone
+            dict(seg, n=2 * i, k=h, row_indices=True),
+            dict(seg, n=i, k=h, activation="swiglu"),
         ]
         if name == "small":
             lines.append(dict(seg, n=i, k=h, row_indices=True,
@@ -387,11 +390,58 @@ def run_bench(lines, seed, repeats):
             del x
         del w13, w2
         torch.cuda.empty_cache()
+    # Where the time goes at the largest size: each kernel of the fused
+    # layer next to the variant without the fusion.
+    import ggemm
+    breakdown = ["", "Breakdown at 16384 tokens (µs): each GEMM of the fused "
+                 "layer next to the same GEMM without one of its fusions.",
+                 "", "| model | up: gather + SwiGLU | up: gather only (2I "
+                 "columns) | up: SwiGLU only (permuted x) | up: plain (2I "
+                 "columns, permuted x) | down: scatter to slots | down: "
+                 "plain | routing (sort_by_expert) |", "|" + "---|" * 8]
+    for name, m in MODELS.items():
+        if name == "small":
+            continue
+        w13, w2 = weights_of(m, gen)
+        e, T = m["experts"], TOKENS[-1]
+        x = torch.randn(T, m["hidden"], device="cuda", generator=gen
+                        ).to(torch.bfloat16)
+        ids, wts = routing(T, m, gen)
+        r = ggemm.sort_by_expert(ids, num_experts=e)
+        xs = x[r.row_indices.long()]
+        h = ggemm.segment_matmul(x, w13, r.seg_indptr,
+                                 row_indices=r.row_indices,
+                                 activation="swiglu")
+        rw = wts.reshape(-1)[r.pair_indices.long()]
+        slots = torch.empty(T * m["topk"], m["hidden"], device="cuda",
+                            dtype=torch.bfloat16)
+        parts = {
+            "gather+swiglu": lambda: ggemm.segment_matmul(
+                x, w13, r.seg_indptr, row_indices=r.row_indices,
+                activation="swiglu"),
+            "gather": lambda: ggemm.segment_matmul(
+                x, w13, r.seg_indptr, row_indices=r.row_indices),
+            "swiglu": lambda: ggemm.segment_matmul(
+                xs, w13, r.seg_indptr, activation="swiglu"),
+            "plain up": lambda: ggemm.segment_matmul(xs, w13, r.seg_indptr),
+            "scatter": lambda: ggemm.segment_matmul(
+                h, w2, r.seg_indptr, row_scale=rw,
+                scatter_indices=r.pair_indices, out=slots),
+            "plain down": lambda: ggemm.segment_matmul(h, w2, r.seg_indptr),
+            "routing": lambda: ggemm.sort_by_expert(ids, num_experts=e),
+        }
+        t = {key: bench_e2e.bench(fn) for key, fn in parts.items()}
+        row = f"| {name} | " + " | ".join(
+            f"{t[key] * 1e3:.0f}" for key in parts) + " |"
+        breakdown.append(row)
+        print(row, flush=True)
+        del w13, w2, x, xs, h, slots
+        torch.cuda.empty_cache()
     header = ["| model | tokens | experts used | fused µs | fused atomic µs "
               "| glued (torch) µs | glued (GGEMM) µs | speedup vs glued | "
               "weight GB | fused act. GB | glued act. GB | fused TB/s |",
               "|" + "---|" * 12]
-    lines += header + rows
+    lines += header + rows + breakdown
     summary = (f"moe-bench: min speedup vs glued {min(speedups):.2f} over "
                f"{len(speedups)} sizes")
     lines.append("")
