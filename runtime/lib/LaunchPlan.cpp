@@ -985,6 +985,8 @@ int64_t scalarValue(const ParamSpec &param, const ProblemShape &shape) {
     return shape.numTiles;
   case ScalarSource::YRows:
     return shape.yRows;
+  case ScalarSource::XRows:
+    return shape.xRows;
   }
   return 0;
 }

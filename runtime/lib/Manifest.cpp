@@ -262,7 +262,8 @@ const EnumEntry<ScalarSource> kScalarSources[] = {
     {"lda", ScalarSource::Lda},
     {"ldy", ScalarSource::Ldy},
     {"num_tiles", ScalarSource::NumTiles},
-    {"y_rows", ScalarSource::YRows}};
+    {"y_rows", ScalarSource::YRows},
+    {"x_rows", ScalarSource::XRows}};
 const EnumEntry<Activation> kActivations[] = {{"none", Activation::None},
                                               {"relu", Activation::Relu},
                                               {"gelu", Activation::Gelu},

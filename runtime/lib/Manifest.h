@@ -89,6 +89,7 @@ enum class ScalarSource {
   Ldy,
   NumTiles,
   YRows, // y.shape[0]; only with has_scatter_indices
+  XRows, // x.shape[0] (T, the gathered rows' source with has_row_indices)
 };
 
 struct ParamSpec {

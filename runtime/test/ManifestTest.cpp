@@ -190,7 +190,8 @@ TEST(Manifest, RejectsBadEnums) {
   EXPECT_CONTAINS(
       parseError(withManifest("\"value\": \"ldy\"", "\"value\": \"lda_y\"")),
       "k.json: /params/12/value: expected one of num_rows, rows_per_group,"
-      " num_groups, num_weights, m, n, k, lda, ldy, num_tiles or y_rows, "
+      " num_groups, num_weights, m, n, k, lda, ldy, num_tiles, y_rows or "
+      "x_rows, "
       "got string \"lda_y\"");
   EXPECT_CONTAINS(
       parseError(withManifest("\"arch\": \"sm_90a\"", "\"arch\": \"hopper\"")),

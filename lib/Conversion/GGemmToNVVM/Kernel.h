@@ -122,7 +122,12 @@ struct KernelFacts {
   /// `gather`), then the scatter indices and y's row count (with
   /// `scatter`).
   unsigned gatherParam() const { return yDescParam() + (staged() ? 1 : 0); }
-  unsigned scatterParam() const { return gatherParam() + (gather ? 1 : 0); }
+  /// With `gather`, after the indices: x's address, row stride (elements)
+  /// and rows, for the producer's cp.async copies.
+  unsigned xParam() const { return gatherParam() + 1; }
+  unsigned ldaParam() const { return gatherParam() + 2; }
+  unsigned xRowsParam() const { return gatherParam() + 3; }
+  unsigned scatterParam() const { return gatherParam() + (gather ? 4 : 0); }
   unsigned yRowsParam() const { return scatterParam() + 1; }
   bool blockScaled() const { return bool(aScales); }
   Type aElem() const { return aTile.getElementType(); }
@@ -194,6 +199,9 @@ private:
   SmallVector<Value> loadWeightScales(LoadScalesOp load);
   LogicalResult putActivationScales(LoadScalesOp load, Value alignedRow,
                                     Value dst, Value full);
+  LogicalResult putGatheredRows(TileType type, Value k0,
+                                ArrayRef<Value> sourceRows, Value lane,
+                                Value dst, Value full);
   LogicalResult translateStore(StoreTileOp op);
   void storeDirect(Value acc, Value row0, Value rowEnd, Value col0,
                    Value weight, int64_t blockN);

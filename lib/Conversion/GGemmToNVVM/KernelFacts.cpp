@@ -20,7 +20,7 @@ SmallVector<Type> mlir::ggemm::nvvm::kernelParamTypes(MLIRContext *ctx,
   if (staged)
     types.push_back(ptr);
   if (f.gather)
-    types.push_back(ptrGlobal);
+    types.append({ptrGlobal, ptrGlobal, i64, i64});
   if (f.scatter)
     types.append({ptrGlobal, i64});
   return types;
@@ -623,11 +623,19 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
                named("box", arr({f.staging.getCols(), f.staging.getRows()})),
                named("swizzle", s("128B")), named("oob_fill", s("zero"))}));
   }
-  if (f.gather)
+  if (f.gather) {
+    // The producer copies gathered rows with cp.async: x by address.
     params.push_back(
         param({named("name", s("row_indices")), named("kind", s("pointer")),
                named("tensor", s("row_indices")),
                named("optional", b.getBoolAttr(false))}));
+    params.push_back(param({named("name", s("x")), named("kind", s("pointer")),
+                            named("tensor", s("x"))}));
+    for (StringRef pname : {"lda", "x_rows"})
+      params.push_back(
+          param({named("name", s(pname)), named("kind", s("scalar")),
+                 named("dtype", s("i64")), named("value", s(pname))}));
+  }
   if (f.scatter) {
     params.push_back(
         param({named("name", s("scatter_indices")), named("kind", s("pointer")),

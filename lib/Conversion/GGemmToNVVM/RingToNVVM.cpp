@@ -61,8 +61,11 @@ LogicalResult KernelTranslator::translateCreateRing(CreateRingOp op) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(init.thenBlock());
     for (int64_t s = 0; s < facts.layout.getStages(); ++s) {
-      NVVM::MBarrierInitOp::create(b, loc, ringBarrier(idx(s), false), c32(1),
-                                   Value());
+      // The producer's arrival (with the TMA bytes); with gathered rows
+      // also one per lane of the producer warp, when its cp.async copies
+      // land (cp.async.mbarrier.arrive.noinc).
+      NVVM::MBarrierInitOp::create(b, loc, ringBarrier(idx(s), false),
+                                   c32(facts.gather ? 1 + 32 : 1), Value());
       NVVM::MBarrierInitOp::create(b, loc, ringBarrier(idx(s), true),
                                    c32(op.getReleaseCount()), Value());
     }
@@ -128,16 +131,15 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
   SmallVector<SmallVector<Value>> weightScaleValues;
   for (auto [load, index] : weightScales)
     weightScaleValues.push_back(loadWeightScales(load));
-  // Gathered rows (the whole producer warp runs this): lane l loads rows
-  // l, l + 32, ... of the tile, each with its own one-row TMA box, at the
-  // row its index names. The indices are read before the wait, like the
-  // weight scales; rows past the segment's end get row -1, a box wholly
-  // out of bounds, which TMA fills with zeros (and counts, like every
-  // box, in the transaction bytes).
+  // Gathered rows (the whole producer warp runs this; TMA cannot gather
+  // on sm_90): lane l reads the x rows of tile rows l, l + 32, ... from
+  // the gather indices before the wait, like the weight scales; rows past
+  // the segment's end, and indices outside x, become -1 (zero-filled).
   Value lane;
   SmallVector<Value> gatheredRows;
   if (facts.gather) {
     lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+    Value xRows = param(KernelParam(facts.xRowsParam()));
     for (Value entry : op.getTiles()) {
       auto gathered = entry.getDefiningOp<LoadTileOp>();
       if (!gathered || !gathered.getGather())
@@ -153,8 +155,13 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
         Value index =
             load(i32, elementAddress(param(KernelParam(facts.gatherParam())),
                                      i32, safe));
-        gatheredRows.push_back(
-            arith::SelectOp::create(b, loc, inSegment, index, c32(-1)));
+        // Unsigned: a negative index is past x too.
+        Value inX = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::ult,
+            arith::ExtSIOp::create(b, loc, i64, index), xRows);
+        gatheredRows.push_back(arith::SelectOp::create(
+            b, loc, arith::AndIOp::create(b, loc, inSegment, inX), index,
+            c32(-1)));
       }
     }
   }
@@ -205,6 +212,10 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
   int64_t txBytes = 0;
   for (Value entry : op.getTiles()) {
     auto scales = entry.getDefiningOp<LoadScalesOp>();
+    // Gathered rows arrive by cp.async, not TMA: no transaction bytes.
+    if (auto tileLoad = entry.getDefiningOp<LoadTileOp>();
+        tileLoad && tileLoad.getGather())
+      continue;
     if (!scales)
       txBytes += getRingEntryBytes(entry.getType());
     else if (scales.getSource().getType().getRank() == 2)
@@ -249,19 +260,9 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
     int64_t boxBytes = type.getNumBytes() / boxes;
     Value dst = ringBuffer(index, slot);
     if (tileLoad.getGather()) {
-      // Row i of the (k_major) tile is the 128-byte swizzle row i of the
-      // slot: a one-row box lands there swizzled as the whole box would
-      // (TMA swizzles by shared-memory address; the slot is 1024-byte
-      // aligned).
-      for (auto [q, sourceRow] : llvm::enumerate(gatheredRows)) {
-        Value tileRow = add(lane, idx(32 * q));
-        Value rowDst = byteOffset(dst, mul(tileRow, idx(kSwizzleBytes)));
-        NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-            b, loc, LLVM::AddrSpaceCastOp::create(b, loc, ptrCluster, rowDst),
-            desc, ValueRange{coords[0], sourceRow}, full, ValueRange{}, Value(),
-            Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
-            NVVM::CTAGroupKindAttr(), Value());
-      }
+      if (failed(
+              putGatheredRows(type, coords[0], gatheredRows, lane, dst, full)))
+        return failure();
       continue;
     }
     if (Value split = tileLoad.getSplit()) {
@@ -333,6 +334,55 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
   return success();
 }
 
+LogicalResult KernelTranslator::putGatheredRows(TileType type, Value k0,
+                                                ArrayRef<Value> sourceRows,
+                                                Value lane, Value dst,
+                                                Value full) {
+  // The producer warp copies the tile's rows with cp.async, 16 bytes a
+  // lane: one instruction covers 4 rows (8 lanes a 128-byte row), so the
+  // lanes of a row read it whole. Lane l holds the x rows of tile rows l,
+  // l + 32, ... (sourceRows); the 8 lanes of tile row i take its x row
+  // from lane i % 32 (a shuffle). A row's 16-byte chunk c goes to chunk
+  // c ^ (i % 8) of its 128-byte swizzle row, where the consumers' wgmma
+  // reads it, as TMA would have put it. Rows of -1 and chunks past K are
+  // zero-filled (source size 0), never read.
+  Value x = param(KernelParam(facts.xParam()));
+  Value lda = toIndex(param(KernelParam(facts.ldaParam())));
+  int64_t elemBytes = getElementBytes(type.getElementType());
+  int64_t chunkElems = 16 / elemBytes;
+  Value chunk = arith::RemUIOp::create(b, loc, lane, idx(8));
+  Value rowInGroup = arith::DivUIOp::create(b, loc, lane, idx(8));
+  Value col = add(toIndex(k0), mul(chunk, idx(chunkElems)));
+  Value inK = cmp(arith::CmpIPredicate::ult, col, k);
+  Value allLanes = c32(-1);
+  for (int64_t j = 0; j < type.getRows() / 4; ++j) {
+    int64_t q = (4 * j) / 32;
+    Value srcLane = toI32(add(idx((4 * j) % 32), rowInGroup));
+    Value row =
+        NVVM::ShflOp::create(b, loc, i32, allLanes, sourceRows[q], srcLane,
+                             c32(0x1f), NVVM::ShflKind::idx, UnitAttr())
+            .getResult();
+    Value ok = arith::AndIOp::create(
+        b, loc, inK,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, c32(0)));
+    Value safeRow = arith::SelectOp::create(b, loc, ok, toIndex(row), idx(0));
+    Value safeCol = arith::SelectOp::create(b, loc, ok, col, idx(0));
+    Value src = elementAddress(x, type.getElementType(),
+                               add(mul(safeRow, lda), safeCol));
+    Value tileRow = add(idx(4 * j), rowInGroup);
+    Value swizzled = arith::XOrIOp::create(
+        b, loc, chunk, arith::RemUIOp::create(b, loc, tileRow, idx(8)));
+    Value chunkDst = byteOffset(
+        dst, add(mul(tileRow, idx(kSwizzleBytes)), mul(swizzled, idx(16))));
+    Value size = arith::SelectOp::create(b, loc, ok, c32(16), c32(0));
+    NVVM::CpAsyncOp::create(b, loc, chunkDst, src, 16,
+                            NVVM::LoadCacheModifierKind::CG, size);
+  }
+  // Each lane's arrival completes when its copies have landed.
+  NVVM::CpAsyncMBarrierArriveOp::create(b, loc, full, /*noinc=*/true);
+  return success();
+}
+
 LogicalResult KernelTranslator::putActivationScales(LoadScalesOp load,
                                                     Value alignedRow, Value dst,
                                                     Value full) {
@@ -387,6 +437,12 @@ LogicalResult KernelTranslator::translateRingGet(RingGetOp op) {
   Value slot = ringSlot(position);
   NVVM::MBarrierTryWaitParityOp::create(b, loc, ringBarrier(slot, false),
                                         ringParity(position), c32(kWaitTicks));
+  // Gathered rows were written by cp.async (the generic proxy); wgmma reads
+  // shared memory through the async proxy.
+  if (facts.gather)
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
   // A tile is the address of its slot's buffer; scales are the address of
   // their first scale, which the slot's header gives.
   for (auto [index, tile] : llvm::enumerate(op.getTiles())) {
