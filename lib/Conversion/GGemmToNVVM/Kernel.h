@@ -201,7 +201,7 @@ private:
                                     Value dst, Value full);
   LogicalResult putGatheredRows(TileType type, Value k0,
                                 ArrayRef<Value> sourceRows, Value lane,
-                                Value dst, Value full);
+                                Value warpRow0, Value dst, Value full);
   LogicalResult translateStore(StoreTileOp op);
   void storeDirect(Value acc, Value row0, Value rowEnd, Value col0,
                    Value weight, int64_t blockN);

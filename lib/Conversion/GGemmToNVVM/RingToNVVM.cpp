@@ -62,10 +62,10 @@ LogicalResult KernelTranslator::translateCreateRing(CreateRingOp op) {
     b.setInsertionPointToStart(init.thenBlock());
     for (int64_t s = 0; s < facts.layout.getStages(); ++s) {
       // The producer's arrival (with the TMA bytes); with gathered rows
-      // also one per lane of the producer warp, when its cp.async copies
-      // land (cp.async.mbarrier.arrive.noinc).
+      // also one per thread of the producer warpgroup, when its cp.async
+      // copies land (cp.async.mbarrier.arrive.noinc).
       NVVM::MBarrierInitOp::create(b, loc, ringBarrier(idx(s), false),
-                                   c32(facts.gather ? 1 + 32 : 1), Value());
+                                   c32(facts.gather ? 1 + 128 : 1), Value());
       NVVM::MBarrierInitOp::create(b, loc, ringBarrier(idx(s), true),
                                    c32(op.getReleaseCount()), Value());
     }
@@ -95,14 +95,14 @@ LogicalResult KernelTranslator::translateWarpSpecialize(WarpSpecializeOp op) {
   NVVM::SetMaxRegisterOp::create(b, loc, op.getProducerRegisters(),
                                  NVVM::SetMaxRegisterAction::decrease);
   // One elected thread of the producer's first warp issues every load;
-  // with gathered rows the whole warp runs the producer, each lane loading
-  // its share of the rows (translateRingPut).
-  Value warpInGroup = arith::DivUIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, tid, idx(128)), idx(32));
-  auto warp0 = scf::IfOp::create(
-      b, loc, cmp(arith::CmpIPredicate::eq, warpInGroup, idx(0)), false);
-  b.setInsertionPoint(warp0.thenBlock()->getTerminator());
+  // with gathered rows the whole producer warpgroup runs the producer, each
+  // thread copying its share of the rows (translateRingPut).
   if (!facts.gather) {
+    Value warpInGroup = arith::DivUIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, tid, idx(128)), idx(32));
+    auto warp0 = scf::IfOp::create(
+        b, loc, cmp(arith::CmpIPredicate::eq, warpInGroup, idx(0)), false);
+    b.setInsertionPoint(warp0.thenBlock()->getTerminator());
     Value leader = NVVM::ElectSyncOp::create(b, loc, i1, Value());
     auto leaderIf = scf::IfOp::create(b, loc, leader, false);
     b.setInsertionPoint(leaderIf.thenBlock()->getTerminator());
@@ -131,13 +131,15 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
   SmallVector<SmallVector<Value>> weightScaleValues;
   for (auto [load, index] : weightScales)
     weightScaleValues.push_back(loadWeightScales(load));
-  // Gathered rows (the whole producer warp runs this; TMA cannot gather
-  // on sm_90): lane l reads the x rows of tile rows l, l + 32, ... from
-  // the gather indices before the wait, like the weight scales; rows past
-  // the segment's end, and indices outside x, become -1 (zero-filled).
-  Value lane;
+  // Gathered rows (the whole producer warpgroup runs this; TMA cannot
+  // gather on sm_90): warp w copies the tile rows [w R/4, (w + 1) R/4), and
+  // its lane l reads the x rows of its rows l, l + 32, ... from the gather
+  // indices before the wait, like the weight scales; rows past the
+  // segment's end, and indices outside x, become -1 (zero-filled).
+  Value lane, producerThread, warpRow0;
   SmallVector<Value> gatheredRows;
   if (facts.gather) {
+    producerThread = arith::RemUIOp::create(b, loc, tid, idx(128));
     lane = arith::RemUIOp::create(b, loc, tid, idx(32));
     Value xRows = param(KernelParam(facts.xRowsParam()));
     for (Value entry : op.getTiles()) {
@@ -148,8 +150,11 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
       Value end = lookup(gathered.getGatherEnd(), gathered);
       if (!row0 || !end)
         return failure();
-      for (int64_t q = 0; q < gathered.getType().getRows() / 32; ++q) {
-        Value r = add(row0, add(lane, idx(32 * q)));
+      int64_t warpRows = gathered.getType().getRows() / 4;
+      warpRow0 = mul(arith::DivUIOp::create(b, loc, producerThread, idx(32)),
+                     idx(warpRows));
+      for (int64_t q = 0; q < llvm::divideCeil(warpRows, 32); ++q) {
+        Value r = add(add(row0, warpRow0), add(lane, idx(32 * q)));
         Value inSegment = cmp(arith::CmpIPredicate::ult, r, end);
         Value safe = arith::SelectOp::create(b, loc, inSegment, r, idx(0));
         Value index =
@@ -165,13 +170,13 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
       }
     }
   }
-  // With the whole warp here, one lane arrives and issues the whole-box
-  // loads.
+  // With the whole warpgroup here, one thread arrives and issues the
+  // whole-box loads.
   auto leaderOnly = [&](function_ref<void()> body) {
     if (!facts.gather)
       return body();
     auto ifOp = scf::IfOp::create(
-        b, loc, cmp(arith::CmpIPredicate::eq, lane, idx(0)), false);
+        b, loc, cmp(arith::CmpIPredicate::eq, producerThread, idx(0)), false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(ifOp.thenBlock());
     body();
@@ -260,8 +265,8 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
     int64_t boxBytes = type.getNumBytes() / boxes;
     Value dst = ringBuffer(index, slot);
     if (tileLoad.getGather()) {
-      if (failed(
-              putGatheredRows(type, coords[0], gatheredRows, lane, dst, full)))
+      if (failed(putGatheredRows(type, coords[0], gatheredRows, lane, warpRow0,
+                                 dst, full)))
         return failure();
       continue;
     }
@@ -336,15 +341,15 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
 
 LogicalResult KernelTranslator::putGatheredRows(TileType type, Value k0,
                                                 ArrayRef<Value> sourceRows,
-                                                Value lane, Value dst,
-                                                Value full) {
-  // The producer warp copies the tile's rows with cp.async, 16 bytes a
-  // lane: one instruction covers 4 rows (8 lanes a 128-byte row), so the
-  // lanes of a row read it whole. Lane l holds the x rows of tile rows l,
-  // l + 32, ... (sourceRows); the 8 lanes of tile row i take its x row
-  // from lane i % 32 (a shuffle). A row's 16-byte chunk c goes to chunk
-  // c ^ (i % 8) of its 128-byte swizzle row, where the consumers' wgmma
-  // reads it, as TMA would have put it. Rows of -1 and chunks past K are
+                                                Value lane, Value warpRow0,
+                                                Value dst, Value full) {
+  // Each producer warp copies its quarter of the tile's rows with cp.async,
+  // 16 bytes a lane: one instruction covers 4 rows (8 lanes a 128-byte
+  // row), so the lanes of a row read it whole. Lane l holds the x rows of
+  // the warp's rows l, l + 32, ... (sourceRows); the 8 lanes of the warp's
+  // row i take its x row from lane i % 32 (a shuffle). A row's 16-byte chunk c
+  // goes to chunk c ^ (i % 8) of its 128-byte swizzle row, where the consumers'
+  // wgmma reads it, as TMA would have put it. Rows of -1 and chunks past K are
   // zero-filled (source size 0), never read.
   Value x = param(KernelParam(facts.xParam()));
   Value lda = toIndex(param(KernelParam(facts.ldaParam())));
@@ -355,7 +360,7 @@ LogicalResult KernelTranslator::putGatheredRows(TileType type, Value k0,
   Value col = add(toIndex(k0), mul(chunk, idx(chunkElems)));
   Value inK = cmp(arith::CmpIPredicate::ult, col, k);
   Value allLanes = c32(-1);
-  for (int64_t j = 0; j < type.getRows() / 4; ++j) {
+  for (int64_t j = 0; j < type.getRows() / 16; ++j) {
     int64_t q = (4 * j) / 32;
     Value srcLane = toI32(add(idx((4 * j) % 32), rowInGroup));
     Value row =
@@ -369,7 +374,7 @@ LogicalResult KernelTranslator::putGatheredRows(TileType type, Value k0,
     Value safeCol = arith::SelectOp::create(b, loc, ok, col, idx(0));
     Value src = elementAddress(x, type.getElementType(),
                                add(mul(safeRow, lda), safeCol));
-    Value tileRow = add(idx(4 * j), rowInGroup);
+    Value tileRow = add(warpRow0, add(idx(4 * j), rowInGroup));
     Value swizzled = arith::XOrIOp::create(
         b, loc, chunk, arith::RemUIOp::create(b, loc, tileRow, idx(8)));
     Value chunkDst = byteOffset(
