@@ -339,7 +339,7 @@ def moved_bytes(m, T, active):
     return weights, fused_act, glued_act
 
 
-def run_bench(lines, seed, repeats):
+def run_bench(lines, seed, repeats, alt_catalog=None, alt_label=""):
     import torch
     import bench_e2e
     gen = torch.Generator(device="cuda")
@@ -398,7 +398,10 @@ def run_bench(lines, seed, repeats):
                  "", "| model | up: gather + SwiGLU | up: gather only (2I "
                  "columns) | up: SwiGLU only (permuted x) | up: plain (2I "
                  "columns, permuted x) | down: scatter to slots | down: "
-                 "plain | routing (sort_by_expert) |", "|" + "---|" * 8]
+                 "plain | routing (sort_by_expert) |"
+                 + (f" up: gather + SwiGLU, {alt_label} |" if alt_catalog
+                    else ""),
+                 "|" + "---|" * (9 if alt_catalog else 8)]
     for name, m in MODELS.items():
         if name == "small":
             continue
@@ -430,6 +433,10 @@ def run_bench(lines, seed, repeats):
             "plain down": lambda: ggemm.segment_matmul(h, w2, r.seg_indptr),
             "routing": lambda: ggemm.sort_by_expert(ids, num_experts=e),
         }
+        if alt_catalog:
+            parts["alt"] = lambda: ggemm.segment_matmul(
+                x, w13, r.seg_indptr, row_indices=r.row_indices,
+                activation="swiglu", catalog=str(alt_catalog))
         t = {key: bench_e2e.bench(fn) for key, fn in parts.items()}
         row = f"| {name} | " + " | ".join(
             f"{t[key] * 1e3:.0f}" for key in parts) + " |"
@@ -457,6 +464,10 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=20261124)
     parser.add_argument("--report", type=Path)
+    parser.add_argument("--alt-catalog", type=Path,
+                        help="time the fused up projection from this "
+                        "catalog too (the breakdown's last column)")
+    parser.add_argument("--alt-label", default="other catalog")
     args = parser.parse_args()
     if args.write_spec:
         args.write_spec.write_text(json.dumps(spec(), indent=1) + "\n")
@@ -471,7 +482,8 @@ def main() -> int:
     bench_lines = []
     if args.bench:
         torch.cuda.empty_cache()
-        run_bench(bench_lines, args.seed, args.repeats)
+        run_bench(bench_lines, args.seed, args.repeats, args.alt_catalog,
+                  args.alt_label)
     if args.report:
         device = torch.cuda.get_device_name()
         commit = os.environ.get("GGEMM_COMMIT", "unknown")

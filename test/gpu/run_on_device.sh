@@ -105,7 +105,9 @@ for step in $steps; do
     # glued layer too.
     GGEMM_COMMIT=$(cat .device/moe_catalog/COMMIT 2>/dev/null || echo "$commit") \
     python3 test/gpu/check_moe.py --catalog .device/moe_catalog \
-      ${MOE_BENCH:+--bench} --report "$OUT/moe.md" 2>&1 | tee "$OUT/moe.log"
+      ${MOE_BENCH:+--bench} ${MOE_ALT:+--alt-catalog "$MOE_ALT"} \
+      ${MOE_ALT_LABEL:+--alt-label "$MOE_ALT_LABEL"} \
+      --report "$OUT/moe.md" 2>&1 | tee "$OUT/moe.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   profile)
     # Hardware counters of one launch each (bench/profile_ncu.py; the FP8
