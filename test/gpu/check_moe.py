@@ -230,8 +230,9 @@ def weights_of(m, gen):
 
 # -- check ---------------------------------------------------------------------
 
-def run_checks(lines, seed):
+def run_checks(lines, seed, models=None):
     import torch
+    import ggemm
     torch.backends.cuda.matmul.allow_tf32 = False
     gen = torch.Generator(device="cuda")
     gen.manual_seed(seed)
@@ -261,6 +262,8 @@ def run_checks(lines, seed):
         return f"rel err {err:.1e}"
 
     for name, m in MODELS.items():
+        if models and name not in models:
+            continue
         w13, w2 = weights_of(m, gen)
         e = m["experts"]
         tokens = TOKENS if name != "small" else [1, 5, 300]
@@ -302,6 +305,50 @@ def run_checks(lines, seed):
             case(f"small T={T} swiglu bias",
                  lambda: compare(fused(x, w13, w2, ids, wts, e, "slots",
                                        bias=bias), ref))
+            # The ops alone with indices outside x and y: gathered rows
+            # outside x read zeros, scattered rows outside y write nothing
+            # (y's other rows keep their values, bit for bit).
+            def out_of_range():
+                M = 200
+                ri = torch.randint(0, T, (M,), device="cuda", generator=gen,
+                                   dtype=torch.int32)
+                ri[::7] = -1
+                ri[3::11] = T + 3
+                si = torch.randperm(M + 40, device="cuda", generator=gen)[
+                    :M].to(torch.int32) - 20  # some below 0, some >= M + 20
+                counts = [60, 0, 90, 50, 0, 0, 0, 0][:e]
+                indptr = torch.tensor([0] + list(torch.tensor(counts).cumsum(
+                    0).tolist()), device="cuda", dtype=torch.int32)
+                out = torch.randn(M + 20, m["hidden"], device="cuda",
+                                  generator=gen).to(torch.bfloat16)
+                old = out.clone()
+                h = ggemm.segment_matmul(x, w13, indptr, row_indices=ri,
+                                         activation="swiglu")
+                ggemm.segment_matmul(h, w2, indptr, scatter_indices=si,
+                                     out=out)
+                xg = torch.where((ri >= 0)[:, None] & (ri < T)[:, None],
+                                 x[ri.clamp(0, T - 1).long()].float(), 0.0)
+                ref = old.float().clone()
+                i = m["inter"]
+                for g in range(e):
+                    lo, hi = int(indptr[g]), int(indptr[g + 1])
+                    if hi <= lo:
+                        continue
+                    gu = xg[lo:hi] @ w13[g].float().t()
+                    a = (torch.nn.functional.silu(gu[:, :i]) * gu[:, i:]
+                         ).to(torch.bfloat16).float()
+                    y = a @ w2[g].float().t()
+                    t = si[lo:hi].long()
+                    keep = (t >= 0) & (t < M + 20)
+                    ref[t[keep]] = y[keep]
+                written = torch.zeros(M + 20, dtype=torch.bool, device="cuda")
+                t = si[:int(indptr[-1])].long()
+                written[t[(t >= 0) & (t < M + 20)]] = True
+                if not torch.equal(out[~written], old[~written]):
+                    raise AssertionError("rows no index points to changed")
+                return compare(out[written].float(), ref[written])
+            case(f"small gather/scatter indices outside x and y",
+                 out_of_range)
             # The two glued layers agree with the reference too (the
             # benchmark's peers compute the same thing).
             case(f"small T={T} glued (torch)", lambda: compare(
@@ -468,6 +515,8 @@ def main() -> int:
                         help="time the fused up projection from this "
                         "catalog too (the breakdown's last column)")
     parser.add_argument("--alt-label", default="other catalog")
+    parser.add_argument("--models", nargs="*", choices=list(MODELS),
+                        help="check only these layers (default: all)")
     args = parser.parse_args()
     if args.write_spec:
         args.write_spec.write_text(json.dumps(spec(), indent=1) + "\n")
@@ -476,7 +525,7 @@ def main() -> int:
     if args.catalog:
         os.environ["GGEMM_CATALOG"] = str(args.catalog)
     lines = []
-    passed, failed = run_checks(lines, args.seed)
+    passed, failed = run_checks(lines, args.seed, args.models)
     summary = f"gpu-check-moe: {passed} passed, {failed} failed"
     print(summary, flush=True)
     bench_lines = []

@@ -109,6 +109,13 @@ for step in $steps; do
       ${MOE_ALT_LABEL:+--alt-label "$MOE_ALT_LABEL"} \
       --report "$OUT/moe.md" 2>&1 | tee "$OUT/moe.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  moe-safety)
+    # compute-sanitizer memcheck of the MoE kernels on the small layer
+    # (gathered and scattered indices outside x and y included).
+    compute-sanitizer --tool memcheck --report-api-errors no \
+      python3 test/gpu/check_moe.py --catalog .device/moe_catalog \
+      --models small > "$OUT/moe-safety.log" 2>&1 || rc=1
+    grep -E "gpu-check-moe|ERROR SUMMARY|FAIL" "$OUT/moe-safety.log" | tail -5 ;;
   profile)
     # Hardware counters of one launch each (bench/profile_ncu.py; the FP8
     # kernels too with PROFILE_FP8=1); the
