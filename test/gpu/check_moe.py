@@ -315,7 +315,7 @@ def run_checks(lines, seed, models=None):
                 ri[::7] = -1
                 ri[3::11] = T + 3
                 si = torch.randperm(M + 40, device="cuda", generator=gen)[
-                    :M].to(torch.int32) - 20  # some below 0, some >= M + 20
+                    :M].to(torch.int32) - 20  # some below 0, some >= M
                 counts = [60, 0, 90, 50, 0, 0, 0, 0][:e]
                 indptr = torch.tensor([0] + list(torch.tensor(counts).cumsum(
                     0).tolist()), device="cuda", dtype=torch.int32)
