@@ -88,8 +88,9 @@ def spec() -> dict:
             dict(seg, n=i, k=h, activation="swiglu"),
         ]
         if name == "small":
-            lines.append(dict(seg, n=i, k=h, row_indices=True,
-                              activation="swiglu", bias=True))
+            lines += [dict(seg, n=i, k=h, row_indices=True,
+                           activation="swiglu", bias=True),
+                      dict(seg, n=h, k=i, scatter=True)]
     return {"format": "bin", "kernels": lines}
 
 
