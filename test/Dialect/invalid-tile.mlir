@@ -653,3 +653,84 @@ func.func @zero_k_tail_no_tiles(%v: index) {
   return
 }
 
+
+// -----
+
+func.func @gather_mn_major(%w: memref<4x256x512xbf16>, %ri: memref<?xi32>, %i: index) {
+  // expected-error @+1 {{'ggemm.load_tile' op expects a gathered tile to be a k_major tile of a matrix (its rows are gathered), got a batch source}}
+  %t = ggemm.load_tile %w[%i, %i, %i] gather(%ri : memref<?xi32>, %i)
+      : memref<4x256x512xbf16> -> !ggemm.tile<128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @gather_without_end(%x: memref<?x256xbf16>, %ri: memref<?xi32>, %i: index) {
+  // expected-error @+1 {{'ggemm.load_tile' op expects gather indices and their end together}}
+  %t = "ggemm.load_tile"(%x, %i, %i, %ri)
+      <{operandSegmentSizes = array<i32: 1, 2, 0, 1, 0, 0>}>
+      : (memref<?x256xbf16>, index, index, memref<?xi32>) -> !ggemm.tile<128x64xbf16>
+  return
+}
+
+// -----
+
+func.func @gated_transposed(%acc: !ggemm.accumulator<128x48xf32>,
+                            %y: memref<?x64xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects a gated (swiglu) store of an untransposed accumulator with an even number of columns (gate half, up half)}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) transposed
+      {epilogue = #ggemm.epilogue<activation = swiglu>}
+      : !ggemm.accumulator<128x48xf32>, memref<?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @atomic_store_without_scatter(%acc: !ggemm.accumulator<128x128xf32>,
+                                        %y: memref<?x128xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects an atomic epilogue only with `scatter` and accumulate = true}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i)
+      {epilogue = #ggemm.epilogue<accumulate = true, atomic = true>}
+      : !ggemm.accumulator<128x128xf32>, memref<?x128xf32>
+  return
+}
+
+// -----
+
+func.func @staged_scatter(%acc: !ggemm.accumulator<128x128xf32>,
+                          %y: memref<?x128xbf16>, %si: memref<?xi32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects no `staging` on a scattered store (its rows are not a box of y)}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) scatter(%si : memref<?xi32>)
+      {staging = #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>}
+      : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+  return
+}
+
+// -----
+
+func.func @gated_bias_columns(%acc: !ggemm.accumulator<128x128xf32>,
+                              %y: memref<?x64xbf16>, %b: memref<4x64xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects bias rows of 128 columns (gate, then up), got 64}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) bias(%b[%i] : memref<4x64xf32>)
+      {epilogue = #ggemm.epilogue<activation = swiglu>}
+      : !ggemm.accumulator<128x128xf32>, memref<?x64xbf16>
+  return
+}
+
+// -----
+
+func.func @split_odd_rows(%w: memref<4x256x512xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.load_tile' op expects an even number of tile rows to split, got 7}}
+  %t = ggemm.load_tile %w[%i, %i, %i] split(%i)
+      : memref<4x256x512xbf16> -> !ggemm.tile<7x64xbf16>
+  return
+}
+
+// -----
+
+func.func @gather_and_split(%x: memref<?x256xbf16>, %ri: memref<?xi32>, %i: index) {
+  // expected-error @+1 {{'ggemm.load_tile' op expects no k_end or split with gather}}
+  %t = ggemm.load_tile %x[%i, %i] gather(%ri : memref<?xi32>, %i) split(%i)
+      : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+  return
+}

@@ -782,3 +782,97 @@ func.func @expected_m_type(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
       segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>) {expected_m = 4 : i32}
   return
 }
+
+// -----
+
+func.func @swiglu_odd_rows(%x: memref<?x256xbf16>, %w: memref<4x127x256xbf16>,
+                           %indptr: memref<5xi32>, %y: memref<?x63xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects w's N extent (127) to be even for activation = swiglu (gate rows, then as many up rows)}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x127x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x63xbf16>)
+      {epilogue = #ggemm.epilogue<activation = swiglu>}
+  return
+}
+
+// -----
+
+func.func @swiglu_y_columns(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>,
+                            %indptr: memref<5xi32>, %y: memref<?x256xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects y of shape [?, 128], got [?, 256]}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x256x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x256xbf16>)
+      {epilogue = #ggemm.epilogue<activation = swiglu>}
+  return
+}
+
+// -----
+
+func.func @swiglu_bias_columns(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>,
+                               %indptr: memref<5xi32>, %b: memref<4x128xf32>,
+                               %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects bias of shape [4, 256], got [4, 128]}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x256x256xbf16>)
+      segments(%indptr : memref<5xi32>) bias(%b : memref<4x128xf32>)
+      outs(%y : memref<?x128xbf16>)
+      {epilogue = #ggemm.epilogue<activation = swiglu>}
+  return
+}
+
+// -----
+
+func.func @atomic_without_scatter(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                                  %indptr: memref<5xi32>, %y: memref<?x128xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects an atomic epilogue only with scatter_indices and accumulate = true (atomic adds rows of y in), got no scatter_indices}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xf32>)
+      {epilogue = #ggemm.epilogue<accumulate = true, atomic = true>}
+  return
+}
+
+// -----
+
+func.func @atomic_without_accumulate(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                                     %indptr: memref<5xi32>, %si: memref<?xi32>,
+                                     %y: memref<?x128xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects an atomic epilogue only with scatter_indices and accumulate = true (atomic adds rows of y in), got no accumulate}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) scatter_indices(%si : memref<?xi32>)
+      outs(%y : memref<?x128xf32>) {epilogue = #ggemm.epilogue<atomic = true>}
+  return
+}
+
+// -----
+
+func.func @scatter_length(%x: memref<100x256xbf16>, %w: memref<4x128x256xbf16>,
+                          %indptr: memref<5xi32>, %si: memref<99xi32>,
+                          %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects scatter_indices of shape [100], got [99]}}
+  ggemm.segment_matmul ins(%x, %w : memref<100x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) scatter_indices(%si : memref<99xi32>)
+      outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @gather_rows_set_y(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                             %indptr: memref<5xi32>, %ri: memref<64xi32>,
+                             %y: memref<100x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects y of shape [64, 128], got [100, 128]}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) row_indices(%ri : memref<64xi32>)
+      outs(%y : memref<100x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @row_indices_i64(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                           %indptr: memref<5xi32>, %ri: memref<?xi64>,
+                           %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op operand 'row_indices' must be 1D memref of 32-bit signless integer values, but got 'memref<?xi64>'}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) row_indices(%ri : memref<?xi64>)
+      outs(%y : memref<?x128xbf16>)
+  return
+}

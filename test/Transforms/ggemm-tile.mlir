@@ -385,3 +385,66 @@ func.func @tensor_wise_masked(%x: memref<4x64x256xf8E4M3FN>, %w: memref<4x128x25
        config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>}
   return
 }
+
+// -----
+
+// MoE without glue: gathered x rows (row_indices; M is their count, x has
+// rows of its own) and the gated epilogue. The tiles run over w's 2N rows;
+// a tile's column col covers outputs [col / 2, col / 2 + block_n / 2): its
+// weight tile is split, gate rows from col / 2 and up rows N further on.
+// CHECK-LABEL: func.func @gather_swiglu(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x512x256xbf16>, %[[P:[a-z0-9]+]]: memref<5xi32>, %[[RI:[a-z0-9]+]]: memref<?xi32>, %[[Y:[a-z0-9]+]]: memref<?x256xbf16>)
+// CHECK: %[[M:.+]] = memref.dim %[[RI]], %c0{{(_[0-9]+)?}} : memref<?xi32>
+// CHECK: %[[N2:.+]] = arith.constant 512 : index
+// CHECK: ggemm.foreach_tile segment rows(%[[P]] : memref<5xi32>) groups(%{{.+}}) rows_per_group(%{{.+}}) num_rows(%[[M]]) num_cols(%[[N2]])
+// CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
+// CHECK: %[[OUTCOL:.+]] = arith.divui %[[COL]], %[[TWO:.+]] : index
+// CHECK-NEXT: %[[UP:.+]] = arith.divui %[[N2]], %[[TWO]] : index
+// CHECK: ggemm.load_tile %[[X]][%[[ROW]], %[[K:.+]]] gather(%[[RI]] : memref<?xi32>, %[[END]]) : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+// CHECK-NEXT: ggemm.load_tile %[[W]][%[[GRP]], %[[OUTCOL]], %[[K]]] split(%[[UP]]) : memref<4x512x256xbf16> -> !ggemm.tile<256x64xbf16>
+// CHECK: ggemm.store_tile %{{.+}} to %[[Y]] row(%[[ROW]]) row_end(%[[END]]) col(%[[OUTCOL]]) {epilogue = #ggemm.epilogue<activation = swiglu>} : !ggemm.accumulator<128x256xf32>, memref<?x256xbf16>
+func.func @gather_swiglu(%x: memref<?x256xbf16>, %w: memref<4x512x256xbf16>, %indptr: memref<5xi32>,
+                         %ri: memref<?xi32>, %y: memref<?x256xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x512x256xbf16>)
+      segments(%indptr : memref<5xi32>) row_indices(%ri : memref<?xi32>)
+      outs(%y : memref<?x256xbf16>)
+      {epilogue = #ggemm.epilogue<activation = swiglu>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64>}
+  return
+}
+
+// -----
+
+// The scatter-combine epilogue: the store sends row r to y row
+// scatter_indices[r] and adds it in atomically; the routing weights are the
+// row scale, read at the segment row.
+// CHECK-LABEL: func.func @scatter_atomic(
+// CHECK-SAME: %[[H:[a-z0-9]+]]: memref<?x128xbf16>, %[[W:[a-z0-9]+]]: memref<4x256x128xbf16>, %[[P:[a-z0-9]+]]: memref<5xi32>, %[[RS:[a-z0-9]+]]: memref<?xf32>, %[[SI:[a-z0-9]+]]: memref<?xi32>, %[[OUT:[a-z0-9]+]]: memref<?x256xf32>)
+// CHECK: %[[M:.+]] = memref.dim %[[H]], %c0{{(_[0-9]+)?}} : memref<?x128xbf16>
+// CHECK: ggemm.foreach_tile segment rows(%[[P]] : memref<5xi32>) groups(%{{.+}}) rows_per_group(%{{.+}}) num_rows(%[[M]])
+// CHECK: ggemm.load_tile %[[H]][%{{.+}}, %{{.+}}] : memref<?x128xbf16> -> !ggemm.tile<128x64xbf16>
+// CHECK: ggemm.store_tile %{{.+}} to %[[OUT]] row(%{{.+}}) row_end(%{{.+}}) col(%{{.+}}) row_scale(%[[RS]] : memref<?xf32>) scatter(%[[SI]] : memref<?xi32>) {epilogue = #ggemm.epilogue<accumulate = true, atomic = true>} : !ggemm.accumulator<128x128xf32>, memref<?x256xf32>
+func.func @scatter_atomic(%h: memref<?x128xbf16>, %w: memref<4x256x128xbf16>, %indptr: memref<5xi32>,
+                          %rs: memref<?xf32>, %si: memref<?xi32>, %out: memref<?x256xf32>) {
+  ggemm.segment_matmul ins(%h, %w : memref<?x128xbf16>, memref<4x256x128xbf16>)
+      segments(%indptr : memref<5xi32>) row_scale(%rs : memref<?xf32>)
+      scatter_indices(%si : memref<?xi32>) outs(%out : memref<?x256xf32>)
+      {epilogue = #ggemm.epilogue<accumulate = true, atomic = true>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>}
+  return
+}
+
+// -----
+
+func.func @fp8_gather(%x: memref<?x256xf8E4M3FN>, %w: memref<4x256x256xf8E4M3FN>, %indptr: memref<5xi32>,
+                      %ri: memref<?xi32>, %xs: memref<?x2xf32>, %ws: memref<4x2x2xf32>,
+                      %y: memref<?x256xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects bf16 or f16 operands with row_indices: the FP8 tile program has no gathered or gated form yet}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x256x256xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) row_indices(%ri : memref<?xi32>)
+      scales(%xs, %ws : memref<?x2xf32>, memref<4x2x2xf32>)
+      outs(%y : memref<?x256xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>}
+  return
+}

@@ -1,0 +1,30 @@
+// What the GPU back end does not compile of the MoE forms, diagnosed: a
+// gated kernel on clusters (the multicast weight tile is split by rows, the
+// gated one by halves), gathered rows with swap-AB (the gathered tile must
+// be wgmma's A).
+// RUN: not gemm-opt %s -split-input-file --ggemm-to-ptx="chip=sm_90a" -o /dev/null 2>&1 | FileCheck %s
+
+// CHECK: error: 'ggemm.launch' op expects a gated (swiglu) kernel without swap_ab, clusters or FP8
+func.func @gated_cluster(%x: memref<?x256xbf16>, %w: memref<4x512x256xbf16>,
+                         %indptr: memref<5xi32>, %y: memref<?x256xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x512x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x256xbf16>)
+      {epilogue = #ggemm.epilogue<activation = swiglu>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64,
+                                   cluster_m = 2, raster = along_m>}
+  return
+}
+
+// -----
+
+// CHECK: error: 'ggemm.launch' op expects no swap_ab with gathered rows (the gathered tile is wgmma's A)
+func.func @gather_swap(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>,
+                       %indptr: memref<5xi32>, %ri: memref<?xi32>,
+                       %y: memref<?x256xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x256x256xbf16>)
+      segments(%indptr : memref<5xi32>) row_indices(%ri : memref<?xi32>)
+      outs(%y : memref<?x256xbf16>)
+      {config = #ggemm.tile_config<block_m = 24, block_n = 128, block_k = 64,
+                                   consumer_warpgroups = 2, swap_ab = true>}
+  return
+}
