@@ -316,3 +316,20 @@ func.func @k_ragged(%dy: memref<?x4096xbf16>, %x: memref<?x7168xbf16>, %indptr: 
       segments(%indptr : memref<9xi32>) outs(%dws : memref<8x32x64xbf16>)
   return
 }
+
+// -----
+
+// A gated (swiglu) or gathered program has no swapped form: few rows per
+// group get a 64-row tile on one consumer warpgroup, not swap-AB.
+// CHECK-LABEL: func.func @gated_small_groups
+// CHECK: ggemm.segment_matmul
+// CHECK-SAME: config = #ggemm.tile_config<block_m = 64, block_n = {{[0-9]+}}, block_k = 64, stages = {{[0-9]+}}, consumer_warpgroups = 1, raster = along_m>
+func.func @gated_small_groups(%x: memref<?x2048xbf16>, %w: memref<128x1536x2048xbf16>,
+                              %indptr: memref<129xi32>, %ri: memref<?xi32>,
+                              %y: memref<?x768xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x2048xbf16>, memref<128x1536x2048xbf16>)
+      segments(%indptr : memref<129xi32>) row_indices(%ri : memref<?xi32>)
+      outs(%y : memref<?x768xbf16>)
+      {epilogue = #ggemm.epilogue<activation = swiglu>, expected_m = 16}
+  return
+}

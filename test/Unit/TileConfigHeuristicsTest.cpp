@@ -397,3 +397,26 @@ TEST(ChooseKRaggedTileConfig, DeepGemmShape) {
   EXPECT_EQ(c.blockN, 256);
   EXPECT_GE(c.stages, 2);
 }
+
+// A program with no swapped form (gated epilogue, gathered or scattered
+// rows): small groups get 64-row tiles on one consumer warpgroup, larger
+// ones the usual 128-row tiles; never swap-AB.
+TEST(ChooseTileConfig, NoSwapABGivesSmallTilesToSmallGroups) {
+  for (int64_t rows : {1, 16, 64}) {
+    ProblemSummary p = problem(1536, 2048, rows, 128);
+    p.noSwapAB = true;
+    TileChoice c = chooseTileConfig(p, kH100SMs);
+    EXPECT_FALSE(c.swapAB) << rows;
+    EXPECT_EQ(c.blockM, 64) << rows;
+    EXPECT_EQ(c.consumerWarpgroups, 1) << rows;
+    // The same problem without the restriction takes swap-AB.
+    p.noSwapAB = false;
+    EXPECT_TRUE(chooseTileConfig(p, kH100SMs).swapAB) << rows;
+  }
+  ProblemSummary large = problem(1536, 2048, 512, 128);
+  large.noSwapAB = true;
+  TileChoice c = chooseTileConfig(large, kH100SMs);
+  EXPECT_FALSE(c.swapAB);
+  EXPECT_EQ(c.blockM, 128);
+  EXPECT_EQ(c.consumerWarpgroups, 2);
+}
