@@ -161,9 +161,12 @@ def GGemm_LoadTileOp : GGemm_Op<"load_tile", [MemoryEffects<[MemRead]>,
     reads the tile's rows through `indices` (`[M]` i32): tile row `i` is
     source row `indices[r + i]`, `r` being the row index. Rows with `r + i`
     at or past `end` (the next segment's), past the end of `indices`, or
-    whose index is outside the source read as zero. On the GPU the producer
-    loads each row with its own one-row TMA box (TMA cannot gather on
-    sm_90) and skips the rows past `end`.
+    whose index is outside the source read as zero. On the GPU (TMA cannot
+    gather on sm_90) the producer warpgroup copies the rows with cp.async,
+    16 bytes a thread, into the slot's 128-byte swizzle rows as TMA would
+    have written them, zero-fills the rows past `end` and arrives on the
+    stage's mbarrier when its copies land; the consumers fence the async
+    proxy before wgmma reads them.
 
     `split(%offset)` (optional): the tile's second half of rows is read
     `offset` rows further on: tile row `i >= R / 2` is source row
