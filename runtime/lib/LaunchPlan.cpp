@@ -873,9 +873,13 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
 
   shape.lda = x.strides[x.rank - 2];
   shape.ldy = y.strides[y.rank - 2];
+  // A swiglu kernel's tiles run over w's 2N rows (block_n of them each,
+  // block_n / 2 output columns).
+  const int64_t tileCols =
+      problem.activation == Activation::Swiglu ? 2 * shape.n : shape.n;
   shape.numTiles = computeTileBound(problem.op, shape.numRows,
                                     shape.rowsPerGroup, shape.numGroups,
-                                    shape.n, manifest.blockM, manifest.blockN);
+                                    tileCols, manifest.blockM, manifest.blockN);
   // The kernel skips rows scattered outside [0, Y): a y without rows gets
   // none of them.
   if (scatter && shape.yRows == 0)

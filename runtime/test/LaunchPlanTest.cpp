@@ -2278,7 +2278,9 @@ TEST(MoeBind, SwigluWeightsHoldTwiceN) {
   Status status = bindMoe(manifest, t, args);
   ASSERT_TRUE(status.ok()) << status.getMessage();
   EXPECT_EQ(args.shape.n, 4096);
-  EXPECT_EQ(args.shape.numTiles, 512); // N = 4096 output columns
+  // The tiles run over w's 2N = 8192 rows (block_n of them per tile): twice
+  // the bound of 4096 plain output columns.
+  EXPECT_EQ(args.shape.numTiles, 1024);
 
   // A weight of N rows, as without swiglu.
   t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 4096, 7168});
