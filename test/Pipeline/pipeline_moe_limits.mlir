@@ -1,7 +1,8 @@
 // What the GPU back end does not compile of the MoE forms, diagnosed: a
 // gated kernel on clusters (the multicast weight tile is split by rows, the
 // gated one by halves), gathered rows with swap-AB (the gathered tile must
-// be wgmma's A).
+// be wgmma's A), and gated or gathered masked/batched kernels (the
+// runtime launches these forms for segment_matmul only).
 // RUN: not gemm-opt %s -split-input-file --ggemm-to-ptx="chip=sm_90a" -o /dev/null 2>&1 | FileCheck %s
 
 // CHECK: error: 'ggemm.launch' op expects a gated (swiglu) kernel without swap_ab, clusters or FP8
@@ -26,5 +27,18 @@ func.func @gather_swap(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>,
       outs(%y : memref<?x256xbf16>)
       {config = #ggemm.tile_config<block_m = 24, block_n = 128, block_k = 64,
                                    consumer_warpgroups = 2, swap_ab = true>}
+  return
+}
+
+// -----
+
+// CHECK: error: 'ggemm.launch' op expects gathered or scattered rows and a gated (swiglu) epilogue only in a bf16/f16 segment kernel without clusters (the runtime launches them for segment_matmul)
+func.func @gated_masked(%x: memref<4x64x256xbf16>, %w: memref<4x512x256xbf16>,
+                        %counts: memref<4xi32>, %y: memref<4x64x256xbf16>) {
+  ggemm.masked_matmul ins(%x, %w : memref<4x64x256xbf16>, memref<4x512x256xbf16>)
+      masked_m(%counts : memref<4xi32>) outs(%y : memref<4x64x256xbf16>)
+      {epilogue = #ggemm.epilogue<activation = swiglu>,
+       config = #ggemm.tile_config<block_m = 64, block_n = 256, block_k = 64,
+                                   consumer_warpgroups = 1>}
   return
 }

@@ -331,12 +331,13 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
                 "mn_major tile), got "
              << f.bTile;
   }
-  if ((f.gather || f.scatter) &&
+  if ((f.gather || f.scatter || f.gated) &&
       (f.schedule.getRowMapping() != RowMapping::segment || f.kRagged ||
        f.blockScaled() || f.clusterM > 1))
     return launch.emitOpError()
-           << "expects gathered or scattered rows only in a bf16/f16 "
-              "segment kernel without clusters";
+           << "expects gathered or scattered rows and a gated (swiglu) "
+              "epilogue only in a bf16/f16 segment kernel without clusters "
+              "(the runtime launches them for segment_matmul)";
   if (f.gather && f.swapped)
     return launch.emitOpError() << "expects no swap_ab with gathered rows "
                                    "(the gathered tile is wgmma's A)";
