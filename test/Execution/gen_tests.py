@@ -225,6 +225,31 @@ class Emitter:
         self.emit("}")
 
 
+def start_counts(e: Emitter) -> tuple[str, str]:
+    """The checked/errors counters and the largest error, zeroed."""
+    stats = e.op("memref.alloca() : memref<2xi64>", "stats")
+    maxerr = e.op("memref.alloca() : memref<1xf32>", "maxerr")
+    zero64 = e.op("arith.constant 0 : i64")
+    e.emit(f"memref.store {zero64}, {stats}[%zero] : memref<2xi64>")
+    e.emit(f"memref.store {zero64}, {stats}[%one] : memref<2xi64>")
+    e.emit(f"memref.store {e.const_f32(0.0)}, {maxerr}[%zero] : "
+           "memref<1xf32>")
+    return stats, maxerr
+
+
+def print_counts(e: Emitter, stats: str, maxerr: str) -> None:
+    """Prints the lines FileCheck reads: checked, errors, max_abs_err."""
+    checked = e.op(f"memref.load {stats}[%zero] : memref<2xi64>")
+    errors = e.op(f"memref.load {stats}[%one] : memref<2xi64>")
+    worst = e.op(f"memref.load {maxerr}[%zero] : memref<1xf32>")
+    e.emit('vector.print str "checked: "')
+    e.emit(f"vector.print {checked} : i64")
+    e.emit('vector.print str "errors: "')
+    e.emit(f"vector.print {errors} : i64")
+    e.emit('vector.print str "max_abs_err: "')
+    e.emit(f"vector.print {worst} : f32")
+
+
 # Helpers shared by every test file: a hash of up to three indices mapped to
 # small exact values, fill loops, and the per-element checks.
 HELPERS = """
@@ -690,13 +715,7 @@ class TestWriter:
         e.emit(f"func.call @gemm({', '.join(args)}) : "
                f"({', '.join(types)}) -> ()")
 
-        stats = e.op("memref.alloca() : memref<2xi64>", "stats")
-        maxerr = e.op("memref.alloca() : memref<1xf32>", "maxerr")
-        zero64 = e.op("arith.constant 0 : i64")
-        e.emit(f"memref.store {zero64}, {stats}[%zero] : memref<2xi64>")
-        e.emit(f"memref.store {zero64}, {stats}[%one] : memref<2xi64>")
-        e.emit(f"memref.store {e.const_f32(0.0)}, {maxerr}[%zero] : "
-               "memref<1xf32>")
+        stats, maxerr = start_counts(e)
         atol, rtol = TOLERANCE[c.out_type]
         atol_v, rtol_v = e.const_f32(atol), e.const_f32(rtol)
         n = e.const_index(c.n)
@@ -752,15 +771,7 @@ class TestWriter:
     def finish_main(self, e: Emitter, stats: str, maxerr: str,
                     buffers: list[str]) -> str:
         """Prints the counts FileCheck reads and frees x, w, y, y_old."""
-        checked = e.op(f"memref.load {stats}[%zero] : memref<2xi64>")
-        errors = e.op(f"memref.load {stats}[%one] : memref<2xi64>")
-        worst = e.op(f"memref.load {maxerr}[%zero] : memref<1xf32>")
-        e.emit('vector.print str "checked: "')
-        e.emit(f"vector.print {checked} : i64")
-        e.emit('vector.print str "errors: "')
-        e.emit(f"vector.print {errors} : i64")
-        e.emit('vector.print str "max_abs_err: "')
-        e.emit(f"vector.print {worst} : f32")
+        print_counts(e, stats, maxerr)
         types = [self.x_type, self.w_type, self.y_type, self.y_type]
         for buf, ty in zip(buffers, types):
             e.emit(f"memref.dealloc {buf} : {ty}")
@@ -1360,13 +1371,7 @@ class KRaggedWriter:
         e.emit(f"func.call @gemm({', '.join(args)}) : ({self.dy_type}, "
                f"{self.x_type}, {self.rows_type}, {self.dw_type}) -> ()")
 
-        stats = e.op("memref.alloca() : memref<2xi64>", "stats")
-        maxerr = e.op("memref.alloca() : memref<1xf32>", "maxerr")
-        zero64 = e.op("arith.constant 0 : i64")
-        e.emit(f"memref.store {zero64}, {stats}[%zero] : memref<2xi64>")
-        e.emit(f"memref.store {zero64}, {stats}[%one] : memref<2xi64>")
-        e.emit(f"memref.store {e.const_f32(0.0)}, {maxerr}[%zero] : "
-               "memref<1xf32>")
+        stats, maxerr = start_counts(e)
         atol, rtol = TOLERANCE[c.out_type]
         atol_v, rtol_v = e.const_f32(atol), e.const_f32(rtol)
         out_rows, out_cols = c.out_shape()
@@ -1400,15 +1405,7 @@ class KRaggedWriter:
                    "(f32, f32, f32, f32, memref<2xi64>, memref<1xf32>) -> ()")
             e.end()
             e.end()
-        checked = e.op(f"memref.load {stats}[%zero] : memref<2xi64>")
-        errors = e.op(f"memref.load {stats}[%one] : memref<2xi64>")
-        worst = e.op(f"memref.load {maxerr}[%zero] : memref<1xf32>")
-        e.emit('vector.print str "checked: "')
-        e.emit(f"vector.print {checked} : i64")
-        e.emit('vector.print str "errors: "')
-        e.emit(f"vector.print {errors} : i64")
-        e.emit('vector.print str "max_abs_err: "')
-        e.emit(f"vector.print {worst} : f32")
+        print_counts(e, stats, maxerr)
         for buf, ty in ((dy, static_dy), (x, static_x), (dw, self.dw_type),
                         (dw_old, self.dw_type)):
             e.emit(f"memref.dealloc {buf} : {ty}")
@@ -1802,13 +1799,7 @@ class MoEWriter:
         e.emit("}")
         e.end()
 
-        stats = e.op("memref.alloca() : memref<2xi64>", "stats")
-        maxerr = e.op("memref.alloca() : memref<1xf32>", "maxerr")
-        zero64 = e.op("arith.constant 0 : i64")
-        e.emit(f"memref.store {zero64}, {stats}[%zero] : memref<2xi64>")
-        e.emit(f"memref.store {zero64}, {stats}[%one] : memref<2xi64>")
-        e.emit(f"memref.store {e.const_f32(0.0)}, {maxerr}[%zero] : "
-               "memref<1xf32>")
+        stats, maxerr = start_counts(e)
         atol, rtol = TOLERANCE[c.out_type]
         atol_v, rtol_v = e.const_f32(atol), e.const_f32(rtol)
         i = e.for_loop("%zero", yr, "i")
@@ -1821,15 +1812,7 @@ class MoEWriter:
                "f32, memref<2xi64>, memref<1xf32>) -> ()")
         e.end()
         e.end()
-        checked = e.op(f"memref.load {stats}[%zero] : memref<2xi64>")
-        errors = e.op(f"memref.load {stats}[%one] : memref<2xi64>")
-        worst = e.op(f"memref.load {maxerr}[%zero] : memref<1xf32>")
-        e.emit('vector.print str "checked: "')
-        e.emit(f"vector.print {checked} : i64")
-        e.emit('vector.print str "errors: "')
-        e.emit(f"vector.print {errors} : i64")
-        e.emit('vector.print str "max_abs_err: "')
-        e.emit(f"vector.print {worst} : f32")
+        print_counts(e, stats, maxerr)
         for buf, ty in [(x, self.x_type), (w, self.w_type), (y, self.y_type),
                         (y_old, self.y_type), (exp, self.exp_type)]:
             e.emit(f"memref.dealloc {buf} : {ty}")

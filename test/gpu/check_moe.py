@@ -56,6 +56,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "test" / "gpu"))
+
+from check_python import rel_err  # noqa: E402
 
 TOL = 1e-2
 #: DeepSeek-V3-like and Qwen3-MoE-like layers (hidden, intermediate per
@@ -92,13 +95,6 @@ def spec() -> dict:
                            activation="swiglu", bias=True),
                       dict(seg, n=h, k=i, scatter=True)]
     return {"format": "bin", "kernels": lines}
-
-
-def rel_err(out, ref) -> float:
-    out, ref = out.double(), ref.double()
-    denom = ref.norm().item()
-    diff = (out - ref).norm().item()
-    return diff / denom if denom > 0 else diff
 
 
 # -- the layers ----------------------------------------------------------------
