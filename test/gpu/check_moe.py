@@ -93,7 +93,10 @@ def spec() -> dict:
         if name == "small":
             lines += [dict(seg, n=i, k=h, row_indices=True,
                            activation="swiglu", bias=True),
-                      dict(seg, n=h, k=i, scatter=True)]
+                      dict(seg, n=h, k=i, scatter=True),
+                      # aiter's grouped_gemm: gathered and scattered
+                      dict(seg, n=2 * i, k=h, row_indices=True,
+                           scatter=True)]
     return {"format": "bin", "kernels": lines}
 
 
@@ -347,6 +350,30 @@ def run_checks(lines, seed, models=None):
                 return compare(out[written].float(), ref[written])
             case(f"small gather/scatter indices outside x and y",
                  out_of_range)
+            # aiter's grouped_gemm(input, weights, expert_ids, topk):
+            # out[t, j] = x[t] @ w[ids[t, j]]ᵀ, zero for an id outside the
+            # experts; one gathered and scattered segment_matmul (and, with
+            # autograd recording, a gathered one and torch's index_copy).
+            def aiter_grouped_gemm(requires_grad):
+                from ggemm.compat import aiter
+                ids, _ = routing(T, m, gen, padding=True)
+                xi = x.detach().clone().requires_grad_(requires_grad)
+                out = aiter.grouped_gemm(xi, w13, ids, m["topk"])
+                ref = torch.zeros(T, m["topk"], w13.shape[1], device="cuda")
+                for j in range(m["topk"]):
+                    e_ids = ids[:, j].long()
+                    ok = (e_ids >= 0) & (e_ids < e)
+                    wj = w13[e_ids.clamp(0, e - 1)].float()
+                    ref[:, j] = torch.where(
+                        ok[:, None],
+                        torch.einsum("tk,tnk->tn", x.float(), wj), 0.0)
+                if tuple(out.shape) != tuple(ref.shape):
+                    raise AssertionError(f"shape {tuple(out.shape)}")
+                return compare(out.detach().float(), ref)
+            case("small aiter.grouped_gemm (padding ids)",
+                 lambda: aiter_grouped_gemm(False))
+            case("small aiter.grouped_gemm, autograd recording",
+                 lambda: aiter_grouped_gemm(True))
             # The two glued layers agree with the reference too (the
             # benchmark's peers compute the same thing).
             case(f"small T={T} glued (torch)", lambda: compare(
