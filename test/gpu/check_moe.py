@@ -96,7 +96,16 @@ def spec() -> dict:
                       dict(seg, n=h, k=i, scatter=True),
                       # aiter's grouped_gemm: gathered and scattered
                       dict(seg, n=2 * i, k=h, row_indices=True,
-                           scatter=True)]
+                           scatter=True),
+                      # autograd through gather + SwiGLU: z recomputed
+                      # (2I wide, f32), dx (the other layout, f32 for the
+                      # gathered rows' sum), dW (K-ragged)
+                      dict(seg, n=2 * i, k=h, row_indices=True,
+                           out_dtype="f32"),
+                      dict(seg, n=h, k=2 * i, weight_layout="kn",
+                           out_dtype="f32"),
+                      dict(op="segment_matmul_k", dtype="bf16", n=2 * i,
+                           k=h, groups=e)]
     return {"format": "bin", "kernels": lines}
 
 
@@ -374,6 +383,43 @@ def run_checks(lines, seed, models=None):
                  lambda: aiter_grouped_gemm(False))
             case("small aiter.grouped_gemm, autograd recording",
                  lambda: aiter_grouped_gemm(True))
+            # Autograd through gather + SwiGLU (torch_ops' backward: z
+            # recomputed, dx summed onto the tokens, dW on the K-ragged
+            # kernel) against float64 torch autograd.
+            def autograd_gather_swiglu():
+                M = 200
+                ri = torch.randint(0, T, (M,), device="cuda", generator=gen,
+                                   dtype=torch.int32)
+                ri[::9] = -1
+                counts = [60, 0, 90, 50, 0, 0, 0, 0][:e]
+                indptr = torch.tensor(
+                    [0] + torch.tensor(counts).cumsum(0).tolist(),
+                    device="cuda", dtype=torch.int32)
+                xa = x.detach().clone().requires_grad_(True)
+                wa = w13.detach().clone().requires_grad_(True)
+                h = ggemm.segment_matmul(xa, wa, indptr, row_indices=ri,
+                                         activation="swiglu")
+                g = torch.randn(h.shape, device="cuda", generator=gen)
+                (h.float() * g).sum().backward()
+                x64 = x.detach().double().requires_grad_(True)
+                w64 = w13.detach().double().requires_grad_(True)
+                valid = ((ri >= 0) & (ri < T))[:, None]
+                xg = torch.where(valid, x64[ri.clamp(0, T - 1).long()], 0.0)
+                i = m["inter"]
+                loss = 0.0
+                for grp in range(e):
+                    lo, hi = int(indptr[grp]), int(indptr[grp + 1])
+                    if hi <= lo:
+                        continue
+                    z = xg[lo:hi] @ w64[grp].t()
+                    hh = torch.nn.functional.silu(z[:, :i]) * z[:, i:]
+                    loss = loss + (hh * g[lo:hi].double()).sum()
+                loss.backward()
+                notes = [f"dx {compare(xa.grad.float(), x64.grad)}",
+                         f"dW {compare(wa.grad.float(), w64.grad)}"]
+                return ", ".join(notes)
+            case("small autograd through gather + SwiGLU",
+                 autograd_gather_swiglu)
             # The two glued layers agree with the reference too (the
             # benchmark's peers compute the same thing).
             case(f"small T={T} glued (torch)", lambda: compare(
