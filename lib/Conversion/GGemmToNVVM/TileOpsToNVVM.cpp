@@ -224,7 +224,7 @@ void KernelTranslator::storeElement(Value value, Value rowScale, Value row,
   Value v = buildEpilogue(b, loc, value, bias, storeActivation(facts), rowScale,
                           old, facts.outElem);
   if (facts.atomic) {
-    // y[row, col] += v as one atomic add (red.global.add): rows of several
+    // y[row, col] += v as one atomic add (atom.global.add): rows of several
     // segments may add into one row of y.
     LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::fadd, address, v,
                               LLVM::AtomicOrdering::monotonic);
@@ -275,11 +275,9 @@ Value KernelTranslator::gateAccumulator(Value acc, Value col0, Value weight,
 Value KernelTranslator::epiloguePair(Value v0, Value v1, Value rowScale,
                                      Value row, Value col, Value weight,
                                      Value oldPair) {
-  EpilogueAttr epilogue = facts.store.getEpilogueAttr();
   auto pairType = VectorType::get({2}, facts.outElem);
   Value pair = LLVM::UndefOp::create(b, loc, pairType);
   Value values[2] = {v0, v1};
-  (void)epilogue;
   for (int64_t e = 0; e < 2; ++e) {
     Value position = c32(e);
     Value bias, old;
