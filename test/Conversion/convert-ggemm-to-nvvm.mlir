@@ -1358,3 +1358,89 @@ func.func @clustered(%arg0: memref<?x256xbf16>, %arg1: memref<4x256x256xbf16>, %
   }
   return
 }
+
+// -----
+
+// A split (gate/up) weight tile needs a gated store, and a gated store a
+// split weight tile.
+func.func @split_without_gated_store(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>,
+    %y: memref<?x128xbf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  // expected-error @+1 {{'ggemm.launch' op expects a split weight tile exactly with a gated (swiglu) ggemm.store_tile}}
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      %ta = ggemm.load_tile %x[%cta, %cta] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%cta, %cta, %cta] split(%n) : memref<4x256x256xbf16> -> !ggemm.tile<128x64xbf16>
+      ggemm.ring_put %ring[%cta], %ta, %tb
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    } consumers(2) registers(232) {
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      ggemm.store_tile %zero to %y row(%cta) row_end(%cta) col(%cta)
+          : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @gated_store_without_split(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>,
+    %y: memref<?x64xbf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  // expected-error @+1 {{'ggemm.launch' op expects a split weight tile exactly with a gated (swiglu) ggemm.store_tile}}
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      %ta = ggemm.load_tile %x[%cta, %cta] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%cta, %cta, %cta] : memref<4x256x256xbf16> -> !ggemm.tile<128x64xbf16>
+      ggemm.ring_put %ring[%cta], %ta, %tb
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    } consumers(2) registers(232) {
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      ggemm.store_tile %zero to %y row(%cta) row_end(%cta) col(%cta)
+          {epilogue = #ggemm.epilogue<activation = swiglu>}
+          : !ggemm.accumulator<128x128xf32>, memref<?x64xbf16>
+    }
+  }
+  return
+}
+
+// -----
+
+// Only the weight tile is split (gate and up rows).
+func.func @split_activation_tile(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>,
+    %y: memref<?x64xbf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      // expected-error @+1 {{'ggemm.load_tile' op expects only the weight tile to be split}}
+      %ta = ggemm.load_tile %x[%cta, %cta] split(%n) : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%cta, %cta, %cta] : memref<4x256x256xbf16> -> !ggemm.tile<128x64xbf16>
+      ggemm.ring_put %ring[%cta], %ta, %tb
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    } consumers(2) registers(232) {
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      ggemm.store_tile %zero to %y row(%cta) row_end(%cta) col(%cta)
+          {epilogue = #ggemm.epilogue<activation = swiglu>}
+          : !ggemm.accumulator<128x128xf32>, memref<?x64xbf16>
+    }
+  }
+  return
+}
