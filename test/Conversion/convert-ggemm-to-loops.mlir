@@ -287,3 +287,35 @@ func.func @k_ragged(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
   }
   return
 }
+
+// -----
+
+// ggemm.sort_by_expert: a stable counting sort over E + 2 buckets (ids
+// below 0, the experts, ids from E on): count, scan, seg_indptr from the
+// bucket starts, then each pair placed in order at its bucket's cursor.
+// CHECK-LABEL: func.func @sort_by_expert(
+// CHECK-SAME: %[[IDS:.+]]: memref<?xi64>, %[[INDPTR:.+]]: memref<5xi32>, %[[ROWS:.+]]: memref<?xi32>, %[[PAIRS:.+]]: memref<?xi32>)
+// CHECK: %[[COUNTS:.+]] = memref.alloca() : memref<6xindex>
+// CHECK: scf.for
+// CHECK: scf.for %[[P:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: %[[ID:.+]] = memref.load %[[IDS]][%[[P]]] : memref<?xi64>
+// CHECK: arith.index_cast %[[ID]] : i64 to index
+// CHECK: arith.cmpi slt
+// CHECK: arith.cmpi sge
+// CHECK: memref.store %{{.+}}, %[[COUNTS]]
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: scf.for %[[E:.+]] = %{{.+}} to %c5
+// CHECK: memref.store %{{.+}}, %[[INDPTR]][%[[E]]] : memref<5xi32>
+// CHECK: scf.for %[[Q:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: %[[SLOT:.+]] = memref.load %[[COUNTS]]
+// CHECK: arith.divui %[[Q]], %c3
+// CHECK: memref.store %{{.+}}, %[[ROWS]][%[[SLOT]]]
+// CHECK: memref.store %{{.+}}, %[[PAIRS]][%[[SLOT]]]
+// CHECK-NOT: ggemm.sort_by_expert
+func.func @sort_by_expert(%ids: memref<?xi64>, %indptr: memref<5xi32>,
+                          %rows: memref<?xi32>, %pairs: memref<?xi32>) {
+  ggemm.sort_by_expert ins(%ids : memref<?xi64>)
+      outs(%indptr, %rows, %pairs : memref<5xi32>, memref<?xi32>, memref<?xi32>)
+      {topk = 3}
+  return
+}

@@ -1444,3 +1444,41 @@ func.func @split_activation_tile(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf
   }
   return
 }
+
+// -----
+
+// ggemm.sort_by_expert: the one-CTA routing kernel (1024 threads), with its
+// 33 x (E + 2) i32 counters in dynamic shared memory, match.sync ranking the
+// lanes of a bucket, shfl.sync.up scanning the bucket totals; the manifest
+// names the five parameters and the single-CTA grid.
+// CHECK: ggemm.manifests = {route_kernel = {block = [1024, 1, 1], cluster = [1, 1, 1], dynamic_smem = 1320 : i64, entry = "route_kernel", format = "ggemm-bundle", grid = {policy = "single"}, params = [{kind = "pointer", name = "topk_ids", tensor = "topk_ids"}, {kind = "pointer", name = "seg_indptr", tensor = "seg_indptr"}, {kind = "pointer", name = "row_indices", tensor = "row_indices"}, {kind = "pointer", name = "pair_indices", tensor = "pair_indices"}, {dtype = "i64", kind = "scalar", name = "num_pairs", value = "num_pairs"}], problem = {index_dtype = "i64", num_experts = 8 : i64, op = "sort_by_expert", topk = 2 : i64}, version = 1 : i64}
+// CHECK-LABEL: gpu.module @route_kernel_module
+// CHECK: llvm.mlir.global external @ggemm_smem() {addr_space = 3 : i32, alignment = 16 : i64}
+// CHECK: gpu.func @route_kernel(%{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: i64) kernel attributes {nvvm.reqntid = array<i32: 1024, 1, 1>}
+// CHECK: gpu.barrier
+// CHECK: llvm.atomicrmw add %{{.+}}, %{{.+}} monotonic : !llvm.ptr<3>, i32
+// CHECK: gpu.barrier
+// CHECK: nvvm.shfl.sync up
+// CHECK: gpu.barrier
+// CHECK: nvvm.match.sync any %{{.+}}, %{{.+}} : i32 -> i32
+// CHECK: llvm.intr.ctpop
+// CHECK: nvvm.bar.warp.sync
+// CHECK-NOT: func.func @route
+func.func @route(%ids: memref<?xi64>, %indptr: memref<9xi32>,
+                 %rows: memref<?xi32>, %pairs: memref<?xi32>) {
+  ggemm.sort_by_expert ins(%ids : memref<?xi64>)
+      outs(%indptr, %rows, %pairs : memref<9xi32>, memref<?xi32>, memref<?xi32>)
+      {topk = 2}
+  return
+}
+
+// -----
+
+func.func @route_too_many_experts(%ids: memref<?xi32>, %indptr: memref<2001xi32>,
+                                  %rows: memref<?xi32>, %pairs: memref<?xi32>) {
+  // expected-error @+1 {{'ggemm.sort_by_expert' op expects at most 1758 experts for the GPU routing kernel (33 counters of each in shared memory), got 2000}}
+  ggemm.sort_by_expert ins(%ids : memref<?xi32>)
+      outs(%indptr, %rows, %pairs : memref<2001xi32>, memref<?xi32>, memref<?xi32>)
+      {topk = 8}
+  return
+}

@@ -682,6 +682,66 @@ func.func @k_op_smem(%dy: memref<?x256xf16>, %x: memref<?x512xf16>,
 }
 
 //===----------------------------------------------------------------------===//
+// ggemm.sort_by_expert
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @sort_topk_zero(%ids: memref<?xi32>, %indptr: memref<9xi32>, %rows: memref<?xi32>, %pairs: memref<?xi32>) {
+  // expected-error @+1 {{'ggemm.sort_by_expert' op expects a positive topk, got 0}}
+  ggemm.sort_by_expert ins(%ids : memref<?xi32>)
+      outs(%indptr, %rows, %pairs : memref<9xi32>, memref<?xi32>, memref<?xi32>) {topk = 0}
+  return
+}
+
+// -----
+
+func.func @sort_indptr_dynamic(%ids: memref<?xi32>, %indptr: memref<?xi32>, %rows: memref<?xi32>, %pairs: memref<?xi32>) {
+  // expected-error @+1 {{'ggemm.sort_by_expert' op expects seg_indptr of static size E + 1 with at least one expert, got 'memref<?xi32>'}}
+  ggemm.sort_by_expert ins(%ids : memref<?xi32>)
+      outs(%indptr, %rows, %pairs : memref<?xi32>, memref<?xi32>, memref<?xi32>) {topk = 2}
+  return
+}
+
+// -----
+
+func.func @sort_no_experts(%ids: memref<?xi32>, %indptr: memref<1xi32>, %rows: memref<?xi32>, %pairs: memref<?xi32>) {
+  // expected-error @+1 {{'ggemm.sort_by_expert' op expects seg_indptr of static size E + 1 with at least one expert, got 'memref<1xi32>'}}
+  ggemm.sort_by_expert ins(%ids : memref<?xi32>)
+      outs(%indptr, %rows, %pairs : memref<1xi32>, memref<?xi32>, memref<?xi32>) {topk = 2}
+  return
+}
+
+// -----
+
+func.func @sort_pairs_not_tokens(%ids: memref<15xi32>, %indptr: memref<9xi32>, %rows: memref<?xi32>, %pairs: memref<?xi32>) {
+  // expected-error @+1 {{'ggemm.sort_by_expert' op expects the pairs of topk_ids (15) to be a multiple of topk (2)}}
+  ggemm.sort_by_expert ins(%ids : memref<15xi32>)
+      outs(%indptr, %rows, %pairs : memref<9xi32>, memref<?xi32>, memref<?xi32>) {topk = 2}
+  return
+}
+
+// -----
+
+func.func @sort_rows_shape(%ids: memref<16xi32>, %indptr: memref<9xi32>, %rows: memref<8xi32>, %pairs: memref<?xi32>) {
+  // expected-error @+1 {{'ggemm.sort_by_expert' op expects row_indices of shape [16], got [8]}}
+  ggemm.sort_by_expert ins(%ids : memref<16xi32>)
+      outs(%indptr, %rows, %pairs : memref<9xi32>, memref<8xi32>, memref<?xi32>) {topk = 2}
+  return
+}
+
+// -----
+
+func.func @sort_pairs_shape(%ids: memref<?xi32>, %indptr: memref<9xi32>, %rows: memref<?xi32>, %pairs: memref<4x4xi32>) {
+  // expected-error @+1 {{'ggemm.sort_by_expert' op operand 'pair_indices' must be 1D memref of 32-bit signless integer values, but got 'memref<4x4xi32>'}}
+  ggemm.sort_by_expert ins(%ids : memref<?xi32>)
+      outs(%indptr, %rows, %pairs : memref<9xi32>, memref<?xi32>, memref<4x4xi32>) {topk = 2}
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // ggemm.quantize
 //===----------------------------------------------------------------------===//
 

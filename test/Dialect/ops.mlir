@@ -383,6 +383,26 @@ func.func @segment_matmul_k_all(%dy: memref<?x256xf16>, %x: memref<?x512xf16>,
 }
 
 //===----------------------------------------------------------------------===//
+// ggemm.sort_by_expert
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @sort_by_expert(
+// CHECK: ggemm.sort_by_expert ins(%{{.*}} : memref<?xi32>) outs(%{{.*}}, %{{.*}}, %{{.*}} : memref<257xi32>, memref<?xi32>, memref<?xi32>) {topk = 8 : i64}
+// CHECK: ggemm.sort_by_expert ins(%{{.*}} : memref<16xi64>) outs(%{{.*}}, %{{.*}}, %{{.*}} : memref<9xi32>, memref<16xi32>, memref<?xi32>) {topk = 2 : i64}
+func.func @sort_by_expert(%ids: memref<?xi32>, %indptr: memref<257xi32>,
+                          %rows: memref<?xi32>, %pairs: memref<?xi32>,
+                          %ids64: memref<16xi64>, %indptr8: memref<9xi32>,
+                          %rows16: memref<16xi32>) {
+  ggemm.sort_by_expert ins(%ids : memref<?xi32>)
+      outs(%indptr, %rows, %pairs : memref<257xi32>, memref<?xi32>, memref<?xi32>)
+      {topk = 8}
+  ggemm.sort_by_expert ins(%ids64 : memref<16xi64>)
+      outs(%indptr8, %rows16, %pairs : memref<9xi32>, memref<16xi32>, memref<?xi32>)
+      {topk = 2}
+  return
+}
+
+//===----------------------------------------------------------------------===//
 // ggemm.quantize
 //===----------------------------------------------------------------------===//
 

@@ -1879,9 +1879,137 @@ MOE_CASES = [
 ]
 
 
+@dataclasses.dataclass
+class RoutingCase:
+    """One execution test of ggemm.sort_by_expert (issue 13's routing op):
+    the `pairs` expert ids of `len(pairs) // topk` tokens sorted by expert,
+    stably, over `experts` experts (ids outside [0, experts) in no
+    segment). The expected seg_indptr, row_indices and pair_indices are
+    computed here from the definition (a stable sort), every element is
+    compared, and the outputs start poisoned.
+
+    Example:
+
+        RoutingCase("routing_basic", "...", experts=8, topk=2,
+                    pairs=[3, 1, 1, 0, ...])
+    """
+
+    name: str
+    summary: str
+    experts: int
+    topk: int
+    pairs: list[int]
+    index_type: str = "i32"
+
+    def expected(self) -> tuple[list[int], list[int], list[int]]:
+        def key(pair: int) -> int:
+            expert = self.pairs[pair]
+            return -1 if expert < 0 else min(expert, self.experts)
+        order = sorted(range(len(self.pairs)), key=key)  # stable
+        indptr = [sum(1 for e in self.pairs if e < bound)
+                  for bound in range(self.experts + 1)]
+        return indptr, [p // self.topk for p in order], order
+
+
+class RoutingWriter:
+    """Writes the test file of a RoutingCase (see there)."""
+
+    def __init__(self, case: RoutingCase) -> None:
+        self.c = case
+
+    def text(self) -> str:
+        c = self.c
+        num_pairs, bounds = len(c.pairs), c.experts + 1
+        ids_type = f"memref<?x{c.index_type}>"
+        indptr_type = f"memref<{bounds}xi32>"
+        index_type = "memref<?xi32>"
+        indptr, rows, order = c.expected()
+
+        def constant(name: str, values: list[int], elem: str) -> str:
+            return (f'memref.global "private" constant @{name} : '
+                    f'memref<{len(values)}x{elem}> = '
+                    f'dense<[{", ".join(str(v) for v in values)}]>\n')
+
+        globals_ = (constant("ids", c.pairs, c.index_type)
+                    + constant("want_indptr", indptr, "i32")
+                    + constant("want_rows", rows, "i32")
+                    + constant("want_pairs", order, "i32"))
+        route = (
+            f"func.func @route(%ids: {ids_type}, %indptr: {indptr_type}, "
+            f"%rows: {index_type}, %pairs: {index_type}) {{\n"
+            f"  ggemm.sort_by_expert ins(%ids : {ids_type})\n"
+            f"      outs(%indptr, %rows, %pairs : {indptr_type}, "
+            f"{index_type}, {index_type})\n"
+            f"      {{topk = {c.topk}}}\n  return\n}}\n")
+        e = Emitter()
+        e.emit("%zero = arith.constant 0 : index")
+        e.emit("%one = arith.constant 1 : index")
+        p = e.const_index(num_pairs)
+        static_ids = f"memref<{num_pairs}x{c.index_type}>"
+        ids_c = e.op(f"memref.get_global @ids : {static_ids}")
+        ids = e.op(f"memref.alloc({p}) : {ids_type}", "ids")
+        e.emit(f"memref.copy {ids_c}, {ids} : {static_ids} to {ids_type}")
+        poison = e.op("arith.constant -7 : i32")
+        indptr_buf = e.op(f"memref.alloc() : {indptr_type}", "indptr")
+        rows_buf = e.op(f"memref.alloc({p}) : {index_type}", "rows")
+        pairs_buf = e.op(f"memref.alloc({p}) : {index_type}", "pairs")
+        for buf, ty, extent in [(indptr_buf, indptr_type, bounds),
+                                (rows_buf, index_type, num_pairs),
+                                (pairs_buf, index_type, num_pairs)]:
+            i = e.for_loop("%zero", e.const_index(extent))
+            e.emit(f"memref.store {poison}, {buf}[{i}] : {ty}")
+            e.end()
+        e.emit(f"func.call @route({ids}, {indptr_buf}, {rows_buf}, "
+               f"{pairs_buf}) : ({ids_type}, {indptr_type}, {index_type}, "
+               f"{index_type}) -> ()")
+        stats, maxerr = start_counts(e)
+        one64 = e.op("arith.constant 1 : i64")
+        for got, ty, want, extent in [
+                (indptr_buf, indptr_type, "want_indptr", bounds),
+                (rows_buf, index_type, "want_rows", num_pairs),
+                (pairs_buf, index_type, "want_pairs", num_pairs)]:
+            want_type = f"memref<{extent}xi32>"
+            want_buf = e.op(f"memref.get_global @{want} : {want_type}")
+            i = e.for_loop("%zero", e.const_index(extent))
+            g = e.op(f"memref.load {got}[{i}] : {ty}")
+            w = e.op(f"memref.load {want_buf}[{i}] : {want_type}")
+            wrong = e.op(f"arith.cmpi ne, {g}, {w} : i32")
+            wrong64 = e.op(f"arith.extui {wrong} : i1 to i64")
+            for slot, inc in (("%zero", one64), ("%one", wrong64)):
+                old = e.op(f"memref.load {stats}[{slot}] : memref<2xi64>")
+                new = e.op(f"arith.addi {old}, {inc} : i64")
+                e.emit(f"memref.store {new}, {stats}[{slot}] : "
+                       "memref<2xi64>")
+            e.end()
+        print_counts(e, stats, maxerr)
+        for buf, ty in [(ids, ids_type), (indptr_buf, indptr_type),
+                        (rows_buf, index_type), (pairs_buf, index_type)]:
+            e.emit(f"memref.dealloc {buf} : {ty}")
+        body = "\n".join(e.lines)
+        main = f"func.func @main() {{\n{body}\n  return\n}}\n"
+        header = file_header(c.summary, bounds + 2 * num_pairs)
+        return header + "\n\n" + globals_ + route + "\n" + main
+
+
+ROUTING_CASES = [
+    RoutingCase("routing_basic", "40 tokens, top-2 over 8 experts: experts "
+                "6 and 7 get no pair, tokens routed twice to one expert, "
+                "pairs of an expert in token order",
+                experts=8, topk=2,
+                pairs=[(i * i * 13 + i // 3) % 6 for i in range(80)]),
+    RoutingCase("routing_padding_i64", "i64 ids of 30 tokens, top-3 over 5 "
+                "experts, with padding ids -1 (before seg_indptr[0]) and "
+                "ids 5 and 9 (from E on, after seg_indptr[E])",
+                experts=5, topk=3, index_type="i64",
+                pairs=[-1 if i % 7 == 0 else 5 if i % 11 == 0 else
+                       9 if i % 13 == 0 else (i * 17) % 5
+                       for i in range(90)]),
+]
+
+
 def main() -> None:
     names = set()
-    for case in CASES + KRAGGED_CASES + MOE_CASES:
+    for case in CASES + KRAGGED_CASES + MOE_CASES + ROUTING_CASES:
         assert case.name not in names, case.name
         names.add(case.name)
     for case in CASES:
@@ -1896,7 +2024,13 @@ def main() -> None:
         path = os.path.join(HERE, f"{mcase.name}.mlir")
         with open(path, "w") as f:
             f.write(MoEWriter(mcase).text())
-    print(f"wrote {len(CASES) + len(KRAGGED_CASES) + len(MOE_CASES)} tests "
+    for rcase in ROUTING_CASES:
+        path = os.path.join(HERE, f"{rcase.name}.mlir")
+        with open(path, "w") as f:
+            f.write(RoutingWriter(rcase).text())
+    total = (len(CASES) + len(KRAGGED_CASES) + len(MOE_CASES)
+             + len(ROUTING_CASES))
+    print(f"wrote {total} tests "
           f"to {HERE}")
 
 

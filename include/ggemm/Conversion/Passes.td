@@ -25,7 +25,9 @@ def ConvertGGemmToLoops : Pass<"convert-ggemm-to-loops", "::mlir::ModuleOp"> {
     accumulator buffer, `ggemm.store_tile` applies the epilogue to the rows
     `[row, min(row + block_m, row_end))` and columns `[col, min(col +
     block_n, N))` and writes nothing else. Warp roles and the stage ring
-    are GPU-only: run this pass before `ggemm-warp-specialize`.
+    are GPU-only: run this pass before `ggemm-warp-specialize`. A
+    `ggemm.sort_by_expert` becomes a stable counting sort in loops (count,
+    scan, place), the reference of the GPU routing kernel.
 
     Before:
 
@@ -84,6 +86,7 @@ def ConvertGGemmToNVVM : Pass<"convert-ggemm-to-nvvm", "::mlir::ModuleOp"> {
     | `ggemm.ring_get`, `ggemm.ring_release` | `mbarrier.try_wait.parity` (full); `mbarrier.arrive` (empty) |
     | `ggemm.mma`, `ggemm.mma_wait` | `wgmma.fence`, `wgmma.mma_async` per k16, `commit_group`, `wait_group pending`; `wait_group 0` |
     | `ggemm.store_tile` | the epilogue and row-masked (paired) global stores |
+    | `ggemm.sort_by_expert` | the one-CTA routing kernel (`RoutingToNVVM.cpp`): per-warp shared-memory counters, a `shfl.sync.up` scan, pairs placed in order with `match.any.sync` ranks; manifest `grid.policy = single` |
 
     Each kernel's parameters and launch facts go into the module's
     `ggemm.manifests` dictionary for `ggemm-export-bundle`. The host

@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Utils/ProgramTranslator.h"
+#include "RoutingToLoops.h"
 #include "ggemm/Conversion/Passes.h"
 #include "ggemm/Dialect/GGemm/Transforms/Epilogue.h"
 #include "ggemm/Dialect/GGemm/Transforms/StageChecks.h"
@@ -607,10 +608,15 @@ struct ConvertGGemmToLoopsPass
     if (failed(expectScheduled(module, getArgument())))
       return signalPassFailure();
     SmallVector<LaunchOp> launches;
+    SmallVector<SortByExpertOp> routings;
     WalkResult stray = module->walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (auto launch = dyn_cast<LaunchOp>(op)) {
         launches.push_back(launch);
         return WalkResult::skip();
+      }
+      if (auto routing = dyn_cast<SortByExpertOp>(op)) {
+        routings.push_back(routing);
+        return WalkResult::advance();
       }
       if (isa<GGemmDialect>(op->getDialect()) &&
           !isa<TileScheduleOp, QuantizeOp>(op)) {
@@ -624,6 +630,8 @@ struct ConvertGGemmToLoopsPass
     for (LaunchOp launch : launches)
       if (failed(checkLaunch(launch)))
         return signalPassFailure();
+    for (SortByExpertOp routing : routings)
+      lowerSortByExpertToLoops(routing);
     for (LaunchOp launch : launches) {
       OpBuilder b(launch);
       OpBuilder allocas(launch);

@@ -2,9 +2,11 @@
 //
 // Outlines every warp-specialised ggemm.launch into a gpu.func of its own
 // gpu.module, with the parameter ABI of docs/Bundle.md, and translates its
-// body op by op (KernelTranslator). Nothing is decided here: tile shapes,
-// the grid, the warp roles, the register budgets, the ring's stages and
-// placement and the mma's wait depth are all read off the IR.
+// body op by op (KernelTranslator). A ggemm.sort_by_expert becomes the
+// routing kernel of RoutingToNVVM.cpp, in a gpu.module of its own too.
+// Nothing is decided here: tile shapes, the grid, the warp roles, the
+// register budgets, the ring's stages and placement and the mma's wait
+// depth are all read off the IR.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,7 +44,7 @@ LogicalResult checkHostFunction(FunctionOpInterface func, ModuleOp module) {
   WalkResult result = func->walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (op == func.getOperation())
       return WalkResult::advance();
-    if (isa<LaunchOp>(op))
+    if (isa<LaunchOp, SortByExpertOp>(op))
       return WalkResult::skip();
     if (op->hasTrait<OpTrait::ReturnLike>() && op->getNumOperands() == 0)
       return WalkResult::advance();
@@ -72,13 +74,26 @@ struct ConvertGGemmToNVVMPass
     if (failed(expectScheduled(module, getArgument())))
       return signalPassFailure();
     SmallVector<LaunchOp> launches;
-    module.walk([&](LaunchOp launch) { launches.push_back(launch); });
-    if (launches.empty())
+    SmallVector<SortByExpertOp> routings;
+    // Kernels of one host function, for their names.
+    llvm::DenseMap<Operation *, int64_t> kernelsOf;
+    module.walk([&](Operation *op) {
+      if (auto launch = dyn_cast<LaunchOp>(op))
+        launches.push_back(launch);
+      else if (auto routing = dyn_cast<SortByExpertOp>(op))
+        routings.push_back(routing);
+      else
+        return;
+      ++kernelsOf[op->getParentOfType<FunctionOpInterface>()];
+    });
+    if (launches.empty() && routings.empty())
       return;
     MLIRContext *ctx = module.getContext();
     llvm::SetVector<Operation *> hostFuncs;
-    for (LaunchOp launch : launches) {
-      auto func = launch->getParentOfType<FunctionOpInterface>();
+    SmallVector<Operation *> kernelOps(launches.begin(), launches.end());
+    kernelOps.append(routings.begin(), routings.end());
+    for (Operation *kernelOp : kernelOps) {
+      auto func = kernelOp->getParentOfType<FunctionOpInterface>();
       if (func && !hostFuncs.contains(func)) {
         if (failed(checkHostFunction(func, module)))
           return signalPassFailure();
@@ -92,14 +107,28 @@ struct ConvertGGemmToNVVMPass
             module->getAttrOfType<DictionaryAttr>("ggemm.manifests"))
       manifests.append(existing.begin(), existing.end());
 
-    for (LaunchOp launch : launches) {
-      auto func = launch->getParentOfType<FunctionOpInterface>();
+    auto kernelName = [&](Operation *op) {
+      auto func = op->getParentOfType<FunctionOpInterface>();
       std::string name =
           (func ? func.getName().str() : std::string("ggemm")) + "_kernel";
-      if (llvm::count_if(launches, [&](LaunchOp other) {
-            return other->getParentOfType<FunctionOpInterface>() == func;
-          }) > 1)
+      if (kernelsOf[func] > 1)
         name += "_" + std::to_string(manifests.size());
+      return name;
+    };
+    for (SortByExpertOp routing : routings) {
+      std::string name = kernelName(routing);
+      FailureOr<DictionaryAttr> manifest =
+          buildRoutingKernel(routing, module, name);
+      if (failed(manifest))
+        return signalPassFailure();
+      manifests.push_back(
+          NamedAttribute(StringAttr::get(ctx, name), *manifest));
+      if (!routing->getParentOfType<FunctionOpInterface>())
+        routing.erase();
+    }
+    for (LaunchOp launch : launches) {
+      auto func = launch->getParentOfType<FunctionOpInterface>();
+      std::string name = kernelName(launch);
       FailureOr<KernelFacts> facts = analyseLaunch(launch, name);
       if (failed(facts))
         return signalPassFailure();

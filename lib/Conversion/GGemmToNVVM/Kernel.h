@@ -141,6 +141,15 @@ FailureOr<KernelFacts> analyseLaunch(LaunchOp launch, StringRef name);
 /// it survives until ggemm-export-bundle writes it as JSON.
 DictionaryAttr buildManifest(MLIRContext *ctx, const KernelFacts &facts);
 
+/// Dynamic shared memory of the routing kernel of `numExperts` experts.
+int64_t routingSharedBytes(int64_t numExperts);
+
+/// Builds the routing kernel of `op` (RoutingToNVVM.cpp), gpu.func `name` in
+/// gpu.module `name`_module at the end of `module`, and returns its
+/// manifest; fails with a diagnostic when it cannot.
+FailureOr<DictionaryAttr> buildRoutingKernel(SortByExpertOp op, ModuleOp module,
+                                             StringRef name);
+
 /// Writes the body of a kernel from the launch's IR, one small function
 /// per ggemm op.
 class KernelTranslator : public ProgramTranslator {

@@ -411,6 +411,26 @@ LogicalResult QuantizeOp::verify() {
   return verifyShape(*this, "scale", sType, {xType.getDimSize(0), blocks});
 }
 
+LogicalResult SortByExpertOp::verify() {
+  int64_t topk = getTopk();
+  if (topk <= 0)
+    return emitOpError() << "expects a positive topk, got " << topk;
+  int64_t experts = getSegIndptr().getType().getDimSize(0);
+  if (ShapedType::isDynamic(experts) || experts < 2)
+    return emitOpError() << "expects seg_indptr of static size E + 1 with at "
+                            "least one expert, got "
+                         << getSegIndptr().getType();
+  int64_t pairs = getTopkIds().getType().getDimSize(0);
+  if (!ShapedType::isDynamic(pairs) && pairs % topk != 0)
+    return emitOpError() << "expects the pairs of topk_ids (" << pairs
+                         << ") to be a multiple of topk (" << topk << ")";
+  if (failed(verifyShape(*this, "row_indices", getRowIndices().getType(),
+                         {pairs})))
+    return failure();
+  return verifyShape(*this, "pair_indices", getPairIndices().getType(),
+                     {pairs});
+}
+
 //===----------------------------------------------------------------------===//
 // Custom assembly directives of the tile and schedule ops
 //===----------------------------------------------------------------------===//

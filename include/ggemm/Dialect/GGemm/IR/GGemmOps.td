@@ -319,6 +319,60 @@ def GGemm_QuantizeOp : GGemm_Op<"quantize"> {
   let hasVerifier = 1;
 }
 
+def GGemm_SortByExpertOp : GGemm_Op<"sort_by_expert"> {
+  let summary = "MoE routing: (token, k) pairs sorted by expert, on the device";
+  let description = [{
+    A token `t` routed to experts `topk_ids[t * topk + j]`, `j < topk`, makes
+    `topk` pairs, pair `p = t * topk + j`. The op sorts the `P` pairs of
+    `topk_ids` (a device-side `[P]` i32 or i64 array, `P` a multiple of
+    `topk`) by expert, stably (pairs of one expert keep their order), and
+    writes what a gathered `ggemm.segment_matmul` and its scatter need:
+
+    - `seg_indptr` (`[E + 1]` i32, E static): expert `e`'s pairs are the
+      sorted rows `[seg_indptr[e], seg_indptr[e + 1])`; `seg_indptr[e]` is
+      the number of pairs whose expert id is below `e`. Ids outside
+      `[0, E)` (another rank's expert, a padding id such as -1) are in no
+      segment: the negative ones sort before `seg_indptr[0]`, those from E
+      on after `seg_indptr[E]`;
+    - `row_indices` (`[P]` i32): the token of each sorted row, `p / topk`
+      (the up projection's gather indices);
+    - `pair_indices` (`[P]` i32): the pair of each sorted row, `p` (the
+      down projection's scatter indices into a `[T, topk, H]` output).
+
+    `ggemm-to-ptx` lowers it to one kernel of one CTA of 1024 threads
+    (`convert-ggemm-to-nvvm`): each warp histograms a contiguous range of
+    the pairs into its own shared-memory counters, the counters are scanned
+    per expert (warp order) and over the experts, and each warp places its
+    pairs in order, ranking equal experts within a warp with `match.sync`.
+    Nothing goes through the host, so a CUDA graph can capture it next to
+    the GEMMs. `ggemm-to-cpu` lowers it to a counting sort in loops.
+
+    ```mlir
+    ggemm.sort_by_expert ins(%topk_ids : memref<?xi32>)
+        outs(%seg_indptr, %row_indices, %pair_indices :
+             memref<257xi32>, memref<?xi32>, memref<?xi32>) {topk = 8}
+    ```
+  }];
+  let arguments = (ins GGemm_IndexVector:$topk_ids,
+                   GGemm_I32Vector:$seg_indptr,
+                   GGemm_I32Vector:$row_indices,
+                   GGemm_I32Vector:$pair_indices,
+                   I64Attr:$topk);
+  let assemblyFormat = [{
+    `ins` `(` $topk_ids `:` type($topk_ids) `)`
+    `outs` `(` $seg_indptr `,` $row_indices `,` $pair_indices `:`
+      type($seg_indptr) `,` type($row_indices) `,` type($pair_indices) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// E, the experts of seg_indptr (its static size less one).
+    int64_t getNumExperts() {
+      return getSegIndptr().getType().getDimSize(0) - 1;
+    }
+  }];
+}
+
 include "ggemm/Dialect/GGemm/IR/GGemmTileOps.td"
 include "ggemm/Dialect/GGemm/IR/GGemmScheduleOps.td"
 
