@@ -5,7 +5,9 @@ experts), :func:`masked_matmul` (a device-side row count per group),
 :func:`batched_matmul` and the K-ragged weight gradient
 :func:`segment_matmul_k` (:func:`segment_matmul` also gathers rows of x,
 scatters or atomically adds rows of y and fuses SwiGLU, with
-:func:`sort_by_expert` for the MoE routing); each builds its kernel from
+:func:`sort_by_expert` for the MoE routing and
+:func:`interleave_gate_up` for the interleaved gate/up weight layout);
+each builds its kernel from
 the tensors' dtypes and sizes, compiles it once (or takes it from a
 prebuilt catalog, see :mod:`ggemm.catalog`) and launches on the current
 stream. Drop-in replacements of FlashInfer, DeepGEMM, megablox, aiter and
@@ -39,6 +41,7 @@ from .ops import (
     segment_matmul,
     segment_matmul_k,
 )
+from .layout import deinterleave_gate_up, interleave_gate_up
 from .problem import Problem, SpecError, TileConfig
 from .routing import Routing, sort_by_expert
 from .runtime import (
@@ -75,6 +78,8 @@ __all__ = [
     "clear_memory_cache",
     "compile_bundles",
     "compile_options",
+    "deinterleave_gate_up",
+    "interleave_gate_up",
     "load_library",
     "masked_matmul",
     "run_pipeline",

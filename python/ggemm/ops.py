@@ -161,6 +161,57 @@ def _activation(activation: Optional[str],
     return value
 
 
+#: The largest gate_up_block: a tile of 2B weight rows is at most wgmma's
+#: N of 256.
+GATE_UP_BLOCK_MAX = 128
+
+
+def check_gate_up_block(block: Any, n: int) -> int:
+    """Checks a ``gate_up_block`` against y's N: a multiple of 8 (the
+    kernel pairs gate and up columns within 8-column wgmma fragments) of
+    at most 128 that divides N; returns it.
+
+    Example::
+
+        >>> check_gate_up_block(64, 2048)
+        64
+    """
+    if isinstance(block, bool) or not isinstance(block, int):
+        raise ArgumentError(f"gate_up_block: expected an int, got "
+                            f"{block!r}")
+    if block <= 0 or block % 8 or block > GATE_UP_BLOCK_MAX:
+        raise ArgumentError(f"gate_up_block: expected a positive multiple "
+                            f"of 8 of at most {GATE_UP_BLOCK_MAX} (a tile "
+                            f"of 2 * gate_up_block <= 256 weight rows), got "
+                            f"{block}")
+    if n % block:
+        raise ArgumentError(f"gate_up_block: N ({n}, half of w's 2N gate "
+                            f"and up rows) must be a multiple of "
+                            f"gate_up_block ({block}): the rows come in "
+                            f"whole blocks")
+    return block
+
+
+def _gate_up_block(gate_up_block: Any, activation: str, n: int,
+                   layout: str) -> int:
+    """The weight's gate/up layout: 0 side by side (None or 0), else the
+    checked block of an interleaved swiglu weight (:mod:`ggemm.layout`)."""
+    if gate_up_block is None or (type(gate_up_block) is int
+                                 and gate_up_block == 0):
+        return 0
+    if activation != "swiglu":
+        raise ArgumentError(f"gate_up_block: orders the gate and up rows of "
+                            f"a swiglu weight; it needs "
+                            f"activation='swiglu', got {activation!r}")
+    block = check_gate_up_block(gate_up_block, n)
+    if layout == "kn" and block % 32:
+        raise ArgumentError(f"gate_up_block: {block} with weight_layout "
+                            f"'kn' must be a multiple of 32 (the tile's "
+                            f"{2 * block} weight columns are read as whole "
+                            f"128-byte boxes)")
+    return block
+
+
 def _layout(weight_layout: str) -> str:
     if weight_layout not in ("nk", "kn"):
         raise ArgumentError(f"weight_layout: expected 'nk' (w is [G, N, K]) "
@@ -186,7 +237,7 @@ _KEY_FIELDS = ("op", "dtype", "n", "k", "groups", "num_weights", "out_dtype",
                "weight_layout", "index_dtype", "weight_indices", "bias",
                "row_scale", "activation", "accumulate", "config",
                "x_scale_block", "w_scale_block", "row_indices", "scatter",
-               "atomic")
+               "atomic", "gate_up_block")
 
 
 class _Plan(NamedTuple):
@@ -256,6 +307,7 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
                         config: Any = None, x_scale: Any = None,
                         w_scale: Any = None, row_indices: Any = None,
                         scatter_indices: Any = None, atomic: bool = False,
+                        gate_up_block: Optional[int] = None,
                         build: bool = True) -> _Plan:
     """Checks the arguments of :func:`segment_matmul` and returns what to
     launch; needs no GPU (tests call it with stand-in tensors). With
@@ -304,6 +356,12 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
                 f"[0, N), then up rows [N, 2N)), got {w_n}; shape is "
                 f"{list(w.shape)}")
         n = w_n // 2
+    block = _gate_up_block(gate_up_block, act, n, layout)
+    tile = _config(config)
+    if block and tile is not None and tile.block_n != 2 * block:
+        raise ArgumentError(f"config: block_n must be 2 * gate_up_block "
+                            f"({2 * block}, one block of gate and up rows "
+                            f"a tile), got {tile.block_n}")
     if bias is not None:
         _check("bias", bias, 2, ("bf16", "f16", "f32"), "[G, N]", device)
         _check_extent("bias", bias, 0, num_weights, "weights, as w.shape[0]")
@@ -350,7 +408,7 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
                bias is not None, row_scale is not None, act,
                bool(accumulate), _config(config)) + scale_blocks + (
                    row_indices is not None, scatter_indices is not None,
-                   atomic)
+                   atomic, block)
     return _Plan(key, tensors, out_shape, out_name, empty)
 
 
@@ -587,7 +645,7 @@ def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
         key = (op, dtype, n, k, groups, groups, out_name, layout, index_dtype,
                False, bias is not None, row_scale is not None, act,
                bool(accumulate), _config(config)) + scale_blocks + (
-                   False, False, False)
+                   False, False, False, 0)
     return _Plan(key, tensors, (groups, rows, n), out_name, empty)
 
 
@@ -724,7 +782,8 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
                    out: Any = None, out_dtype: Any = None, config: Any = None,
                    catalog: Any = None, x_scale: Any = None,
                    w_scale: Any = None, row_indices: Any = None,
-                   scatter_indices: Any = None, atomic: bool = False) -> Any:
+                   scatter_indices: Any = None, atomic: bool = False,
+                   gate_up_block: Optional[int] = None) -> Any:
     """Ragged grouped matmul over row segments:
     ``y[s_g:s_{g+1}] = act(x[s_g:s_{g+1}] @ W[i_g]ᵀ + bias[i_g]) * row_scale``
     with ``s = seg_indptr`` and ``i_g = weight_indices[g]`` (``g`` without
@@ -744,6 +803,12 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
       ``"swiglu"``: w is ``[Gw, 2N, K]`` (or ``[Gw, K, 2N]``), gate rows
       ``[0, N)`` then up rows ``[N, 2N)`` (vLLM's ``w13``), bias ``[Gw,
       2N]``, and ``y[:, n] = silu(gate_n) * up_n`` has N columns.
+    - ``gate_up_block`` (swiglu only; None or 0: side by side): w's 2N
+      rows interleaved in blocks of ``gate_up_block`` gate rows and their
+      as many up rows (:func:`ggemm.interleave_gate_up` converts ``w13``),
+      so that each tile reads one contiguous block; a multiple of 8 of at
+      most 128 dividing N (with ``"kn"`` a multiple of 32). The bias stays
+      ``[gate, up]``; ``w.grad`` comes back interleaved.
     - ``row_indices`` (gather-A): ``[M]`` int32; row r of the segments reads
       x row ``row_indices[r]`` (an index outside ``[0, T)`` reads zeros), x
       is ``[T, K]`` with any T, and M (what ``seg_indptr`` and
@@ -787,6 +852,10 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
         # MoE: gather tokens, fused SwiGLU, scatter-add the down projection
         h = ggemm.segment_matmul(x, w13, seg_indptr, row_indices=token,
                                  activation="swiglu")
+        # ... or on a weight interleaved once at load time
+        w13_i = ggemm.interleave_gate_up(w13, 64)
+        h = ggemm.segment_matmul(x, w13_i, seg_indptr, row_indices=token,
+                                 activation="swiglu", gate_up_block=64)
         ggemm.segment_matmul(h, w2, seg_indptr, row_scale=weight,
                              scatter_indices=token, out=y32,
                              accumulate=True, atomic=True)
@@ -797,13 +866,14 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
         return _library_ops().segment_matmul_via_library(
             x, w, seg_indptr, weight_indices, weight_layout, bias, activation,
             row_scale, accumulate, out, out_dtype, config, row_indices,
-            scatter_indices, atomic)
+            scatter_indices, atomic, gate_up_block)
     tensors = (x, w, seg_indptr, weight_indices, bias, row_scale, out,
                x_scale, w_scale, row_indices, scatter_indices)
     # Every other argument of this function (config aside) is in the key.
     key = None if config is not None else _call_key(
         "segment_matmul", tensors,
-        (weight_layout, activation, accumulate, out_dtype, catalog, atomic))
+        (weight_layout, activation, accumulate, out_dtype, catalog, atomic,
+         gate_up_block))
     plan = _plan_for_key(key, tensors)
     if plan is None:
         plan = plan_segment_matmul(
@@ -812,7 +882,8 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
             row_scale=row_scale, accumulate=accumulate, out=out,
             out_dtype=out_dtype, config=config, x_scale=x_scale,
             w_scale=w_scale, row_indices=row_indices,
-            scatter_indices=scatter_indices, atomic=atomic)
+            scatter_indices=scatter_indices, atomic=atomic,
+            gate_up_block=gate_up_block)
         _remember(key, plan, tensors)
     return _run(plan, out, True, catalog)
 

@@ -152,7 +152,10 @@ class Problem:
     row ``scatter_indices[r]``; y has its own row count) and ``atomic``
     (the scattered rows are added with atomic adds; needs ``scatter`` and
     ``accumulate``). With ``activation="swiglu"`` ``n`` is y's columns and
-    w (and bias) have ``2n``: gate rows ``[0, n)``, up rows ``[n, 2n)``.
+    w (and bias) have ``2n``: gate rows ``[0, n)``, up rows ``[n, 2n)``;
+    with ``gate_up_block=B`` w's rows are interleaved in blocks of B gate
+    and B up rows instead (:mod:`ggemm.layout`; the bias keeps the
+    logical order) and the tile's ``block_n`` is 2B.
 
     Example::
 
@@ -182,6 +185,7 @@ class Problem:
     row_indices: bool = False
     scatter: bool = False
     atomic: bool = False
+    gate_up_block: int = 0
 
     def __post_init__(self) -> None:
         _choice("op", self.op, OPS)
@@ -269,10 +273,45 @@ class Problem:
         if self.atomic and not self.accumulate:
             raise SpecError("atomic: atomic adds need accumulate (they add "
                             "to y)")
+        self._check_gate_up_block()
         if self.row_indices and self.dtype in FP8_DTYPES:
             raise SpecError("row_indices: gathered FP8 rows are not lowered "
                             "yet (which rows of x_scale a gathered row reads "
                             "is not defined)")
+
+    def _check_gate_up_block(self) -> None:
+        """Interleaved gate/up blocks of a swiglu weight: B a multiple of 8
+        of at most 128 dividing n, the tile one block (block_n = 2B); with
+        ``kn`` weights the tile's 2B columns are read as 128-byte boxes."""
+        block = self.gate_up_block
+        if isinstance(block, bool) or not isinstance(block, int) \
+                or block < 0:
+            raise SpecError(f"gate_up_block must be a non-negative int; got "
+                            f"{block!r}")
+        if not block:
+            return
+        if self.activation != "swiglu":
+            raise SpecError(f"gate_up_block: orders the gate and up rows of "
+                            f"a swiglu weight, not of activation "
+                            f"{self.activation!r}")
+        if block % 8 or block > 128:
+            raise SpecError(f"gate_up_block ({block}) must be a multiple of "
+                            f"8 of at most 128 (a tile of 2 * gate_up_block "
+                            f"<= 256 weight rows)")
+        if self.n % block:
+            raise SpecError(f"n ({self.n}) must be a multiple of "
+                            f"gate_up_block ({block})")
+        # swiglu is bf16/f16 only: 2 bytes an element.
+        if self.weight_layout == "kn" and block % 32:
+            raise SpecError(f"gate_up_block ({block}) with weight_layout "
+                            f"'kn' must be a multiple of 32: the tile's "
+                            f"{2 * block} weight columns are read as whole "
+                            f"128-byte boxes of 64 bf16/f16 elements")
+        config = TileConfig.from_any(self.config)
+        if config is not None and config.block_n != 2 * block:
+            raise SpecError(f"config.block_n ({config.block_n}) must be 2 * "
+                            f"gate_up_block ({2 * block}): a tile is one "
+                            f"block of gate and up rows")
 
     def _check_kragged(self) -> None:
         """What ``segment_matmul_k`` (dy [T, N], x [T, K], dw [G, N, K] or
@@ -436,7 +475,9 @@ class Problem:
             attrs.append(f"epilogue = #ggemm.epilogue<activation = "
                          f"{self.activation}, accumulate = "
                          f"{'true' if self.accumulate else 'false'}"
-                         f"{', atomic = true' if self.atomic else ''}>")
+                         f"{', atomic = true' if self.atomic else ''}"
+                         + (f", gate_up_block = {self.gate_up_block}"
+                            if self.gate_up_block else "") + ">")
         if self.config is not None:
             attrs.append(f"config = {self.config.mlir()}")
         if self.dtype in FP8_DTYPES:

@@ -42,7 +42,12 @@ activation or a row scale, then
 With ``row_indices`` (gather-A) ``dx`` is the gathered rows' gradient
 added onto their x rows with ``index_add_`` (float32, rows gathered twice
 sum; indices outside ``[0, T)`` add nothing), and ``dW`` reads a gathered
-copy of x (``[M, K]``, zero rows for invalid indices). Calls with
+copy of x (``[M, K]``, zero rows for invalid indices). With interleaved
+gate/up blocks (``gate_up_block``) the recomputed ``z`` (bias added in
+w's row order) is put back in the logical order for the SwiGLU gradient,
+and ``dz`` in w's row order again for ``dx`` and ``dW``: ``w.grad`` comes
+back interleaved like ``w``, ``bias.grad`` in the bias's logical order.
+Calls with
 ``scatter_indices`` (which write into ``out=``) are not differentiable and
 raise :class:`NotLoweredError` naming it.
 
@@ -62,6 +67,7 @@ from typing import Optional
 import torch
 
 from . import ops
+from .layout import deinterleave_gate_up, interleave_gate_up
 from .ops import ArgumentError, NotLoweredError
 
 Tensor = torch.Tensor
@@ -82,25 +88,28 @@ def _out_n(w: Tensor, weight_layout: str, activation: str) -> int:
 
 # -- functional ops -------------------------------------------------------
 
-# row_indices (gather-A) is the last argument, after the original ones, so
-# that the positions autograd's needs_input_grad refers to stay put.
+# row_indices (gather-A) and gate_up_block are the last arguments, after
+# the original ones, so that the positions autograd's needs_input_grad
+# refers to stay put.
 @torch.library.custom_op(f"{_LIB}::segment_matmul", mutates_args=())
 def segment_matmul_op(x: Tensor, w: Tensor, seg_indptr: Tensor,
                       weight_indices: Optional[Tensor], bias: Optional[Tensor],
                       row_scale: Optional[Tensor], weight_layout: str,
                       activation: str, out_dtype: str, config: str,
-                      row_indices: Optional[Tensor]) -> Tensor:
+                      row_indices: Optional[Tensor],
+                      gate_up_block: int) -> Tensor:
     plan = ops.plan_segment_matmul(
         x, w, seg_indptr, weight_indices=weight_indices,
         weight_layout=weight_layout, bias=bias, activation=activation,
         row_scale=row_scale, out_dtype=ops.torch_dtype(out_dtype),
-        config=ops.config_from_text(config), row_indices=row_indices)
+        config=ops.config_from_text(config), row_indices=row_indices,
+        gate_up_block=gate_up_block)
     return ops._run(plan, None, True, None)
 
 
 @segment_matmul_op.register_fake
 def _(x, w, seg_indptr, weight_indices, bias, row_scale, weight_layout,
-      activation, out_dtype, config, row_indices):
+      activation, out_dtype, config, row_indices, gate_up_block):
     rows = x.shape[0] if row_indices is None else row_indices.shape[0]
     return x.new_empty((rows, _out_n(w, weight_layout, activation)),
                        dtype=ops.torch_dtype(out_dtype))
@@ -143,19 +152,21 @@ def segment_matmul_out_op(x: Tensor, w: Tensor, seg_indptr: Tensor,
                           accumulate: bool, config: str,
                           row_indices: Optional[Tensor],
                           scatter_indices: Optional[Tensor],
-                          atomic: bool) -> None:
+                          atomic: bool, gate_up_block: int) -> None:
     plan = ops.plan_segment_matmul(
         x, w, seg_indptr, weight_indices=weight_indices,
         weight_layout=weight_layout, bias=bias, activation=activation,
         row_scale=row_scale, accumulate=accumulate, out=out,
         config=ops.config_from_text(config), row_indices=row_indices,
-        scatter_indices=scatter_indices, atomic=atomic)
+        scatter_indices=scatter_indices, atomic=atomic,
+        gate_up_block=gate_up_block)
     ops._run(plan, out, False, None)
 
 
 @segment_matmul_out_op.register_fake
 def _(x, w, seg_indptr, weight_indices, bias, row_scale, out, weight_layout,
-      activation, accumulate, config, row_indices, scatter_indices, atomic):
+      activation, accumulate, config, row_indices, scatter_indices, atomic,
+      gate_up_block):
     return None
 
 
@@ -347,25 +358,45 @@ def _scatter_add_rows(rows_grad: Tensor, row_indices: Tensor,
 
 def _setup_context(ctx, inputs, output):
     (x, w, seg_indptr, weight_indices, bias, row_scale, weight_layout,
-     activation, out_dtype, config, row_indices) = inputs
+     activation, out_dtype, config, row_indices, gate_up_block) = inputs
     ctx.save_for_backward(x, w, seg_indptr, weight_indices, bias, row_scale,
                           row_indices)
     ctx.weight_layout = weight_layout
     ctx.activation = activation
     ctx.config = config
+    ctx.gate_up_block = gate_up_block
+
+
+def _interleaved_columns(matrix: Tensor, block: int) -> Tensor:
+    """The 2N columns of ``[R, 2N]`` gate/up values (gate, then up) in the
+    interleaved order of a weight of ``gate_up_block = block`` (one copy)."""
+    return interleave_gate_up(matrix[None], block, "kn")[0]
+
+
+def _logical_columns(matrix: Tensor, block: int) -> Tensor:
+    """The inverse of :func:`_interleaved_columns`: gate, then up."""
+    return deinterleave_gate_up(matrix[None], block, "kn")[0]
 
 
 def _backward(ctx, dy):
     (x, w, seg_indptr, weight_indices, bias, row_scale,
      row_indices) = ctx.saved_tensors
     layout, activation = ctx.weight_layout, ctx.activation
+    block = ctx.gate_up_block
     grad = dy.float()
     d_row_scale = None
     if activation != "none" or row_scale is not None:
         # z before the activation (2N wide with swiglu), recomputed without
-        # fusion: one segment_matmul, gathered as the forward was.
-        z = segment_matmul_op(x, w, seg_indptr, weight_indices, bias, None,
-                              layout, "none", "f32", "", row_indices)
+        # fusion: one segment_matmul, gathered as the forward was. Its
+        # columns follow w's rows: with interleaved gate/up blocks the bias
+        # (gate, then up) is added in that order, and z is put back in the
+        # logical order for the activation's gradient.
+        z_bias = bias if bias is None or not block else \
+            _interleaved_columns(bias, block)
+        z = segment_matmul_op(x, w, seg_indptr, weight_indices, z_bias, None,
+                              layout, "none", "f32", "", row_indices, 0)
+        if block:
+            z = _logical_columns(z, block)
         if row_scale is not None:
             if ctx.needs_input_grad[5]:
                 d_row_scale = (grad * _activate(z, activation)).sum(1)
@@ -373,10 +404,13 @@ def _backward(ctx, dy):
         grad = _activation_backward(grad, z, activation)
     dx = dw = d_bias = None
     n = _layout_n(w, layout)  # dz's columns: 2N with swiglu
+    # dz as the products read it, its columns in w's row order: dx and dW
+    # (which so comes back in w's layout, interleaved or not).
+    grad_w = _interleaved_columns(grad, block) if block else grad
     low = None
     if ctx.needs_input_grad[0] or ctx.needs_input_grad[1]:
         # dz in the operands' dtype, rows contiguous: dy of both products.
-        low = grad.to(x.dtype).contiguous()
+        low = grad_w.to(x.dtype).contiguous()
     if ctx.needs_input_grad[0]:
         if n % 8:
             raise ArgumentError(
@@ -386,7 +420,7 @@ def _backward(ctx, dy):
         dx = segment_matmul_op(low, w, seg_indptr, weight_indices, None,
                                None, ops._OTHER_LAYOUT[layout], "none",
                                ops.dtype_name(x) if row_indices is None
-                               else "f32", "", None)
+                               else "f32", "", None, 0)
         if row_indices is not None:
             dx = _scatter_add_rows(dx, row_indices, x.shape[0]).to(x.dtype)
     if ctx.needs_input_grad[1]:
@@ -398,7 +432,7 @@ def _backward(ctx, dy):
                                      w.shape[0], layout, ops.dtype_name(w),
                                      "", "torch")
         else:
-            dw_nk = segment_matmul_k_torch_op(xs, grad, seg_indptr,
+            dw_nk = segment_matmul_k_torch_op(xs, grad_w, seg_indptr,
                                               weight_indices, w.shape[0])
             dw = (dw_nk if layout == "nk" else
                   dw_nk.transpose(1, 2)).to(w.dtype)
@@ -406,7 +440,7 @@ def _backward(ctx, dy):
         d_bias = _segment_sums(grad, seg_indptr, weight_indices,
                                bias.shape[0]).to(bias.dtype)
     return (dx, dw, None, None, d_bias, d_row_scale, None, None, None, None,
-            None)
+            None, None)
 
 
 segment_matmul_op.register_autograd(_backward, setup_context=_setup_context)
@@ -417,15 +451,18 @@ segment_matmul_op.register_autograd(_backward, setup_context=_setup_context)
 def segment_matmul_via_library(x, w, seg_indptr, weight_indices, weight_layout,
                                bias, activation, row_scale, accumulate, out,
                                out_dtype, config, row_indices=None,
-                               scatter_indices=None, atomic=False):
+                               scatter_indices=None, atomic=False,
+                               gate_up_block=None):
     plan = ops.plan_segment_matmul(
         x, w, seg_indptr, weight_indices=weight_indices,
         weight_layout=weight_layout, bias=bias, activation=activation,
         row_scale=row_scale, accumulate=accumulate, out=out,
         out_dtype=out_dtype, config=config, row_indices=row_indices,
-        scatter_indices=scatter_indices, atomic=atomic, build=False)
+        scatter_indices=scatter_indices, atomic=atomic,
+        gate_up_block=gate_up_block, build=False)
     tensors = plan.tensors
     act = ops._activation(activation)
+    block = gate_up_block or 0  # checked by the plan
     config_text = ops._config_text(config)
     if out is not None:
         if torch.is_grad_enabled() and ops._any_requires_grad(
@@ -444,12 +481,12 @@ def segment_matmul_via_library(x, w, seg_indptr, weight_indices, weight_layout,
                               tensors.get("bias"), tensors.get("row_scale"),
                               out, weight_layout, act, bool(accumulate),
                               config_text, row_indices, scatter_indices,
-                              bool(atomic))
+                              bool(atomic), block)
         return out
     return segment_matmul_op(x, w, seg_indptr, tensors.get("weight_indices"),
                              tensors.get("bias"), tensors.get("row_scale"),
                              weight_layout, act, plan.out_dtype, config_text,
-                             row_indices)
+                             row_indices, block)
 
 
 def segment_matmul_k_via_library(x, dy, seg_indptr, weight_indices,

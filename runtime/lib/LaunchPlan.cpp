@@ -720,6 +720,13 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
   if (Status status = bindSize(args, "n", problem.n, columns, shape.n);
       !status.ok())
     return status;
+  // Interleaved gate/up blocks: w's 2N rows are whole blocks of 2B.
+  if (problem.gateUpBlock > 0 && shape.n % problem.gateUpBlock != 0)
+    return invalidArgument(tensorPrefix(w) + "n = " + std::to_string(shape.n) +
+                           " is not a multiple of problem.gate_up_block (" +
+                           std::to_string(problem.gateUpBlock) +
+                           "): w's 2 * n rows must be whole blocks of gate "
+                           "and up rows");
   // Rows: all of them for segment_matmul, those of a group otherwise. With
   // gather (scatter) the indices carry M, and x (y) has rows of its own.
   const int rowDim = segment ? 0 : 1;

@@ -723,7 +723,8 @@ Status checkKRaggedProblem(const Reader &reader, const Pointer &at,
 
 /// Gather-A, scatter (and its atomic adds) and SwiGLU are features of
 /// segment_matmul's kernel only; atomic adds are a way to accumulate
-/// scattered rows, so they need has_scatter_indices and accumulate.
+/// scattered rows, so they need has_scatter_indices and accumulate;
+/// interleaved gate/up blocks are a layout of a swiglu weight.
 Status checkGatherScatterProblem(const Reader &reader, const Pointer &at,
                                  const ProblemSpec &problem) {
   if (problem.op != Op::SegmentMatmul) {
@@ -756,6 +757,13 @@ Status checkGatherScatterProblem(const Reader &reader, const Pointer &at,
     return reader.error(at / "atomic",
                         "atomic adds are for scattered rows, which need "
                         "has_scatter_indices true, got false");
+  if (problem.gateUpBlock > 0 && problem.activation != Activation::Swiglu)
+    return reader.error(at / "gate_up_block",
+                        std::string("gate_up_block orders the gate and up "
+                                    "rows of a swiglu weight; expected 0 "
+                                    "with activation ") +
+                            quote(activationName(problem.activation)) +
+                            ", got " + std::to_string(problem.gateUpBlock));
   if (problem.atomic && !problem.accumulate)
     return reader.error(at / "atomic", "atomic adds accumulate into y, which "
                                        "needs accumulate true, got false");
@@ -787,6 +795,8 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
            reader.boolean("has_scatter_indices", problem.hasScatterIndices),
            reader.boolean("accumulate", problem.accumulate),
            reader.boolean("atomic", problem.atomic),
+           reader.integer("gate_up_block", Optional, 0, 1 << 16,
+                          problem.gateUpBlock),
            reader.nullableChoice("x_scale_block", kScaleBlocks,
                                  ScaleBlock::None, problem.xScaleBlock),
            reader.nullableChoice("w_scale_block", kScaleBlocks,
@@ -1187,7 +1197,7 @@ std::vector<Field> kernelBodyFields(const Reader &reader, Manifest &manifest) {
   return {
       {"tile", Required,
        [&reader, &manifest](const Json &value, const Pointer &at) {
-         return reader.readObject(
+         Status status = reader.readObject(
              value, at,
              {reader.integer("block_m", Required, 1, 1 << 16, manifest.blockM),
               reader.integer("block_n", Required, 1, 1 << 16, manifest.blockN),
@@ -1195,6 +1205,16 @@ std::vector<Field> kernelBodyFields(const Reader &reader, Manifest &manifest) {
               reader.integer("stages", Optional, 1, 64, manifest.stages),
               ignored("consumer_warpgroups"), ignored("swap_ab")},
              KnownKeysOnly);
+         // An interleaved weight's tile is one block of gate and up rows:
+         // the kernel pairs columns j and j + block_n / 2.
+         const int64_t block = manifest.problem.gateUpBlock;
+         if (status.ok() && block > 0 && manifest.blockN != 2 * block)
+           return reader.error(at / "block_n",
+                               "expected 2 * problem.gate_up_block (" +
+                                   std::to_string(2 * block) +
+                                   ": one block of gate and up rows), got " +
+                                   std::to_string(manifest.blockN));
+         return status;
        }},
       {"grid", Optional,
        [&reader, &manifest](const Json &value, const Pointer &at) {

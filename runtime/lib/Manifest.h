@@ -137,6 +137,11 @@ struct ProblemSpec {
   /// Needs hasScatterIndices and accumulate; informational for the runtime.
   bool atomic = false;
   Activation activation = Activation::None;
+  /// Swiglu only: w's gate and up rows interleaved in blocks of this many
+  /// rows (2 * gate_up_block rows a block, gate then up; the kernel's
+  /// block_n is one block); 0: side by side, gate rows [0, n) then up rows
+  /// [n, 2n). The tensors' shapes are the same either way.
+  int64_t gateUpBlock = 0;
   /// Both None or both set, and set only for an fp8 a_dtype.
   ScaleBlock xScaleBlock = ScaleBlock::None;
   ScaleBlock wScaleBlock = ScaleBlock::None;

@@ -2271,6 +2271,31 @@ TEST(MoeBind, ScatteringIntoAnEmptyYLaunchesNothing) {
   EXPECT_TRUE(plan.params.empty());
 }
 
+// An interleaved weight binds like a side-by-side one (its shape is the
+// same); N must be whole blocks of gate and up rows.
+TEST(MoeBind, InterleavedSwigluNIsWholeBlocks) {
+  MoeFeatures features = kSwiglu;
+  features.interleaved = true;
+  MoeTensors t(features);
+  BoundArgs args;
+  Status status = bindMoe(moeManifest(features), t, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.n, 4096);
+  EXPECT_EQ(args.shape.numTiles, 1024);
+  Manifest anyN = manifestFrom(dynamicSizes(moeText(features)));
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 8000, 7168});
+  t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {1000, 4000});
+  EXPECT_CONTAINS(moeBindError(anyN, t),
+                  "tensor 'w': n = 4000 is not a multiple of "
+                  "problem.gate_up_block (64): w's 2 * n rows must be whole "
+                  "blocks of gate and up rows");
+  t.w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 8064, 7168});
+  t.y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {1000, 4032});
+  status = bindMoe(anyN, t, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.n, 4032);
+}
+
 TEST(MoeBind, SwigluWeightsHoldTwiceN) {
   Manifest manifest = moeManifest(kSwiglu);
   MoeTensors t(kSwiglu);

@@ -897,6 +897,50 @@ TEST(MoeManifest, ActivationsAreChecked) {
                   "gelu, silu or swiglu, got string \"tanh\"");
 }
 
+MoeFeatures interleavedSwiglu() {
+  MoeFeatures features;
+  features.swiglu = true;
+  features.interleaved = true;
+  return features;
+}
+
+TEST(MoeManifest, GateUpBlockOrdersSwigluWeights) {
+  // Absent: side by side (0), the weight tile two boxes of half its rows.
+  EXPECT_EQ(parseOk(moeSegmentManifest({/*gather=*/false, /*scatter=*/false,
+                                        /*atomic=*/false, /*swiglu=*/true}))
+                .problem.gateUpBlock,
+            0);
+  // Interleaved: the tile of 128 rows is one block, one box.
+  Manifest manifest = parseOk(moeSegmentManifest(interleavedSwiglu()));
+  EXPECT_EQ(manifest.problem.gateUpBlock, 64);
+  EXPECT_EQ(manifest.problem.activation, Activation::Swiglu);
+  EXPECT_EQ(manifest.params[1].box[1], 128u);
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"accumulate\": false",
+                              "\"accumulate\": false, \"gate_up_block\": 64")),
+      "k.json: /problem/gate_up_block: gate_up_block orders the gate and up "
+      "rows of a swiglu weight; expected 0 with activation \"none\", got 64");
+  parseOk(withManifest("\"accumulate\": false",
+                       "\"accumulate\": false, \"gate_up_block\": 0"));
+  EXPECT_CONTAINS(
+      parseError(withMoeManifest(interleavedSwiglu(), "\"gate_up_block\": 64",
+                                 "\"gate_up_block\": -8")),
+      "k.json: /problem/gate_up_block: expected an integer in [0, 65536], got "
+      "-8");
+  EXPECT_CONTAINS(
+      parseError(withMoeManifest(interleavedSwiglu(), "\"gate_up_block\": 64",
+                                 "\"gate_up_block\": \"64\"")),
+      "k.json: /problem/gate_up_block: expected an integer, got string "
+      "\"64\"");
+  // The kernel pairs columns j and j + block_n / 2: its tile must be one
+  // block.
+  EXPECT_CONTAINS(
+      parseError(withMoeManifest(interleavedSwiglu(), "\"gate_up_block\": 64",
+                                 "\"gate_up_block\": 32")),
+      "k.json: /tile/block_n: expected 2 * problem.gate_up_block (64: one "
+      "block of gate and up rows), got 128");
+}
+
 TEST(MoeManifest, AtomicNeedsScatterAndAccumulate) {
   EXPECT_CONTAINS(
       parseError(withManifest("\"accumulate\": false",

@@ -248,13 +248,16 @@ struct MoeFeatures {
   bool scatter = false; // has_scatter_indices: y rows through scatter_indices
   bool atomic = false;  // with scatter: atomic adds (and accumulate)
   bool swiglu = false;  // activation "swiglu": w of 2N rows
+  /// With swiglu: gate and up rows interleaved in blocks of 64 (the tile's
+  /// block_n of 128 is one block, loaded as one box).
+  bool interleaved = false;
 };
 
 /// kSegmentManifest with `features`, as the compiler writes them: gather
 /// loads each x row with its own TMA box ([64, 1]); swiglu loads the gate
-/// and up halves of a 128-column tile as two boxes of 64 weight rows; the
-/// new parameters follow the 13 of kSegmentManifest (row_indices, then
-/// scatter_indices and y_rows).
+/// and up halves of a 128-column tile as two boxes of 64 weight rows (one
+/// box of 128 when interleaved); the new parameters follow the 13 of
+/// kSegmentManifest (row_indices, then scatter_indices and y_rows).
 inline std::string moeSegmentManifest(const MoeFeatures &features) {
   std::string text = kSegmentManifest;
   std::string flags = "\"has_row_scale\": false";
@@ -269,7 +272,11 @@ inline std::string moeSegmentManifest(const MoeFeatures &features) {
   if (features.swiglu) {
     text = replaced(text, "\"accumulate\": ",
                     "\"activation\": \"swiglu\", \"accumulate\": ");
-    text = replaced(text, "\"box\": [64, 128, 1]", "\"box\": [64, 64, 1]");
+    if (features.interleaved)
+      text = replaced(text, "\"activation\": \"swiglu\"",
+                      "\"activation\": \"swiglu\", \"gate_up_block\": 64");
+    else
+      text = replaced(text, "\"box\": [64, 128, 1]", "\"box\": [64, 64, 1]");
   }
   if (features.gather)
     text = replaced(text, "\"box\": [64, 128], ", "\"box\": [64, 1], ");

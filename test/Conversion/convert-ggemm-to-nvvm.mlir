@@ -1367,7 +1367,7 @@ func.func @split_without_gated_store(%x: memref<?x256xbf16>, %w: memref<4x256x25
     %y: memref<?x128xbf16>, %n: index) {
   %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
       config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
-  // expected-error @+1 {{'ggemm.launch' op expects a split weight tile exactly with a gated (swiglu) ggemm.store_tile}}
+  // expected-error @+1 {{'ggemm.launch' op expects a split weight tile exactly with a gated (swiglu) ggemm.store_tile of side-by-side gate and up halves (gate_up_block = 0), got a split weight tile and an ungated store with gate_up_block = 0}}
   ggemm.launch %sched grid(persistent) {
   ^bb0(%cta: index, %num_ctas: index):
     %ring = ggemm.create_ring release_count(256)
@@ -1390,11 +1390,152 @@ func.func @split_without_gated_store(%x: memref<?x256xbf16>, %w: memref<4x256x25
 
 // -----
 
+// A gated kernel over a weight of interleaved gate/up blocks (gate_up_block
+// = 64, block_n = 128): the producer loads the weight tile, one block of 64
+// gate and 64 up rows, with one 3-d TMA load of a 128-row box (side by side
+// it would be two of 64 rows, N apart); the manifest's b_desc box is the
+// whole tile and the problem records gate_up_block.
+// CHECK: module attributes {ggemm.manifests = {interleaved_up_kernel = {
+// CHECK-SAME: {box = [64, 128, 1], dtype = "bf16", kind = "tma_descriptor", name = "b_desc"
+// CHECK-SAME: problem = {a_dtype = "bf16", accumulate = false, activation = "swiglu", b_dtype = "bf16", gate_up_block = 64 : i64,
+// CHECK-LABEL: gpu.func @interleaved_up_kernel(
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg0, %{{.+}}, box[%{{.+}}, %{{.+}}] :
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg1, %{{.+}}, box[%{{.+}}, %{{.+}}, %{{.+}}] :
+// CHECK-NOT: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK: nvvm.wgmma.mma_async
+func.func @interleaved_up(%x: memref<?x256xbf16>, %w: memref<4x512x256xbf16>,
+                          %indptr: memref<5xi32>, %y: memref<?x256xbf16>) {
+  %c4 = arith.constant 4 : index
+  %c0 = arith.constant 0 : index
+  %m = memref.dim %x, %c0 : memref<?x256xbf16>
+  %c512 = arith.constant 512 : index
+  %sched = ggemm.tile_schedule segment rows(%indptr : memref<5xi32>) groups(%c4) rows_per_group(%c0) num_rows(%m) num_cols(%c512)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, stages = 2>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 2, offsets = [0, 32768], stage_bytes = [16384, 16384],
+                                  barrier_offset = 65536, smem_bytes = 65568>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    %tiles = ggemm.tile_count %sched
+    ggemm.warp_specialize producer registers(40) {
+      %z = arith.constant 0 : index
+      %end = scf.for %t = %cta to %tiles step %num_ctas iter_args(%slot = %z) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+        %kb = arith.constant 4 : index
+        %c64 = arith.constant 64 : index
+        %c1 = arith.constant 1 : index
+        %next = scf.for %i = %z to %kb step %c1 iter_args(%s = %slot) -> (index) {
+          %k = arith.muli %i, %c64 : index
+          %ta = ggemm.load_tile %x[%row, %k] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+          %tb = ggemm.load_tile %w[%group, %col, %k] : memref<4x512x256xbf16> -> !ggemm.tile<128x64xbf16>
+          ggemm.ring_put %ring[%s], %ta, %tb : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          %s1 = arith.addi %s, %c1 : index
+          scf.yield %s1 : index
+        }
+        scf.yield %next : index
+      }
+    } consumers(2) registers(232) {
+      %z = arith.constant 0 : index
+      %end = scf.for %t = %cta to %tiles step %num_ctas iter_args(%slot = %z) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+        %c2 = arith.constant 2 : index
+        %out_col = arith.divui %col, %c2 : index
+        %kb = arith.constant 4 : index
+        %c1 = arith.constant 1 : index
+        %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+        %acc:2 = scf.for %i = %z to %kb step %c1 iter_args(%a = %zero, %s = %slot) -> (!ggemm.accumulator<128x128xf32>, index) {
+          %tiles2:2 = ggemm.ring_get %ring[%s] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          %p = ggemm.mma %tiles2#0, %tiles2#1, %a {pending = 1 : i64} : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<128x128xf32>
+          %later = arith.cmpi ugt, %i, %z : index
+          scf.if %later {
+            %prev = arith.subi %s, %c1 : index
+            ggemm.ring_release %ring[%prev] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          }
+          %s1 = arith.addi %s, %c1 : index
+          scf.yield %p, %s1 : !ggemm.accumulator<128x128xf32>, index
+        }
+        %done = ggemm.mma_wait %acc#0 : !ggemm.accumulator<128x128xf32>
+        %any = arith.cmpi ugt, %acc#1, %slot : index
+        scf.if %any {
+          %last = arith.subi %acc#1, %c1 : index
+          ggemm.ring_release %ring[%last] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+        }
+        ggemm.store_tile %done to %y row(%row) row_end(%row_end) col(%out_col)
+            {epilogue = #ggemm.epilogue<activation = swiglu, gate_up_block = 64>}
+            : !ggemm.accumulator<128x128xf32>, memref<?x256xbf16>
+        scf.yield %acc#1 : index
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Interleaved gate/up blocks: the weight tile is one load of a whole block
+// (2 x gate_up_block rows), never split.
+func.func @interleaved_split(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>,
+    %y: memref<?x64xbf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  // expected-error @+1 {{'ggemm.launch' op expects a split weight tile exactly with a gated (swiglu) ggemm.store_tile of side-by-side gate and up halves (gate_up_block = 0), got a split weight tile and a gated store with gate_up_block = 64}}
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      %ta = ggemm.load_tile %x[%cta, %cta] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%cta, %cta, %cta] split(%n) : memref<4x256x256xbf16> -> !ggemm.tile<128x64xbf16>
+      ggemm.ring_put %ring[%cta], %ta, %tb
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    } consumers(2) registers(232) {
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      ggemm.store_tile %zero to %y row(%cta) row_end(%cta) col(%cta)
+          {epilogue = #ggemm.epilogue<activation = swiglu, gate_up_block = 64>}
+          : !ggemm.accumulator<128x128xf32>, memref<?x64xbf16>
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @interleaved_tile_not_one_block(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>,
+    %y: memref<?x32xbf16>, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  // expected-error @+1 {{'ggemm.launch' op expects a weight tile of 2 x gate_up_block (64) rows, one block of gate and up rows, got '!ggemm.tile<128x64xbf16>'}}
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+      %ta = ggemm.load_tile %x[%cta, %cta] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+      %tb = ggemm.load_tile %w[%cta, %cta, %cta] : memref<4x256x256xbf16> -> !ggemm.tile<128x64xbf16>
+      ggemm.ring_put %ring[%cta], %ta, %tb
+          : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    } consumers(2) registers(232) {
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x64xf32>
+      ggemm.store_tile %zero to %y row(%cta) row_end(%cta) col(%cta)
+          {epilogue = #ggemm.epilogue<activation = swiglu, gate_up_block = 32>}
+          : !ggemm.accumulator<128x64xf32>, memref<?x32xbf16>
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @gated_store_without_split(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>,
     %y: memref<?x64xbf16>, %n: index) {
   %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
       config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
-  // expected-error @+1 {{'ggemm.launch' op expects a split weight tile exactly with a gated (swiglu) ggemm.store_tile}}
+  // expected-error @+1 {{'ggemm.launch' op expects a split weight tile exactly with a gated (swiglu) ggemm.store_tile of side-by-side gate and up halves (gate_up_block = 0), got an unsplit weight tile and a gated store with gate_up_block = 0}}
   ggemm.launch %sched grid(persistent) {
   ^bb0(%cta: index, %num_ctas: index):
     %ring = ggemm.create_ring release_count(256)

@@ -211,6 +211,34 @@ func.func @epilogue_parameter() attributes {a = #ggemm.epilogue<scale = true>} {
 
 // -----
 
+// expected-error @+1 {{expects gate_up_block only with activation = swiglu (it orders a gated weight's rows), got activation = silu}}
+func.func @gate_up_block_not_gated() attributes {a = #ggemm.epilogue<activation = silu, gate_up_block = 64>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects gate_up_block to be 0 or a positive multiple of 8 of at most 128 (a tile of 2 x gate_up_block <= 256 weight rows), got -8}}
+func.func @gate_up_block_negative() attributes {a = #ggemm.epilogue<activation = swiglu, gate_up_block = -8>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects gate_up_block to be 0 or a positive multiple of 8 of at most 128 (a tile of 2 x gate_up_block <= 256 weight rows), got 12}}
+func.func @gate_up_block_fragment() attributes {a = #ggemm.epilogue<activation = swiglu, gate_up_block = 12>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{expects gate_up_block to be 0 or a positive multiple of 8 of at most 128 (a tile of 2 x gate_up_block <= 256 weight rows), got 136}}
+func.func @gate_up_block_too_wide() attributes {a = #ggemm.epilogue<activation = swiglu, gate_up_block = 136>} {
+  return
+}
+
+// -----
+
 // expected-error @+2 {{expected ::mlir::ggemm::WeightLayout to be one of: nk, kn}}
 // expected-error @+1 {{failed to parse GGemm_WeightLayoutAttr parameter 'value' which is to be a `::mlir::ggemm::WeightLayout`}}
 func.func @weight_layout() attributes {a = #ggemm.weight_layout<mn>} {

@@ -686,6 +686,17 @@ func.func @gated_transposed(%acc: !ggemm.accumulator<128x48xf32>,
 
 // -----
 
+func.func @gated_interleaved_width(%acc: !ggemm.accumulator<128x256xf32>,
+                                   %y: memref<?x128xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects an accumulator of 2 x gate_up_block (128) columns for a gated store of interleaved gate/up blocks, got 256}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i)
+      {epilogue = #ggemm.epilogue<activation = swiglu, gate_up_block = 64>}
+      : !ggemm.accumulator<128x256xf32>, memref<?x128xbf16>
+  return
+}
+
+// -----
+
 func.func @atomic_store_without_scatter(%acc: !ggemm.accumulator<128x128xf32>,
                                         %y: memref<?x128xf32>, %i: index) {
   // expected-error @+1 {{'ggemm.store_tile' op expects an atomic epilogue only with `scatter` and accumulate = true}}

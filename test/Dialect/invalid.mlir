@@ -880,6 +880,29 @@ func.func @swiglu_bias_columns(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16
 
 // -----
 
+func.func @gate_up_block_partial(%x: memref<?x256xbf16>, %w: memref<4x192x256xbf16>,
+                                 %indptr: memref<5xi32>, %y: memref<?x96xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects N (96, half of w's N extent) to be a multiple of gate_up_block (64): w's rows are whole blocks of gate and up rows}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x192x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x96xbf16>)
+      {epilogue = #ggemm.epilogue<activation = swiglu, gate_up_block = 64>}
+  return
+}
+
+// -----
+
+func.func @gate_up_block_config(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>,
+                                %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects the tile config's block_n to be 2 x gate_up_block (128: one tile per block of gate and up rows), got 256}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x256x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+      {epilogue = #ggemm.epilogue<activation = swiglu, gate_up_block = 64>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64>}
+  return
+}
+
+// -----
+
 func.func @atomic_without_scatter(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
                                   %indptr: memref<5xi32>, %y: memref<?x128xf32>) {
   // expected-error @+1 {{'ggemm.segment_matmul' op expects an atomic epilogue only with scatter_indices and accumulate = true (atomic adds rows of y in), got no scatter_indices}}

@@ -1503,7 +1503,9 @@ class MoECase:
     """One execution test of the MoE forms of ggemm.segment_matmul (issue
     13): gathered x rows (`row_indices`), scattered y rows
     (`scatter_indices`, with `atomic` adds), and the gated `swiglu`
-    epilogue (w holds 2N rows: gate, then up).
+    epilogue (w holds 2N rows: gate, then up; with `gate_up_block` B, in
+    blocks of B gate rows and their B up rows, the bias still gate then
+    up).
 
     Segment row r (of M = `rows`) reads x row `gather[r]` (or x row r) and
     goes to y row `scatter[r]` (or y row r). Indices outside x read zeros;
@@ -1526,6 +1528,7 @@ class MoECase:
     scatter: Optional[list[int]] = None
     y_rows: int = 0
     swiglu: bool = False
+    gate_up_block: int = 0
     bias: bool = False
     row_scale: bool = False
     accumulate: bool = False
@@ -1602,6 +1605,8 @@ class MoEWriter:
         epilogue = []
         if c.swiglu:
             epilogue.append("activation = swiglu")
+        if c.gate_up_block:
+            epilogue.append(f"gate_up_block = {c.gate_up_block}")
         if c.accumulate:
             epilogue.append("accumulate = true")
         if c.atomic:
@@ -1762,10 +1767,24 @@ class MoEWriter:
         else:
             yrow = r
         col = e.for_loop("%zero", n, "c")
-        v = self.dot(e, xrow, valid, wi, col, x, w, k)
+        # w's rows of output column col: side by side, gate row col and up
+        # row N + col; interleaved in blocks of B, gate row 2B (col / B) +
+        # col % B and up row B further on.
+        gate_row = w_up_row = col
+        if c.gate_up_block:
+            block = e.const_index(c.gate_up_block)
+            first = e.op(f"arith.muli {e.op(f'arith.divui {col}, {block} : index')}"
+                         f", {e.const_index(2 * c.gate_up_block)} : index")
+            gate_row = e.op(f"arith.addi {first}, "
+                            f"{e.op(f'arith.remui {col}, {block} : index')}"
+                            " : index")
+            w_up_row = e.op(f"arith.addi {gate_row}, {block} : index")
+        v = self.dot(e, xrow, valid, wi, gate_row, x, w, k)
         if c.swiglu:
             up_row = e.op(f"arith.addi {col}, {n} : index")
-            up = self.dot(e, xrow, valid, wi, up_row, x, w, k)
+            if not c.gate_up_block:
+                w_up_row = up_row
+            up = self.dot(e, xrow, valid, wi, w_up_row, x, w, k)
             if bias:
                 gb = e.op(f"memref.load {bias}[{wi}, {col}] : "
                           f"{self.bias_type}")
@@ -1855,6 +1874,20 @@ MOE_CASES = [
             "(the last tile's gate half reaches into the up rows; masked)",
             segments=[33, 64, 1], rows=100, swiglu=True, layout="kn", n=100,
             block_n=128),
+    MoECase("moe_gather_swiglu_interleaved", "gathered x and SwiGLU over a "
+            "w of interleaved gate/up blocks (gate_up_block = 24: 3 blocks "
+            "of 24 gate rows and their 24 up rows, one 48-row tile each), "
+            "bias in the logical order, row scale, f32 out",
+            segments=_MOE_SEGMENTS, rows=_MOE_ROWS, gather=_TOKEN_OF_ROW,
+            x_rows=70, swiglu=True, gate_up_block=24, bias=True,
+            row_scale=True, out_type="f32", block_n=48),
+    MoECase("moe_swiglu_interleaved_kn_selected", "SwiGLU over kn weights "
+            "of interleaved gate/up blocks (gate_up_block = 32, along w's "
+            "columns) with the config chosen by ggemm-select-config "
+            "(block_n = 64)", segments=[20, 17, 30], rows=67,
+            gather=_spread(67, 50, 7), x_rows=50, swiglu=True,
+            gate_up_block=32, layout="kn", n=96, bias=True,
+            explicit_config=False),
     MoECase("moe_gather_swiglu_selected", "gathered x and SwiGLU with the "
             "config chosen by ggemm-select-config (no swap-AB: 64-row "
             "tiles)", segments=[20, 17, 30], rows=67,

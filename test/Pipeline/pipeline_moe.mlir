@@ -3,14 +3,18 @@
 // stage's full mbarrier counting 1 + 128 arrivals, one
 // cp.async.mbarrier.arrive.noinc per thread, the consumers fencing the async
 // proxy after the wait), the gated weight tile as two TMA loads of half the
-// tile, and the scatter-combine epilogue's atomic adds. The manifests carry
-// the new problem keys and parameters. ptxas accepts both kernels.
+// tile (one load of a whole block with interleaved gate/up blocks), and the
+// scatter-combine epilogue's atomic adds. The manifests carry the new
+// problem keys and parameters. ptxas accepts the kernels.
 // RUN: rm -rf %t && gemm-opt %s --ggemm-to-ptx="chip=sm_90a variants=false bundle-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=UP --input-file=%t/up_kernel.ptx
 // RUN: FileCheck %s --check-prefix=UPJSON --input-file=%t/up_kernel.json
 // RUN: FileCheck %s --check-prefix=DOWN --input-file=%t/down_kernel.ptx
 // RUN: FileCheck %s --check-prefix=DOWNJSON --input-file=%t/down_kernel.json
+// RUN: FileCheck %s --check-prefix=UPI --input-file=%t/up_interleaved_kernel.ptx
+// RUN: FileCheck %s --check-prefix=UPIJSON --input-file=%t/up_interleaved_kernel.json
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/up_kernel.ptx -o %t/up.cubin %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/up_interleaved_kernel.ptx -o %t/up_interleaved.cubin %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/down_kernel.ptx -o %t/down.cubin %}
 
 // UP: mbarrier.init.shared.b64 [ggemm_smem+{{[0-9]+}}], %r{{[0-9]+}};
@@ -46,6 +50,38 @@ func.func @up(%x: memref<?x2048xbf16>, %w: memref<8x1536x2048xbf16>,
       segments(%indptr : memref<9xi32>) row_indices(%ri : memref<?xi32>)
       outs(%h : memref<?x768xbf16>)
       {epilogue = #ggemm.epilogue<activation = swiglu>, expected_m = 512}
+  return
+}
+
+// Interleaved gate/up blocks of 128 rows: the weight tile (block_n = 256,
+// one block) is one 3-d TMA load of a 256-row box; the manifest records
+// gate_up_block and the whole box. The bias stays [8, 1536], gate then up.
+// UPI: cp.async.cg.shared.global [%rd{{[0-9]+}}], [%rd{{[0-9]+}}], 16, %r{{[0-9]+}};
+// UPI: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// UPI-NOT: cp.async.bulk.tensor.3d.shared::cluster.global
+// UPI: wgmma.mma_async
+
+// UPIJSON: "name": "a_desc",
+// UPIJSON: "box": [
+// UPIJSON-NEXT: 64,
+// UPIJSON-NEXT: 256,
+// UPIJSON-NEXT: 1
+// UPIJSON-NEXT: ],
+// UPIJSON: "name": "b_desc",
+// UPIJSON: "problem": {
+// UPIJSON: "activation": "swiglu",
+// UPIJSON: "gate_up_block": 128,
+// UPIJSON: "has_bias": true,
+// UPIJSON: "tile": {
+// UPIJSON: "block_n": 256,
+func.func @up_interleaved(%x: memref<?x2048xbf16>, %w: memref<8x1536x2048xbf16>,
+                          %indptr: memref<9xi32>, %ri: memref<?xi32>,
+                          %bias: memref<8x1536xf32>, %h: memref<?x768xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x2048xbf16>, memref<8x1536x2048xbf16>)
+      segments(%indptr : memref<9xi32>) row_indices(%ri : memref<?xi32>)
+      bias(%bias : memref<8x1536xf32>) outs(%h : memref<?x768xbf16>)
+      {epilogue = #ggemm.epilogue<activation = swiglu, gate_up_block = 128>,
+       expected_m = 512}
   return
 }
 

@@ -333,3 +333,28 @@ func.func @gated_small_groups(%x: memref<?x2048xbf16>, %w: memref<128x1536x2048x
       {epilogue = #ggemm.epilogue<activation = swiglu>, expected_m = 16}
   return
 }
+
+// -----
+
+// Interleaved gate/up blocks of 64 rows: every tile is one block, block_n =
+// 128, whatever N says; block_m follows the rows as usual (128 for unknown
+// rows, 64 on one warpgroup for small groups), so the variants differ in
+// block_m only.
+// CHECK-LABEL: func.func @interleaved_gate_up
+// CHECK: config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, stages = 6, raster = along_m>
+// SMALL-LABEL: func.func @interleaved_gate_up
+// SMALL: config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 6, consumer_warpgroups = 1, raster = along_m>
+// VAR: module attributes {ggemm.dispatch = {interleaved_gate_up = {bounds = [64], rule = "rows_per_group", variants = ["interleaved_gate_up_v0", "interleaved_gate_up_v1"]}}}
+// VAR-LABEL: func.func @interleaved_gate_up_v0(
+// VAR: config = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 6, consumer_warpgroups = 1, raster = along_m>
+// VAR-LABEL: func.func @interleaved_gate_up_v1(
+// VAR: config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, stages = 6, raster = along_m>
+func.func @interleaved_gate_up(%x: memref<?x7168xbf16>, %w: memref<256x4096x7168xbf16>,
+                               %indptr: memref<257xi32>, %ri: memref<?xi32>,
+                               %y: memref<?x2048xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x7168xbf16>, memref<256x4096x7168xbf16>)
+      segments(%indptr : memref<257xi32>) row_indices(%ri : memref<?xi32>)
+      outs(%y : memref<?x2048xbf16>)
+      {epilogue = #ggemm.epilogue<activation = swiglu, gate_up_block = 64>}
+  return
+}

@@ -415,6 +415,34 @@ func.func @gather_swiglu(%x: memref<?x256xbf16>, %w: memref<4x512x256xbf16>, %in
 
 // -----
 
+// Interleaved gate/up blocks (gate_up_block = 64, block_n = 128, bias kept
+// in the logical order): the tile at column col is w's rows [col, col +
+// 128) as they are, 64 gate rows then their 64 up rows, one load without
+// `split`; the outputs start at col / 2 and the store pairs columns j and
+// j + 64 as for side-by-side halves.
+// CHECK-LABEL: func.func @gather_swiglu_interleaved(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x512x256xbf16>, %[[P:[a-z0-9]+]]: memref<5xi32>, %[[RI:[a-z0-9]+]]: memref<?xi32>, %[[B:[a-z0-9]+]]: memref<4x512xf32>, %[[Y:[a-z0-9]+]]: memref<?x256xbf16>)
+// CHECK: %[[N2:.+]] = arith.constant 512 : index
+// CHECK: ggemm.foreach_tile segment rows(%[[P]] : memref<5xi32>) groups(%{{.+}}) rows_per_group(%{{.+}}) num_rows(%{{.+}}) num_cols(%[[N2]])
+// CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
+// CHECK: %[[OUTCOL:.+]] = arith.divui %[[COL]], %{{.+}} : index
+// CHECK-NOT: arith.divui %[[N2]]
+// CHECK: ggemm.load_tile %[[X]][%[[ROW]], %[[K:.+]]] gather(%[[RI]] : memref<?xi32>, %[[END]]) : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+// CHECK-NEXT: ggemm.load_tile %[[W]][%[[GRP]], %[[COL]], %[[K]]] : memref<4x512x256xbf16> -> !ggemm.tile<128x64xbf16>
+// CHECK: ggemm.store_tile %{{.+}} to %[[Y]] row(%[[ROW]]) row_end(%[[END]]) col(%[[OUTCOL]]) bias(%[[B]][%[[GRP]]] : memref<4x512xf32>) {epilogue = #ggemm.epilogue<activation = swiglu, gate_up_block = 64>} : !ggemm.accumulator<128x128xf32>, memref<?x256xbf16>
+func.func @gather_swiglu_interleaved(%x: memref<?x256xbf16>, %w: memref<4x512x256xbf16>,
+                                     %indptr: memref<5xi32>, %ri: memref<?xi32>,
+                                     %bias: memref<4x512xf32>, %y: memref<?x256xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x512x256xbf16>)
+      segments(%indptr : memref<5xi32>) row_indices(%ri : memref<?xi32>)
+      bias(%bias : memref<4x512xf32>) outs(%y : memref<?x256xbf16>)
+      {epilogue = #ggemm.epilogue<activation = swiglu, gate_up_block = 64>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>}
+  return
+}
+
+// -----
+
 // The scatter-combine epilogue: the store sends row r to y row
 // scatter_indices[r] and adds it in atomically; the routing weights are the
 // row scale, read at the segment row.

@@ -229,23 +229,39 @@ TEST(ChooseTileConfig, NarrowN) {
   EXPECT_EQ(chooseTileConfig(problem(64, 7168, 128, 8), kH100SMs).blockN, 64);
 }
 
-TEST(ChooseTileConfig, ChoicesPassTheVerifiers) {
-  MLIRContext context;
-  context.loadDialect<GGemmDialect>();
-  std::string errors;
-  context.getDiagEngine().registerHandler([&](Diagnostic &diag) {
-    errors += diag.str() + "\n";
-    return success();
-  });
-  auto emitError = [&] { return mlir::emitError(UnknownLoc::get(&context)); };
-  for (const ProblemSummary &p : sweep()) {
-    TileChoice c = chooseTileConfig(p, kH100SMs);
+/// Builds the tile configs of choices through the attribute's verifier,
+/// collecting its diagnostics in `errors`.
+class ConfigVerifier {
+public:
+  ConfigVerifier() {
+    context.loadDialect<GGemmDialect>();
+    context.getDiagEngine().registerHandler([this](Diagnostic &diag) {
+      errors += diag.str() + "\n";
+      return success();
+    });
+  }
+
+  /// The config of `c`, or null when the verifier rejects it.
+  TileConfigAttr config(const TileChoice &c) {
     const int64_t clusterM = 1, clusterN = 1;
-    TileConfigAttr config = TileConfigAttr::getChecked(
-        emitError, &context, c.blockM, c.blockN, c.blockK, c.stages,
-        c.consumerWarpgroups, c.swapAB, clusterM, clusterN,
-        RasterOrder::along_n);
-    ASSERT_TRUE(config) << describe(p) << ": " << errors;
+    return TileConfigAttr::getChecked(
+        [&] { return mlir::emitError(UnknownLoc::get(&context)); }, &context,
+        c.blockM, c.blockN, c.blockK, c.stages, c.consumerWarpgroups, c.swapAB,
+        clusterM, clusterN,
+        c.rasterAlongM ? RasterOrder::along_m : RasterOrder::along_n);
+  }
+
+  std::string errors;
+
+private:
+  MLIRContext context;
+};
+
+TEST(ChooseTileConfig, ChoicesPassTheVerifiers) {
+  ConfigVerifier verifier;
+  for (const ProblemSummary &p : sweep()) {
+    TileConfigAttr config = verifier.config(chooseTileConfig(p, kH100SMs));
+    ASSERT_TRUE(config) << describe(p) << ": " << verifier.errors;
     EXPECT_LE(config.getPipelineSmemBytes(p.elementBytes), kMaxSmemBytesPerCta)
         << describe(p);
   }
@@ -419,4 +435,47 @@ TEST(ChooseTileConfig, NoSwapABGivesSmallTilesToSmallGroups) {
   EXPECT_FALSE(c.swapAB);
   EXPECT_EQ(c.blockM, 128);
   EXPECT_EQ(c.consumerWarpgroups, 2);
+}
+
+// Interleaved gate/up blocks of B rows: every tile is one block (block_n =
+// 2B) whatever N, K and the rows say; block_m follows the rows as for any
+// program without swap-AB, even when the summary does not forbid swap-AB
+// itself. Every choice passes the tile config verifier and fits the
+// shared-memory budget.
+TEST(ChooseTileConfig, InterleavedGateUpTilesAreOneBlock) {
+  ConfigVerifier verifier;
+  for (int64_t block = 8; block <= 128; block += 8) {
+    for (int64_t rows : {0, 1, 16, 64, 65, 4096}) {
+      ProblemSummary p = problem(2 * 2048, 7168, rows, 256);
+      p.gateUpBlock = block;
+      TileChoice c = chooseTileConfig(p, kH100SMs);
+      std::string where = describe(p) + " block=" + std::to_string(block);
+      EXPECT_EQ(c.blockN, 2 * block) << where;
+      EXPECT_FALSE(c.swapAB) << where;
+      bool small = rows > 0 && rows <= kSwapAbMaxRows;
+      EXPECT_EQ(c.blockM, small ? 64 : 128) << where;
+      EXPECT_EQ(c.consumerWarpgroups, small ? 1 : 2) << where;
+      TileConfigAttr config = verifier.config(c);
+      ASSERT_TRUE(config) << where << ": " << verifier.errors;
+      EXPECT_LE(config.getPipelineSmemBytes(p.elementBytes),
+                kMaxSmemBytesPerCta)
+          << where;
+    }
+  }
+}
+
+// The variants of an interleaved weight differ in block_m only: each keeps
+// the one block_n its weight layout allows.
+TEST(ChooseVariants, InterleavedGateUpKeepBlockN) {
+  ProblemSummary p = problem(2 * 2048, 7168, 0, 256);
+  p.noSwapAB = true;
+  p.gateUpBlock = 64;
+  std::vector<TileVariant> variants = chooseVariants(p, kH100SMs);
+  ASSERT_EQ(variants.size(), 2u);
+  for (const TileVariant &v : variants)
+    EXPECT_EQ(v.tile.blockN, 128);
+  EXPECT_EQ(variants[0].tile.blockM, 64);
+  EXPECT_EQ(variants[0].maxRowsPerGroup, kSwapAbMaxRows);
+  EXPECT_EQ(variants[1].tile.blockM, 128);
+  EXPECT_EQ(variants[1].maxRowsPerGroup, 0);
 }

@@ -9,7 +9,10 @@ The layer on GGEMM (``fused``), per forward:
    device (segments, the token of each sorted row, the pair of each row);
 2. ``h = segment_matmul(x, w13, row_indices=token_of_row,
    activation="swiglu")``: x is read in token order, no permuted copy;
-   ``w13`` holds each expert's gate rows then up rows (vLLM's layout);
+   ``w13`` holds each expert's gate rows then up rows (vLLM's layout),
+   or (``fused (interleaved)``) ``ggemm.interleave_gate_up(w13, B)`` with
+   ``gate_up_block=B``: blocks of B gate rows and their B up rows, each
+   tile one contiguous block (B = ``gate_up_block_of(model)``);
 3. down projection, ``row_scale`` = each row's routing weight, and
    - ``slots`` (the default, deterministic): each row written to its pair's
      slot of a ``[T, topk, H]`` buffer (``scatter_indices`` = pair), then a
@@ -21,8 +24,10 @@ The reference is plain torch in float32 (TF32 off), expert by expert, from
 the same bf16 inputs; the criterion is ||out - ref|| / ||ref|| < 1e-2. The
 routing is fresh and random (softmax top-k of random logits), so experts get
 zero tokens; extra cases route tokens twice to one expert, pass padding
-expert ids (-1) and put a bias on the gated weights. Prints a line per case
-and ``gpu-check-moe: N passed, M failed``.
+expert ids (-1), put a bias on the gated weights and run every layer on the
+interleaved weight too (with autograd through it on the small layer: dW
+must come back interleaved). Prints a line per case and
+``gpu-check-moe: N passed, M failed``.
 
 With ``--bench``, the same sizes are timed (medians of CUDA-graph replays,
 bench/bench_e2e.bench) against the glued layer, in the same run:
@@ -32,7 +37,9 @@ bench/bench_e2e.bench) against the glued layer, in the same run:
 - ``glued (GGEMM)``: the same glue around GGEMM's plain segment_matmul.
 
 and closes with ``moe-bench: min speedup vs glued S over N sizes`` (glued =
-the faster of the two glued layers, per size).
+the faster of the two glued layers, fused = the faster of the side-by-side
+and the interleaved weight, per size). The breakdown times the up GEMM
+(gather + SwiGLU) on both weight layouts.
 
 The GPU host has no LLVM: the kernels come from a catalog built on the CPU
 machine from this script's spec (test/gpu/build_moe_catalog.sh).
@@ -71,15 +78,27 @@ MODELS = {
 TOKENS = [1, 16, 512, 16384]
 
 
+def gate_up_block_of(m: dict) -> int:
+    """The interleaved layout's block B of a layer: 128 (a 256-row weight
+    tile, the side-by-side kernel's tile at many rows, so that the two
+    differ in the layout only) where it divides the intermediate size,
+    else 64."""
+    return 128 if m["inter"] % 128 == 0 else 64
+
+
 def spec() -> dict:
     """The kernels of every layer below (one catalog line each)."""
     lines = []
     for name, m in MODELS.items():
         h, i, e = m["hidden"], m["inter"], m["experts"]
+        b = gate_up_block_of(m)
         seg = dict(op="segment_matmul", dtype="bf16", groups=e)
         lines += [
             # fused: up (gather + SwiGLU), down (slots; atomic combine)
             dict(seg, n=i, k=h, row_indices=True, activation="swiglu"),
+            # fused (interleaved): up on the interleaved weight
+            dict(seg, n=i, k=h, row_indices=True, activation="swiglu",
+                 gate_up_block=b),
             dict(seg, n=h, k=i, row_scale=True, scatter=True),
             dict(seg, n=h, k=i, row_scale=True, scatter=True,
                  accumulate=True, atomic=True, out_dtype="f32"),
@@ -93,6 +112,12 @@ def spec() -> dict:
         if name == "small":
             lines += [dict(seg, n=i, k=h, row_indices=True,
                            activation="swiglu", bias=True),
+                      dict(seg, n=i, k=h, row_indices=True,
+                           activation="swiglu", bias=True, gate_up_block=b),
+                      # autograd on the interleaved weight with a bias: z
+                      # recomputed with the bias (in w's row order)
+                      dict(seg, n=2 * i, k=h, row_indices=True, bias=True,
+                           out_dtype="f32"),
                       dict(seg, n=h, k=i, scatter=True),
                       # aiter's grouped_gemm: gathered and scattered
                       dict(seg, n=2 * i, k=h, row_indices=True,
@@ -132,15 +157,17 @@ def routing(T, m, gen, duplicates=False, padding=False):
 
 
 def fused(x, w13, w2, ids, weights, e, combine="slots", bias=None,
-          padded=False):
+          padded=False, gate_up_block=None):
     """The MoE FFN on GGEMM (see the module docstring). `padded`: some ids
-    are outside [0, e) (their slots must read zero)."""
+    are outside [0, e) (their slots must read zero). `gate_up_block`: w13
+    is interleaved in blocks of that many gate and up rows."""
     import torch
     import ggemm
     T, k = ids.shape
     r = ggemm.sort_by_expert(ids, num_experts=e)
     h = ggemm.segment_matmul(x, w13, r.seg_indptr, row_indices=r.row_indices,
-                             activation="swiglu", bias=bias)
+                             activation="swiglu", bias=bias,
+                             gate_up_block=gate_up_block)
     row_weight = weights.reshape(-1)[r.pair_indices.long()]
     if combine == "atomic":
         out = torch.zeros(T, w2.shape[1], device="cuda", dtype=torch.float32)
@@ -275,6 +302,8 @@ def run_checks(lines, seed, models=None):
             continue
         w13, w2 = weights_of(m, gen)
         e = m["experts"]
+        b = gate_up_block_of(m)
+        w13i = ggemm.interleave_gate_up(w13, b)
         tokens = TOKENS if name != "small" else [1, 5, 300]
         for T in tokens:
             x = torch.randn(T, m["hidden"], device="cuda", generator=gen,
@@ -294,6 +323,10 @@ def run_checks(lines, seed, models=None):
                         note += ", bitwise repeatable"
                     return f"{note}, {active}/{e} experts used"
                 case(f"{name} T={T} {combine}", run)
+            case(f"{name} T={T} slots, interleaved w13 (B={b})",
+                 lambda: compare(fused(x, w13i, w2, ids, wts, e, "slots",
+                                       gate_up_block=b), ref)
+                 + f", {active}/{e} experts used")
         if name == "small":
             T = 300
             x = torch.randn(T, m["hidden"], device="cuda", generator=gen
@@ -314,6 +347,22 @@ def run_checks(lines, seed, models=None):
             case(f"small T={T} swiglu bias",
                  lambda: compare(fused(x, w13, w2, ids, wts, e, "slots",
                                        bias=bias), ref))
+            # The bias stays in the logical order on an interleaved weight.
+            case(f"small T={T} swiglu bias, interleaved w13 (B={b})",
+                 lambda: compare(fused(x, w13i, w2, ids, wts, e, "slots",
+                                       bias=bias, gate_up_block=b), ref))
+
+            # The layout must matter: the interleaved weight read as side
+            # by side (I / B = 3 blocks) is a different layer.
+            def misread():
+                out = fused(x, w13i, w2, ids, wts, e, "slots")
+                err = rel_err(out, ref)
+                if not err > 10 * TOL:
+                    raise AssertionError(f"rel err {err:.2e}: the layout "
+                                         f"did not matter")
+                return f"rel err {err:.1e} (as expected)"
+            case(f"small T={T} interleaved w13 read side by side fails",
+                 misread)
             # The ops alone with indices outside x and y: gathered rows
             # outside x read zeros, scattered rows outside y write nothing
             # (y's other rows keep their values, bit for bit).
@@ -383,10 +432,13 @@ def run_checks(lines, seed, models=None):
                  lambda: aiter_grouped_gemm(False))
             case("small aiter.grouped_gemm, autograd recording",
                  lambda: aiter_grouped_gemm(True))
+
             # Autograd through gather + SwiGLU (torch_ops' backward: z
             # recomputed, dx summed onto the tokens, dW on the K-ragged
-            # kernel) against float64 torch autograd.
-            def autograd_gather_swiglu():
+            # kernel) against float64 torch autograd; on the interleaved
+            # weight with a bias too: dW must come back interleaved, dbias
+            # in the logical order.
+            def autograd_gather_swiglu(interleaved):
                 M = 200
                 ri = torch.randint(0, T, (M,), device="cuda", generator=gen,
                                    dtype=torch.int32)
@@ -395,14 +447,22 @@ def run_checks(lines, seed, models=None):
                 indptr = torch.tensor(
                     [0] + torch.tensor(counts).cumsum(0).tolist(),
                     device="cuda", dtype=torch.int32)
+                bias = torch.randn(e, 2 * m["inter"], device="cuda",
+                                   generator=gen) if interleaved else None
                 xa = x.detach().clone().requires_grad_(True)
-                wa = w13.detach().clone().requires_grad_(True)
-                h = ggemm.segment_matmul(xa, wa, indptr, row_indices=ri,
-                                         activation="swiglu")
+                wa = (w13i if interleaved else w13).detach().clone(
+                ).requires_grad_(True)
+                ba = bias.clone().requires_grad_(True) if interleaved \
+                    else None
+                h = ggemm.segment_matmul(
+                    xa, wa, indptr, row_indices=ri, activation="swiglu",
+                    bias=ba, gate_up_block=b if interleaved else None)
                 g = torch.randn(h.shape, device="cuda", generator=gen)
                 (h.float() * g).sum().backward()
                 x64 = x.detach().double().requires_grad_(True)
                 w64 = w13.detach().double().requires_grad_(True)
+                b64 = bias.double().requires_grad_(True) if interleaved \
+                    else None
                 valid = ((ri >= 0) & (ri < T))[:, None]
                 xg = torch.where(valid, x64[ri.clamp(0, T - 1).long()], 0.0)
                 i = m["inter"]
@@ -412,14 +472,23 @@ def run_checks(lines, seed, models=None):
                     if hi <= lo:
                         continue
                     z = xg[lo:hi] @ w64[grp].t()
+                    if interleaved:
+                        z = z + b64[grp]
                     hh = torch.nn.functional.silu(z[:, :i]) * z[:, i:]
                     loss = loss + (hh * g[lo:hi].double()).sum()
                 loss.backward()
+                dw_ref = ggemm.interleave_gate_up(w64.grad, b) \
+                    if interleaved else w64.grad
                 notes = [f"dx {compare(xa.grad.float(), x64.grad)}",
-                         f"dW {compare(wa.grad.float(), w64.grad)}"]
+                         f"dW {compare(wa.grad.float(), dw_ref)}"]
+                if interleaved:
+                    notes.append(
+                        f"dbias {compare(ba.grad.float(), b64.grad)}")
                 return ", ".join(notes)
             case("small autograd through gather + SwiGLU",
-                 autograd_gather_swiglu)
+                 lambda: autograd_gather_swiglu(False))
+            case(f"small autograd through gather + SwiGLU, interleaved "
+                 f"w13 (B={b}) and bias", lambda: autograd_gather_swiglu(True))
             # The two glued layers agree with the reference too (the
             # benchmark's peers compute the same thing).
             case(f"small T={T} glued (torch)", lambda: compare(
@@ -428,7 +497,7 @@ def run_checks(lines, seed, models=None):
             case(f"small T={T} glued (GGEMM)", lambda: compare(
                 glued_ggemm(x, w13, w2, ids, wts, e).float(),
                 reference(x, w13, w2, ids, wts)))
-        del w13, w2
+        del w13, w13i, w2
         torch.cuda.empty_cache()
     return passed, failed
 
@@ -457,9 +526,11 @@ def moved_bytes(m, T, active):
     return weights, fused_act, glued_act
 
 
-def run_bench(lines, seed, repeats, alt_catalog=None, alt_label=""):
+def run_bench(lines, seed, repeats, alt_catalog=None, alt_label="",
+              models=None):
     import torch
     import bench_e2e
+    import ggemm
     gen = torch.Generator(device="cuda")
     gen.manual_seed(seed + 1)
     rows = []
@@ -471,10 +542,12 @@ def run_bench(lines, seed, repeats, alt_catalog=None, alt_label=""):
     torch.cuda.synchronize()
     del a
     for name, m in MODELS.items():
-        if name == "small":
+        if name == "small" or (models and name not in models):
             continue
         w13, w2 = weights_of(m, gen)
         e = m["experts"]
+        b = gate_up_block_of(m)
+        w13i = ggemm.interleave_gate_up(w13, b)
         for T in TOKENS:
             x = torch.randn(T, m["hidden"], device="cuda", generator=gen
                             ).to(torch.bfloat16)
@@ -482,6 +555,8 @@ def run_bench(lines, seed, repeats, alt_catalog=None, alt_label=""):
             active = int(torch.unique(ids).numel())
             fns = {
                 "fused": lambda: fused(x, w13, w2, ids, wts, e, "slots"),
+                "fused (interleaved)": lambda: fused(
+                    x, w13i, w2, ids, wts, e, "slots", gate_up_block=b),
                 "fused atomic": lambda: fused(x, w13, w2, ids, wts, e,
                                               "atomic"),
                 "glued (torch)": lambda: glued_torch(x, w13, w2, ids, wts, e),
@@ -493,37 +568,44 @@ def run_bench(lines, seed, repeats, alt_catalog=None, alt_label=""):
                     times[key].append(bench_e2e.bench(fn))
             t = {key: statistics.median(v) for key, v in times.items()}
             glued = min(t["glued (torch)"], t["glued (GGEMM)"])
-            speedup = glued / t["fused"]
+            # The layer on the faster of the two weight layouts.
+            best = min(t["fused"], t["fused (interleaved)"])
+            speedup = glued / best
             speedups.append(speedup)
             wbytes, fbytes, gbytes = moved_bytes(m, T, active)
             row = (f"| {name} | {T} | {active} | {t['fused'] * 1e3:.1f} | "
+                   f"{t['fused (interleaved)'] * 1e3:.1f} | "
                    f"{t['fused atomic'] * 1e3:.1f} | "
                    f"{t['glued (torch)'] * 1e3:.1f} | "
                    f"{t['glued (GGEMM)'] * 1e3:.1f} | {speedup:.2f} | "
                    f"{wbytes / 1e9:.2f} | {fbytes / 1e9:.3f} | "
                    f"{gbytes / 1e9:.3f} | "
-                   f"{(wbytes + fbytes) / (t['fused'] * 1e-3) / 1e12:.2f} |")
+                   f"{(wbytes + fbytes) / (best * 1e-3) / 1e12:.2f} |")
             rows.append(row)
             print(row, flush=True)
             del x
-        del w13, w2
+        del w13, w13i, w2
         torch.cuda.empty_cache()
     # Where the time goes at the largest size: each kernel of the fused
     # layer next to the variant without the fusion.
-    import ggemm
     breakdown = ["", "Breakdown at 16384 tokens (µs): each GEMM of the fused "
-                 "layer next to the same GEMM without one of its fusions.",
-                 "", "| model | up: gather + SwiGLU | up: gather only (2I "
+                 "layer next to the same GEMM without one of its fusions, "
+                 "and the up GEMM on the interleaved weight (B = "
+                 "gate_up_block_of(model)).",
+                 "", "| model | up: gather + SwiGLU | up: gather + SwiGLU, "
+                 "interleaved w13 | up: gather only (2I "
                  "columns) | up: SwiGLU only (permuted x) | up: plain (2I "
                  "columns, permuted x) | down: scatter to slots | down: "
                  "plain | routing (sort_by_expert) |"
                  + (f" up: gather + SwiGLU, {alt_label} |" if alt_catalog
                     else ""),
-                 "|" + "---|" * (9 if alt_catalog else 8)]
+                 "|" + "---|" * (10 if alt_catalog else 9)]
     for name, m in MODELS.items():
-        if name == "small":
+        if name == "small" or (models and name not in models):
             continue
         w13, w2 = weights_of(m, gen)
+        b = gate_up_block_of(m)
+        w13i = ggemm.interleave_gate_up(w13, b)
         e, T = m["experts"], TOKENS[-1]
         x = torch.randn(T, m["hidden"], device="cuda", generator=gen
                         ).to(torch.bfloat16)
@@ -540,6 +622,9 @@ def run_bench(lines, seed, repeats, alt_catalog=None, alt_label=""):
             "gather+swiglu": lambda: ggemm.segment_matmul(
                 x, w13, r.seg_indptr, row_indices=r.row_indices,
                 activation="swiglu"),
+            "gather+swiglu interleaved": lambda: ggemm.segment_matmul(
+                x, w13i, r.seg_indptr, row_indices=r.row_indices,
+                activation="swiglu", gate_up_block=b),
             "gather": lambda: ggemm.segment_matmul(
                 x, w13, r.seg_indptr, row_indices=r.row_indices),
             "swiglu": lambda: ggemm.segment_matmul(
@@ -560,12 +645,13 @@ def run_bench(lines, seed, repeats, alt_catalog=None, alt_label=""):
             f"{t[key] * 1e3:.0f}" for key in parts) + " |"
         breakdown.append(row)
         print(row, flush=True)
-        del w13, w2, x, xs, h, slots
+        del w13, w13i, w2, x, xs, h, slots
         torch.cuda.empty_cache()
-    header = ["| model | tokens | experts used | fused µs | fused atomic µs "
+    header = ["| model | tokens | experts used | fused µs | fused "
+              "(interleaved) µs | fused atomic µs "
               "| glued (torch) µs | glued (GGEMM) µs | speedup vs glued | "
               "weight GB | fused act. GB | glued act. GB | fused TB/s |",
-              "|" + "---|" * 12]
+              "|" + "---|" * 13]
     lines += header + rows + breakdown
     summary = (f"moe-bench: min speedup vs glued {min(speedups):.2f} over "
                f"{len(speedups)} sizes")
@@ -587,7 +673,8 @@ def main() -> int:
                         "catalog too (the breakdown's last column)")
     parser.add_argument("--alt-label", default="other catalog")
     parser.add_argument("--models", nargs="*", choices=list(MODELS),
-                        help="check only these layers (default: all)")
+                        help="check (and time) only these layers (default: "
+                        "all)")
     args = parser.parse_args()
     if args.write_spec:
         args.write_spec.write_text(json.dumps(spec(), indent=1) + "\n")
@@ -603,7 +690,7 @@ def main() -> int:
     if args.bench:
         torch.cuda.empty_cache()
         run_bench(bench_lines, args.seed, args.repeats, args.alt_catalog,
-                  args.alt_label)
+                  args.alt_label, args.models)
     if args.report:
         device = torch.cuda.get_device_name()
         commit = os.environ.get("GGEMM_COMMIT", "unknown")

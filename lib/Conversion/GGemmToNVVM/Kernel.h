@@ -106,10 +106,14 @@ struct KernelFacts {
   /// MoE fusion (issue 13): the gather indices of x's rows
   /// (`ggemm.load_tile ... gather`), the scatter indices of y's rows
   /// (`ggemm.store_tile ... scatter`), null without; a gated (swiglu)
-  /// epilogue, whose weight tiles are split (gate rows, up rows) and whose
-  /// w has 2N rows; an atomic (scatter-add) epilogue.
+  /// epilogue, whose w has 2N rows; an atomic (scatter-add) epilogue.
   Value gather, scatter;
   bool gated = false, atomic = false;
+  /// A gated weight's layout: side by side (0), its tile split into a gate
+  /// half and an up half N rows apart (`splitB`), or interleaved in blocks
+  /// of `gateUpBlock` rows, its tile one box of both.
+  int64_t gateUpBlock = 0;
+  bool splitB = false;
 
   bool nMajorB() const { return !kRagged && bTile.isMNMajor(); }
   bool staged() const { return bool(staging); }

@@ -243,6 +243,7 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
   if (EpilogueAttr epilogue = f.store.getEpilogueAttr()) {
     f.gated = epilogue.isGated();
     f.atomic = epilogue.getAtomic();
+    f.gateUpBlock = epilogue.getGateUpBlock();
   }
   if (f.staging && f.layout.getStagingOffset() < 0)
     return f.ring.emitOpError()
@@ -307,24 +308,35 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
               "kernels with nk weights, not swapped (the multicast weight "
               "tile is split by rows)";
   // The gated epilogue pairs accumulator columns j and j + block_n / 2 in
-  // one thread (wgmma's fragments repeat every 8 columns), and its weight
-  // tile is two half-tile loads: not with a transposed accumulator or a
-  // multicast weight tile; an mn_major half must be whole 128-byte boxes.
-  bool splitB = false;
-  launch.walk([&](LoadTileOp load) { splitB |= bool(load.getSplit()); });
-  if (splitB != f.gated)
-    return launch.emitOpError() << "expects a split weight tile exactly with "
-                                   "a gated (swiglu) ggemm.store_tile";
+  // one thread (wgmma's fragments repeat every 8 columns): not with a
+  // transposed accumulator or a multicast weight tile. Side by side, the
+  // weight tile is two half-tile loads N rows apart, and an mn_major half
+  // must be whole 128-byte boxes; interleaved, it is one load of a block
+  // of 2 x gate_up_block rows, gate then up.
+  launch.walk([&](LoadTileOp load) { f.splitB |= bool(load.getSplit()); });
+  if (f.splitB != (f.gated && f.gateUpBlock == 0))
+    return launch.emitOpError()
+           << "expects a split weight tile exactly with a gated (swiglu) "
+              "ggemm.store_tile of side-by-side gate and up halves "
+              "(gate_up_block = 0), got "
+           << (f.splitB ? "a split" : "an unsplit") << " weight tile and "
+           << (f.gated ? "a gated" : "an ungated")
+           << " store with gate_up_block = " << f.gateUpBlock;
+  if (f.gated && f.gateUpBlock && f.bTile.getRows() != 2 * f.gateUpBlock)
+    return launch.emitOpError()
+           << "expects a weight tile of 2 x gate_up_block ("
+           << 2 * f.gateUpBlock << ") rows, one block of gate and up rows, got "
+           << f.bTile;
   if (f.gated) {
     int64_t half = f.bTile.getRows() / 2;
     if (f.swapped || f.clusterM > 1 || f.blockScaled() || f.kRagged ||
         half % 8 != 0 ||
-        (f.bTile.isMNMajor() &&
+        (f.splitB && f.bTile.isMNMajor() &&
          (half * getElementBytes(f.aElem())) % kSwizzleBytes != 0))
       return launch.emitOpError()
              << "expects a gated (swiglu) kernel without swap_ab, clusters "
                 "or FP8, with halves of the weight tile that are whole "
-                "8-column fragments (and whole 128-byte boxes of an "
+                "8-column fragments (and, split, whole 128-byte boxes of an "
                 "mn_major tile), got "
              << f.bTile;
   }

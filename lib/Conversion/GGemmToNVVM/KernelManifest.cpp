@@ -86,6 +86,10 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
     problem.push_back(named("has_scatter_indices", b.getBoolAttr(true)));
     problem.push_back(named("atomic", b.getBoolAttr(f.atomic)));
   }
+  // Written only for interleaved weights, so that the manifests of every
+  // other kernel stay as they were (a reader takes its absence as 0).
+  if (f.gateUpBlock > 0)
+    problem.push_back(named("gate_up_block", i(f.gateUpBlock)));
   if (f.blockScaled()) {
     problem.push_back(named("x_scale_block", s("1x128")));
     problem.push_back(named("w_scale_block", s("128x128")));
@@ -112,8 +116,9 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
   // and multicasts them.
   if (!f.nMajorB())
     bBoxN /= f.clusterM;
-  // A split (gated) k_major weight tile is two loads of half its rows.
-  if (f.gated && !f.nMajorB())
+  // A split (side-by-side gated) k_major weight tile is two loads of half
+  // its rows; an interleaved one is one load of all of them.
+  if (f.splitB && !f.nMajorB())
     bBoxN /= 2;
   SmallVector<int64_t> bBox = f.nMajorB()
                                   ? SmallVector<int64_t>{bBoxN, blockK, 1}

@@ -85,6 +85,31 @@ ScaleBlockAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 //===----------------------------------------------------------------------===//
+// EpilogueAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult EpilogueAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   Activation activation, bool, bool,
+                                   int64_t gateUpBlock) {
+  if (gateUpBlock == 0)
+    return success();
+  if (activation != Activation::swiglu)
+    return emitError() << "expects gate_up_block only with activation = "
+                          "swiglu (it orders a gated weight's rows), got "
+                          "activation = "
+                       << stringifyActivation(activation);
+  // The tile holds 2B weight rows (block_n, at most wgmma's N of 256), and
+  // the consumers pair gate column j with up column j + B within whole
+  // 8-column fragments.
+  if (gateUpBlock < 0 || gateUpBlock % 8 != 0 || gateUpBlock > 128)
+    return emitError() << "expects gate_up_block to be 0 or a positive "
+                          "multiple of 8 of at most 128 (a tile of 2 x "
+                          "gate_up_block <= 256 weight rows), got "
+                       << gateUpBlock;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // TileConfigAttr
 //===----------------------------------------------------------------------===//
 

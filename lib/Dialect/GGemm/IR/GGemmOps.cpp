@@ -217,6 +217,21 @@ LogicalResult verifyGroupedMatmul(OpTy op, ArrayRef<int64_t> lead,
                 "many up rows)";
     if (!ShapedType::isDynamic(wRows))
       dims.n = wRows / 2;
+    // Interleaved gate/up blocks: the 2N rows are whole blocks of 2B, and
+    // each tile is one of them.
+    if (int64_t block = epilogue.getGateUpBlock()) {
+      if (!ShapedType::isDynamic(dims.n) && dims.n % block != 0)
+        return op.emitOpError()
+               << "expects N (" << dims.n << ", half of w's N extent) to be "
+               << "a multiple of gate_up_block (" << block
+               << "): w's rows are whole blocks of gate and up rows";
+      TileConfigAttr config = op.getConfigAttr();
+      if (config && config.getBlockN() != 2 * block)
+        return op.emitOpError()
+               << "expects the tile config's block_n to be 2 x gate_up_block ("
+               << 2 * block << ": one tile per block of gate and up rows), got "
+               << config.getBlockN();
+    }
   }
   if (epilogue && epilogue.getAtomic() &&
       (!scatterIndices || !epilogue.getAccumulate()))

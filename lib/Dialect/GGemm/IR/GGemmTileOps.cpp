@@ -199,6 +199,14 @@ LogicalResult StoreTileOp::verify() {
       return emitOpError() << "expects a gated (swiglu) store of an "
                               "untransposed accumulator with an even number "
                               "of columns (gate half, up half)";
+    // The store pairs columns j and j + accCols / 2: with interleaved
+    // gate/up blocks those are a gate row and its up row only when the
+    // tile is one block.
+    int64_t block = epilogue.getGateUpBlock();
+    if (block && accCols != 2 * block)
+      return emitOpError() << "expects an accumulator of 2 x gate_up_block ("
+                           << 2 * block << ") columns for a gated store of "
+                           << "interleaved gate/up blocks, got " << accCols;
   }
   if (epilogue && epilogue.getAtomic() &&
       (!getScatter() || !epilogue.getAccumulate()))

@@ -39,6 +39,8 @@ ProblemSummary summarise(OpTy op, int64_t groups, int64_t rowsPerGroup) {
   p.blockScaled = op.getXScaleBlockAttr() && op.getXScaleBlockAttr().isBlock();
   EpilogueAttr epilogue = op.getEpilogueAttr();
   p.noSwapAB = epilogue && epilogue.isGated();
+  if (epilogue && epilogue.isGated())
+    p.gateUpBlock = epilogue.getGateUpBlock();
   if constexpr (std::is_same_v<OpTy, SegmentMatmulOp>)
     p.noSwapAB |= op.getRowIndices() || op.getScatterIndices();
   p.numGroups = known(groups);

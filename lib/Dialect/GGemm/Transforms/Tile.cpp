@@ -196,7 +196,8 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   Value numRows = dim(b, loc, p.rowIndices ? p.rowIndices : p.x, 0);
   bool kn = p.layout == WeightLayout::kn;
   // The tiles run over w's rows: with a gated epilogue 2N of them, each
-  // tile's first half gate rows and second half the matching up rows.
+  // tile's first half gate rows and second half the matching up rows
+  // (side by side: two halves N rows apart; interleaved: one block).
   Value numCols = dim(b, loc, p.w, kn ? 2 : 1);
   // Weight indices are device data: the schedule skips groups whose index
   // is not a weight of w.
@@ -221,13 +222,19 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   if (p.weightIndices)
     weight = WeightIndexOp::create(b, loc, p.weightIndices, group);
   // Gated: tile columns [col, col + block_n) of the 2N are output columns
-  // [col / 2, col / 2 + block_n / 2): gate rows from col / 2, up rows N
-  // further on.
-  Value outCol = col, upOffset;
+  // [col / 2, col / 2 + block_n / 2). Side by side, the gate rows start at
+  // col / 2 and the up rows N further on (a split load); with interleaved
+  // blocks of block_n / 2 rows (the verifier holds block_n to 2B) the tile
+  // is w's rows [col, col + block_n) as they are, gate then up.
+  bool interleaved = gated && p.epilogue.isGateUpInterleaved();
+  Value outCol = col, weightRow = col, upOffset;
   if (gated) {
     Value two = arith::ConstantIndexOp::create(b, loc, 2);
     outCol = arith::DivUIOp::create(b, loc, col, two);
-    upOffset = arith::DivUIOp::create(b, loc, numCols, two);
+    if (!interleaved) {
+      weightRow = outCol;
+      upOffset = arith::DivUIOp::create(b, loc, numCols, two);
+    }
   }
   Value kBlocks = kBlockCount(b, loc, p.x, 1, blockK);
   Value blockKValue = arith::ConstantIndexOp::create(b, loc, blockK);
@@ -240,7 +247,7 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
     Value aTile = LoadTileOp::create(
         b, loc, aType, p.x, ValueRange{row, k}, Value(), p.rowIndices,
         p.rowIndices ? loop.getRowEndArg() : Value(), Value());
-    SmallVector<Value> bIndices = {weight, outCol, k};
+    SmallVector<Value> bIndices = {weight, weightRow, k};
     if (kn)
       std::swap(bIndices[1], bIndices[2]);
     Value bTile = LoadTileOp::create(b, loc, bType, p.w, bIndices, Value(),
@@ -354,7 +361,7 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
   EpilogueAttr epilogue;
   if (op.getAccumulate())
     epilogue = EpilogueAttr::get(ctx, Activation::none, /*accumulate=*/true,
-                                 /*atomic=*/false);
+                                 /*atomic=*/false, /*gateUpBlock=*/0);
   auto store = StoreTileOp::create(b, loc, kLoop.getResult(0), dw, row,
                                    loop.getRowEndArg(), col, Value(), Value(),
                                    Value(), Value(), epilogue,

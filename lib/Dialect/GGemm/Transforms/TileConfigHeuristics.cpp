@@ -42,7 +42,7 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
                                          int64_t numSMs) {
   bool smallGroups =
       problem.rowsPerGroup > 0 && problem.rowsPerGroup <= kSwapAbMaxRows;
-  if (smallGroups && !problem.noSwapAB) {
+  if (smallGroups && !problem.noSwapAB && problem.gateUpBlock == 0) {
     TileChoice choice = chooseSwapAbConfig(problem);
     choice.stages = chooseStages(problem, choice);
     return choice;
@@ -69,7 +69,11 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   // Unknown N (a dynamic-shape kernel): the widest tile, which runs at the
   // highest efficiency on large problems (bench/NOTES.md).
   int64_t best = problem.blockScaled ? 128 : 256;
-  if (problem.n > 0) {
+  if (problem.gateUpBlock > 0) {
+    // Interleaved gate/up blocks: a tile is one block of gate and up rows,
+    // the layout's choice (the verifier holds 2B to wgmma's N range).
+    best = 2 * problem.gateUpBlock;
+  } else if (problem.n > 0) {
     double bestCost = 0;
     bool found = false;
     for (int64_t bn : {256, 128, 64}) {

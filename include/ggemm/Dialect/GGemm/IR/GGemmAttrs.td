@@ -115,6 +115,21 @@ def GGemm_EpilogueAttr : GGemm_Attr<"Epilogue", "epilogue"> {
     (+ y_old)` with `g = (x · W[w]ᵀ)[m, n]`, `u = (x · W[w]ᵀ)[m, N + n]`:
     y has N columns and the bias 2N.
 
+    `gate_up_block = B` (swiglu only; 0, the default, is the side-by-side
+    layout above) interleaves the gate and up rows of w in blocks: w's 2N
+    rows come in blocks of `2B`, rows `[2B j, 2B j + B)` the gate rows of
+    outputs `[B j, B j + B)` and rows `[2B j + B, 2B j + 2B)` their up rows
+    (with `weight_layout = kn` the same along w's columns). Each tile of
+    `block_n = 2B` weight rows then reads its gate and up rows as one
+    contiguous box, next to each other in memory and in L2, instead of two
+    boxes N rows apart. This is a storage choice of w only: y, and the bias
+    (`[Gw, 2N]`, gate `[0, N)` then up `[N, 2N)`), keep the logical order.
+    B is a multiple of 8 (the register pairing of gate and up columns works
+    on whole 8-column wgmma fragments) and at most 128 (a tile of 2B <= 256
+    rows, wgmma's largest N), and divides N; the op's tile config must have
+    `block_n = 2B`. `ggemm.interleave_gate_up` (Python) converts vLLM's
+    side-by-side `w13`.
+
     `atomic` (with `accumulate`, on a `ggemm.segment_matmul` with
     `scatter_indices`): the add into y is an atomic add (`red.global.add`),
     so that rows of several segments may land on one row of y (a MoE
@@ -125,6 +140,7 @@ def GGemm_EpilogueAttr : GGemm_Attr<"Epilogue", "epilogue"> {
     ```mlir
     #ggemm.epilogue<activation = silu, accumulate = true>
     #ggemm.epilogue<activation = swiglu>
+    #ggemm.epilogue<activation = swiglu, gate_up_block = 64>
     #ggemm.epilogue<accumulate = true, atomic = true>
     ```
   }];
@@ -132,14 +148,20 @@ def GGemm_EpilogueAttr : GGemm_Attr<"Epilogue", "epilogue"> {
     DefaultValuedParameter<"::mlir::ggemm::Activation",
                            "::mlir::ggemm::Activation::none">:$activation,
     DefaultValuedParameter<"bool", "false">:$accumulate,
-    DefaultValuedParameter<"bool", "false">:$atomic);
+    DefaultValuedParameter<"bool", "false">:$atomic,
+    DefaultValuedParameter<"int64_t", "0">:$gate_up_block);
   let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Whether the activation is gated (`swiglu`): the accumulator holds
     /// twice the output columns.
     bool isGated() const {
       return getActivation() == ::mlir::ggemm::Activation::swiglu;
     }
+    /// Whether a gated weight interleaves its gate and up rows in blocks of
+    /// `gate_up_block` (the tile loads them as one box); false for the
+    /// side-by-side layout.
+    bool isGateUpInterleaved() const { return getGateUpBlock() > 0; }
   }];
 }
 

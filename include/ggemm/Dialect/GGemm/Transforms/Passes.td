@@ -128,6 +128,11 @@ def GGemmSelectConfig : Pass<"ggemm-select-config", "::mlir::ModuleOp"> {
     `expected-rows` option, the static shape (segment: M / G; masked:
     `Mmax`; batched: `M`).
 
+    A gated (`swiglu`) op never gets swap-AB (small groups get 64-row
+    tiles); with `#ggemm.epilogue<gate_up_block = B>` its `block_n` is 2B
+    (one block of interleaved gate and up rows a tile), in every variant,
+    and only `block_m` follows the rows.
+
     A `ggemm.segment_matmul_k` gets one config from
     `chooseKRaggedTileConfig`: its output per group is fixed (the rows are
     `dy`'s columns, the columns `x`'s, for `nk`), its rows per group are
@@ -345,6 +350,11 @@ def GGemmTile : Pass<"ggemm-tile", "::mlir::ModuleOp"> {
           : !ggemm.accumulator<128x256xf32>, memref<?x4096xbf16>
     }
     ```
+
+    A gated (`swiglu`) op's tiles run over w's 2N rows and store at column
+    `col / 2`: side by side, its weight tile is `ggemm.load_tile ... split`
+    (gate rows from `col / 2`, up rows N further on); with interleaved
+    gate/up blocks (`gate_up_block`) it is one plain load at row `col`.
 
     `ggemm.segment_matmul_k` (K-ragged weight gradients) becomes a
     `uniform` tile loop over its `[G, N, K]` output seen as `[G * N, K]`,

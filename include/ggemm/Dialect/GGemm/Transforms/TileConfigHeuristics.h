@@ -28,6 +28,11 @@ struct ProblemSummary {
   /// The tile program has no swapped form (a gated epilogue, gathered or
   /// scattered rows): small groups get 64-row tiles instead of swap-AB.
   bool noSwapAB = false;
+  /// A gated weight whose gate and up rows are interleaved in blocks of
+  /// this many rows (`#ggemm.epilogue<gate_up_block = B>`; 0: side by
+  /// side): each tile must be one block of gate and up rows, so block_n is
+  /// 2B, never swap-AB.
+  int64_t gateUpBlock = 0;
 };
 
 /// The chosen tile shape.
@@ -48,7 +53,9 @@ constexpr int64_t kSwapAbMaxRows = 64;
 /// Picks block sizes (wave-quantisation aware over `numSMs`; swap-AB when
 /// the groups are known to have at most kSwapAbMaxRows rows), then the
 /// deepest ring that fits the 227 KB shared-memory budget (at most 6
-/// stages, and no more stages than K blocks when K is known).
+/// stages, and no more stages than K blocks when K is known). With
+/// `gateUpBlock` = B > 0 block_n is 2B and block_m is chosen as for any
+/// program without swap-AB.
 TileChoice chooseTileConfig(const ProblemSummary &problem, int64_t numSMs);
 
 /// The tile config of a K-ragged product (`ggemm.segment_matmul_k`): the
