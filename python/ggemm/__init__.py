@@ -39,7 +39,7 @@ from .ops import (
     segment_matmul,
     segment_matmul_k,
 )
-from .problem import Problem, SpecError, TileConfig
+from .problem import Problem, RoutingProblem, SpecError, TileConfig
 from .routing import Routing, sort_by_expert
 from .runtime import (
     DType,
@@ -67,6 +67,7 @@ __all__ = [
     "NotLoweredError",
     "Problem",
     "Routing",
+    "RoutingProblem",
     "RuntimeLibraryNotFound",
     "SpecError",
     "Status",
