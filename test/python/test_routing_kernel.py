@@ -1,5 +1,7 @@
 """The routing kernel of ``ggemm.sort_by_expert`` on a CPU: the op's IR,
-its cache and catalog keys, catalog specs and look-ups.
+its cache and catalog keys, catalog specs and look-ups, the ``method=``
+switch (with a stand-in for torch and for the kernel), and the whole path
+to a launch through the runtime and the fake CUDA driver of runtime/test.
 
 Tests that compile the op are skipped while the compiler lacks
 ``ggemm.sort_by_expert`` (it is added on another branch); they run, and
@@ -10,15 +12,24 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import subprocess
+import sys
+import textwrap
+import types
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, List, Optional, Sequence
 
 import pytest
 
 import ggemm
-from ggemm import cache, catalog
+from ggemm import cache, catalog, ops, routing
 from ggemm.compiler import CompilerError, load_compiler, run_pipeline
 from ggemm.problem import Problem, RoutingProblem, SpecError, problem_from_spec
+
+numpy = pytest.importorskip("numpy")
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 # -- the op's IR and keys ------------------------------------------------------
@@ -179,6 +190,334 @@ def test_catalog_lookup_of_routing_kernels(tmp_path: Path) -> None:
     with contextlib.redirect_stdout(out):
         assert catalog.main(["list", str(tmp_path / "cat")]) == 0
     assert json.loads(out.getvalue()) == problem.spec()
+
+
+def test_sort_by_expert_names_the_missing_catalog_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ops' path: a CUDA tensor, a catalog without the kernel."""
+    torch = StandInTorch()
+    monkeypatch.setattr(ops, "torch", torch)
+    write_catalog(tmp_path / "cat", RoutingProblem(128, 8))
+    cache.clear_memory_cache()
+    with pytest.raises(cache.CatalogMissError,
+                       match='"op": "sort_by_expert", "num_experts": 256, '
+                             '"topk": 8, "index_dtype": "i32"'):
+        ggemm.sort_by_expert(DeviceIds(0x10000, (16, 8)), 256,
+                             catalog=tmp_path / "cat")
+    assert torch.allocations == []  # nothing allocated before the kernel
+
+
+# -- the method switch ---------------------------------------------------------
+
+class FakeDtype:
+    """Prints like a torch dtype."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __str__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, FakeDtype) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+class DeviceIds:
+    """The part of a torch tensor that sort_by_expert and the runtime's
+    bindings read: shape, dtype, device, data_ptr(), stride(),
+    reshape(-1), contiguous()."""
+
+    def __init__(self, address: int, shape: Sequence[int],
+                 dtype: str = "int32", is_cuda: bool = True) -> None:
+        self.address = address
+        self.shape = tuple(shape)
+        self.dtype = FakeDtype(dtype)
+        self.is_cuda = is_cuda
+        self.device = "cuda:0" if is_cuda else "cpu"
+
+    def data_ptr(self) -> int:
+        return self.address
+
+    def stride(self) -> tuple:
+        strides, step = [], 1
+        for extent in reversed(self.shape):
+            strides.insert(0, step)
+            step *= extent
+        return tuple(strides)
+
+    def reshape(self, *shape: int) -> "DeviceIds":
+        assert shape == (-1,)
+        count = 1
+        for extent in self.shape:
+            count *= extent
+        return DeviceIds(self.address, (count,), self.dtype.name,
+                         self.is_cuda)
+
+    def contiguous(self) -> "DeviceIds":
+        return self
+
+
+class TorchPath(Exception):
+    """Raised by the stand-in where torch's argsort path begins."""
+
+
+class StandInTorch(types.SimpleNamespace):
+    """torch as the routing needs it: empty() hands out fake device
+    tensors at distinct aligned addresses; argsort marks torch's path."""
+
+    int32 = FakeDtype("int32")
+    int64 = FakeDtype("int64")
+    dtype = FakeDtype
+
+    def __init__(self, compiling: bool = False) -> None:
+        super().__init__()
+        self.compiler = types.SimpleNamespace(is_compiling=lambda: compiling)
+        self.allocations: List[tuple] = []
+        self.next_address = 0x1_0000_0000
+
+    def empty(self, *shape: int, dtype: FakeDtype, device: str) -> DeviceIds:
+        self.allocations.append((shape, dtype, device))
+        tensor = DeviceIds(self.next_address, shape, dtype.name,
+                           device.startswith("cuda"))
+        self.next_address += 0x100000
+        return tensor
+
+    def argsort(self, *args: Any, **kwargs: Any) -> Any:
+        raise TorchPath()
+
+
+class RecordingKernel:
+    def __init__(self) -> None:
+        self.launches: List[Dict[str, Any]] = []
+
+    def launch(self, tensors: Dict[str, Any], stream: Any = None,
+               expected_m: Optional[int] = None) -> None:
+        assert stream is None and expected_m is None  # the current stream
+        self.launches.append(dict(tensors))
+
+
+@pytest.fixture
+def stand_ins(monkeypatch: pytest.MonkeyPatch):
+    """(torch, kernel, kernel_for's calls) with torch and kernel_for
+    replaced."""
+    torch = StandInTorch()
+    kernel = RecordingKernel()
+    calls: List[tuple] = []
+
+    def kernel_for(problem: Any, catalog: Any = None) -> RecordingKernel:
+        calls.append((problem, catalog))
+        return kernel
+
+    monkeypatch.setattr(ops, "torch", torch)
+    monkeypatch.setattr(routing, "kernel_for", kernel_for)
+    return torch, kernel, calls
+
+
+@pytest.mark.parametrize("method", ["auto", "kernel"])
+def test_cuda_tensors_take_the_kernel(stand_ins, method: str) -> None:
+    torch, kernel, calls = stand_ins
+    ids = DeviceIds(0x20000, (16, 8))
+    result = ggemm.sort_by_expert(ids, 256, method=method, catalog="cat")
+    assert calls == [(RoutingProblem(256, 8, "i32"), "cat")]
+    # Three int32 outputs on the ids' device, then one launch of them.
+    assert torch.allocations == [((257,), torch.int32, "cuda:0"),
+                                 ((128,), torch.int32, "cuda:0"),
+                                 ((128,), torch.int32, "cuda:0")]
+    (launch,) = kernel.launches
+    assert list(launch) == ["topk_ids", "seg_indptr", "row_indices",
+                            "pair_indices"]
+    assert launch["topk_ids"].shape == (128,)
+    assert launch["topk_ids"].address == 0x20000
+    assert (launch["seg_indptr"], launch["row_indices"],
+            launch["pair_indices"]) == tuple(result)
+    assert isinstance(result, ggemm.Routing)
+    assert result.seg_indptr.shape == (257,)
+
+
+def test_kernel_keys_follow_the_ids(stand_ins) -> None:
+    _, _, calls = stand_ins
+    ggemm.sort_by_expert(DeviceIds(0x20000, (4, 6), "int64"), 128)
+    ggemm.sort_by_expert(DeviceIds(0x20000, (24,), "int32"), 128, topk=6)
+    assert [problem for problem, _ in calls] == [
+        RoutingProblem(128, 6, "i64"), RoutingProblem(128, 6, "i32")]
+
+
+def test_no_pairs_still_launch(stand_ins) -> None:
+    torch, kernel, _ = stand_ins
+    result = ggemm.sort_by_expert(DeviceIds(0, (0, 8)), 256)
+    assert result.row_indices.shape == (0,)
+    assert result.seg_indptr.shape == (257,)
+    assert len(kernel.launches) == 1
+
+
+@pytest.mark.parametrize("ids, experts, method", [
+    (DeviceIds(0x20000, (4, 2)), 8, "torch"),               # asked for
+    (DeviceIds(0x20000, (4, 2), is_cuda=False), 8, "auto"),  # CPU tensor
+    (DeviceIds(0x20000, (4, 2), "int16"), 8, "auto"),      # not i32/i64
+    (DeviceIds(0x20000, (4, 2)), 0, "auto"),                # no experts
+])
+def test_torch_path(stand_ins, ids: DeviceIds, experts: int,
+                    method: str) -> None:
+    torch, kernel, calls = stand_ins
+    with pytest.raises(TorchPath):
+        ggemm.sort_by_expert(ids, experts, method=method)
+    assert calls == [] and kernel.launches == [] and torch.allocations == []
+
+
+def test_torch_compile_takes_the_torch_path(
+        stand_ins, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch.compile cannot trace the kernel's ctypes launch."""
+    _, _, calls = stand_ins
+    monkeypatch.setattr(ops, "torch", StandInTorch(compiling=True))
+    with pytest.raises(TorchPath):
+        ggemm.sort_by_expert(DeviceIds(0x20000, (4, 2)), 8)
+    assert calls == []
+
+
+def test_numpy_arrays_take_the_host_path(stand_ins) -> None:
+    _, _, calls = stand_ins
+    result = ggemm.sort_by_expert(numpy.array([[1, 0], [1, 2]]), 3)
+    assert result.seg_indptr.tolist() == [0, 1, 3, 4]
+    assert calls == []
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    ((DeviceIds(0x20000, (4, 2)), 8), {"method": "cuda"},
+     "method: expected one of 'auto', 'kernel', 'torch', got 'cuda'"),
+    ((numpy.zeros((4, 2), numpy.int32), 8), {"method": "kernel"},
+     "topk_ids: method='kernel' needs a CUDA tensor, got a NumPy array"),
+    ((numpy.zeros((4, 2), numpy.int32), 8), {"method": "torch"},
+     r"topk_ids: method='torch' needs a torch tensor, got a NumPy array "
+     r"\(method='auto' sorts it with NumPy\)"),
+    ((DeviceIds(0x20000, (4, 2), is_cuda=False), 8), {"method": "kernel"},
+     "topk_ids: method='kernel' needs a CUDA tensor, got device cpu"),
+    ((DeviceIds(0x20000, (4, 2), "int16"), 8), {"method": "kernel"},
+     "topk_ids: method='kernel' takes int32 or int64 ids, got torch.int16"),
+    ((DeviceIds(0x20000, (4, 2)), 0), {"method": "kernel"},
+     "num_experts: method='kernel' needs at least 1 expert, got 0"),
+    # The checks of every method come first.
+    ((DeviceIds(0x20000, (7,)), 8), {"method": "kernel", "topk": 2},
+     "topk_ids: 7 ids are not a whole number of tokens of topk = 2"),
+])
+def test_method_argument_errors(stand_ins, args: tuple,
+                                kwargs: Dict[str, Any], message: str) -> None:
+    _, _, calls = stand_ins
+    with pytest.raises(ops.ArgumentError, match=message):
+        ggemm.sort_by_expert(*args, **kwargs)
+    assert calls == []
+
+
+# -- to the launch: catalog, runtime, fake driver ------------------------------
+
+def _fake_driver() -> Optional[Path]:
+    """The fake libcuda of runtime/test: GGEMM_FAKE_CUDA_DRIVER (CTest sets
+    it), else in $GGEMM_BUILD_DIR's runtime tests."""
+    named = os.environ.get("GGEMM_FAKE_CUDA_DRIVER")
+    if named:
+        return Path(named)
+    build = os.environ.get("GGEMM_BUILD_DIR")
+    if build:
+        path = Path(build) / "runtime" / "test" / "libggemm_fake_cuda.so"
+        if path.is_file():
+            return path
+    return None
+
+
+LAUNCH_SCRIPT = """
+    import ctypes, json, os, sys
+    import ggemm
+    from ggemm import ops
+    from test_routing_kernel import DeviceIds, StandInTorch
+
+    class Record(ctypes.Structure):
+        # The leading fields of FakeLaunchRecord (runtime/test).
+        _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                    ("cluster", ctypes.c_uint * 3),
+                    ("shared_mem_bytes", ctypes.c_uint),
+                    ("stream", ctypes.c_void_p), ("function", ctypes.c_void_p),
+                    ("num_params", ctypes.c_int),
+                    ("param_sizes", ctypes.c_size_t * 64),
+                    ("param_bytes", (ctypes.c_ubyte * 128) * 64)]
+
+    class Config(ctypes.Structure):
+        # The leading fields of FakeDriverConfig (runtime/test).
+        _fields_ = [("has_context", ctypes.c_bool),
+                    ("context_id", ctypes.c_ulonglong),
+                    ("device", ctypes.c_int), ("cc_major", ctypes.c_int),
+                    ("cc_minor", ctypes.c_int), ("sm_count", ctypes.c_int),
+                    ("max_smem_optin", ctypes.c_int),
+                    ("supports_param_info", ctypes.c_bool),
+                    ("num_kernel_params", ctypes.c_int),
+                    ("kernel_param_sizes", ctypes.c_size_t * 64)]
+
+    fake = ctypes.CDLL(os.environ["GGEMM_CUDA_DRIVER"])
+    fake.ggemmFakeLastLaunch.restype = ctypes.POINTER(Record)
+    fake.ggemmFakeConfig.restype = ctypes.POINTER(Config)
+    # The kernel takes five 8-byte parameters, checked at module load and
+    # recorded at launch.
+    config = fake.ggemmFakeConfig().contents
+    config.supports_param_info = True
+    config.num_kernel_params = 5
+    for i in range(5):
+        config.kernel_param_sizes[i] = 8
+    ops.torch = StandInTorch()
+    out = {"launches": []}
+    for tokens in (16, 0):
+        r = ggemm.sort_by_expert(DeviceIds(0x1_0080_0000 if tokens else 0,
+                                           (tokens, 8)), 256)
+        record = fake.ggemmFakeLastLaunch().contents
+        params = [int.from_bytes(bytes(record.param_bytes[i][:8]), "little")
+                  for i in range(record.num_params)]
+        out["launches"].append({
+            "count": fake.ggemmFakeLaunchCount(),
+            "grid": list(record.grid), "block": list(record.block),
+            "smem": record.shared_mem_bytes, "params": params,
+            "outputs": [t.data_ptr() for t in r]})
+    try:
+        ggemm.sort_by_expert(DeviceIds(0x1_0080_0000, (16, 8), "int64"), 256)
+    except ggemm.CatalogMissError as error:
+        out["miss"] = error.spec_line
+    print(json.dumps(out))
+"""
+
+
+def test_launch_through_the_catalog_and_runtime(tmp_path: Path) -> None:
+    """sort_by_expert on a (stand-in) CUDA tensor: catalog look-up, bundle
+    load, the runtime's checks and one launch of one CTA with the five
+    parameters, on the fake driver."""
+    driver = _fake_driver()
+    if driver is None:
+        pytest.skip("no fake CUDA driver (set GGEMM_BUILD_DIR to a build "
+                    "with the runtime's tests)")
+    try:
+        ggemm.load_library()
+    except ggemm.RuntimeLibraryNotFound as error:
+        pytest.skip(str(error))
+    write_catalog(tmp_path / "cat", RoutingProblem(256, 8))
+    env = dict(os.environ, GGEMM_CUDA_DRIVER=str(driver),
+               GGEMM_CATALOG=str(tmp_path / "cat"))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT / "python"), str(Path(__file__).resolve().parent)]
+        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(LAUNCH_SCRIPT)], env=env,
+        capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    first, empty = out["launches"]
+    assert first["count"] == 1 and empty["count"] == 2
+    for launch in (first, empty):
+        assert launch["grid"] == [1, 1, 1]
+        assert launch["block"] == [1024, 1, 1]
+        assert launch["smem"] == 34056
+    # topk_ids, seg_indptr, row_indices, pair_indices, num_pairs.
+    assert first["params"] == [0x1_0080_0000] + first["outputs"] + [128]
+    # No pairs: null ids, the outputs as allocated, num_pairs 0.
+    assert empty["params"] == [0] + empty["outputs"] + [0]
+    assert out["miss"] == RoutingProblem(256, 8, "i64").spec()
 
 
 # -- compiling the op (once the compiler has it) -------------------------------
