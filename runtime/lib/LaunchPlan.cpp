@@ -234,6 +234,15 @@ Status checkContiguous(const TensorArg &tensor) {
   return Status::success();
 }
 
+/// A dense array read or written element by element (index vectors, bias,
+/// scales): contiguous, aligned to its element size.
+Status checkDenseArray(const TensorArg &tensor) {
+  if (Status status = checkContiguous(tensor); !status.ok())
+    return status;
+  return checkAlignment(tensor, dtypeSize(tensor.dtype),
+                        "natural alignment of its dtype");
+}
+
 /// Checks that a row-major matrix view of `tensor` exists: the last dimension
 /// is contiguous, rows do not overlap, and (rank 3) groups are packed so that
 /// [G, R, C] can be read as [G * R, C]. Rows read by TMA (`tma`) must also
@@ -560,11 +569,7 @@ Status checkKRaggedTensors(const Manifest &manifest, BoundArgs &args) {
                                      "natural alignment of its dtype");
       !status.ok())
     return status;
-  if (Status status = checkContiguous(indptr); !status.ok())
-    return status;
-  if (Status status = checkAlignment(indptr, dtypeSize(indptr.dtype),
-                                     "natural alignment of its dtype");
-      !status.ok())
+  if (Status status = checkDenseArray(indptr); !status.ok())
     return status;
 
   shape.numWeights = shape.numGroups;
@@ -640,15 +645,9 @@ Status checkRoutingTensors(const Manifest &manifest, BoundArgs &args) {
     return unsupported(tensorPrefix(ids) + pairs +
                        "at most 2^31 - 1 (the kernel counts pairs in i32)" +
                        idsShape);
-  for (Role role : roles) {
-    const TensorArg &tensor = args.get(role);
-    if (Status status = checkContiguous(tensor); !status.ok())
+  for (Role role : roles)
+    if (Status status = checkDenseArray(args.get(role)); !status.ok())
       return status;
-    if (Status status = checkAlignment(tensor, dtypeSize(tensor.dtype),
-                                       "natural alignment of its dtype");
-        !status.ok())
-      return status;
-  }
   shape.numTiles = 1;
   return Status::success();
 }
@@ -933,11 +932,7 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
     const TensorArg &tensor = args.get(role);
     if (!tensor.present || (role == TensorRole::XScale && mnMajorScales))
       continue;
-    if (Status status = checkContiguous(tensor); !status.ok())
-      return status;
-    if (Status status = checkAlignment(tensor, dtypeSize(tensor.dtype),
-                                       "natural alignment of its dtype");
-        !status.ok())
+    if (Status status = checkDenseArray(tensor); !status.ok())
       return status;
   }
 
