@@ -42,7 +42,7 @@ from .ops import (
     segment_matmul_k,
 )
 from .layout import deinterleave_gate_up, interleave_gate_up
-from .problem import Problem, SpecError, TileConfig
+from .problem import Problem, RoutingProblem, SpecError, TileConfig
 from .routing import Routing, sort_by_expert
 from .runtime import (
     DType,
@@ -70,6 +70,7 @@ __all__ = [
     "NotLoweredError",
     "Problem",
     "Routing",
+    "RoutingProblem",
     "RuntimeLibraryNotFound",
     "SpecError",
     "Status",

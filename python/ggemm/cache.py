@@ -1,4 +1,5 @@
-"""Where the ops layer gets a kernel for a :class:`~ggemm.problem.Problem`.
+"""Where the ops layer gets a kernel for a :class:`~ggemm.problem.Problem`
+(or the routing kernel's :class:`~ggemm.problem.RoutingProblem`).
 
 In order: a dictionary in memory (one :class:`~ggemm.runtime.Kernel` per
 problem and catalog choice, so a repeated call costs a dictionary look-up);
@@ -25,8 +26,11 @@ import threading
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from .problem import Problem, SpecError
+from .problem import Problem, RoutingProblem, SpecError, problem_from_spec
 from .runtime import GGemmError, Kernel
+
+#: What a kernel is looked up by: a GEMM's problem or the routing kernel's.
+AnyProblem = Union[Problem, RoutingProblem]
 
 __all__ = ["CatalogMissError", "CompileOptions", "compile_options",
            "set_compile_options", "kernel_for", "manifest_for",
@@ -70,7 +74,7 @@ class CompileOptions:
 
 
 _options = CompileOptions()
-_kernels: Dict[Tuple[Problem, Any], Kernel] = {}
+_kernels: Dict[Tuple[AnyProblem, Any], Kernel] = {}
 _lock = threading.Lock()
 
 
@@ -150,7 +154,7 @@ def read_catalog_index(directory: Path) -> Dict[str, str]:
     return kernels
 
 
-def manifest_for(problem: Problem, catalog: Any = None) -> Path:
+def manifest_for(problem: AnyProblem, catalog: Any = None) -> Path:
     """The manifest of ``problem``'s kernel: from the catalogs if any are
     given (see :func:`catalog_dirs`), else from the disk cache, compiling
     on a miss.
@@ -190,7 +194,7 @@ def manifest_for(problem: Problem, catalog: Any = None) -> Path:
     return entry / f"{problem.kernel_name}.json"
 
 
-def kernel_for(problem: Problem, catalog: Any = None) -> Kernel:
+def kernel_for(problem: AnyProblem, catalog: Any = None) -> Kernel:
     """The loaded kernel of ``problem`` (see the module's docstring for the
     order of the look-ups)."""
     token = (problem, _catalog_token(catalog))
@@ -213,10 +217,10 @@ def _catalog_token(catalog: Any) -> Any:
     return tuple(os.fspath(p) for p in catalog)
 
 
-def problem_from_key(key: str) -> Problem:
+def problem_from_key(key: str) -> AnyProblem:
     """The problem a catalog key names."""
     try:
-        return Problem.from_spec(json.loads(key))
+        return problem_from_spec(json.loads(key))
     except ValueError as error:
         raise SpecError(f"bad catalog key {key!r}: {error}") from None
 

@@ -16,7 +16,14 @@ kernels, one line per problem, with the fields of
 
 A list-valued field (other than ``config``) expands to one kernel per
 value (several lists: every combination); ``variants`` is a list of
-overrides, one kernel each. Top-level ``chip``, ``format`` (``bin``: cubin,
+overrides, one kernel each. The MoE routing kernel of
+:func:`ggemm.sort_by_expert` has a line of its own, keyed by the experts E,
+the pairs per token and the ids' dtype (``i32`` or ``i64``; default
+``i32``)::
+
+    {"op": "sort_by_expert", "num_experts": 256, "topk": 8,
+     "index_dtype": ["i32", "i64"]}
+ Top-level ``chip``, ``format`` (``bin``: cubin,
 the default; ``isa``: PTX), ``opt_level``, ``num_sms`` and ``grid`` are the
 pipeline's options.
 
@@ -43,9 +50,9 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Mapping, Optional, TextIO
 
-from .cache import (CATALOG_FORMAT, CATALOG_INDEX, _indices,
+from .cache import (CATALOG_FORMAT, CATALOG_INDEX, AnyProblem, _indices,
                     problem_from_key)
-from .problem import Problem, SpecError
+from .problem import SpecError, problem_from_spec
 
 __all__ = ["load_spec", "expand_spec", "build_catalog", "Progress", "main"]
 
@@ -91,7 +98,7 @@ def _expand_line(line: Mapping[str, Any]) -> Iterable[Dict[str, Any]]:
             yield {**combined, **variant}
 
 
-def expand_spec(document: Mapping[str, Any]) -> List[Problem]:
+def expand_spec(document: Mapping[str, Any]) -> List[AnyProblem]:
     """The problems a spec names, in order, without duplicates. Errors name
     the line (``kernels[3]: ...``).
 
@@ -106,13 +113,13 @@ def expand_spec(document: Mapping[str, Any]) -> List[Problem]:
     if unknown:
         raise SpecError(f"unknown top-level fields {', '.join(unknown)} "
                         f"(known: kernels, {', '.join(PIPELINE_FIELDS)})")
-    problems: Dict[Problem, None] = {}
+    problems: Dict[AnyProblem, None] = {}
     for index, line in enumerate(document["kernels"]):
         if not isinstance(line, dict):
             raise SpecError(f"kernels[{index}]: expected an object")
         try:
             for expanded in _expand_line(line):
-                problems[Problem.from_spec(expanded)] = None
+                problems[problem_from_spec(expanded)] = None
         except (SpecError, TypeError) as error:
             raise SpecError(f"kernels[{index}]: {error}") from None
     return list(problems)
@@ -150,7 +157,7 @@ def _compile_one(source: str, pipeline: str,
     return compile_to_cache(source, pipeline, cache_dir, source_name)
 
 
-def build_catalog(problems: List[Problem], output: os.PathLike, *,
+def build_catalog(problems: List[AnyProblem], output: os.PathLike, *,
                   chip: str = "sm_90a", binary_format: str = "bin",
                   opt_level: Optional[int] = None,
                   num_sms: Optional[int] = None, grid: Optional[str] = None,

@@ -5,7 +5,9 @@ dtypes, N, K, G, layout, which optional tensors, the epilogue, a tile
 config); the dynamic sizes (M, the rows per group) are not part of it. It
 is the key of the kernel caches, the unit of a catalog spec line, and it
 writes the ggemm IR of its kernel (:meth:`Problem.mlir`) — the op syntax of
-``docs/GGemmOps.md``.
+``docs/GGemmOps.md``. A :class:`RoutingProblem` is the same for the MoE
+routing kernel (``ggemm.sort_by_expert``), and :func:`problem_from_spec`
+reads a spec line of either.
 
 This module needs neither torch nor the compiler.
 
@@ -23,18 +25,20 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, ClassVar, Dict, Mapping, Optional, Tuple, Union
 
 from .runtime import GGemmError
 
-__all__ = ["OPS", "ACTIVATIONS", "FP8_DTYPES", "Problem", "TileConfig",
-           "SpecError"]
+__all__ = ["OPS", "ROUTING_OPS", "ACTIVATIONS", "FP8_DTYPES", "Problem",
+           "RoutingProblem", "TileConfig", "SpecError", "problem_from_spec"]
 
 #: Problem ops the Python layer builds. ``segment_matmul_k`` is the K-ragged
 #: weight gradient (``dw[g] = dy[seg_g]ᵀ · x[seg_g]``): bf16/f16 operands,
 #: no weight indices, bias, row scale, activation or scales.
 OPS = ("segment_matmul", "masked_matmul", "batched_matmul",
        "segment_matmul_k")
+#: Ops of :class:`RoutingProblem`: the MoE routing kernel, not a GEMM.
+ROUTING_OPS = ("sort_by_expert",)
 #: Operand types ``segment_matmul_k`` takes (FP8 K-ragged is not lowered).
 KRAGGED_DTYPES = ("bf16", "f16")
 #: Epilogue activations of ``#ggemm.epilogue``. ``swiglu`` is gated: w
@@ -76,6 +80,48 @@ def _positive(field: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
         raise SpecError(f"{field} must be a positive integer; got {value!r}")
     return value
+
+
+def _spec_arguments(cls: Any, line: Mapping[str, Any],
+                    required: Tuple[str, ...]) -> Dict[str, Any]:
+    """The fields of a spec line for ``cls``: unknown and missing ones are
+    errors that name them."""
+    names = {f.name for f in dataclasses.fields(cls)} | {"op"}
+    unknown = sorted(set(line) - names)
+    if unknown:
+        raise SpecError(f"unknown fields {', '.join(unknown)} (known: "
+                        f"{', '.join(sorted(names))})")
+    missing = [f for f in required if f not in line]
+    if missing:
+        raise SpecError(f"missing fields {', '.join(missing)}")
+    return dict(line)
+
+
+class _Named:
+    """The names a problem derives from its spec line: the cache and
+    catalog key, and the function and kernel (bundle) names, which carry a
+    digest of the key so that two problems never share a kernel."""
+
+    def spec(self) -> Dict[str, Any]:
+        raise NotImplementedError
+
+    def _name_stem(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def key(self) -> str:
+        """A canonical text key: equal problems, equal keys."""
+        return json.dumps(self.spec(), sort_keys=True, separators=(",", ":"))
+
+    @property
+    def function_name(self) -> str:
+        digest = hashlib.sha256(self.key.encode()).hexdigest()[:12]
+        return f"{self._name_stem()}_{digest}"
+
+    @property
+    def kernel_name(self) -> str:
+        """The bundle's name: the function's name plus ``_kernel``."""
+        return self.function_name + "_kernel"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,7 +179,7 @@ class TileConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class Problem:
+class Problem(_Named):
     """The static part of one ggemm problem op.
 
     ``groups`` is G (segments, masked groups or the batch); ``num_weights``
@@ -372,31 +418,11 @@ class Problem:
             ...                    "n": 128, "k": 64, "groups": 4}).groups
             4
         """
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(line) - names)
-        if unknown:
-            raise SpecError(f"unknown fields {', '.join(unknown)} (known: "
-                            f"{', '.join(sorted(names))})")
-        missing = [f for f in ("op", "dtype", "n", "k", "groups")
-                   if f not in line]
-        if missing:
-            raise SpecError(f"missing fields {', '.join(missing)}")
-        return cls(**dict(line))
+        return cls(**_spec_arguments(cls, line,
+                                     ("op", "dtype", "n", "k", "groups")))
 
-    @property
-    def key(self) -> str:
-        """A canonical text key: equal problems, equal keys."""
-        return json.dumps(self.spec(), sort_keys=True, separators=(",", ":"))
-
-    @property
-    def function_name(self) -> str:
-        digest = hashlib.sha256(self.key.encode()).hexdigest()[:12]
-        return f"ggemm_{self.op}_{self.dtype}_{digest}"
-
-    @property
-    def kernel_name(self) -> str:
-        """The bundle's name: the function's name plus ``_kernel``."""
-        return self.function_name + "_kernel"
+    def _name_stem(self) -> str:
+        return f"ggemm_{self.op}_{self.dtype}"
 
     # -- IR -------------------------------------------------------------
     def mlir(self) -> str:
@@ -515,3 +541,99 @@ class Problem:
                 f"  ggemm.segment_matmul_k ins(%dy, %x : {dy_type}, {x_type})"
                 f"\n      segments(%seg_indptr : {rows_type})"
                 f"\n      outs(%dw : {dw_type}){attr_text}\n  return\n}}\n")
+
+
+@dataclasses.dataclass(frozen=True)
+class RoutingProblem(_Named):
+    """The MoE routing kernel of ``ggemm.sort_by_expert``: one CTA sorts the
+    (token, k) pairs of ``topk_ids`` (``[P]``, ``index_dtype``) by expert
+    into ``seg_indptr`` (``[E + 1]``), ``row_indices`` and ``pair_indices``
+    (``[P]``, i32). E, topk and the ids' dtype make the kernel; P is
+    dynamic. Its catalog spec line is
+    ``{"op": "sort_by_expert", "num_experts": E, "topk": K,
+    "index_dtype": "i32"}`` (``index_dtype`` defaults to ``"i32"``).
+
+    Example::
+
+        >>> p = RoutingProblem(num_experts=256, topk=8)
+        >>> p.spec()
+        {'op': 'sort_by_expert', 'num_experts': 256, 'topk': 8, 'index_dtype': 'i32'}
+        >>> "ggemm.sort_by_expert" in p.mlir()
+        True
+    """
+
+    op: ClassVar[str] = "sort_by_expert"
+    num_experts: int
+    topk: int
+    index_dtype: str = "i32"
+
+    def __post_init__(self) -> None:
+        _positive("num_experts", self.num_experts)
+        _positive("topk", self.topk)
+        # seg_indptr's E + 1 offsets are i32 (the runtime's bound too).
+        if self.num_experts > 2 ** 31 - 2:
+            raise SpecError(f"num_experts must be at most 2^31 - 2; got "
+                            f"{self.num_experts}")
+        _choice("index_dtype", self.index_dtype, INDEX_DTYPES)
+
+    def spec(self) -> Dict[str, Any]:
+        """The catalog spec line (every field: the key of an i32 kernel
+        reads the same whether the line gave index_dtype or not)."""
+        return {"op": self.op, "num_experts": self.num_experts,
+                "topk": self.topk, "index_dtype": self.index_dtype}
+
+    @classmethod
+    def from_spec(cls, line: Mapping[str, Any]) -> "RoutingProblem":
+        """Reads one catalog spec line; unknown fields are errors.
+
+        Example::
+
+            >>> RoutingProblem.from_spec({"op": "sort_by_expert",
+            ...                           "num_experts": 128, "topk": 8}).topk
+            8
+        """
+        arguments = _spec_arguments(cls, line,
+                                    ("op", "num_experts", "topk"))
+        _choice("op", arguments.pop("op"), ROUTING_OPS)
+        return cls(**arguments)
+
+    def _name_stem(self) -> str:
+        return f"ggemm_{self.op}_{self.index_dtype}"
+
+    def mlir(self) -> str:
+        """``ggemm.sort_by_expert`` in a function of its four memrefs, the
+        pairs dynamic.
+
+        Example::
+
+            >>> print(RoutingProblem(4, 2).mlir())  # doctest: +ELLIPSIS
+            func.func @ggemm_sort_by_expert_i32_...(%topk_ids: memref<?xi32>, %seg_indptr: memref<5xi32>, ...
+        """
+        ids_type = f"memref<?x{self.index_dtype}>"
+        indptr_type = f"memref<{self.num_experts + 1}xi32>"
+        rows_type = "memref<?xi32>"
+        return (f"func.func @{self.function_name}(%topk_ids: {ids_type}, "
+                f"%seg_indptr: {indptr_type}, %row_indices: {rows_type}, "
+                f"%pair_indices: {rows_type}) {{\n"
+                f"  ggemm.sort_by_expert ins(%topk_ids : {ids_type})\n"
+                f"      outs(%seg_indptr, %row_indices, %pair_indices : "
+                f"{indptr_type}, {rows_type}, {rows_type}) "
+                f"{{topk = {self.topk} : i64}}\n  return\n}}\n")
+
+
+def problem_from_spec(line: Mapping[str, Any]
+                      ) -> Union[Problem, RoutingProblem]:
+    """The problem of one catalog spec line: a routing kernel's for
+    ``"op": "sort_by_expert"``, else a GEMM's.
+
+    Example::
+
+        >>> problem_from_spec({"op": "sort_by_expert", "num_experts": 8,
+        ...                    "topk": 2}).num_experts
+        8
+    """
+    if "op" in line:
+        _choice("op", line["op"], OPS + ROUTING_OPS)
+    if line.get("op") in ROUTING_OPS:
+        return RoutingProblem.from_spec(line)
+    return Problem.from_spec(line)

@@ -128,10 +128,12 @@ _DTYPES: Dict[str, DType] = {
 
 #: Tensor names a kernel may take (which ones depends on its manifest;
 #: ``dy`` and ``dw`` are segment_matmul_k's, ``row_indices`` (gather-A) and
-#: ``scatter_indices`` segment_matmul's).
+#: ``scatter_indices`` segment_matmul's; a routing kernel (sort_by_expert)
+#: takes ``topk_ids``, ``seg_indptr``, ``row_indices`` and
+#: ``pair_indices``).
 TENSOR_NAMES = ("x", "w", "y", "seg_indptr", "masked_m", "weight_indices",
                 "bias", "row_scale", "x_scale", "w_scale", "dy", "dw",
-                "row_indices", "scatter_indices")
+                "row_indices", "scatter_indices", "topk_ids", "pair_indices")
 
 
 class _CTensor(ctypes.Structure):
@@ -571,6 +573,12 @@ class Kernel:
     [G, K, N] for "kn")::
 
         grad_kernel(dy=dy, x=x, seg_indptr=seg_indptr, dw=dw)
+
+    A routing kernel (``ggemm.sort_by_expert``'s: ``topk_ids`` [P],
+    ``seg_indptr`` [E + 1], ``row_indices`` and ``pair_indices`` [P])::
+
+        route_kernel.launch({"topk_ids": ids, "seg_indptr": seg_indptr,
+                             "row_indices": rows, "pair_indices": pairs})
     """
 
     def __init__(self, manifest_path: Union[str, os.PathLike],

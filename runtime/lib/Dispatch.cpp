@@ -17,6 +17,8 @@ int64_t dispatchRowsPerGroup(Op op, const ProblemShape &shape,
   case Op::MaskedMatmul:
   case Op::BatchedMatmul:
     return shape.rowsPerGroup;
+  case Op::SortByExpert: // one kernel: never a version 2 bundle
+    return 0;
   }
   return 0;
 }

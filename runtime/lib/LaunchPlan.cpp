@@ -47,6 +47,9 @@ std::vector<TensorRole> rolesForOp(Op op) {
   if (op == Op::SegmentMatmulK)
     return {TensorRole::Dy, TensorRole::X, TensorRole::SegIndptr,
             TensorRole::Dw};
+  if (op == Op::SortByExpert)
+    return {TensorRole::TopkIds, TensorRole::SegIndptr, TensorRole::RowIndices,
+            TensorRole::PairIndices};
   std::vector<TensorRole> roles;
   for (int i = 0; i < kNumTensorRoles; ++i)
     if (tensorExistsForOp(static_cast<TensorRole>(i), op))
@@ -229,6 +232,15 @@ Status checkContiguous(const TensorArg &tensor) {
     expected *= tensor.shape[d];
   }
   return Status::success();
+}
+
+/// A dense array read or written element by element (index vectors, bias,
+/// scales): contiguous, aligned to its element size.
+Status checkDenseArray(const TensorArg &tensor) {
+  if (Status status = checkContiguous(tensor); !status.ok())
+    return status;
+  return checkAlignment(tensor, dtypeSize(tensor.dtype),
+                        "natural alignment of its dtype");
 }
 
 /// Checks that a row-major matrix view of `tensor` exists: the last dimension
@@ -417,14 +429,19 @@ Status checkPresence(const Manifest &manifest, const BoundArgs &args) {
     required.push_back(TensorRole::SegIndptr);
   if (problem.op == Op::MaskedMatmul)
     required.push_back(TensorRole::MaskedM);
-  // It takes nothing optional: bindTensor rejects the rest by name.
-  if (problem.op == Op::SegmentMatmulK)
+  // They take nothing optional: bindTensor rejects the rest by name.
+  const bool allRequired =
+      problem.op == Op::SegmentMatmulK || problem.op == Op::SortByExpert;
+  if (allRequired)
     required = rolesForOp(problem.op);
   for (TensorRole role : required)
     if (!args.get(role).present)
       return invalidArgument(std::string("missing tensor '") +
                              tensorRoleName(role) + "' (" + opName(problem.op) +
                              " needs " + roleList(required) + ")");
+  // sort_by_expert's row_indices is an output, not gather-A's option.
+  if (problem.op == Op::SortByExpert)
+    return Status::success();
 
   // `field` names the problem field that decides; `block` is the scale
   // block of a scale tensor's field (None for a flag). The messages are
@@ -552,11 +569,7 @@ Status checkKRaggedTensors(const Manifest &manifest, BoundArgs &args) {
                                      "natural alignment of its dtype");
       !status.ok())
     return status;
-  if (Status status = checkContiguous(indptr); !status.ok())
-    return status;
-  if (Status status = checkAlignment(indptr, dtypeSize(indptr.dtype),
-                                     "natural alignment of its dtype");
-      !status.ok())
+  if (Status status = checkDenseArray(indptr); !status.ok())
     return status;
 
   shape.numWeights = shape.numGroups;
@@ -585,10 +598,66 @@ Status checkKRaggedTensors(const Manifest &manifest, BoundArgs &args) {
   return Status::success();
 }
 
+/// sort_by_expert: topk_ids [P] of index_dtype; seg_indptr [E + 1],
+/// row_indices [P] and pair_indices [P] of i32; all contiguous. P = 0 is
+/// work too: the kernel still writes seg_indptr (zeros), so there is always
+/// one CTA to launch.
+Status checkRoutingTensors(const Manifest &manifest, BoundArgs &args) {
+  using Role = TensorRole;
+  const ProblemSpec &problem = manifest.problem;
+  const std::vector<Role> roles = rolesForOp(problem.op);
+  for (Role role : roles)
+    if (Status status =
+            checkDtype(args.get(role), expectedTensorDtype(problem, role));
+        !status.ok())
+      return status;
+  for (Role role : roles)
+    if (Status status = checkRank(args.get(role), 1,
+                                  role == Role::SegIndptr ? "[num_experts + 1]"
+                                                          : "[num_pairs]");
+        !status.ok())
+      return status;
+
+  ProblemShape &shape = args.shape;
+  if (Status status = bindSize(args, "num_experts", problem.numExperts,
+                               {{Role::SegIndptr, 0, 1, "num_experts + 1"}},
+                               shape.numGroups);
+      !status.ok())
+    return status;
+  if (Status status = bindSize(
+          args, "num_pairs", -1,
+          {{Role::TopkIds, 0}, {Role::RowIndices, 0}, {Role::PairIndices, 0}},
+          shape.numPairs);
+      !status.ok())
+    return status;
+  const TensorArg &ids = args.get(Role::TopkIds);
+  const std::string pairs = "dimension 0 (num_pairs) is " +
+                            std::to_string(shape.numPairs) + ", expected ";
+  const std::string idsShape =
+      "; shape is " + shapeText(ids.shape.data(), ids.rank);
+  if (shape.numPairs % problem.topk != 0)
+    return invalidArgument(tensorPrefix(ids) + pairs + "a multiple of " +
+                           std::to_string(problem.topk) +
+                           " (whole tokens of topk pairs: the kernel was "
+                           "compiled for topk = " +
+                           std::to_string(problem.topk) + ")" + idsShape);
+  if (shape.numPairs > std::numeric_limits<int32_t>::max())
+    return unsupported(tensorPrefix(ids) + pairs +
+                       "at most 2^31 - 1 (the kernel counts pairs in i32)" +
+                       idsShape);
+  for (Role role : roles)
+    if (Status status = checkDenseArray(args.get(role)); !status.ok())
+      return status;
+  shape.numTiles = 1;
+  return Status::success();
+}
+
 Status checkTensors(const Manifest &manifest, BoundArgs &args) {
   const ProblemSpec &problem = manifest.problem;
   if (problem.op == Op::SegmentMatmulK)
     return checkKRaggedTensors(manifest, args);
+  if (problem.op == Op::SortByExpert)
+    return checkRoutingTensors(manifest, args);
   const bool segment = problem.op == Op::SegmentMatmul;
   const TensorArg &x = args.get(TensorRole::X);
   const TensorArg &w = args.get(TensorRole::W);
@@ -870,11 +939,7 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
     const TensorArg &tensor = args.get(role);
     if (!tensor.present || (role == TensorRole::XScale && mnMajorScales))
       continue;
-    if (Status status = checkContiguous(tensor); !status.ok())
-      return status;
-    if (Status status = checkAlignment(tensor, dtypeSize(tensor.dtype),
-                                       "natural alignment of its dtype");
-        !status.ok())
+    if (Status status = checkDenseArray(tensor); !status.ok())
       return status;
   }
 
@@ -948,6 +1013,10 @@ Status computeGrid(const Manifest &manifest, int64_t tileBound, int smCount,
   gridX = 0;
   if (tileBound <= 0)
     return Status::success();
+  if (manifest.gridPolicy == GridPolicy::Single) {
+    gridX = 1;
+    return Status::success();
+  }
   const int64_t clusterX = manifest.cluster[0];
   const int64_t maxGrid = std::numeric_limits<int32_t>::max();
   int64_t tiles = std::min(tileBound, maxGrid + clusterX);
@@ -998,6 +1067,8 @@ int64_t scalarValue(const ParamSpec &param, const ProblemShape &shape) {
     return shape.yRows;
   case ScalarSource::XRows:
     return shape.xRows;
+  case ScalarSource::NumPairs:
+    return shape.numPairs;
   }
   return 0;
 }

@@ -44,7 +44,7 @@ struct TensorArg {
 struct ProblemShape {
   int64_t numRows = 0;      // the segment rows M (masked/batched: G * Mmax)
   int64_t rowsPerGroup = 0; // 0 for segment_matmul
-  int64_t numGroups = 0;
+  int64_t numGroups = 0;    // sort_by_expert: E, the experts
   int64_t numWeights = 0;
   int64_t m = 0; // segment: total rows; masked/batched: rows per group
   /// Rows of the 2-D views of x and y: numRows, except x's T rows with
@@ -53,9 +53,10 @@ struct ProblemShape {
   int64_t yRows = 0;
   int64_t n = 0; // y's columns (swiglu: half of w's)
   int64_t k = 0;
-  int64_t lda = 0; // row stride of x, elements
-  int64_t ldy = 0; // row stride of y (segment_matmul_k: dw), elements
-  int64_t numTiles = 0;
+  int64_t lda = 0;      // row stride of x, elements
+  int64_t ldy = 0;      // row stride of y (segment_matmul_k: dw), elements
+  int64_t numTiles = 0; // sort_by_expert: 1, its one CTA
+  int64_t numPairs = 0; // sort_by_expert: P, topk_ids' length
 };
 
 struct BoundArgs {
@@ -103,8 +104,9 @@ int64_t computeTileBound(Op op, int64_t numRows, int64_t rowsPerGroup,
                          int64_t numGroups, int64_t n, int blockM, int blockN);
 
 /// grid.x for `tileBound` tiles on a device of `smCount` multiprocessors
-/// (ignored by the "tiles" policy). 0 when there are no tiles. The result is
-/// a multiple of the cluster's x extent.
+/// (ignored by the "tiles" and "single" policies). 0 when there are no
+/// tiles; 1 for "single". The result is a multiple of the cluster's x
+/// extent.
 Status computeGrid(const Manifest &manifest, int64_t tileBound, int smCount,
                    unsigned &gridX);
 

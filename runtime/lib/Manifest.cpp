@@ -16,6 +16,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -93,6 +94,10 @@ const char *tensorRoleName(TensorRole role) {
     return "row_indices";
   case TensorRole::ScatterIndices:
     return "scatter_indices";
+  case TensorRole::TopkIds:
+    return "topk_ids";
+  case TensorRole::PairIndices:
+    return "pair_indices";
   }
   return "<invalid tensor>";
 }
@@ -107,6 +112,8 @@ const char *opName(Op op) {
     return "batched_matmul";
   case Op::SegmentMatmulK:
     return "segment_matmul_k";
+  case Op::SortByExpert:
+    return "sort_by_expert";
   }
   return "<invalid op>";
 }
@@ -158,11 +165,16 @@ ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role) {
   case TensorRole::Dw:
     return problem.outDtype;
   case TensorRole::SegIndptr:
+    // sort_by_expert's index_dtype is its input's; it writes i32 offsets.
+    return problem.op == Op::SortByExpert ? GGEMM_DTYPE_I32
+                                          : problem.indexDtype;
   case TensorRole::MaskedM:
+  case TensorRole::TopkIds:
     return problem.indexDtype;
   case TensorRole::WeightIndices:
   case TensorRole::RowIndices:
   case TensorRole::ScatterIndices:
+  case TensorRole::PairIndices:
     return GGEMM_DTYPE_I32;
   case TensorRole::Bias:
   case TensorRole::RowScale:
@@ -174,6 +186,11 @@ ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role) {
 }
 
 bool tensorExistsForOp(TensorRole role, Op op) {
+  if (op == Op::SortByExpert)
+    return role == TensorRole::TopkIds || role == TensorRole::SegIndptr ||
+           role == TensorRole::RowIndices || role == TensorRole::PairIndices;
+  if (role == TensorRole::TopkIds || role == TensorRole::PairIndices)
+    return false;
   if (op == Op::SegmentMatmulK)
     return role == TensorRole::Dy || role == TensorRole::X ||
            role == TensorRole::SegIndptr || role == TensorRole::Dw;
@@ -204,7 +221,8 @@ template <typename T> struct EnumEntry {
 const EnumEntry<Op> kOps[] = {{"segment_matmul", Op::SegmentMatmul},
                               {"masked_matmul", Op::MaskedMatmul},
                               {"batched_matmul", Op::BatchedMatmul},
-                              {"segment_matmul_k", Op::SegmentMatmulK}};
+                              {"segment_matmul_k", Op::SegmentMatmulK},
+                              {"sort_by_expert", Op::SortByExpert}};
 const EnumEntry<ggemm_dtype> kFloatDtypes[] = {{"bf16", GGEMM_DTYPE_BF16},
                                                {"f16", GGEMM_DTYPE_F16},
                                                {"f32", GGEMM_DTYPE_F32},
@@ -220,7 +238,9 @@ const EnumEntry<ggemm_dtype> kAllDtypes[] = {
 const EnumEntry<WeightLayout> kWeightLayouts[] = {{"nk", WeightLayout::NK},
                                                   {"kn", WeightLayout::KN}};
 const EnumEntry<GridPolicy> kGridPolicies[] = {
-    {"persistent", GridPolicy::Persistent}, {"tiles", GridPolicy::Tiles}};
+    {"persistent", GridPolicy::Persistent},
+    {"tiles", GridPolicy::Tiles},
+    {"single", GridPolicy::Single}};
 const EnumEntry<ParamKind> kParamKinds[] = {
     {"tma_descriptor", ParamKind::TmaDescriptor},
     {"pointer", ParamKind::Pointer},
@@ -245,7 +265,9 @@ const EnumEntry<TensorRole> kTensorRoles[] = {
     {"dy", TensorRole::Dy},
     {"dw", TensorRole::Dw},
     {"row_indices", TensorRole::RowIndices},
-    {"scatter_indices", TensorRole::ScatterIndices}};
+    {"scatter_indices", TensorRole::ScatterIndices},
+    {"topk_ids", TensorRole::TopkIds},
+    {"pair_indices", TensorRole::PairIndices}};
 const EnumEntry<ScaleBlock> kScaleBlocks[] = {
     {"1x128", ScaleBlock::Block1x128},
     {"128x128", ScaleBlock::Block128x128},
@@ -263,7 +285,8 @@ const EnumEntry<ScalarSource> kScalarSources[] = {
     {"ldy", ScalarSource::Ldy},
     {"num_tiles", ScalarSource::NumTiles},
     {"y_rows", ScalarSource::YRows},
-    {"x_rows", ScalarSource::XRows}};
+    {"x_rows", ScalarSource::XRows},
+    {"num_pairs", ScalarSource::NumPairs}};
 const EnumEntry<Activation> kActivations[] = {{"none", Activation::None},
                                               {"relu", Activation::Relu},
                                               {"gelu", Activation::Gelu},
@@ -770,8 +793,34 @@ Status checkGatherScatterProblem(const Reader &reader, const Pointer &at,
   return Status::success();
 }
 
+/// sort_by_expert's problem: none of a GEMM's fields, its own three. Its
+/// index_dtype (topk_ids') is required: a kernel reading i64 ids through an
+/// i32 default would read garbage.
+Status parseRoutingProblem(const Reader &reader, const Json &object,
+                           const Pointer &at, ProblemSpec &problem) {
+  // seg_indptr's E + 1 offsets and the P < 2^31 pairs are i32.
+  const int64_t maxI32 = std::numeric_limits<int32_t>::max();
+  return reader.readObject(
+      object, at,
+      {reader.choice("op", Required, kOps, problem.op),
+       reader.integer("num_experts", Required, 1, maxI32 - 1,
+                      problem.numExperts),
+       reader.integer("topk", Required, 1, maxI32, problem.topk),
+       reader.choice("index_dtype", Required, kIndexDtypes,
+                     problem.indexDtype)},
+      KnownKeysOnly);
+}
+
 Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
                     ProblemSpec &problem) {
+  // The op decides which keys the problem has.
+  if (Status status = reader.readObject(
+          object, at, {reader.choice("op", Required, kOps, problem.op)},
+          AnyKeys);
+      !status.ok())
+    return status;
+  if (problem.op == Op::SortByExpert)
+    return parseRoutingProblem(reader, object, at, problem);
   const Json *activation = nullptr;
   if (Status status = reader.readObject(
           object, at,
@@ -877,6 +926,13 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
   if (!status.ok())
     return status;
 
+  const bool routing = problem.op == Op::SortByExpert;
+  // num_pairs is the only quantity of sort_by_expert, and only its.
+  auto routingScalar = [&](const Json &value, const Pointer &valueAt) {
+    return reader.error(valueAt,
+                        "sort_by_expert's only scalar is \"num_pairs\", got " +
+                            describe(value));
+  };
   if (param.kind == ParamKind::Scalar)
     return reader.readObject(
         object, at,
@@ -888,8 +944,17 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
             if (!isInt64(value)) {
               Status status =
                   reader.readEnum(value, valueAt, kScalarSources, param.source);
+              if (!status.ok())
+                return status;
+              if (routing && param.source != ScalarSource::NumPairs)
+                return routingScalar(value, valueAt);
+              if (!routing && param.source == ScalarSource::NumPairs)
+                return reader.error(valueAt,
+                                    std::string("\"num_pairs\" is a value "
+                                                "of sort_by_expert, not of ") +
+                                        opName(problem.op));
               // Without scatter y's rows are the segment rows (num_rows).
-              if (status.ok() && param.source == ScalarSource::YRows &&
+              if (param.source == ScalarSource::YRows &&
                   !problem.hasScatterIndices)
                 return reader.error(valueAt,
                                     "\"y_rows\" is the rows of a scattered "
@@ -897,6 +962,8 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
                                     "which is false");
               return status;
             }
+            if (routing)
+              return routingScalar(value, valueAt);
             param.source = ScalarSource::Literal;
             param.literal = value.get<int64_t>();
             if (param.dtype == GGEMM_DTYPE_I32 &&
@@ -921,6 +988,10 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
     return reader.error(at / "tensor",
                         std::string("tensor ") + quote(tensorName) +
                             " does not exist for " + opName(problem.op));
+  if (routing && param.kind == ParamKind::TmaDescriptor)
+    return reader.error(at / "kind",
+                        "sort_by_expert takes pointers and one scalar, "
+                        "expected \"pointer\", got \"tma_descriptor\"");
   // Scales exist only in a block-scaled problem: a kernel that reads them
   // from a problem without them would read whatever the caller's null is.
   if ((param.tensor == TensorRole::XScale &&
@@ -950,6 +1021,12 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
          reader.choice("dtype", Optional, kAllDtypes, param.dtype),
          reader.boolean("optional", param.optional)},
         KnownKeysOnly);
+    if (status.ok() && routing && param.optional)
+      return reader.error(at / "optional",
+                          std::string("sort_by_expert reads or writes every "
+                                      "tensor, so ") +
+                              quote(tensorName) +
+                              " is required: expected false, got true");
     return status.ok() ? checkDtype(param.dtype) : status;
   }
 
@@ -1038,6 +1115,33 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
   return Status::success();
 }
 
+/// sort_by_expert's kernel takes its four tensors and num_pairs, each once
+/// (parseParam admitted nothing else), in the manifest's order.
+Status checkRoutingParams(const Reader &reader, const Pointer &at,
+                          const Manifest &manifest) {
+  const char *const expected = "topk_ids, seg_indptr, row_indices, "
+                               "pair_indices and num_pairs";
+  for (TensorRole role : {TensorRole::TopkIds, TensorRole::SegIndptr,
+                          TensorRole::RowIndices, TensorRole::PairIndices})
+    if (!manifest.usesTensor(role))
+      return reader.error(at, std::string("no parameter passes tensor ") +
+                                  quote(tensorRoleName(role)) +
+                                  " (sort_by_expert takes " + expected + ")");
+  if (std::none_of(manifest.params.begin(), manifest.params.end(),
+                   [](const ParamSpec &param) {
+                     return param.kind == ParamKind::Scalar;
+                   }))
+    return reader.error(at, std::string("no scalar parameter carries "
+                                        "\"num_pairs\" (sort_by_expert "
+                                        "takes ") +
+                                expected + ")");
+  if (manifest.params.size() != 5)
+    return reader.error(at, std::string("sort_by_expert takes 5 parameters (") +
+                                expected + ", each once), got " +
+                                std::to_string(manifest.params.size()));
+  return Status::success();
+}
+
 Status parseParams(const Reader &reader, const Json &array, const Pointer &at,
                    Manifest &manifest) {
   if (!array.is_array())
@@ -1064,6 +1168,8 @@ Status parseParams(const Reader &reader, const Json &array, const Pointer &at,
                               " tma_descriptor parameters are supported");
     manifest.params.push_back(std::move(param));
   }
+  if (manifest.problem.op == Op::SortByExpert)
+    return checkRoutingParams(reader, at, manifest);
 
   // Every tensor the problem needs must reach the kernel, and a tensor the
   // problem was compiled without must not be demanded.
@@ -1191,9 +1297,37 @@ Status parseArchField(const Reader &reader, const Pointer &at,
   return Status::success();
 }
 
-/// The fields of one kernel that follow the problem (params are checked
-/// against it).
+/// The fields of one kernel that follow the problem, which decides them
+/// (params are checked against it; sort_by_expert has no tile and only the
+/// "single" grid policy, which this sets as its default).
 std::vector<Field> kernelBodyFields(const Reader &reader, Manifest &manifest) {
+  Field params = {"params", Required,
+                  [&reader, &manifest](const Json &value, const Pointer &at) {
+                    return parseParams(reader, value, at, manifest);
+                  }};
+  if (manifest.problem.op == Op::SortByExpert) {
+    manifest.gridPolicy = GridPolicy::Single;
+    return {{"tile", Optional,
+             [&reader](const Json &, const Pointer &at) {
+               return reader.error(at, "sort_by_expert has no tile (one CTA "
+                                       "sorts every pair)");
+             }},
+            {"grid", Optional,
+             [&reader, &manifest](const Json &value, const Pointer &at) {
+               Status status = reader.readObject(
+                   value, at,
+                   {reader.choice("policy", Optional, kGridPolicies,
+                                  manifest.gridPolicy)},
+                   KnownKeysOnly);
+               if (status.ok() && manifest.gridPolicy != GridPolicy::Single)
+                 return reader.error(at / "policy",
+                                     "sort_by_expert runs one CTA, expected "
+                                     "\"single\", got " +
+                                         describe(value.at("policy")));
+               return status;
+             }},
+            params};
+  }
   return {
       {"tile", Required,
        [&reader, &manifest](const Json &value, const Pointer &at) {
@@ -1218,18 +1352,23 @@ std::vector<Field> kernelBodyFields(const Reader &reader, Manifest &manifest) {
        }},
       {"grid", Optional,
        [&reader, &manifest](const Json &value, const Pointer &at) {
-         return reader.readObject(
-             value, at,
-             {reader.choice("policy", Optional, kGridPolicies,
-                            manifest.gridPolicy),
-              reader.integer("ctas_per_sm", Optional, 1, 64,
-                             manifest.ctasPerSm)},
-             KnownKeysOnly);
+         Status status =
+             reader.readObject(value, at,
+                               {reader.choice("policy", Optional, kGridPolicies,
+                                              manifest.gridPolicy),
+                                reader.integer("ctas_per_sm", Optional, 1, 64,
+                                               manifest.ctasPerSm)},
+                               KnownKeysOnly);
+         if (status.ok() && manifest.gridPolicy == GridPolicy::Single)
+           return reader.error(
+               at / "policy",
+               std::string("\"single\" (one CTA) is sort_by_expert's "
+                           "policy; ") +
+                   opName(manifest.problem.op) +
+                   " takes \"persistent\" or \"tiles\"");
+         return status;
        }},
-      {"params", Required,
-       [&reader, &manifest](const Json &value, const Pointer &at) {
-         return parseParams(reader, value, at, manifest);
-       }}};
+      params};
 }
 
 /// Version 1: one kernel, its fields at the top level.
@@ -1251,12 +1390,23 @@ Status parseSingleKernel(const Reader &reader, const Json &root,
     status = checkKernelHead(reader, top, directory, ptx, cubin, manifest);
   if (!status.ok())
     return status;
-  std::vector<Field> body = kernelBodyFields(reader, manifest);
-  body.insert(body.begin(),
-              {"problem", Required, [&](const Json &value, const Pointer &at) {
-                 return parseProblem(reader, value, at, manifest.problem);
-               }});
-  return reader.readObject(root, top, body, AnyKeys);
+  // The problem first: it decides the other fields.
+  if (Status status = reader.readObject(
+          root, top,
+          {{"problem", Required,
+            [&](const Json &value, const Pointer &at) {
+              return parseProblem(reader, value, at, manifest.problem);
+            }}},
+          AnyKeys);
+      !status.ok())
+    return status;
+  if (manifest.problem.op == Op::SortByExpert && manifest.cluster[0] != 1)
+    return reader.error(top / "cluster",
+                        "sort_by_expert runs one CTA, expected [1, 1, 1], "
+                        "got [" +
+                            std::to_string(manifest.cluster[0]) + ", 1, 1]");
+  return reader.readObject(root, top, kernelBodyFields(reader, manifest),
+                           AnyKeys);
 }
 
 /// Version 2: a problem, a dispatch rule and its kernel variants.
@@ -1276,7 +1426,12 @@ Status parseVariants(const Reader &reader, const Json &root,
           if (Status status = parseArchField(reader, top / "arch", shared);
               !status.ok())
             return status;
-          return parseProblem(reader, value, at, shared.problem);
+          Status status = parseProblem(reader, value, at, shared.problem);
+          if (status.ok() && shared.problem.op == Op::SortByExpert)
+            return reader.error(top / "version",
+                                "sort_by_expert has one kernel, expected "
+                                "version 1, got 2");
+          return status;
         }},
        {"dispatch", Required,
         [&](const Json &value, const Pointer &at) {

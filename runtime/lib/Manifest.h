@@ -30,11 +30,20 @@ constexpr int kMaxTensorMapRank = 5;
 
 /// SegmentMatmulK is the K-ragged weight gradient (issue 12): per group g,
 /// dw[g] = dy[s_g:s_(g+1)]^T x[s_g:s_(g+1)], the segments running over the
-/// token rows, which are the reduction dimension.
-enum class Op { SegmentMatmul, MaskedMatmul, BatchedMatmul, SegmentMatmulK };
+/// token rows, which are the reduction dimension. SortByExpert is MoE
+/// routing, not a GEMM: one CTA sorts the (token, k) pairs of topk_ids by
+/// expert into seg_indptr, row_indices and pair_indices.
+enum class Op {
+  SegmentMatmul,
+  MaskedMatmul,
+  BatchedMatmul,
+  SegmentMatmulK,
+  SortByExpert
+};
 
 /// Tensors a caller passes by name. segment_matmul_k takes dy, x,
-/// seg_indptr and dw; the other ops x, w, y and their index tensors;
+/// seg_indptr and dw; sort_by_expert topk_ids, seg_indptr, row_indices and
+/// pair_indices; the other ops x, w, y and their index tensors;
 /// segment_matmul also row_indices (gather-A) and scatter_indices.
 enum class TensorRole {
   X,
@@ -51,11 +60,14 @@ enum class TensorRole {
   Dw,
   RowIndices,
   ScatterIndices,
+  TopkIds,
+  PairIndices,
 };
-constexpr int kNumTensorRoles = 14;
+constexpr int kNumTensorRoles = 16;
 
 enum class WeightLayout { NK, KN };
-enum class GridPolicy { Persistent, Tiles };
+/// Single: one CTA (sort_by_expert's only policy, and only its).
+enum class GridPolicy { Persistent, Tiles, Single };
 enum class ParamKind { TmaDescriptor, Pointer, Scalar };
 enum class Swizzle { None, Bytes32, Bytes64, Bytes128 };
 enum class OobFill { Zero, Nan };
@@ -88,8 +100,9 @@ enum class ScalarSource {
   Lda,
   Ldy,
   NumTiles,
-  YRows, // y.shape[0]; only with has_scatter_indices
-  XRows, // x.shape[0] (T, the gathered rows' source with has_row_indices)
+  YRows,    // y.shape[0]; only with has_scatter_indices
+  XRows,    // x.shape[0] (T, the gathered rows' source with has_row_indices)
+  NumPairs, // sort_by_expert only: topk_ids.shape[0], P
 };
 
 struct ParamSpec {
@@ -145,6 +158,10 @@ struct ProblemSpec {
   /// Both None or both set, and set only for an fp8 a_dtype.
   ScaleBlock xScaleBlock = ScaleBlock::None;
   ScaleBlock wScaleBlock = ScaleBlock::None;
+  /// sort_by_expert only (its indexDtype is topk_ids' dtype): E, the
+  /// segments of seg_indptr [E + 1], and the pairs per token.
+  int64_t numExperts = 0;
+  int64_t topk = 0;
 };
 
 struct Manifest {
@@ -218,10 +235,11 @@ bool isValidDtype(int dtype);
 const char *tensorRoleName(TensorRole role);
 /// The dtype a tensor has in `problem` (x: a_dtype, index tensors:
 /// index_dtype, weight_indices, row_indices and scatter_indices: i32, bias,
-/// row_scale and the scales: f32).
+/// row_scale and the scales: f32; for sort_by_expert topk_ids:
+/// index_dtype, its outputs: i32).
 ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role);
-/// Whether `op` takes `role` at all (seg_indptr, masked_m, row_indices and
-/// scatter_indices are op-specific).
+/// Whether `op` takes `role` at all (seg_indptr, masked_m, row_indices,
+/// scatter_indices, topk_ids and pair_indices are op-specific).
 bool tensorExistsForOp(TensorRole role, Op op);
 const char *opName(Op op);
 /// The manifest spelling ("1x128", "per_row"); "none" for ScaleBlock::None.

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -348,6 +349,92 @@ TEST(Api, KRaggedTensorsByName) {
   EXPECT_STREQ(ggemm_last_error(), "missing tensor 'dw' (segment_matmul_k "
                                    "needs dy, x, seg_indptr, dw)");
   ggemm_kernel_destroy(kernel);
+}
+
+// sort_by_expert through the C API, without the driver: one kernel, one
+// CTA whatever the device and the pairs, and each tensor error by name.
+TEST(Api, RoutingKernel) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kRoutingManifest));
+  ASSERT_NE(kernel, nullptr);
+  int count = 0;
+  EXPECT_EQ(ggemm_kernel_num_variants(kernel, &count), GGEMM_OK);
+  EXPECT_EQ(count, 1);
+  test::RoutingTensors t;
+  int grid = -1;
+  for (int sms : {132, 1}) {
+    EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 4, sms, &grid),
+              GGEMM_OK)
+        << ggemm_last_error();
+    EXPECT_EQ(grid, 1);
+  }
+  int variant = -1;
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, t.get(), 4, 0, &variant),
+            GGEMM_OK);
+  EXPECT_EQ(variant, 0);
+  t.setPairs(0);
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 4, 132, &grid),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(grid, 1);
+
+  struct Case {
+    std::function<void(test::RoutingTensors &)> change;
+    ggemm_status status;
+    const char *message;
+  };
+  const Case cases[] = {
+      {[](test::RoutingTensors &r) { r.setPairs(100); },
+       GGEMM_ERROR_INVALID_ARGUMENT,
+       "tensor 'topk_ids': dimension 0 (num_pairs) is 100, expected a "
+       "multiple of 8 (whole tokens of topk pairs: the kernel was compiled "
+       "for topk = 8); shape is [100]"},
+      {[](test::RoutingTensors &r) { r.setPairs(int64_t(1) << 32); },
+       GGEMM_ERROR_UNSUPPORTED,
+       "tensor 'topk_ids': dimension 0 (num_pairs) is 4294967296, expected "
+       "at most 2^31 - 1 (the kernel counts pairs in i32); shape is "
+       "[4294967296]"},
+      {[](test::RoutingTensors &r) { r.ids.dtype = GGEMM_DTYPE_I64; },
+       GGEMM_ERROR_INVALID_ARGUMENT,
+       "tensor 'topk_ids': expected dtype i32, got i64"},
+      {[](test::RoutingTensors &r) { r.indptr.shape[0] = 256; },
+       GGEMM_ERROR_INVALID_ARGUMENT,
+       "tensor 'seg_indptr': dimension 0 (num_experts + 1) is 256, expected "
+       "257 (the kernel was compiled for num_experts = 256); shape is [256]"},
+      {[](test::RoutingTensors &r) { r.rows.shape[0] = 120; },
+       GGEMM_ERROR_INVALID_ARGUMENT,
+       "tensors 'topk_ids' and 'row_indices' disagree on num_pairs: topk_ids "
+       "dimension 0 (num_pairs) is 128, row_indices dimension 0 (num_pairs) "
+       "is 120; shapes are [128] and [120]"},
+      {[](test::RoutingTensors &r) { r.pairs.strides[0] = 3; },
+       GGEMM_ERROR_INVALID_ARGUMENT,
+       "tensor 'pair_indices': expected a contiguous tensor, got strides [3] "
+       "for shape [128]"},
+  };
+  for (const Case &c : cases) {
+    test::RoutingTensors changed;
+    c.change(changed);
+    EXPECT_EQ(ggemm_kernel_launch(kernel, changed.get(), 4, nullptr), c.status);
+    EXPECT_STREQ(ggemm_last_error(), c.message);
+  }
+  test::RoutingTensors fresh;
+  EXPECT_EQ(ggemm_kernel_launch(kernel, fresh.get(), 2, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(ggemm_last_error(),
+               "missing tensor 'row_indices' (sort_by_expert needs topk_ids, "
+               "seg_indptr, row_indices, pair_indices)");
+  ggemm_kernel_destroy(kernel);
+
+  // A malformed routing manifest does not load.
+  ggemm_kernel *bad = nullptr;
+  std::string path =
+      dir.writeBundle(test::withRoutingManifest("\"single\"", "\"tiles\""));
+  EXPECT_EQ(ggemm_kernel_load(path.c_str(), &bad), GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_EQ(bad, nullptr);
+  EXPECT_STREQ(ggemm_last_error(),
+               (path + ": /grid/policy: sort_by_expert runs one CTA, expected "
+                       "\"single\", got string \"tiles\"")
+                   .c_str());
 }
 
 } // namespace

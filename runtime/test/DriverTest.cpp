@@ -113,6 +113,23 @@ TEST(NoDriver, KRaggedWithoutTokenRowsNeedsTheDriver) {
   ggemm_kernel_destroy(kernel);
 }
 
+// sort_by_expert: no pairs is still work (seg_indptr is written).
+TEST(NoDriver, RoutingWithoutPairsNeedsTheDriver) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kRoutingManifest));
+  ASSERT_NE(kernel, nullptr);
+  test::RoutingTensors t;
+  t.setPairs(0);
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 4, nullptr),
+            GGEMM_ERROR_NO_DRIVER);
+  // The grid needs no device: always one CTA.
+  int grid = -1;
+  EXPECT_EQ(ggemm_kernel_grid(kernel, t.get(), 4, &grid), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(grid, 1);
+  ggemm_kernel_destroy(kernel);
+}
+
 //===----------------------------------------------------------------------===//
 // The installed driver, if any
 //===----------------------------------------------------------------------===//
@@ -1056,6 +1073,156 @@ TEST_F(FakeDriver, KRaggedLaunchesTheChosenVariant) {
       << ggemm_last_error();
   EXPECT_EQ(lastLaunch()->block[0], 256u);
   EXPECT_EQ(launchCount(), 3);
+  ggemm_kernel_destroy(kernel);
+}
+
+//===----------------------------------------------------------------------===//
+// sort_by_expert (MoE routing): one CTA
+//===----------------------------------------------------------------------===//
+
+using test::RoutingTensors;
+
+/// The fake kernel takes kRoutingManifest's 5 parameters, checked through
+/// cuFuncGetParamInfo.
+void expectRoutingKernel(FakeDriverConfig &fake) {
+  fake.supportsParamInfo = true;
+  fake.numKernelParams = 5;
+  for (int i = 0; i < 5; ++i)
+    fake.kernelParamSizes[i] = test::kRoutingParamSizes[i];
+}
+
+TEST_F(FakeDriver, LaunchesRoutingKernel) {
+  expectRoutingKernel(*config());
+  RoutingTensors t;
+  void *stream = reinterpret_cast<void *>(0x5eed);
+  ASSERT_EQ(launch(test::kRoutingManifest, t.get(), 4, stream), GGEMM_OK)
+      << lastError;
+  ASSERT_EQ(launchCount(), 1);
+  const FakeLaunchRecord &record = *lastLaunch();
+  for (int d = 0; d < 3; ++d) {
+    EXPECT_EQ(record.grid[d], 1u);
+    EXPECT_EQ(record.cluster[d], 1u);
+  }
+  EXPECT_EQ(record.block[0], 1024u);
+  EXPECT_EQ(record.block[1], 1u);
+  EXPECT_EQ(record.block[2], 1u);
+  EXPECT_EQ(record.sharedMemBytes, 34056u);
+  EXPECT_EQ(record.stream, static_cast<CUstream>(stream));
+  EXPECT_EQ(lastSmemAttribute(), 34056);
+  EXPECT_STREQ(lastModuleImage(), "fake ptx"); // the manifest names no cubin
+  EXPECT_EQ(encodeCount(), 0);                 // no descriptors
+
+  ASSERT_EQ(record.numParams, 5);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_EQ(record.paramSizes[i], 8u);
+  EXPECT_EQ(paramValue<uint64_t>(0), test::kTopkIds);
+  EXPECT_EQ(paramValue<uint64_t>(1), test::kIndptr);
+  EXPECT_EQ(paramValue<uint64_t>(2), test::kRowIndices);
+  EXPECT_EQ(paramValue<uint64_t>(3), test::kPairIndices);
+  EXPECT_EQ(paramValue<int64_t>(4), 128);
+}
+
+TEST_F(FakeDriver, RoutingWithoutPairsStillLaunches) {
+  // The kernel writes seg_indptr (zeros): a launch, with null vectors.
+  expectRoutingKernel(*config());
+  RoutingTensors t;
+  t.setPairs(0);
+  ASSERT_EQ(launch(test::kRoutingManifest, t.get(), 4), GGEMM_OK) << lastError;
+  ASSERT_EQ(launchCount(), 1);
+  EXPECT_EQ(lastLaunch()->grid[0], 1u);
+  EXPECT_EQ(paramValue<uint64_t>(0), 0u);
+  EXPECT_EQ(paramValue<uint64_t>(1), test::kIndptr);
+  EXPECT_EQ(paramValue<uint64_t>(2), 0u);
+  EXPECT_EQ(paramValue<uint64_t>(3), 0u);
+  EXPECT_EQ(paramValue<int64_t>(4), 0);
+}
+
+TEST_F(FakeDriver, RoutingInt64IdsAndI32Count) {
+  // The manifest's order and dtypes decide the packing.
+  FakeDriverConfig &fake = *config();
+  expectRoutingKernel(fake);
+  fake.kernelParamSizes[4] = 4;
+  std::string manifest = test::withRoutingManifest("\"index_dtype\": \"i32\"",
+                                                   "\"index_dtype\": \"i64\"");
+  manifest = test::replaced(manifest, "\"dtype\": \"i64\", \"value\"",
+                            "\"dtype\": \"i32\", \"value\"");
+  RoutingTensors t;
+  t.setPairs(2048, GGEMM_DTYPE_I64);
+  ASSERT_EQ(launch(manifest, t.get(), 4), GGEMM_OK) << lastError;
+  EXPECT_EQ(lastLaunch()->paramSizes[4], 4u);
+  EXPECT_EQ(paramValue<int32_t>(4), 2048);
+}
+
+TEST_F(FakeDriver, RoutingRaisesTheSharedMemoryLimit) {
+  expectRoutingKernel(*config());
+  RoutingTensors t;
+  std::string manifest = test::withRoutingManifest("\"dynamic_smem\": 34056",
+                                                   "\"dynamic_smem\": 99000");
+  ASSERT_EQ(launch(manifest, t.get(), 4), GGEMM_OK) << lastError;
+  EXPECT_EQ(lastSmemAttribute(), 99000);
+  EXPECT_EQ(lastLaunch()->sharedMemBytes, 99000u);
+  config()->maxSmemOptin = 65536;
+  EXPECT_EQ(launch(manifest, t.get(), 4), GGEMM_ERROR_UNSUPPORTED);
+  EXPECT_CONTAINS(lastError, "the kernel needs 99000 bytes of dynamic shared "
+                             "memory, device 0 allows 65536");
+}
+
+TEST_F(FakeDriver, RoutingErrors) {
+  FakeDriverConfig &fake = *config();
+  expectRoutingKernel(fake);
+  {
+    RoutingTensors t;
+    t.ids.data = reinterpret_cast<void *>(test::kTopkIds | kFakeHostBit);
+    EXPECT_EQ(launch(test::kRoutingManifest, t.get(), 4),
+              GGEMM_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(lastError, "tensor 'topk_ids' is not device memory of device 0 "
+                         "(it is host memory)");
+  }
+  {
+    RoutingTensors t;
+    t.pairs.data =
+        reinterpret_cast<void *>(test::kPairIndices | kFakeDevice1Bit);
+    EXPECT_EQ(launch(test::kRoutingManifest, t.get(), 4),
+              GGEMM_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(lastError, "tensor 'pair_indices' is not device memory of "
+                         "device 0 (it belongs to device 1)");
+  }
+  // Validation comes before the driver: nothing is loaded.
+  {
+    RoutingTensors t;
+    t.setPairs(12);
+    EXPECT_EQ(launch(test::kRoutingManifest, t.get(), 4),
+              GGEMM_ERROR_INVALID_ARGUMENT);
+    EXPECT_CONTAINS(lastError, "tensor 'topk_ids': dimension 0 (num_pairs) is "
+                               "12, expected a multiple of 8");
+  }
+  EXPECT_EQ(moduleLoadCount(), 2);
+  // A kernel that takes other parameters than the manifest lists.
+  RoutingTensors t;
+  fake.numKernelParams = 4;
+  EXPECT_EQ(launch(test::kRoutingManifest, t.get(), 4),
+            GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_CONTAINS(lastError,
+                  "lists 5 parameters, but kernel 'route_kernel' takes 4");
+  fake.numKernelParams = 5;
+  fake.kernelParamSizes[4] = 4;
+  EXPECT_EQ(launch(test::kRoutingManifest, t.get(), 4),
+            GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_CONTAINS(lastError, "parameter 4 'num_pairs' is passed as 8 bytes, "
+                             "but kernel 'route_kernel' declares 4 bytes");
+  EXPECT_EQ(launchCount(), 0);
+}
+
+TEST_F(FakeDriver, RoutingGridIsOneCta) {
+  config()->smCount = 100;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kRoutingManifest));
+  ASSERT_NE(kernel, nullptr);
+  RoutingTensors t;
+  int grid = -1;
+  EXPECT_EQ(ggemm_kernel_grid(kernel, t.get(), 4, &grid), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(grid, 1);
+  EXPECT_EQ(moduleLoadCount(), 0);
   ggemm_kernel_destroy(kernel);
 }
 

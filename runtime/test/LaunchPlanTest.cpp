@@ -2533,5 +2533,212 @@ TEST(MoePlan, ScalarsAndPointers) {
                                        "dtype i32");
 }
 
+//===----------------------------------------------------------------------===//
+// sort_by_expert: MoE routing
+//===----------------------------------------------------------------------===//
+
+using test::RoutingTensors;
+
+Manifest routingManifest(const char *indexDtype = "i32") {
+  return manifestFrom(test::withRoutingManifest(
+      "\"index_dtype\": \"i32\"",
+      std::string("\"index_dtype\": \"") + indexDtype + "\""));
+}
+
+TEST(RoutingBind, Shapes) {
+  RoutingTensors t;
+  BoundArgs args;
+  Status status = bind(routingManifest(), t.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.numPairs, 128);
+  EXPECT_EQ(args.shape.numGroups, 256);
+  EXPECT_EQ(args.shape.numTiles, 1);
+  // By name, in any order.
+  ggemm_tensor reordered[] = {t.pairs, t.rows, t.indptr, t.ids};
+  ASSERT_TRUE(bind(routingManifest(), reordered, 4, args).ok());
+  EXPECT_EQ(args.get(TensorRole::TopkIds).data,
+            reinterpret_cast<void *>(test::kTopkIds));
+}
+
+TEST(RoutingBind, IdsHaveTheIndexDtype) {
+  RoutingTensors t;
+  t.setPairs(128, GGEMM_DTYPE_I64);
+  BoundArgs args;
+  Status status = bind(routingManifest("i64"), t.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(bindError(routingManifest("i32"), t.get(), 4),
+            "tensor 'topk_ids': expected dtype i32, got i64");
+  t.setPairs(128, GGEMM_DTYPE_I32);
+  EXPECT_EQ(bindError(routingManifest("i64"), t.get(), 4),
+            "tensor 'topk_ids': expected dtype i64, got i32");
+  // The outputs are i32 whatever the ids.
+  RoutingTensors u;
+  u.setPairs(128, GGEMM_DTYPE_I64);
+  u.indptr.dtype = GGEMM_DTYPE_I64;
+  EXPECT_EQ(bindError(routingManifest("i64"), u.get(), 4),
+            "tensor 'seg_indptr': expected dtype i32, got i64");
+  RoutingTensors v;
+  v.rows.dtype = GGEMM_DTYPE_I64;
+  EXPECT_EQ(bindError(routingManifest(), v.get(), 4),
+            "tensor 'row_indices': expected dtype i32, got i64");
+  RoutingTensors w;
+  w.pairs.dtype = GGEMM_DTYPE_F32;
+  EXPECT_EQ(bindError(routingManifest(), w.get(), 4),
+            "tensor 'pair_indices': expected dtype i32, got f32");
+}
+
+TEST(RoutingBind, MissingAndUnknownTensors) {
+  RoutingTensors t;
+  EXPECT_EQ(bindError(routingManifest(), t.get(), 3),
+            "missing tensor 'pair_indices' (sort_by_expert needs topk_ids, "
+            "seg_indptr, row_indices, pair_indices)");
+  EXPECT_EQ(bindError(routingManifest(),
+                      t.get({makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {8})}),
+                      5),
+            "unknown tensor 'x' (sort_by_expert takes topk_ids, seg_indptr, "
+            "row_indices, pair_indices)");
+  EXPECT_EQ(bindError(routingManifest(), t.get({t.ids}), 5),
+            "tensor 'topk_ids' is given twice");
+  // A GEMM takes no routing tensor.
+  SegmentTensors s;
+  EXPECT_CONTAINS(bindError(segmentManifest(), s.get({t.ids}), 5),
+                  "unknown tensor 'topk_ids' (segment_matmul takes x, w, y, "
+                  "seg_indptr,");
+}
+
+TEST(RoutingBind, WrongRanks) {
+  RoutingTensors t;
+  t.ids = makeTensor("topk_ids", test::kTopkIds, GGEMM_DTYPE_I32, {16, 8});
+  EXPECT_EQ(bindError(routingManifest(), t.get(), 4),
+            "tensor 'topk_ids': expected rank 1 ([num_pairs]), got rank 2 "
+            "with shape [16, 8]");
+  RoutingTensors u;
+  u.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {1, 257});
+  EXPECT_EQ(bindError(routingManifest(), u.get(), 4),
+            "tensor 'seg_indptr': expected rank 1 ([num_experts + 1]), got "
+            "rank 2 with shape [1, 257]");
+}
+
+TEST(RoutingBind, SizesNameTheTensor) {
+  RoutingTensors t;
+  t.indptr = makeTensor("seg_indptr", test::kIndptr, GGEMM_DTYPE_I32, {129});
+  EXPECT_EQ(bindError(routingManifest(), t.get(), 4),
+            "tensor 'seg_indptr': dimension 0 (num_experts + 1) is 129, "
+            "expected 257 (the kernel was compiled for num_experts = 256); "
+            "shape is [129]");
+  RoutingTensors u;
+  u.rows = makeTensor("row_indices", test::kRowIndices, GGEMM_DTYPE_I32, {64});
+  EXPECT_EQ(bindError(routingManifest(), u.get(), 4),
+            "tensors 'topk_ids' and 'row_indices' disagree on num_pairs: "
+            "topk_ids dimension 0 (num_pairs) is 128, row_indices dimension "
+            "0 (num_pairs) is 64; shapes are [128] and [64]");
+  RoutingTensors v;
+  v.pairs =
+      makeTensor("pair_indices", test::kPairIndices, GGEMM_DTYPE_I32, {136});
+  EXPECT_EQ(bindError(routingManifest(), v.get(), 4),
+            "tensors 'topk_ids' and 'pair_indices' disagree on num_pairs: "
+            "topk_ids dimension 0 (num_pairs) is 128, pair_indices dimension "
+            "0 (num_pairs) is 136; shapes are [128] and [136]");
+}
+
+TEST(RoutingBind, PairsOfWholeTokensCountedInI32) {
+  RoutingTensors t;
+  t.setPairs(127);
+  EXPECT_EQ(bindError(routingManifest(), t.get(), 4),
+            "tensor 'topk_ids': dimension 0 (num_pairs) is 127, expected a "
+            "multiple of 8 (whole tokens of topk pairs: the kernel was "
+            "compiled for topk = 8); shape is [127]");
+  t.setPairs(int64_t(1) << 31);
+  EXPECT_EQ(bindError(routingManifest(), t.get(), 4, GGEMM_ERROR_UNSUPPORTED),
+            "tensor 'topk_ids': dimension 0 (num_pairs) is 2147483648, "
+            "expected at most 2^31 - 1 (the kernel counts pairs in i32); "
+            "shape is [2147483648]");
+  t.setPairs((int64_t(1) << 31) - 8);
+  BoundArgs args;
+  EXPECT_TRUE(bind(routingManifest(), t.get(), 4, args).ok());
+}
+
+TEST(RoutingBind, ContiguousAndAligned) {
+  RoutingTensors t;
+  t.ids.strides[0] = 2;
+  EXPECT_EQ(bindError(routingManifest(), t.get(), 4),
+            "tensor 'topk_ids': expected a contiguous tensor, got strides [2] "
+            "for shape [128]");
+  RoutingTensors u;
+  u.indptr.strides[0] = 2;
+  EXPECT_EQ(bindError(routingManifest(), u.get(), 4),
+            "tensor 'seg_indptr': expected a contiguous tensor, got strides "
+            "[2] for shape [257]");
+  RoutingTensors v;
+  v.pairs.data = reinterpret_cast<void *>(test::kPairIndices + 2);
+  EXPECT_EQ(bindError(routingManifest(), v.get(), 4),
+            "tensor 'pair_indices': data pointer 0x100d00002 is not 4-byte "
+            "aligned (natural alignment of its dtype)");
+  RoutingTensors w;
+  w.setPairs(128, GGEMM_DTYPE_I64);
+  w.ids.data = reinterpret_cast<void *>(test::kTopkIds + 4);
+  EXPECT_EQ(bindError(routingManifest("i64"), w.get(), 4),
+            "tensor 'topk_ids': data pointer 0x100c00004 is not 8-byte "
+            "aligned (natural alignment of its dtype)");
+  // A 4-byte aligned i32 vector needs nothing more (no TMA).
+  RoutingTensors x;
+  x.rows.data = reinterpret_cast<void *>(test::kRowIndices + 4);
+  BoundArgs args;
+  EXPECT_TRUE(bind(routingManifest(), x.get(), 4, args).ok());
+}
+
+TEST(RoutingBind, NoPairsStillLaunch) {
+  // The kernel writes seg_indptr (all zeros) even without pairs: one CTA.
+  RoutingTensors t;
+  t.setPairs(0);
+  BoundArgs args;
+  Status status = bind(routingManifest(), t.get(), 4, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(args.shape.numPairs, 0);
+  EXPECT_EQ(args.shape.numTiles, 1);
+  unsigned grid = 0;
+  ASSERT_TRUE(
+      computeGrid(routingManifest(), args.shape.numTiles, 132, grid).ok());
+  EXPECT_EQ(grid, 1u);
+}
+
+TEST(RoutingGrid, OneCtaWhateverTheDevice) {
+  Manifest manifest = routingManifest();
+  unsigned grid = 0;
+  for (int sms : {132, 1, 0}) {
+    ASSERT_TRUE(computeGrid(manifest, 1, sms, grid).ok());
+    EXPECT_EQ(grid, 1u);
+  }
+  // "single" is one CTA, whatever the bound.
+  ASSERT_TRUE(computeGrid(manifest, 5, 132, grid).ok());
+  EXPECT_EQ(grid, 1u);
+}
+
+TEST(RoutingPlan, PointersAndNumPairs) {
+  Manifest manifest = routingManifest();
+  RoutingTensors t;
+  LaunchPlan plan;
+  Status status = planLaunch(manifest, t.get(), 4, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  ASSERT_EQ(plan.params.size(), 5u);
+  EXPECT_EQ(plan.params[0].pointer, test::kTopkIds);
+  EXPECT_EQ(plan.params[1].pointer, test::kIndptr);
+  EXPECT_EQ(plan.params[2].pointer, test::kRowIndices);
+  EXPECT_EQ(plan.params[3].pointer, test::kPairIndices);
+  EXPECT_EQ(plan.params[4].scalar, 128);
+  for (size_t i = 0; i < manifest.params.size(); ++i)
+    EXPECT_EQ(paramSize(manifest.params[i]), test::kRoutingParamSizes[i])
+        << manifest.params[i].name;
+
+  // No pairs: empty vectors may be null; seg_indptr is still written.
+  t.setPairs(0);
+  status = planLaunch(manifest, t.get(), 4, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  ASSERT_EQ(plan.params.size(), 5u);
+  EXPECT_EQ(plan.params[0].pointer, 0u);
+  EXPECT_EQ(plan.params[1].pointer, test::kIndptr);
+  EXPECT_EQ(plan.params[4].scalar, 0);
+}
+
 } // namespace
 } // namespace ggemm::runtime

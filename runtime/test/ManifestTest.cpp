@@ -165,7 +165,8 @@ TEST(Manifest, RejectsBadEnums) {
   EXPECT_CONTAINS(
       parseError(withManifest("\"segment_matmul\"", "\"gemm\"")),
       "k.json: /problem/op: expected one of segment_matmul, masked_matmul, "
-      "batched_matmul or segment_matmul_k, got string \"gemm\"");
+      "batched_matmul, segment_matmul_k or sort_by_expert, got string "
+      "\"gemm\"");
   EXPECT_CONTAINS(parseError(withManifest("\"index_dtype\": \"i32\"",
                                           "\"index_dtype\": \"i16\"")),
                   "k.json: /problem/index_dtype: expected one of i32 or i64");
@@ -173,7 +174,8 @@ TEST(Manifest, RejectsBadEnums) {
                                           "\"weight_layout\": \"kn2\"")),
                   "k.json: /problem/weight_layout: expected one of nk or kn");
   EXPECT_CONTAINS(parseError(withManifest("\"persistent\"", "\"dynamic\"")),
-                  "k.json: /grid/policy: expected one of persistent or tiles");
+                  "k.json: /grid/policy: expected one of persistent, tiles or "
+                  "single");
   EXPECT_CONTAINS(
       parseError(withManifest("\"swizzle\": \"128B\", \"oob_fill\": \"zero\"}"
                               ",\n    {\"name\": \"b_desc\"",
@@ -190,9 +192,8 @@ TEST(Manifest, RejectsBadEnums) {
   EXPECT_CONTAINS(
       parseError(withManifest("\"value\": \"ldy\"", "\"value\": \"lda_y\"")),
       "k.json: /params/12/value: expected one of num_rows, rows_per_group,"
-      " num_groups, num_weights, m, n, k, lda, ldy, num_tiles, y_rows or "
-      "x_rows, "
-      "got string \"lda_y\"");
+      " num_groups, num_weights, m, n, k, lda, ldy, num_tiles, y_rows, "
+      "x_rows or num_pairs, got string \"lda_y\"");
   EXPECT_CONTAINS(
       parseError(withManifest("\"arch\": \"sm_90a\"", "\"arch\": \"hopper\"")),
       "k.json: /arch: expected sm_<major><minor>[a|f] such as \"sm_90a\", "
@@ -1294,6 +1295,222 @@ TEST(KRaggedBundle, ProblemChecksApply) {
                       test::multiVariantManifest(test::kKRaggedManifest),
                       "\"has_bias\": false", "\"has_bias\": true")),
                   "k.json: /problem/has_bias: segment_matmul_k has no bias");
+}
+
+//===----------------------------------------------------------------------===//
+// sort_by_expert (MoE routing)
+//===----------------------------------------------------------------------===//
+
+using test::withRoutingManifest;
+
+TEST(RoutingManifest, ParsesTheCompilersManifest) {
+  Manifest manifest = parseOk(test::kRoutingManifest);
+  EXPECT_EQ(manifest.entry, "route_kernel");
+  EXPECT_EQ(manifest.block[0], 1024u);
+  EXPECT_EQ(manifest.dynamicSmem, 34056u);
+  EXPECT_EQ(manifest.gridPolicy, GridPolicy::Single);
+  EXPECT_EQ(manifest.blockM, 0); // no tile
+  const ProblemSpec &problem = manifest.problem;
+  EXPECT_EQ(problem.op, Op::SortByExpert);
+  EXPECT_EQ(problem.numExperts, 256);
+  EXPECT_EQ(problem.topk, 8);
+  EXPECT_EQ(problem.indexDtype, GGEMM_DTYPE_I32);
+  ASSERT_EQ(manifest.params.size(), 5u);
+  const TensorRole roles[] = {TensorRole::TopkIds, TensorRole::SegIndptr,
+                              TensorRole::RowIndices, TensorRole::PairIndices};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(manifest.params[i].kind, ParamKind::Pointer);
+    EXPECT_EQ(manifest.params[i].tensor, roles[i]);
+    EXPECT_EQ(manifest.params[i].dtype, GGEMM_DTYPE_I32);
+    EXPECT_FALSE(manifest.params[i].optional);
+  }
+  EXPECT_EQ(manifest.params[4].kind, ParamKind::Scalar);
+  EXPECT_EQ(manifest.params[4].dtype, GGEMM_DTYPE_I64);
+  EXPECT_EQ(manifest.params[4].source, ScalarSource::NumPairs);
+}
+
+TEST(RoutingManifest, Int64IdsAndDefaults) {
+  // i64 ids; seg_indptr stays i32 whatever index_dtype. Without "grid" the
+  // op's one policy applies; the parameters may come in any order.
+  std::string text = withRoutingManifest("\"index_dtype\": \"i32\"",
+                                         "\"index_dtype\": \"i64\"");
+  text = test::replaced(text, "\"grid\": {\"policy\": \"single\"},\n", "");
+  text = test::replaced(
+      text,
+      "{\"kind\": \"pointer\", \"name\": \"topk_ids\", \"tensor\": "
+      "\"topk_ids\"}",
+      "{\"kind\": \"scalar\", \"name\": \"num_pairs\", \"dtype\": \"i32\", "
+      "\"value\": \"num_pairs\"}, {\"kind\": \"pointer\", \"name\": "
+      "\"topk_ids\", \"tensor\": \"topk_ids\", \"dtype\": \"i64\"}");
+  text =
+      test::replaced(text,
+                     ",\n    {\"kind\": \"scalar\", \"name\": \"num_pairs\", "
+                     "\"dtype\": \"i64\", \"value\": \"num_pairs\"}",
+                     "");
+  Manifest manifest = parseOk(text);
+  EXPECT_EQ(manifest.problem.indexDtype, GGEMM_DTYPE_I64);
+  EXPECT_EQ(manifest.gridPolicy, GridPolicy::Single);
+  ASSERT_EQ(manifest.params.size(), 5u);
+  EXPECT_EQ(manifest.params[0].source, ScalarSource::NumPairs);
+  EXPECT_EQ(manifest.params[0].dtype, GGEMM_DTYPE_I32);
+  EXPECT_EQ(manifest.params[1].tensor, TensorRole::TopkIds);
+  EXPECT_EQ(manifest.params[1].dtype, GGEMM_DTYPE_I64);
+}
+
+TEST(RoutingManifest, RejectsBadProblems) {
+  struct Case {
+    const char *from;
+    const char *to;
+    const char *message;
+  };
+  const Case problems[] = {
+      {"\"num_experts\": 256", "\"num_experts\": 0",
+       "k.json: /problem/num_experts: expected an integer in [1, "
+       "2147483646], got 0"},
+      {"\"num_experts\": 256, ", "",
+       "k.json: /problem/num_experts: missing required key"},
+      {"\"topk\": 8", "\"topk\": 0",
+       "k.json: /problem/topk: expected an integer in [1, 2147483647], got 0"},
+      {"\"topk\": 8", "\"topk\": 8.0",
+       "k.json: /problem/topk: expected an integer, got 8.0"},
+      {"\"index_dtype\": \"i32\"", "\"index_dtype\": \"u8\"",
+       "k.json: /problem/index_dtype: expected one of i32 or i64, got string "
+       "\"u8\""},
+      {", \"index_dtype\": \"i32\"", "",
+       "k.json: /problem/index_dtype: missing required key"},
+      // A GEMM's fields are not routing's: strict, as the other problems.
+      {"\"topk\": 8", "\"topk\": 8, \"a_dtype\": \"bf16\"",
+       "k.json: /problem/a_dtype: unknown key (expected one of op, "
+       "num_experts, topk, index_dtype)"},
+  };
+  for (const Case &c : problems)
+    EXPECT_CONTAINS(parseError(withRoutingManifest(c.from, c.to)), c.message);
+}
+
+TEST(RoutingManifest, OneCtaNoTileOneKernel) {
+  EXPECT_CONTAINS(
+      parseError(withRoutingManifest("\"single\"", "\"persistent\"")),
+      "k.json: /grid/policy: sort_by_expert runs one CTA, expected "
+      "\"single\", got string \"persistent\"");
+  EXPECT_CONTAINS(
+      parseError(withRoutingManifest("\"single\"}", "\"single\", "
+                                                    "\"ctas_per_sm\": 1}")),
+      "k.json: /grid/ctas_per_sm: unknown key (expected one of policy)");
+  EXPECT_CONTAINS(
+      parseError(withRoutingManifest(
+          "\"grid\"", "\"tile\": {\"block_m\": 128, \"block_n\": 128}, "
+                      "\"grid\"")),
+      "k.json: /tile: sort_by_expert has no tile (one CTA sorts every pair)");
+  EXPECT_CONTAINS(
+      parseError(withRoutingManifest("\"cluster\": [1, 1, 1]",
+                                     "\"cluster\": [2, 1, 1]")),
+      "k.json: /cluster: sort_by_expert runs one CTA, expected [1, 1, 1], "
+      "got [2, 1, 1]");
+  // "single" is routing's alone.
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"policy\": \"persistent\", \"ctas_per_sm\": 1",
+                              "\"policy\": \"single\"")),
+      "k.json: /grid/policy: \"single\" (one CTA) is sort_by_expert's "
+      "policy; segment_matmul takes \"persistent\" or \"tiles\"");
+  // One kernel: never variants.
+  nlohmann::ordered_json single =
+      nlohmann::ordered_json::parse(test::kRoutingManifest);
+  nlohmann::ordered_json variant = single;
+  for (const char *key : {"format", "version", "arch", "problem"})
+    variant.erase(key);
+  nlohmann::ordered_json bundle = {
+      {"format", "ggemm-bundle"},
+      {"version", 2},
+      {"arch", "sm_90a"},
+      {"problem", single["problem"]},
+      {"dispatch", {{"rule", "rows_per_group"}, {"bounds", {64}}}},
+      {"variants", {variant, variant}}};
+  Bundle parsed;
+  Status status = parseBundle(bundle.dump(), "k.json", "", parsed);
+  EXPECT_EQ(status.getCode(), GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_EQ(status.getMessage(), "k.json: /version: sort_by_expert has one "
+                                 "kernel, expected version 1, got 2");
+}
+
+TEST(RoutingManifest, RejectsBadParams) {
+  const std::string idsParam = "{\"kind\": \"pointer\", \"name\": "
+                               "\"topk_ids\", \"tensor\": \"topk_ids\"}";
+  const std::string pairsParam =
+      ",\n    {\"kind\": \"pointer\", \"name\": \"pair_indices\", "
+      "\"tensor\": \"pair_indices\"}";
+  const std::string scalarParam =
+      ",\n    {\"kind\": \"scalar\", \"name\": \"num_pairs\", \"dtype\": "
+      "\"i64\", \"value\": \"num_pairs\"}";
+  const char *const expected = "(sort_by_expert takes topk_ids, seg_indptr, "
+                               "row_indices, pair_indices and num_pairs)";
+  EXPECT_CONTAINS(parseError(withRoutingManifest(pairsParam, "")),
+                  std::string("k.json: /params: no parameter passes tensor "
+                              "\"pair_indices\" ") +
+                      expected);
+  EXPECT_CONTAINS(parseError(withRoutingManifest(scalarParam, "")),
+                  std::string("k.json: /params: no scalar parameter carries "
+                              "\"num_pairs\" ") +
+                      expected);
+  EXPECT_CONTAINS(
+      parseError(withRoutingManifest(
+          idsParam, idsParam + ", {\"kind\": \"pointer\", \"name\": "
+                               "\"again\", \"tensor\": \"topk_ids\"}")),
+      "k.json: /params: sort_by_expert takes 5 parameters (topk_ids, "
+      "seg_indptr, row_indices, pair_indices and num_pairs, each once), "
+      "got 6");
+  EXPECT_CONTAINS(parseError(withRoutingManifest("\"value\": \"num_pairs\"",
+                                                 "\"value\": \"num_rows\"")),
+                  "k.json: /params/4/value: sort_by_expert's only scalar is "
+                  "\"num_pairs\", got string \"num_rows\"");
+  EXPECT_CONTAINS(parseError(withRoutingManifest("\"value\": \"num_pairs\"",
+                                                 "\"value\": 128")),
+                  "k.json: /params/4/value: sort_by_expert's only scalar is "
+                  "\"num_pairs\", got 128");
+  EXPECT_CONTAINS(parseError(withRoutingManifest("\"tensor\": \"topk_ids\"",
+                                                 "\"tensor\": \"x\"")),
+                  "k.json: /params/0/tensor: tensor \"x\" does not exist for "
+                  "sort_by_expert");
+  EXPECT_CONTAINS(
+      parseError(withRoutingManifest(
+          idsParam, "{\"kind\": \"tma_descriptor\", \"name\": \"topk_ids\", "
+                    "\"tensor\": \"topk_ids\"}")),
+      "k.json: /params/0/kind: sort_by_expert takes pointers and one scalar, "
+      "expected \"pointer\", got \"tma_descriptor\"");
+  EXPECT_CONTAINS(
+      parseError(withRoutingManifest("\"tensor\": \"row_indices\"",
+                                     "\"tensor\": \"row_indices\", "
+                                     "\"optional\": true")),
+      "k.json: /params/2/optional: sort_by_expert reads or writes every "
+      "tensor, so \"row_indices\" is required: expected false, got true");
+  EXPECT_CONTAINS(
+      parseError(withRoutingManifest("\"tensor\": \"seg_indptr\"",
+                                     "\"tensor\": \"seg_indptr\", "
+                                     "\"dtype\": \"i64\"")),
+      "k.json: /params/1/dtype: tensor \"seg_indptr\" has dtype i32 in this "
+      "problem, got i64");
+  EXPECT_CONTAINS(
+      parseError(withRoutingManifest("\"tensor\": \"topk_ids\"",
+                                     "\"tensor\": \"topk_ids\", "
+                                     "\"dtype\": \"i64\"")),
+      "k.json: /params/0/dtype: tensor \"topk_ids\" has dtype i32 in this "
+      "problem, got i64");
+}
+
+TEST(RoutingManifest, RoutingParamsAreRoutingsOnly) {
+  EXPECT_CONTAINS(
+      parseError(
+          withManifest("\"value\": \"ldy\"", "\"value\": \"num_pairs\"")),
+      "k.json: /params/12/value: \"num_pairs\" is a value of sort_by_expert, "
+      "not of segment_matmul");
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"tensor\": \"y\"", "\"tensor\": \"topk_ids\"")),
+      "k.json: /params/2/tensor: tensor \"topk_ids\" does not exist for "
+      "segment_matmul");
+  EXPECT_CONTAINS(
+      parseError(
+          withManifest("\"tensor\": \"y\"", "\"tensor\": \"pair_indices\"")),
+      "k.json: /params/2/tensor: tensor \"pair_indices\" does not exist for "
+      "segment_matmul");
 }
 
 } // namespace

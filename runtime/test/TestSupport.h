@@ -289,6 +289,31 @@ inline std::string moeSegmentManifest(const MoeFeatures &features) {
   return replaced(text, "\"value\": \"ldy\"}", params);
 }
 
+/// A sort_by_expert (MoE routing) kernel as the compiler writes it: one CTA
+/// sorts the (token, k) pairs of i32 topk_ids by expert, E = 256 experts,
+/// topk = 8 (docs/Runtime.md, "Routing kernels").
+inline const char *const kRoutingManifest = R"json({
+  "format": "ggemm-bundle", "version": 1, "arch": "sm_90a",
+  "entry": "route_kernel", "ptx": "k.ptx",
+  "block": [1024, 1, 1], "cluster": [1, 1, 1], "dynamic_smem": 34056,
+  "grid": {"policy": "single"},
+  "problem": {"op": "sort_by_expert", "num_experts": 256, "topk": 8, "index_dtype": "i32"},
+  "params": [
+    {"kind": "pointer", "name": "topk_ids", "tensor": "topk_ids"},
+    {"kind": "pointer", "name": "seg_indptr", "tensor": "seg_indptr"},
+    {"kind": "pointer", "name": "row_indices", "tensor": "row_indices"},
+    {"kind": "pointer", "name": "pair_indices", "tensor": "pair_indices"},
+    {"kind": "scalar", "name": "num_pairs", "dtype": "i64", "value": "num_pairs"}]
+})json";
+
+/// Kernel parameter sizes of kRoutingManifest, in order.
+inline constexpr size_t kRoutingParamSizes[] = {8, 8, 8, 8, 8};
+
+inline std::string withRoutingManifest(const std::string &from,
+                                       const std::string &to) {
+  return replaced(kRoutingManifest, from, to);
+}
+
 /// A fresh directory under $TMPDIR, removed with its files at destruction.
 class TempDir {
 public:
@@ -494,6 +519,45 @@ struct Fp8SegmentTensors : SegmentTensors {
   /// x, w, y, seg_indptr, x_scale, w_scale followed by `extra` (at most 2).
   const ggemm_tensor *get(std::initializer_list<ggemm_tensor> extra = {}) {
     SegmentTensors::get({xScale, wScale});
+    for (const ggemm_tensor &tensor : extra)
+      list[count++] = tensor;
+    return list;
+  }
+};
+
+constexpr uintptr_t kTopkIds = 0x100000000 + 0xc00000;
+constexpr uintptr_t kPairIndices = 0x100000000 + 0xd00000;
+
+/// The tensors of kRoutingManifest: T = 16 tokens of topk = 8, so P = 128
+/// pairs, E = 256 experts.
+struct RoutingTensors {
+  ggemm_tensor ids = makeTensor("topk_ids", kTopkIds, GGEMM_DTYPE_I32, {128});
+  ggemm_tensor indptr =
+      makeTensor("seg_indptr", kIndptr, GGEMM_DTYPE_I32, {257});
+  ggemm_tensor rows =
+      makeTensor("row_indices", kRowIndices, GGEMM_DTYPE_I32, {128});
+  ggemm_tensor pairs =
+      makeTensor("pair_indices", kPairIndices, GGEMM_DTYPE_I32, {128});
+
+  ggemm_tensor list[8];
+  int count = 0;
+
+  /// topk_ids (of `dtype`), row_indices and pair_indices of `numPairs`
+  /// pairs; with none, null data, as PyTorch may give empty tensors.
+  void setPairs(int64_t numPairs, ggemm_dtype dtype = GGEMM_DTYPE_I32) {
+    auto address = [numPairs](uintptr_t base) { return numPairs ? base : 0; };
+    ids = makeTensor("topk_ids", address(kTopkIds), dtype, {numPairs});
+    rows = makeTensor("row_indices", address(kRowIndices), GGEMM_DTYPE_I32,
+                      {numPairs});
+    pairs = makeTensor("pair_indices", address(kPairIndices), GGEMM_DTYPE_I32,
+                       {numPairs});
+  }
+
+  /// topk_ids, seg_indptr, row_indices, pair_indices followed by `extra`.
+  const ggemm_tensor *get(std::initializer_list<ggemm_tensor> extra = {}) {
+    count = 0;
+    for (const ggemm_tensor &tensor : {ids, indptr, rows, pairs})
+      list[count++] = tensor;
     for (const ggemm_tensor &tensor : extra)
       list[count++] = tensor;
     return list;

@@ -6,7 +6,8 @@ projection with the routing weights and the scatter-combine epilogue.
 The layer on GGEMM (``fused``), per forward:
 
 1. ``ggemm.sort_by_expert``: the (token, k) pairs sorted by expert on the
-   device (segments, the token of each sorted row, the pair of each row);
+   device (segments, the token of each sorted row, the pair of each row),
+   by GGEMM's routing kernel (``method="auto"`` on CUDA tensors);
 2. ``h = segment_matmul(x, w13, row_indices=token_of_row,
    activation="swiglu")``: x is read in token order, no permuted copy;
    ``w13`` holds each expert's gate rows then up rows (vLLM's layout),
@@ -26,8 +27,12 @@ routing is fresh and random (softmax top-k of random logits), so experts get
 zero tokens; extra cases route tokens twice to one expert, pass padding
 expert ids (-1), put a bias on the gated weights and run every layer on the
 interleaved weight too (with autograd through it on the small layer: dW
-must come back interleaved). Prints a line per case and
-``gpu-check-moe: N passed, M failed``.
+must come back interleaved). The routing kernel is also checked alone
+against torch's path (``method="torch"``): the same seg_indptr,
+row_indices and pair_indices bit for bit (both sorts are stable) for T in
+1, 16, 512, 16384 tokens of each layer's (E, topk), ids with -1 padding
+and ids >= E, int64 ids, no tokens, and a CUDA-graph replay. Prints a line
+per case and ``gpu-check-moe: N passed, M failed``.
 
 With ``--bench``, the same sizes are timed (medians of CUDA-graph replays,
 bench/bench_e2e.bench) against the glued layer, in the same run:
@@ -38,8 +43,9 @@ bench/bench_e2e.bench) against the glued layer, in the same run:
 
 and closes with ``moe-bench: min speedup vs glued S over N sizes`` (glued =
 the faster of the two glued layers, fused = the faster of the side-by-side
-and the interleaved weight, per size). The breakdown times the up GEMM
-(gather + SwiGLU) on both weight layouts.
+and the interleaved weight, per size). The breakdown at 16384 tokens times
+each GEMM (the up GEMM with gather + SwiGLU on both weight layouts) and the
+routing step with both methods.
 
 The GPU host has no LLVM: the kernels come from a catalog built on the CPU
 machine from this script's spec (test/gpu/build_moe_catalog.sh).
@@ -94,6 +100,9 @@ def spec() -> dict:
         b = gate_up_block_of(m)
         seg = dict(op="segment_matmul", dtype="bf16", groups=e)
         lines += [
+            # the routing kernel of sort_by_expert, for int32 and int64 ids
+            dict(op="sort_by_expert", num_experts=e, topk=m["topk"],
+                 index_dtype=["i32", "i64"]),
             # fused: up (gather + SwiGLU), down (slots; atomic combine)
             dict(seg, n=i, k=h, row_indices=True, activation="swiglu"),
             # fused (interleaved): up on the interleaved weight
@@ -266,6 +275,77 @@ def weights_of(m, gen):
 
 # -- check ---------------------------------------------------------------------
 
+def same_routing(ids, e):
+    """sort_by_expert's kernel against torch's path: the three tensors equal
+    bit for bit, dtypes and shapes included."""
+    import torch
+    import ggemm
+    kernel = ggemm.sort_by_expert(ids, e, method="kernel")
+    reference = ggemm.sort_by_expert(ids, e, method="torch")
+    for name, got, want in zip(ggemm.Routing._fields, kernel, reference):
+        if got.dtype != want.dtype or got.shape != want.shape:
+            raise AssertionError(f"{name}: {got.dtype} {tuple(got.shape)}, "
+                                 f"torch's {want.dtype} {tuple(want.shape)}")
+        if not torch.equal(got, want):
+            at = int((got != want).nonzero()[0, 0])
+            raise AssertionError(f"{name}[{at}] is {int(got[at])}, torch's "
+                                 f"{int(want[at])}")
+    pairs = ids.numel()
+    inside = int(kernel.seg_indptr[-1] - kernel.seg_indptr[0])
+    return f"bitwise equal, {pairs} pairs, {inside} in segments"
+
+
+def routing_checks(case, gen, models=None):
+    """The routing kernel alone (see the module docstring)."""
+    import torch
+    import ggemm
+    for name, m in MODELS.items():
+        if name == "small" or (models and name not in models):
+            continue
+        e, k = m["experts"], m["topk"]
+        label = f"routing E={e} topk={k}"
+        for T in TOKENS:
+            ids, _ = routing(T, m, gen)
+            case(f"{label} T={T}", lambda ids=ids: same_routing(ids, e))
+        T = 512
+        ids, _ = routing(T, m, gen, padding=True)
+        case(f"{label} T={T} padding ids -1",
+             lambda ids=ids: same_routing(ids, e))
+        # Ids of other ranks' experts (>= E) and below 0, repeated within
+        # a token: in no segment, sorted around them.
+        wild = torch.randint(-3, e + 5, (T, k), device="cuda", generator=gen,
+                             dtype=torch.int32)
+        case(f"{label} T={T} ids outside [0, E)",
+             lambda: same_routing(wild, e))
+        for T in (16, 16384):
+            ids, _ = routing(T, m, gen, padding=True)
+            case(f"{label} T={T} int64 ids",
+                 lambda ids=ids: same_routing(ids.long(), e))
+        empty = torch.empty(0, k, device="cuda", dtype=torch.int32)
+        case(f"{label} T=0", lambda: same_routing(empty, e))
+
+        def graph_replay():
+            # One launch, no sync, nothing allocated but the outputs: it
+            # replays from a CUDA graph with the ids changed in place.
+            ids = routing(512, m, gen)[0]
+            stream = torch.cuda.Stream()
+            with torch.cuda.stream(stream):
+                ggemm.sort_by_expert(ids, e, method="kernel")  # loads
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, stream=stream):
+                captured = ggemm.sort_by_expert(ids, e, method="kernel")
+            ids.copy_(routing(512, m, gen, padding=True)[0])
+            graph.replay()
+            torch.cuda.synchronize()
+            want = ggemm.sort_by_expert(ids, e, method="torch")
+            for field, got, ref in zip(ggemm.Routing._fields, captured, want):
+                if not torch.equal(got, ref):
+                    raise AssertionError(f"{field} differs after replay")
+            return "replay bitwise equal to torch on new ids"
+        case(f"{label} CUDA graph replay", graph_replay)
+
+
 def run_checks(lines, seed, models=None):
     import torch
     import ggemm
@@ -297,6 +377,7 @@ def run_checks(lines, seed, models=None):
             raise AssertionError(f"rel err {err:.2e} >= {TOL}")
         return f"rel err {err:.1e}"
 
+    routing_checks(case, gen, models)
     for name, m in MODELS.items():
         if models and name not in models:
             continue
@@ -588,18 +669,20 @@ def run_bench(lines, seed, repeats, alt_catalog=None, alt_label="",
         torch.cuda.empty_cache()
     # Where the time goes at the largest size: each kernel of the fused
     # layer next to the variant without the fusion.
-    breakdown = ["", "Breakdown at 16384 tokens (µs): each GEMM of the fused "
-                 "layer next to the same GEMM without one of its fusions, "
-                 "and the up GEMM on the interleaved weight (B = "
-                 "gate_up_block_of(model)).",
+    import ggemm
+    breakdown = ["", "Breakdown at 16384 tokens (median µs): each GEMM of the "
+                 "fused layer next to the same GEMM without one of its "
+                 "fusions, the up GEMM on the interleaved weight (B = "
+                 "gate_up_block_of(model)), and the routing step "
+                 "(sort_by_expert) with each method.",
                  "", "| model | up: gather + SwiGLU | up: gather + SwiGLU, "
                  "interleaved w13 | up: gather only (2I "
                  "columns) | up: SwiGLU only (permuted x) | up: plain (2I "
                  "columns, permuted x) | down: scatter to slots | down: "
-                 "plain | routing (sort_by_expert) |"
+                 "plain | routing: kernel | routing: torch |"
                  + (f" up: gather + SwiGLU, {alt_label} |" if alt_catalog
                     else ""),
-                 "|" + "---|" * (10 if alt_catalog else 9)]
+                 "|" + "---|" * (11 if alt_catalog else 10)]
     for name, m in MODELS.items():
         if name == "small" or (models and name not in models):
             continue
@@ -634,7 +717,12 @@ def run_bench(lines, seed, repeats, alt_catalog=None, alt_label="",
                 h, w2, r.seg_indptr, row_scale=rw,
                 scatter_indices=r.pair_indices, out=slots),
             "plain down": lambda: ggemm.segment_matmul(h, w2, r.seg_indptr),
-            "routing": lambda: ggemm.sort_by_expert(ids, num_experts=e),
+            # sort_by_expert's two methods: the GGEMM routing kernel and
+            # torch's argsort + searchsorted.
+            "routing kernel": lambda: ggemm.sort_by_expert(
+                ids, num_experts=e, method="kernel"),
+            "routing torch": lambda: ggemm.sort_by_expert(
+                ids, num_experts=e, method="torch"),
         }
         if alt_catalog:
             parts["alt"] = lambda: ggemm.segment_matmul(

@@ -116,8 +116,9 @@ GGEMM_RUNTIME_API ggemm_status ggemm_kernel_prepare(ggemm_kernel *kernel);
  * it may be captured into a CUDA graph. When the problem has no tiles (no rows
  * or no groups or n = 0, or a scattered y of no rows; for segment_matmul_k no
  * groups or n or k = 0, while no token rows still launch, as every gradient
- * is written) it launches nothing and returns GGEMM_OK. Safe to call from
- * several threads on one kernel. */
+ * is written) it launches nothing and returns GGEMM_OK; a sort_by_expert
+ * (routing) kernel always launches its one CTA, no pairs included. Safe to
+ * call from several threads on one kernel. */
 GGEMM_RUNTIME_API ggemm_status ggemm_kernel_launch(ggemm_kernel *kernel,
                                                    const ggemm_tensor *tensors,
                                                    int num_tensors,
