@@ -49,6 +49,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any, NamedTuple, Optional
 
@@ -187,7 +188,7 @@ def sort_by_expert(topk_ids: Any, num_experts: int,
     from .ops import _require_torch
     torch = _require_torch()
     if method == "auto" and _kernel_refusal(topk_ids, num_experts) is None \
-            and topk_ids.numel() <= KERNEL_MAX_PAIRS \
+            and math.prod(shape) <= KERNEL_MAX_PAIRS \
             and not torch.compiler.is_compiling():
         method = "kernel"
     if method == "kernel":

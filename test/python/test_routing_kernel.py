@@ -259,6 +259,9 @@ class DeviceIds:
     def contiguous(self) -> "DeviceIds":
         return self
 
+    def clamp(self, low: int, high: int) -> "DeviceIds":
+        return self
+
 
 class TorchPath(Exception):
     """Raised by the stand-in where torch's argsort path begins."""
@@ -358,6 +361,8 @@ def test_no_pairs_still_launch(stand_ins) -> None:
     (DeviceIds(0x20000, (4, 2), is_cuda=False), 8, "auto"),  # CPU tensor
     (DeviceIds(0x20000, (4, 2), "int16"), 8, "auto"),      # not i32/i64
     (DeviceIds(0x20000, (4, 2)), 0, "auto"),                # no experts
+    # More pairs than the one-CTA kernel is measured faster for.
+    (DeviceIds(0x20000, (routing.KERNEL_MAX_PAIRS // 8 + 1, 8)), 8, "auto"),
 ])
 def test_torch_path(stand_ins, ids: DeviceIds, experts: int,
                     method: str) -> None:
