@@ -67,6 +67,11 @@ LogicalResult KernelTranslator::translateMma(MmaOp op) {
   // A product started from zeros needs no zero registers: the first wgmma
   // ignores its accumulator input (scale-d = 0).
   bool fromZero = bool(op.getAcc().getDefiningOp<ZeroAccumulatorOp>());
+  // Its registers are then left undefined rather than zeroed: zeros would
+  // cost one move per register before every product (an FP8 tile starts a
+  // product per 128-wide K block).
+  if (fromZero)
+    acc = LLVM::UndefOp::create(b, loc, acc.getType());
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   // K-major tiles: rows of one 128-byte swizzle row, 8-row swizzle atoms
   // 1024 bytes apart (stride byte offset); the leading byte offset is
@@ -192,8 +197,10 @@ LogicalResult KernelTranslator::translatePromote(PromoteOp op) {
     Value factor = factorOf(r);
     Value p = LLVM::ExtractValueOp::create(b, loc, partial, r);
     Value old = LLVM::ExtractValueOp::create(b, loc, acc, r);
-    Value sum = arith::AddFOp::create(b, loc, old,
-                                      arith::MulFOp::create(b, loc, p, factor));
+    // One fused multiply-add: a separate mul and add lower to mul.rn and
+    // add.rn, which ptxas may not contract, doubling the FP32 work the
+    // tensor cores wait on.
+    Value sum = LLVM::FMAOp::create(b, loc, p, factor, old);
     acc = LLVM::InsertValueOp::create(b, loc, acc, sum, r);
   }
   mapping.map(op.getResult(), acc);
