@@ -54,6 +54,7 @@ for step in $steps; do
     python3 test/gpu/load_test.py --bundles .device/bundles \
       2>&1 | tee "$OUT/load.log" || rc=1 ;;
   fp8)
+    GGEMM_COMMIT=$(cat .device/bundles_fp8/COMMIT 2>/dev/null || echo "$commit") \
     python3 test/gpu/check_fp8.py --bundles .device/bundles_fp8 \
       ${FP8_BENCH:+--bench} ${FP8_BASELINE:+--baseline "$FP8_BASELINE"} \
       --report "$OUT/fp8.md" 2>&1 | tee "$OUT/fp8.log" \
@@ -135,6 +136,19 @@ for step in $steps; do
       ${PROFILE_FP8:+--fp8-bundles .device/bundles_fp8} > "$OUT/profile.txt" 2>&1 || rc=1
     grep -E "profiling:|==PROF==|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|Executed Ipc A|Issue Slots Busy|Shared Memory|No Eligible|Warp Cycles Per Issued|gmma|lts__t_bytes" \
       "$OUT/profile.txt" | head -120 ;;
+  profile-fp8)
+    # The FP8 kernel and its cuBLAS peer only, with every section's
+    # details (stall reasons, instruction mix) and the kernel's SASS.
+    cuobjdump -sass .device/bundles_fp8/fp8_seg_n4096_k7168_v3_kernel.cubin \
+      > "$OUT/fp8_seg_n4096_k7168_v3.sass" 2>&1
+    ncu --clock-control none --profile-from-start off --target-processes all \
+      --section SpeedOfLight --section ComputeWorkloadAnalysis \
+      --section MemoryWorkloadAnalysis --section WarpStateStats \
+      --section SchedulerStats --section InstructionStats --print-details all \
+      python3 bench/profile_ncu.py --fp8-bundles .device/bundles_fp8 \
+      > "$OUT/profile-fp8.txt" 2>&1 || rc=1
+    grep -E "profiling:|Duration|Stall|Issue Slots|Tensor|L2 Cache Throughput" \
+      "$OUT/profile-fp8.txt" | head -80 ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done
