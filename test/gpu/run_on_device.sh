@@ -148,7 +148,16 @@ for step in $steps; do
       python3 bench/profile_ncu.py --fp8-bundles .device/bundles_fp8 \
       > "$OUT/profile-fp8.txt" 2>&1 || rc=1
     grep -E "profiling:|Duration|Stall|Issue Slots|Tensor|L2 Cache Throughput" \
-      "$OUT/profile-fp8.txt" | head -80 ;;
+      "$OUT/profile-fp8.txt" | head -80
+    # Warp-stall samples per SASS instruction of the GGEMM kernel (the
+    # source page as CSV, compressed).
+    ncu --clock-control none --profile-from-start off --target-processes all \
+      --section SourceCounters -k regex:fp8_seg -o "$OUT/fp8-source" \
+      python3 bench/profile_ncu.py --fp8-bundles .device/bundles_fp8 \
+      > /dev/null 2>&1 &&
+      ncu --import "$OUT/fp8-source.ncu-rep" --page source --csv \
+        --print-source sass 2> /dev/null | xz -9 > "$OUT/fp8-source.csv.xz" || rc=1
+    rm -f "$OUT/fp8-source.ncu-rep" ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done
