@@ -24,12 +24,13 @@ import importlib.util
 import json
 import os
 import sys
-import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "test" / "gpu"))
 
+from check_python import Checker  # noqa: E402
 from ggemm.expert_parallel import expert_ranges  # noqa: E402
 
 #: The layers checked (hidden, intermediate per expert, experts, top-k) and
@@ -108,30 +109,13 @@ def load_example():
     return module
 
 
-def run_checks(lines, seed, models=None):
+def run_checks(check: Checker, seed: int, models=None) -> None:
     import torch
     example = load_example()
     torch.backends.cuda.matmul.allow_tf32 = False
     gen = torch.Generator(device="cuda")
     gen.manual_seed(seed)
     torch.manual_seed(seed)
-    passed = failed = 0
-
-    def case(name, fn):
-        nonlocal passed, failed
-        try:
-            note = fn()
-            ok, text = True, f"PASS {note}"
-        except Exception as error:  # noqa: BLE001 - every failure counts
-            ok, text = False, f"FAIL {type(error).__name__}: {error}"
-            if os.environ.get("GGEMM_CHECK_TRACEBACK"):
-                traceback.print_exc()
-        passed += ok
-        failed += not ok
-        line = f"{name:44s} {text}"
-        lines.append(line)
-        print(line, flush=True)
-
     for name, m in MODELS.items():
         if models and name not in models:
             continue
@@ -139,10 +123,9 @@ def run_checks(lines, seed, models=None):
                                  m["experts"], m["top_k"],
                                  device=torch.device("cuda"))
         for check_name, fn in example.checks(layer, m["tokens"], gen, name):
-            case(check_name, fn)
+            check.run(check_name, fn)
         del layer
         torch.cuda.empty_cache()
-    return passed, failed
 
 
 def run_bench(lines, seed, repeats, models=None):
@@ -183,9 +166,10 @@ def main() -> int:
     import torch
     if args.catalog:
         os.environ["GGEMM_CATALOG"] = str(args.catalog)
-    lines = []
-    passed, failed = run_checks(lines, args.seed, args.models)
-    summary = f"gpu-check-moe-example: {passed} passed, {failed} failed"
+    check = Checker(None)
+    run_checks(check, args.seed, args.models)
+    summary = (f"gpu-check-moe-example: {check.passed} passed, "
+               f"{check.failed} failed")
     print(summary, flush=True)
     bench_lines = []
     if args.bench:
@@ -197,12 +181,12 @@ def main() -> int:
                 f"- device: {torch.cuda.get_device_name()}",
                 f"- date: {datetime.date.today().isoformat()}",
                 f"- commit: {os.environ.get('GGEMM_COMMIT', 'unknown')}",
-                f"- seed: {args.seed}", "", "```"] + lines + [
+                f"- seed: {args.seed}", "", "```"] + check.lines + [
                     "```", "", summary, ""]
         if bench_lines:
             text += ["## Fused against glued"] + bench_lines
         args.report.write_text("\n".join(text) + "\n")
-    return 0 if failed == 0 else 1
+    return 0 if check.failed == 0 else 1
 
 
 if __name__ == "__main__":
