@@ -44,6 +44,7 @@ from .ops import (
     segment_matmul_k,
 )
 from .layout import deinterleave_gate_up, interleave_gate_up
+from . import expert_parallel  # noqa: F401  (ggemm.expert_parallel.*)
 from .problem import Problem, RoutingProblem, SpecError, TileConfig
 from .routing import Routing, sort_by_expert
 from .runtime import (
