@@ -11,7 +11,9 @@ each builds its kernel from
 the tensors' dtypes and sizes, compiles it once (or takes it from a
 prebuilt catalog, see :mod:`ggemm.catalog`) and launches on the current
 stream. Drop-in replacements of FlashInfer, DeepGEMM, megablox, aiter and
-FlagGems entry points live in :mod:`ggemm.compat`.
+FlagGems entry points live in :mod:`ggemm.compat`; the expert-parallel
+bookkeeping of an MoE layer (which rank holds which experts and rows) in
+:mod:`ggemm.expert_parallel`.
 
 Lower down, :func:`compile_bundles` compiles ggemm IR to kernel bundles
 through the compiler's C API and :class:`Kernel` launches a bundle.
@@ -42,6 +44,7 @@ from .ops import (
     segment_matmul_k,
 )
 from .layout import deinterleave_gate_up, interleave_gate_up
+from . import expert_parallel  # noqa: F401  (ggemm.expert_parallel.*)
 from .problem import Problem, RoutingProblem, SpecError, TileConfig
 from .routing import Routing, sort_by_expert
 from .runtime import (

@@ -9,7 +9,7 @@
 # (build_kragged_ablation.sh) to show the check fails without the mask; for the python step, the catalog in
 # .device/python_catalog: test/gpu/build_python_catalog.sh). Results go to
 # $OUT.
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [moe] [profile] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [moe] [moe-example] [profile] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -109,6 +109,17 @@ for step in $steps; do
       ${MOE_BENCH:+--bench} ${MOE_ALT:+--alt-catalog "$MOE_ALT"} \
       ${MOE_ALT_LABEL:+--alt-label "$MOE_ALT_LABEL"} \
       --report "$OUT/moe.md" 2>&1 | tee "$OUT/moe.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  moe-example)
+    # examples/moe_layer.py's checks (forward and backward against plain
+    # torch, both combines, expert parallel over 2 simulated ranks) on a
+    # small, a Qwen3-MoE-like and a DeepSeek-V3-like (64 experts) layer;
+    # its kernels are in .device/moe_catalog (test/gpu/build_moe_catalog.sh).
+    # MOE_EXAMPLE_BENCH=1 times the fused layer against the glued one too.
+    GGEMM_COMMIT=$(cat .device/moe_catalog/COMMIT 2>/dev/null || echo "$commit") \
+    python3 test/gpu/check_moe_example.py --catalog .device/moe_catalog \
+      ${MOE_EXAMPLE_BENCH:+--bench} --report "$OUT/moe-example.md" 2>&1 \
+      | tee "$OUT/moe-example.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   moe-safety)
     # compute-sanitizer memcheck of the MoE kernels on the small layer
