@@ -295,14 +295,14 @@ func.func @masked_matmul_all(%x: memref<4x64x256xf16>, %w: memref<4x256x384xf16>
 // CHECK-LABEL: func.func @masked_matmul_fp8(
 // CHECK: scales(%{{.*}}, %{{.*}} : memref<8x64x4xf32>, memref<8x2x4xf32>)
 // CHECK-SAME: {w_scale_block = #ggemm.scale_block<128x128>, x_scale_block = #ggemm.scale_block<1x128>}
-// CHECK: scales(%{{.*}}, %{{.*}} : memref<8xf32>, memref<8xf32>)
+// CHECK: scales(%{{.*}}, %{{.*}} : memref<1xf32>, memref<8xf32>)
 // CHECK-SAME: {w_scale_block = #ggemm.scale_block<tensor>, x_scale_block = #ggemm.scale_block<tensor>}
 // CHECK: scales(%{{.*}}, %{{.*}} : memref<8x64xf32>, memref<8x256xf32>)
 // CHECK-SAME: {w_scale_block = #ggemm.scale_block<per_row>, x_scale_block = #ggemm.scale_block<per_row>}
 func.func @masked_matmul_fp8(%x: memref<8x64x512xf8E4M3FN>, %w: memref<8x256x512xf8E4M3FN>,
                              %counts: memref<8xi32>, %y: memref<8x64x256xbf16>,
                              %xs_blk: memref<8x64x4xf32>, %ws_blk: memref<8x2x4xf32>,
-                             %xs_t: memref<8xf32>, %ws_t: memref<8xf32>,
+                             %xs_t: memref<1xf32>, %ws_t: memref<8xf32>,
                              %xs_row: memref<8x64xf32>, %ws_row: memref<8x256xf32>) {
   ggemm.masked_matmul ins(%x, %w : memref<8x64x512xf8E4M3FN>, memref<8x256x512xf8E4M3FN>)
       masked_m(%counts : memref<8xi32>)
@@ -311,7 +311,7 @@ func.func @masked_matmul_fp8(%x: memref<8x64x512xf8E4M3FN>, %w: memref<8x256x512
       {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
   ggemm.masked_matmul ins(%x, %w : memref<8x64x512xf8E4M3FN>, memref<8x256x512xf8E4M3FN>)
       masked_m(%counts : memref<8xi32>)
-      scales(%xs_t, %ws_t : memref<8xf32>, memref<8xf32>)
+      scales(%xs_t, %ws_t : memref<1xf32>, memref<8xf32>)
       outs(%y : memref<8x64x256xbf16>)
       {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>}
   ggemm.masked_matmul ins(%x, %w : memref<8x64x512xf8E4M3FN>, memref<8x256x512xf8E4M3FN>)
