@@ -529,6 +529,21 @@ func.func @tile_masked(%x: memref<?x256xf16>, %w: memref<4x256x64xf16>, %counts:
   return
 }
 
+// FP8 epilogue scales on a store: per-row x and per-channel w, then
+// tensor-wise x (an index) and one w scale per weight.
+// CHECK-LABEL: func.func @store_tile_scales(
+// CHECK: ggemm.store_tile %{{.*}} to %{{.*}} row(%{{.*}}) row_end(%{{.*}}) col(%{{.*}}) x_scale(%{{.*}} : memref<?xf32>) w_scale(%{{.*}}[%{{.*}}] : memref<4x128xf32>) : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+// CHECK: ggemm.store_tile %{{.*}} to %{{.*}} row(%{{.*}}) row_end(%{{.*}}) col(%{{.*}}) x_scale(%{{.*}}[%{{.*}}] : memref<1xf32>) w_scale(%{{.*}}[%{{.*}}] : memref<4xf32>) : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+func.func @store_tile_scales(%acc: !ggemm.accumulator<128x128xf32>, %y: memref<?x128xbf16>,
+                             %xs_row: memref<?xf32>, %ws_col: memref<4x128xf32>,
+                             %xs_t: memref<1xf32>, %ws_t: memref<4xf32>, %i: index) {
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) x_scale(%xs_row : memref<?xf32>)
+      w_scale(%ws_col[%i] : memref<4x128xf32>) : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) x_scale(%xs_t[%i] : memref<1xf32>)
+      w_scale(%ws_t[%i] : memref<4xf32>) : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+  return
+}
+
 // Uniform groups have no `rows` operand; FP8 tiles; an empty body.
 // CHECK-LABEL: func.func @tile_uniform(
 // CHECK: ggemm.foreach_tile uniform groups(%{{.*}}) rows_per_group(%{{.*}}) num_rows(%{{.*}}) num_cols(%{{.*}}) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>) {
