@@ -107,7 +107,7 @@ func.func @main() {
     scf.for %r62 = %v60 to %v61 step %one {
       scf.for %c63 = %zero to %c53 step %one {
         %f67 = arith.constant 0.000000000e+00 : f32
-        %acc66 = scf.for %k64 = %zero to %c54 step %one iter_args(%s65 = %f67) -> (f32) {
+        %part66 = scf.for %k64 = %zero to %c54 step %one iter_args(%p65 = %f67) -> (f32) {
           %v68 = memref.load %x1[%r62, %k64] : memref<?x128xf8E5M2>
           %v69 = memref.load %w2[%g56, %c63, %k64] : memref<3x72x128xf8E5M2>
           %v70 = arith.bitcast %v68 : f8E5M2 to i8
@@ -119,13 +119,13 @@ func.func @main() {
           %v76 = arith.index_cast %v75 : i32 to index
           %v77 = memref.load %fp8_values[%v76] : memref<256xf32>
           %v78 = arith.mulf %v73, %v77 : f32
-          %v79 = arith.addf %s65, %v78 : f32
+          %v79 = arith.addf %p65, %v78 : f32
           scf.yield %v79 : f32
         }
         %v80 = memref.load %xs24[%r62] : memref<?xf32>
         %v81 = memref.load %ws30[%g56] : memref<3xf32>
         %v82 = arith.mulf %v80, %v81 : f32
-        %v83 = arith.mulf %acc66, %v82 : f32
+        %v83 = arith.mulf %part66, %v82 : f32
         %v84 = memref.load %rs36[%r62] : memref<?xf32>
         %v85 = arith.mulf %v83, %v84 : f32
         %v86 = memref.load %yold4[%r62, %c63] : memref<?x72xf32>

@@ -79,7 +79,7 @@ func.func @main() {
     scf.for %r43 = %zero to %c42 step %one {
       scf.for %c44 = %zero to %c38 step %one {
         %f48 = arith.constant 0.000000000e+00 : f32
-        %acc47 = scf.for %k45 = %zero to %c39 step %one iter_args(%s46 = %f48) -> (f32) {
+        %part47 = scf.for %k45 = %zero to %c39 step %one iter_args(%p46 = %f48) -> (f32) {
           %v49 = memref.load %x1[%g41, %r43, %k45] : memref<2x70x256xf8E5M2>
           %v50 = memref.load %w2[%g41, %c44, %k45] : memref<2x80x256xf8E5M2>
           %v51 = arith.bitcast %v49 : f8E5M2 to i8
@@ -91,13 +91,13 @@ func.func @main() {
           %v57 = arith.index_cast %v56 : i32 to index
           %v58 = memref.load %fp8_values[%v57] : memref<256xf32>
           %v59 = arith.mulf %v54, %v58 : f32
-          %v60 = arith.addf %s46, %v59 : f32
+          %v60 = arith.addf %p46, %v59 : f32
           scf.yield %v60 : f32
         }
         %v61 = memref.load %xs15[%g41, %r43] : memref<2x70xf32>
         %v62 = memref.load %ws21[%g41, %c44] : memref<2x80xf32>
         %v63 = arith.mulf %v61, %v62 : f32
-        %v64 = arith.mulf %acc47, %v63 : f32
+        %v64 = arith.mulf %part47, %v63 : f32
         %v65 = arith.truncf %v64 : f32 to bf16
         %v66 = arith.extf %v65 : bf16 to f32
         %v67 = memref.load %y3[%g41, %r43, %c44] : memref<2x70x80xbf16>

@@ -94,7 +94,7 @@ func.func @main() {
     scf.for %r54 = %zero to %v53 step %one {
       scf.for %c55 = %zero to %c45 step %one {
         %f59 = arith.constant 0.000000000e+00 : f32
-        %acc58 = scf.for %k56 = %zero to %c46 step %one iter_args(%s57 = %f59) -> (f32) {
+        %part58 = scf.for %k56 = %zero to %c46 step %one iter_args(%p57 = %f59) -> (f32) {
           %v60 = memref.load %x1[%g48, %r54, %k56] : memref<3x96x256xf8E4M3FN>
           %v61 = memref.load %w2[%g48, %c55, %k56] : memref<3x72x256xf8E4M3FN>
           %v62 = arith.bitcast %v60 : f8E4M3FN to i8
@@ -106,13 +106,13 @@ func.func @main() {
           %v68 = arith.index_cast %v67 : i32 to index
           %v69 = memref.load %fp8_values[%v68] : memref<256xf32>
           %v70 = arith.mulf %v65, %v69 : f32
-          %v71 = arith.addf %s57, %v70 : f32
+          %v71 = arith.addf %p57, %v70 : f32
           scf.yield %v71 : f32
         }
         %v72 = memref.load %xs22[%g48, %r54] : memref<3x96xf32>
         %v73 = memref.load %ws28[%g48, %c55] : memref<3x72xf32>
         %v74 = arith.mulf %v72, %v73 : f32
-        %v75 = arith.mulf %acc58, %v74 : f32
+        %v75 = arith.mulf %part58, %v74 : f32
         %v76 = arith.truncf %v75 : f32 to bf16
         %v77 = arith.extf %v76 : bf16 to f32
         %v78 = memref.load %y3[%g48, %r54, %c55] : memref<3x96x72xbf16>

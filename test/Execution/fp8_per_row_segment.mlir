@@ -110,7 +110,7 @@ func.func @main() {
     scf.for %r64 = %v62 to %v63 step %one {
       scf.for %c65 = %zero to %c55 step %one {
         %f69 = arith.constant 0.000000000e+00 : f32
-        %acc68 = scf.for %k66 = %zero to %c56 step %one iter_args(%s67 = %f69) -> (f32) {
+        %part68 = scf.for %k66 = %zero to %c56 step %one iter_args(%p67 = %f69) -> (f32) {
           %v70 = memref.load %x1[%r64, %k66] : memref<?x256xf8E4M3FN>
           %v71 = memref.load %w2[%g58, %c65, %k66] : memref<4x264x256xf8E4M3FN>
           %v72 = arith.bitcast %v70 : f8E4M3FN to i8
@@ -122,13 +122,13 @@ func.func @main() {
           %v78 = arith.index_cast %v77 : i32 to index
           %v79 = memref.load %fp8_values[%v78] : memref<256xf32>
           %v80 = arith.mulf %v75, %v79 : f32
-          %v81 = arith.addf %s67, %v80 : f32
+          %v81 = arith.addf %p67, %v80 : f32
           scf.yield %v81 : f32
         }
         %v82 = memref.load %xs26[%r64] : memref<?xf32>
         %v83 = memref.load %ws32[%g58, %c65] : memref<4x264xf32>
         %v84 = arith.mulf %v82, %v83 : f32
-        %v85 = arith.mulf %acc68, %v84 : f32
+        %v85 = arith.mulf %part68, %v84 : f32
         %v86 = memref.load %bias38[%g58, %c65] : memref<4x264xf32>
         %v87 = arith.addf %v85, %v86 : f32
         %f88 = arith.constant 1.414213562e+00 : f32

@@ -104,7 +104,7 @@ func.func @main() {
     scf.for %r60 = %v58 to %v59 step %one {
       scf.for %c61 = %zero to %c51 step %one {
         %f65 = arith.constant 0.000000000e+00 : f32
-        %acc64 = scf.for %k62 = %zero to %c52 step %one iter_args(%s63 = %f65) -> (f32) {
+        %part64 = scf.for %k62 = %zero to %c52 step %one iter_args(%p63 = %f65) -> (f32) {
           %v66 = memref.load %x1[%r60, %k62] : memref<?x128xf8E4M3FN>
           %v67 = memref.load %w2[%g54, %c61, %k62] : memref<5x136x128xf8E4M3FN>
           %v68 = arith.bitcast %v66 : f8E4M3FN to i8
@@ -116,13 +116,13 @@ func.func @main() {
           %v74 = arith.index_cast %v73 : i32 to index
           %v75 = memref.load %fp8_values[%v74] : memref<256xf32>
           %v76 = arith.mulf %v71, %v75 : f32
-          %v77 = arith.addf %s63, %v76 : f32
+          %v77 = arith.addf %p63, %v76 : f32
           scf.yield %v77 : f32
         }
         %v78 = memref.load %xs28[%r60] : memref<?xf32>
         %v79 = memref.load %ws34[%g54, %c61] : memref<5x136xf32>
         %v80 = arith.mulf %v78, %v79 : f32
-        %v81 = arith.mulf %acc64, %v80 : f32
+        %v81 = arith.mulf %part64, %v80 : f32
         %v82 = memref.load %y3[%r60, %c61] : memref<?x136xf32>
         func.call @check(%v82, %v81, %f49, %f50, %stats45, %maxerr46) : (f32, f32, f32, f32, memref<2xi64>, memref<1xf32>) -> ()
       }

@@ -87,7 +87,7 @@ func.func @main() {
     scf.for %r49 = %zero to %c48 step %one {
       scf.for %c50 = %zero to %c44 step %one {
         %f54 = arith.constant 0.000000000e+00 : f32
-        %acc53 = scf.for %k51 = %zero to %c45 step %one iter_args(%s52 = %f54) -> (f32) {
+        %part53 = scf.for %k51 = %zero to %c45 step %one iter_args(%p52 = %f54) -> (f32) {
           %v55 = memref.load %x1[%g47, %r49, %k51] : memref<3x65x128xf8E4M3FN>
           %v56 = memref.load %w2[%g47, %c50, %k51] : memref<3x130x128xf8E4M3FN>
           %v57 = arith.bitcast %v55 : f8E4M3FN to i8
@@ -99,13 +99,13 @@ func.func @main() {
           %v63 = arith.index_cast %v62 : i32 to index
           %v64 = memref.load %fp8_values[%v63] : memref<256xf32>
           %v65 = arith.mulf %v60, %v64 : f32
-          %v66 = arith.addf %s52, %v65 : f32
+          %v66 = arith.addf %p52, %v65 : f32
           scf.yield %v66 : f32
         }
         %v67 = memref.load %xs15[%zero] : memref<1xf32>
         %v68 = memref.load %ws21[%g47] : memref<3xf32>
         %v69 = arith.mulf %v67, %v68 : f32
-        %v70 = arith.mulf %acc53, %v69 : f32
+        %v70 = arith.mulf %part53, %v69 : f32
         %v71 = memref.load %bias27[%g47, %c50] : memref<3x130xf32>
         %v72 = arith.addf %v70, %v71 : f32
         %v73 = memref.load %y3[%g47, %r49, %c50] : memref<3x65x130xf32>

@@ -95,7 +95,7 @@ func.func @main() {
     scf.for %r54 = %zero to %v53 step %one {
       scf.for %c55 = %zero to %c45 step %one {
         %f59 = arith.constant 0.000000000e+00 : f32
-        %acc58 = scf.for %k56 = %zero to %c46 step %one iter_args(%s57 = %f59) -> (f32) {
+        %part58 = scf.for %k56 = %zero to %c46 step %one iter_args(%p57 = %f59) -> (f32) {
           %v60 = memref.load %x1[%g48, %r54, %k56] : memref<3x64x128xf8E4M3FN>
           %v61 = memref.load %w2[%g48, %c55, %k56] : memref<3x136x128xf8E4M3FN>
           %v62 = arith.bitcast %v60 : f8E4M3FN to i8
@@ -107,13 +107,13 @@ func.func @main() {
           %v68 = arith.index_cast %v67 : i32 to index
           %v69 = memref.load %fp8_values[%v68] : memref<256xf32>
           %v70 = arith.mulf %v65, %v69 : f32
-          %v71 = arith.addf %s57, %v70 : f32
+          %v71 = arith.addf %p57, %v70 : f32
           scf.yield %v71 : f32
         }
         %v72 = memref.load %xs22[%zero] : memref<1xf32>
         %v73 = memref.load %ws28[%g48, %c55] : memref<3x136xf32>
         %v74 = arith.mulf %v72, %v73 : f32
-        %v75 = arith.mulf %acc58, %v74 : f32
+        %v75 = arith.mulf %part58, %v74 : f32
         %f76 = arith.constant 0.000000000e+00 : f32
         %v77 = arith.cmpf ogt, %v75, %f76 : f32
         %f78 = arith.constant 0.000000000e+00 : f32

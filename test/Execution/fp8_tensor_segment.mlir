@@ -123,7 +123,7 @@ func.func @main() {
     scf.for %r73 = %v69 to %v70 step %one {
       scf.for %c74 = %zero to %c62 step %one {
         %f78 = arith.constant 0.000000000e+00 : f32
-        %acc77 = scf.for %k75 = %zero to %c63 step %one iter_args(%s76 = %f78) -> (f32) {
+        %part77 = scf.for %k75 = %zero to %c63 step %one iter_args(%p76 = %f78) -> (f32) {
           %v79 = memref.load %x1[%r73, %k75] : memref<?x160xf8E4M3FN>
           %v80 = memref.load %w2[%v72, %c74, %k75] : memref<3x136x160xf8E4M3FN>
           %v81 = arith.bitcast %v79 : f8E4M3FN to i8
@@ -135,13 +135,13 @@ func.func @main() {
           %v87 = arith.index_cast %v86 : i32 to index
           %v88 = memref.load %fp8_values[%v87] : memref<256xf32>
           %v89 = arith.mulf %v84, %v88 : f32
-          %v90 = arith.addf %s76, %v89 : f32
+          %v90 = arith.addf %p76, %v89 : f32
           scf.yield %v90 : f32
         }
         %v91 = memref.load %xs39[%zero] : memref<1xf32>
         %v92 = memref.load %ws45[%v72] : memref<3xf32>
         %v93 = arith.mulf %v91, %v92 : f32
-        %v94 = arith.mulf %acc77, %v93 : f32
+        %v94 = arith.mulf %part77, %v93 : f32
         %v95 = memref.load %y3[%r73, %c74] : memref<?x136xf32>
         func.call @check(%v95, %v94, %f60, %f61, %stats56, %maxerr57) : (f32, f32, f32, f32, memref<2xi64>, memref<1xf32>) -> ()
       }

@@ -902,22 +902,29 @@ class TestWriter:
         index = e.op(f"arith.index_cast {wide} : i32 to index")
         return e.op(f"memref.load %fp8_values[{index}] : memref<256xf32>")
 
-    def fp8_scaled_dot(self, e: Emitter, lead: list[str], r: str, col: str,
-                       wi: str, x: str, w: str, k: str) -> str:
-        """(sum over all of K of x * w, in order) * (x_scale * w_scale):
-        tensor-wise and per-row scales do not change along K."""
-        c = self.c
-        kk, s, acc = e.fresh("k"), e.fresh("s"), e.fresh("acc")
-        e.emit(f"{acc} = scf.for {kk} = %zero to {k} step %one "
-               f"iter_args({s} = {e.const_f32(0.0)}) -> (f32) {{")
+    def fp8_sum(self, e: Emitter, lead: list[str], r: str, col: str,
+                wi: str, x: str, w: str, k0: str, k1: str) -> str:
+        """sum of x[..., r, k] * w[wi, col, k] over k in [k0, k1), in
+        order, the FP8 elements decoded by the script's table."""
+        kk, p, part = e.fresh("k"), e.fresh("p"), e.fresh("part")
+        e.emit(f"{part} = scf.for {kk} = {k0} to {k1} step %one "
+               f"iter_args({p} = {e.const_f32(0.0)}) -> (f32) {{")
         e.indent += 2
         xv = e.op(f"memref.load {x}[{', '.join(lead + [r, kk])}] : "
                   f"{self.x_type}")
         wv = e.op(f"memref.load {w}[{wi}, {col}, {kk}] : {self.w_type}")
         prod = e.op(f"arith.mulf {self.decode_fp8(e, xv)}, "
                     f"{self.decode_fp8(e, wv)} : f32")
-        e.emit(f"scf.yield {e.op(f'arith.addf {s}, {prod} : f32')} : f32")
+        e.emit(f"scf.yield {e.op(f'arith.addf {p}, {prod} : f32')} : f32")
         e.end()
+        return part
+
+    def fp8_scaled_dot(self, e: Emitter, lead: list[str], r: str, col: str,
+                       wi: str, x: str, w: str, k: str) -> str:
+        """(sum over all of K of x * w, in order) * (x_scale * w_scale):
+        tensor-wise and per-row scales do not change along K."""
+        c = self.c
+        acc = self.fp8_sum(e, lead, r, col, wi, x, w, "%zero", k)
         x_index = "%zero" if c.x_scale == "tensor" else ", ".join(lead + [r])
         xs = e.op(f"memref.load {self.xs}[{x_index}] : {self.xs_type}")
         w_index = wi if c.w_scale == "tensor" else f"{wi}, {col}"
@@ -935,17 +942,7 @@ class TestWriter:
         e.indent += 2
         k0 = e.op(f"arith.muli {kb}, {e.const_index(128)} : index")
         k1 = e.op(f"arith.addi {k0}, {e.const_index(128)} : index")
-        kk, p, part = e.fresh("k"), e.fresh("p"), e.fresh("part")
-        e.emit(f"{part} = scf.for {kk} = {k0} to {k1} step %one "
-               f"iter_args({p} = {e.const_f32(0.0)}) -> (f32) {{")
-        e.indent += 2
-        xv = e.op(f"memref.load {x}[{', '.join(lead + [r, kk])}] : "
-                  f"{self.x_type}")
-        wv = e.op(f"memref.load {w}[{wi}, {col}, {kk}] : {self.w_type}")
-        prod = e.op(f"arith.mulf {self.decode_fp8(e, xv)}, "
-                    f"{self.decode_fp8(e, wv)} : f32")
-        e.emit(f"scf.yield {e.op(f'arith.addf {p}, {prod} : f32')} : f32")
-        e.end()
+        part = self.fp8_sum(e, lead, r, col, wi, x, w, k0, k1)
         xs = e.op(f"memref.load {self.xs}[{', '.join(lead + [r, kb])}] : "
                   f"{self.xs_type}")
         nb = e.op(f"arith.divui {col}, {e.const_index(128)} : index")
