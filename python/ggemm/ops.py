@@ -401,7 +401,7 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
     empty = rows == 0 or groups == 0 or n == 0 or out_shape[0] == 0
     key = None
     if not empty:
-        _check_k_n(k, w_n, layout, dtype)
+        _check_k_n(k, w_n, layout, dtype, scale_blocks)
     if not empty and build:
         key = ("segment_matmul", dtype, n, k, groups, num_weights, out_name,
                layout, index_dtype, weight_indices is not None,
@@ -472,8 +472,10 @@ def _check_fp8(dtype: str, x: Any, layout: str, x_scale: Any,
                               "lowered yet; pass w as [G, N, K] "
                               "(weight_layout='nk')")
     for name, scale, what in (
-            ("x_scale", x_scale, "f32, one per row and 128-wide K block"),
-            ("w_scale", w_scale, "f32, one per 128x128 block of w")):
+            ("x_scale", x_scale, "f32: one for all of x, one per row, or one "
+             "per row and 128-wide K block"),
+            ("w_scale", w_scale, "f32: one per weight matrix, one per output "
+             "channel, or one per 128x128 block of w")):
         if scale is None:
             raise ArgumentError(f"{name}: FP8 operands need {name} ({what})")
 
@@ -526,62 +528,123 @@ def mn_major_scales(scale: Any) -> Any:
     return storage.t()[:rows]
 
 
-def _plan_scales(tensors: Dict[str, Any], x_scale: Any, w_scale: Any,
-                 groups: Optional[int], rows: int, n: int, k: int,
-                 num_weights: int, device: Any) -> Tuple[str, str]:
-    """Checks the FP8 scales, puts them (activation scales made MN-major)
-    in ``tensors``; returns the scale blocks of the key."""
+def _scale_kinds(x_scale: Any, w_scale: Any, lead: Tuple[int, ...],
+                 rows: int, n: int, k: int,
+                 num_weights: int) -> Tuple[str, str]:
+    """The scale blocks the shapes of ``x_scale`` and ``w_scale`` give
+    (``#ggemm.scale_block``): x's ``"tensor"`` (one value), ``"per_row"``
+    (``lead + [M]`` or ``lead + [M, 1]``) or ``"1x128"`` (``lead + [M,
+    ceil(K/128)]``); w's ``"tensor"`` (one value, or ``[Gw]``),
+    ``"per_row"`` (``[Gw, N]``, ``[Gw, N, 1]`` or ``[Gw, 1, N]``) or
+    ``"128x128"``. Shapes both kinds fit (``[M, 1]`` with K = 128) are
+    block scales when the other operand's are; an unknown shape raises
+    ArgumentError naming every accepted one."""
     kb, nb = -(-k // 128), -(-n // 128)
-    lead = () if groups is None else (groups,)
-    _scale_tensor("x_scale", x_scale, device)
-    shape = tuple(x_scale.shape)
-    if shape != lead + (rows, kb):
-        text = "[G, M, ceil(K/128)]" if lead else "[M, ceil(K/128)]"
-        if shape in (lead + (rows,), lead + (rows, 1)) and kb > 1:
-            raise NotLoweredError(f"x_scale: per-row scales (shape "
-                                  f"{list(shape)}) are not lowered yet; only "
-                                  f"1x128 blocks, {text}")
-        if shape in ((), (1,)) and rows * kb > 1:
-            raise NotLoweredError("x_scale: a per-tensor scale is not "
-                                  "lowered yet; only 1x128 blocks, " + text)
-        raise ArgumentError(f"x_scale: expected shape "
-                            f"{list(lead + (rows, kb))} ({text}, 1x128 "
-                            f"blocks), got {list(shape)}")
-    if not _is_mn_major(x_scale, groups, rows):
-        x_scale = mn_major_scales(x_scale)
-    _scale_tensor("w_scale", w_scale, device)
-    shape = tuple(w_scale.shape)
-    if shape != (num_weights, nb, kb):
-        if shape in ((num_weights,), (num_weights, 1, 1)) and nb * kb > 1:
-            raise NotLoweredError("w_scale: per-tensor weight scales are not "
-                                  "lowered yet; only 128x128 blocks, "
-                                  "[Gw, ceil(N/128), ceil(K/128)]")
-        if shape == (num_weights, n, kb) and n > nb:
-            raise NotLoweredError("w_scale: 1x128 weight scales are not "
-                                  "lowered yet; only 128x128 blocks, "
-                                  "[Gw, ceil(N/128), ceil(K/128)]")
-        raise ArgumentError(f"w_scale: expected shape "
-                            f"{[num_weights, nb, kb]} ([Gw, ceil(N/128), "
-                            f"ceil(K/128)], 128x128 blocks), got "
-                            f"{list(shape)}")
+    xs, ws = tuple(x_scale.shape), tuple(w_scale.shape)
+    x_block = k % 128 == 0 and xs == lead + (rows, kb)
+    w_block = k % 128 == 0 and ws == (num_weights, nb, kb)
+    if x_block and w_block:
+        return "1x128", "128x128"
+    if k % 128 and xs == lead + (rows, kb) and ws == (num_weights, nb, kb) \
+            and kb > 1:
+        raise ArgumentError(f"x: K = {k} must be a multiple of 128 with FP8 "
+                            f"block scales (the 128-wide scale blocks)")
+    if xs in ((), (1,)):
+        x_kind = "tensor"
+    elif xs in (lead + (rows,), lead + (rows, 1)):
+        x_kind = "per_row"
+    elif x_block:
+        x_kind = "1x128"
+    else:
+        text = "G, M" if lead else "M"
+        raise ArgumentError(
+            f"x_scale: expected shape [1] (one scale for all of x), "
+            f"[{text}] (one per row) or [{text}, ceil(K/128)] = "
+            f"{list(lead + (rows, kb))} (1x128 blocks, K a multiple of 128), "
+            f"got {list(xs)}")
+    if ws in ((), (1,), (num_weights,)):
+        w_kind = "tensor"
+    elif ws in ((num_weights, n), (num_weights, n, 1), (num_weights, 1, n)):
+        w_kind = "per_row"
+    elif w_block:
+        w_kind = "128x128"
+    else:
+        raise ArgumentError(
+            f"w_scale: expected shape [Gw] = [{num_weights}] (one per weight "
+            f"matrix), [Gw, N] = [{num_weights}, {n}] (one per output "
+            f"channel) or [Gw, ceil(N/128), ceil(K/128)] = "
+            f"{[num_weights, nb, kb]} (128x128 blocks), got {list(ws)}")
+    if x_kind == "1x128" or w_kind == "128x128":
+        raise NotLoweredError(
+            f"x_scale, w_scale: {x_kind} activation scales with {w_kind} "
+            f"weight scales are not lowered; block scales (1x128 with "
+            f"128x128) go together, tensor-wise and per-row scales mix "
+            f"freely")
+    return x_kind, w_kind
+
+
+def _row_major(tensor: Any) -> bool:
+    """Whether ``tensor`` is dense row-major (unit dimensions aside)."""
+    shape = tuple(tensor.shape)
     expected, step = [], 1
     for extent in reversed(shape):
         expected.insert(0, step)
         step *= max(extent, 1)
-    if [s for s, e in zip(w_scale.stride(), shape) if e > 1] != \
-            [s for s, e in zip(expected, shape) if e > 1]:
+    return [s for s, e in zip(tensor.stride(), shape) if e > 1] == \
+        [s for s, e in zip(expected, shape) if e > 1]
+
+
+def _dense_scales(scale: Any, shape: Tuple[int, ...]) -> Any:
+    """``scale`` as the dense row-major ``shape`` the kernel reads by
+    address: itself when it is one, else a copy (``[M, 1]`` per-row scales
+    as ``[M]``, a strided view made contiguous)."""
+    if tuple(scale.shape) == shape and _row_major(scale):
+        return scale
+    return scale.reshape(shape).contiguous()
+
+
+def _plan_scales(tensors: Dict[str, Any], x_scale: Any, w_scale: Any,
+                 groups: Optional[int], rows: int, n: int, k: int,
+                 num_weights: int, device: Any) -> Tuple[str, str]:
+    """Checks the FP8 scales, puts them in ``tensors`` as the kernel reads
+    them (1x128 activation scales made MN-major, per-row ones ``lead +
+    [M]``, a tensor-wise weight scale one per weight); returns the scale
+    blocks of the key."""
+    lead = () if groups is None else (groups,)
+    _scale_tensor("x_scale", x_scale, device)
+    _scale_tensor("w_scale", w_scale, device)
+    x_kind, w_kind = _scale_kinds(x_scale, w_scale, lead, rows, n, k,
+                                  num_weights)
+    if x_kind == "1x128":
+        if not _is_mn_major(x_scale, groups, rows):
+            x_scale = mn_major_scales(x_scale)
+    elif x_kind == "tensor":
+        x_scale = _dense_scales(x_scale, (1,))
+    else:
+        x_scale = _dense_scales(x_scale, lead + (rows,))
+    if w_kind == "tensor" and tuple(w_scale.shape) != (num_weights,):
+        # One scale for all weights (FlashInfer's scalar B_scale) is one per
+        # weight, all equal: a copy of Gw floats.
+        w_scale = w_scale.reshape(1).expand(num_weights).contiguous()
+    elif w_kind == "per_row":
+        w_scale = _dense_scales(w_scale, (num_weights, n))
+    if not _row_major(w_scale):
         raise ArgumentError(f"w_scale: must be contiguous (row-major), got "
                             f"strides {list(w_scale.stride())}; pass "
                             f"w_scale.contiguous()")
     tensors["x_scale"] = x_scale
     tensors["w_scale"] = w_scale
-    return ("1x128", "128x128")
+    return (x_kind, w_kind)
 
 
-def _check_k_n(k: int, n: int, layout: str, dtype: str = "bf16") -> None:
-    if dtype in FP8_DTYPES and k % 128:
+def _check_k_n(k: int, n: int, layout: str, dtype: str = "bf16",
+               scale_blocks: Tuple[str, str] = ("", "")) -> None:
+    if dtype in FP8_DTYPES and scale_blocks[0] == "1x128" and k % 128:
         raise ArgumentError(f"x: K = {k} must be a multiple of 128 with FP8 "
                             f"operands (the 128-wide scale blocks)")
+    if dtype in FP8_DTYPES and k % 16:
+        raise ArgumentError(f"x: K = {k} must be a multiple of 16 with FP8 "
+                            f"operands (TMA reads rows in 16-byte steps)")
     if k % 8:
         raise ArgumentError(f"x: K = {k} must be a multiple of 8 (TMA reads "
                             f"rows of x and w in 16-byte steps)")
@@ -640,7 +703,7 @@ def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
     empty = rows == 0 or groups == 0 or n == 0
     key = None
     if not empty:
-        _check_k_n(k, n, layout, dtype)
+        _check_k_n(k, n, layout, dtype, scale_blocks)
     if not empty and build:
         key = (op, dtype, n, k, groups, groups, out_name, layout, index_dtype,
                False, bias is not None, row_scale is not None, act,
@@ -835,8 +898,13 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
       (128x128 blocks, contiguous): ``x ≈ x_q * x_scale`` per block. The
       output defaults to bf16. ``x_scale`` is read MN-major (see
       :func:`mn_major_scales`); a row-major one is copied to that layout
-      on every call. e5m2, other scale granularities, ``"kn"`` and
-      ``row_indices`` raise :class:`NotLoweredError`. FP8 calls are not
+      on every call. Or scales that do not change along K, applied once in
+      the epilogue (K a multiple of 16): ``x_scale`` one f32 for all of x
+      or ``[M]`` (per token), ``w_scale`` ``[Gw]`` (per weight) or ``[Gw,
+      N]`` (per output channel), in any mix; ``y = act((x_q @ w_qᵀ) *
+      x_scale[m] * w_scale[g, n] + bias) * row_scale``. The kind follows
+      from the shapes. e5m2, ``"kn"``, ``row_indices`` and block scales on
+      one operand only raise :class:`NotLoweredError`. FP8 calls are not
       differentiable and not registered for ``torch.compile`` yet.
 
     Launches on the current stream; never synchronises. Differentiable in
@@ -921,7 +989,8 @@ def masked_matmul(x: Any, w: Any, masked_m: Any, *, weight_layout: str = "nk",
     - FP8 as in :func:`segment_matmul`, with ``x_scale`` ``[G, M,
       ceil(K/128)]`` (MN-major: group stride ``M``, see
       :func:`mn_major_scales`) and ``w_scale`` ``[G, ceil(N/128),
-      ceil(K/128)]``.
+      ceil(K/128)]``; or per-token ``x_scale`` ``[G, M]`` / one for all of
+      x, and ``w_scale`` ``[G, N]`` / ``[G]``.
     - ``expected_m``: the rows per group the caller expects (DeepGEMM's
       hint; ``masked_m`` stays on the device). A kernel compiled with
       several tile variants launches the one for ``expected_m`` rows, else

@@ -53,11 +53,16 @@ INPUT_DTYPES = ("bf16", "f16", "f8e4m3")
 #: FP8 operand types, and the ggemm IR element type of every operand type.
 FP8_DTYPES = ("f8e4m3",)
 MLIR_TYPES = {"bf16": "bf16", "f16": "f16", "f8e4m3": "f8E4M3FN"}
-#: The FP8 scale granularities that are lowered: 1x128 activation blocks
-#: (one f32 per row and 128 K), 128x128 weight blocks. Others (per-tensor,
-#: per-row, e5m2, weight_layout kn) are not lowered yet.
-X_SCALE_BLOCKS = ("1x128",)
-W_SCALE_BLOCKS = ("128x128",)
+#: The FP8 scale granularities that are lowered (``#ggemm.scale_block``):
+#: 1x128 activation blocks (one f32 per row and 128 K) with 128x128 weight
+#: blocks, promoted per K block; or, applied once in the epilogue,
+#: ``tensor`` (one f32 for all of x, one per weight matrix) and ``per_row``
+#: (one per token of x, one per output channel of w) in any mix. The first
+#: of each is the default.
+X_SCALE_BLOCKS = ("1x128", "tensor", "per_row")
+W_SCALE_BLOCKS = ("128x128", "tensor", "per_row")
+#: The block kinds, which go together.
+BLOCK_SCALES = ("1x128", "128x128")
 OUTPUT_DTYPES = ("bf16", "f16", "f32")
 INDEX_DTYPES = ("i32", "i64")
 LAYOUTS = ("nk", "kn")
@@ -188,9 +193,10 @@ class Problem(_Named):
     (f32 ``[Gw, N]``), ``row_scale`` (f32, one per row) and
     ``weight_indices`` (i32 ``[G]``) say which optional tensors the kernel
     reads. With ``dtype="f8e4m3"`` the kernel also reads ``x_scale`` and
-    ``w_scale`` (``x_scale_block`` "1x128", ``w_scale_block`` "128x128",
-    the defaults and the only lowered pair), K is a multiple of 128 and the
-    output defaults to bf16.
+    ``w_scale``: ``x_scale_block`` "1x128" with ``w_scale_block`` "128x128"
+    (the defaults; K a multiple of 128), or any mix of "tensor" (x ``[1]``,
+    w ``[Gw]``) and "per_row" (x one per row, w ``[Gw, N]``), applied in
+    the epilogue; the output defaults to bf16.
 
     ``segment_matmul`` only: ``row_indices`` (gather-A: i32 ``[M]``, row r
     of a segment reads x row ``row_indices[r]``; x has its own row count),
@@ -250,13 +256,20 @@ class Problem(_Named):
                                    ("w_scale_block", W_SCALE_BLOCKS)):
                 value = getattr(self, field) or default[0]
                 if value not in default:
-                    raise SpecError(f"{field}: {value!r} is not lowered yet "
-                                    f"(only {default[0]})")
+                    raise SpecError(f"{field}: {value!r} is not lowered "
+                                    f"(one of {', '.join(default)})")
                 object.__setattr__(self, field, value)
+            if (self.x_scale_block in BLOCK_SCALES) != \
+                    (self.w_scale_block in BLOCK_SCALES):
+                raise SpecError(f"x_scale_block, w_scale_block: "
+                                f"{self.x_scale_block!r} with "
+                                f"{self.w_scale_block!r} is not lowered "
+                                f"(block scales go together; tensor and "
+                                f"per_row mix freely)")
             if self.weight_layout != "nk":
                 raise SpecError("weight_layout: 'kn' with FP8 operands is "
                                 "not lowered yet (only 'nk')")
-            if self.k % 128:
+            if self.block_scaled and self.k % 128:
                 raise SpecError(f"k ({self.k}) must be a multiple of 128 "
                                 f"with FP8 (the 128-wide scale blocks)")
             if self.config is not None and \
@@ -295,6 +308,11 @@ class Problem(_Named):
                                 f"2n = {self.w_n} long, a multiple of 8)")
             raise SpecError(f"n ({self.n}) must be a multiple of 8 with "
                             f"weight_layout 'kn' (w rows are N long)")
+
+    @property
+    def block_scaled(self) -> bool:
+        """FP8 with 1x128 / 128x128 block scales (promoted per K block)."""
+        return self.x_scale_block == "1x128"
 
     @property
     def w_n(self) -> int:
@@ -398,7 +416,16 @@ class Problem(_Named):
         # Defaults of everything but the five fields above: weight_indices
         # and num_weights stay in the line (two problems that differ only
         # there must not share a key or a kernel name).
-        defaults = Problem(self.op, self.dtype, self.n, self.k, self.groups)
+        # Scale blocks other than the default (block) ones are always in the
+        # line; the defaults take them too, since K need not fit the
+        # 128-wide blocks then.
+        blocks: Dict[str, Any] = {}
+        if self.dtype in FP8_DTYPES and not self.block_scaled:
+            blocks = {"x_scale_block": self.x_scale_block,
+                      "w_scale_block": self.w_scale_block}
+            line.update(blocks)
+        defaults = Problem(self.op, self.dtype, self.n, self.k, self.groups,
+                           **blocks)
         for field in dataclasses.fields(self):
             if field.name in line:
                 continue
@@ -468,13 +495,21 @@ class Problem(_Named):
         elif self.op == "masked_matmul":
             args.append(f"%masked_m: {rows_type}")
             clauses.append(f"masked_m(%masked_m : {rows_type})")
-        if self.dtype in FP8_DTYPES:
+        if self.dtype in FP8_DTYPES and self.block_scaled:
             # Activation scales MN-major (docs/Design.md, "FP8 block
             # scales"): rows contiguous, the K-block stride dynamic.
             xs_type = (f"memref<?x{kb}xf32, strided<[1, ?]>>"
                        if self.op == "segment_matmul" else
                        f"memref<{g}x?x{kb}xf32, strided<[?, 1, ?]>>")
             ws_type = f"memref<{gw}x{nb}x{kb}xf32>"
+        elif self.dtype in FP8_DTYPES:
+            # Tensor-wise: one for all of x ([1]), one per weight ([Gw]);
+            # per row: one per row of x (as row_scale), per output channel.
+            xs_type = ("memref<1xf32>" if self.x_scale_block == "tensor"
+                       else row_scale_type)
+            ws_type = (f"memref<{gw}xf32>" if self.w_scale_block == "tensor"
+                       else f"memref<{gw}x{wn}xf32>")
+        if self.dtype in FP8_DTYPES:
             args += [f"%x_scale: {xs_type}", f"%w_scale: {ws_type}"]
             clauses.append(f"scales(%x_scale, %w_scale : {xs_type}, "
                            f"{ws_type})")

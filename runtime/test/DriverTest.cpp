@@ -319,6 +319,48 @@ TEST_F(FakeDriver, LaunchesFp8ScaledKernel) {
                              "device 0 (it is host memory)");
 }
 
+// FP8 with per-token and per-channel scales (as the compiler writes such a
+// kernel: both scales by pointer, applied in the epilogue): no scale
+// descriptor is encoded, the pointers land in their slots, and scales of
+// the 1x128 layout are refused by name.
+TEST_F(FakeDriver, LaunchesFp8EpilogueScaledKernel) {
+  FakeDriverConfig &fake = *config();
+  fake.numKernelParams = 15;
+  fake.kernelParamSizes[13] = 8; // x_scale
+  fake.kernelParamSizes[14] = 8; // w_scale
+  std::string manifest = test::replaced(
+      test::withFp8Manifest(
+          "\"x_scale_block\": \"1x128\", \"w_scale_block\": \"128x128\"",
+          "\"x_scale_block\": \"per_row\", \"w_scale_block\": \"per_row\""),
+      test::kXScaleDescriptor,
+      R"json({"name": "x_scale", "kind": "pointer", "tensor": "x_scale", "optional": false})json");
+  test::Fp8SegmentTensors t;
+  t.xScale = makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32, {1000});
+  t.wScale = makeTensor("w_scale", test::kWScale, GGEMM_DTYPE_F32, {8, 4096});
+  ASSERT_EQ(launch(manifest, t.get(), 6), GGEMM_OK) << lastError;
+  ASSERT_EQ(launchCount(), 1);
+  EXPECT_EQ(encodeCount(), 2); // x and w only
+  EXPECT_EQ(paramValue<uint64_t>(13), test::kXScale);
+  EXPECT_EQ(paramValue<uint64_t>(14), test::kWScale);
+
+  t.xScale = test::makeStrided("x_scale", test::kXScale, GGEMM_DTYPE_F32,
+                               {1000, 56}, {1, 1000});
+  EXPECT_EQ(launch(manifest, t.get(), 6), GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(lastError, "tensor 'x_scale': expected rank 1 ([m] for "
+                             "x_scale_block \"per_row\")");
+
+  // Tensor-wise: one x scale, one per weight matrix.
+  std::string tensorWise = test::replaced(
+      manifest,
+      "\"x_scale_block\": \"per_row\", \"w_scale_block\": \"per_row\"",
+      "\"x_scale_block\": \"tensor\", \"w_scale_block\": \"tensor\"");
+  t.xScale = makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32, {1});
+  t.wScale = makeTensor("w_scale", test::kWScale, GGEMM_DTYPE_F32, {8});
+  ASSERT_EQ(launch(tensorWise, t.get(), 6), GGEMM_OK) << lastError;
+  EXPECT_EQ(paramValue<uint64_t>(13), test::kXScale);
+  EXPECT_EQ(paramValue<uint64_t>(14), test::kWScale);
+}
+
 // The MoE kernel of docs/Runtime.md: x rows gathered through row_indices
 // (one TMA box per row), results scattered through scatter_indices with
 // atomic adds, a swiglu weight of 2N rows; 16 parameters, the last three

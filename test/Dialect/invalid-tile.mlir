@@ -255,7 +255,7 @@ func.func @store_tile_weight_without_bias(%acc: !ggemm.accumulator<128x128xf32>,
                                           %y: memref<?x128xbf16>, %i: index) {
   // expected-error @+1 {{'ggemm.store_tile' op expects a `weight` index exactly when a bias is given (the bias row to read)}}
   "ggemm.store_tile"(%acc, %y, %i, %i, %i, %i)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0, 0>}>
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0>}>
       : (!ggemm.accumulator<128x128xf32>, memref<?x128xbf16>, index, index, index, index) -> ()
   return
 }
@@ -277,6 +277,73 @@ func.func @store_tile_row_scale(%acc: !ggemm.accumulator<128x128xf32>,
   // expected-error @+1 {{'ggemm.store_tile' op expects one row_scale entry per row (100), got 128}}
   ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) row_scale(%rs : memref<128xf32>)
       : !ggemm.accumulator<128x128xf32>, memref<100x256xbf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_x_scale_rows(%acc: !ggemm.accumulator<128x128xf32>,
+                                   %y: memref<100x128xbf16>, %xs: memref<128xf32>,
+                                   %ws: memref<4xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects one x_scale entry per row (100) without an index (per-row scales), got 128}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) x_scale(%xs : memref<128xf32>)
+      w_scale(%ws[%i] : memref<4xf32>) : !ggemm.accumulator<128x128xf32>, memref<100x128xbf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_w_scale_cols(%acc: !ggemm.accumulator<128x128xf32>,
+                                   %y: memref<?x256xbf16>, %xs: memref<1xf32>,
+                                   %ws: memref<4x128xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects per-channel w_scale rows of 256 columns, got 128}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) x_scale(%xs[%i] : memref<1xf32>)
+      w_scale(%ws[%i] : memref<4x128xf32>) : !ggemm.accumulator<128x128xf32>, memref<?x256xbf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_w_scale_rank(%acc: !ggemm.accumulator<128x128xf32>,
+                                   %y: memref<?x128xbf16>, %xs: memref<1xf32>,
+                                   %ws: memref<4x1x128xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects w_scale of rank 1 (one per weight) or 2 (one per weight and output column), got rank 3}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) x_scale(%xs[%i] : memref<1xf32>)
+      w_scale(%ws[%i] : memref<4x1x128xf32>) : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_x_scale_alone(%acc: !ggemm.accumulator<128x128xf32>,
+                                    %y: memref<?x128xbf16>, %xs: memref<1xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects x_scale and w_scale together (the dequantisation of both FP8 operands), got only x_scale}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) x_scale(%xs[%i] : memref<1xf32>)
+      : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+  return
+}
+
+// -----
+
+func.func @store_tile_w_scale_index(%acc: !ggemm.accumulator<128x128xf32>,
+                                    %y: memref<?x128xbf16>, %xs: memref<1xf32>,
+                                    %ws: memref<4xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects a w_scale index exactly when w_scale is given (the weight matrix to read)}}
+  "ggemm.store_tile"(%acc, %y, %i, %i, %i, %xs, %i, %ws)
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0>}>
+      : (!ggemm.accumulator<128x128xf32>, memref<?x128xbf16>, index, index, index, memref<1xf32>, index, memref<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @store_tile_scales_gated(%acc: !ggemm.accumulator<128x256xf32>,
+                                   %y: memref<?x128xbf16>, %xs: memref<1xf32>,
+                                   %ws: memref<4xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects no x_scale and w_scale with a gated (swiglu) epilogue}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) x_scale(%xs[%i] : memref<1xf32>)
+      w_scale(%ws[%i] : memref<4xf32>) {epilogue = #ggemm.epilogue<activation = swiglu>}
+      : !ggemm.accumulator<128x256xf32>, memref<?x128xbf16>
   return
 }
 

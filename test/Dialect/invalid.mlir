@@ -287,11 +287,11 @@ func.func @tma_weight_stride(%x: memref<?x100xbf16, strided<[104, 1]>>,
 
 // FP8: 1-byte elements, K = 200.
 func.func @tma_fp8_stride(%x: memref<4x64x200xf8E4M3FN>, %w: memref<4x128x200xf8E4M3FN>,
-                          %xs: memref<4xf32>, %ws: memref<4xf32>,
+                          %xs: memref<1xf32>, %ws: memref<4xf32>,
                           %y: memref<4x64x128xbf16>) {
   // expected-error @+1 {{'ggemm.batched_matmul' op expects dimension 1 of x to have a stride that is a multiple of 16 bytes (TMA), got 200 bytes}}
   ggemm.batched_matmul ins(%x, %w : memref<4x64x200xf8E4M3FN>, memref<4x128x200xf8E4M3FN>)
-      scales(%xs, %ws : memref<4xf32>, memref<4xf32>) outs(%y : memref<4x64x128xbf16>)
+      scales(%xs, %ws : memref<1xf32>, memref<4xf32>) outs(%y : memref<4x64x128xbf16>)
       {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>}
   return
 }
@@ -545,6 +545,48 @@ func.func @masked_x_scale_groups(%x: memref<4x64x256xf8E4M3FN>, %w: memref<4x128
   return
 }
 
+// -----
+
+// Tensor-wise activation scales are one for all of x, also for masked and
+// batched x (per-group activation scales are per_row scales).
+func.func @masked_x_scale_tensor(%x: memref<4x64x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
+                                 %m: memref<4xi32>, %xs: memref<4xf32>,
+                                 %ws: memref<4xf32>, %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.masked_matmul' op expects x_scale of shape [1], got [4]}}
+  ggemm.masked_matmul ins(%x, %w : memref<4x64x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
+      masked_m(%m : memref<4xi32>) scales(%xs, %ws : memref<4xf32>, memref<4xf32>)
+      outs(%y : memref<4x64x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>}
+  return
+}
+
+// -----
+
+// Batched per-token scales are [B, M], one per row of each batch.
+func.func @batched_x_scale_per_row(%x: memref<4x64x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
+                                   %xs: memref<256xf32>, %ws: memref<4x128xf32>,
+                                   %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.batched_matmul' op expects x_scale to have rank 2 [4, 64], got rank 1}}
+  ggemm.batched_matmul ins(%x, %w : memref<4x64x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
+      scales(%xs, %ws : memref<256xf32>, memref<4x128xf32>) outs(%y : memref<4x64x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<per_row>, w_scale_block = #ggemm.scale_block<per_row>}
+  return
+}
+
+// -----
+
+// Per-channel weight scales are [G, N].
+func.func @w_scale_per_channel_groups(%x: memref<4x64x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
+                                      %m: memref<4xi32>, %xs: memref<4x64xf32>,
+                                      %ws: memref<128xf32>, %y: memref<4x64x128xbf16>) {
+  // expected-error @+1 {{'ggemm.masked_matmul' op expects w_scale to have rank 2 [4, 128], got rank 1}}
+  ggemm.masked_matmul ins(%x, %w : memref<4x64x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
+      masked_m(%m : memref<4xi32>) scales(%xs, %ws : memref<4x64xf32>, memref<128xf32>)
+      outs(%y : memref<4x64x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<per_row>, w_scale_block = #ggemm.scale_block<per_row>}
+  return
+}
+
 //===----------------------------------------------------------------------===//
 // Tile configs against the element type
 //===----------------------------------------------------------------------===//
@@ -563,10 +605,10 @@ func.func @block_k_bf16(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 // -----
 
 func.func @block_k_fp8(%x: memref<4x64x256xf8E5M2>, %w: memref<4x128x256xf8E5M2>,
-                       %xs: memref<4xf32>, %ws: memref<4xf32>, %y: memref<4x64x128xbf16>) {
+                       %xs: memref<1xf32>, %ws: memref<4xf32>, %y: memref<4x64x128xbf16>) {
   // expected-error @+1 {{'ggemm.batched_matmul' op expects block_k * element bytes to be 128 (one 128-byte swizzle row) for 'f8E5M2', i.e. block_k = 128, got 64}}
   ggemm.batched_matmul ins(%x, %w : memref<4x64x256xf8E5M2>, memref<4x128x256xf8E5M2>)
-      scales(%xs, %ws : memref<4xf32>, memref<4xf32>) outs(%y : memref<4x64x128xbf16>)
+      scales(%xs, %ws : memref<1xf32>, memref<4xf32>) outs(%y : memref<4x64x128xbf16>)
       {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>,
        config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>}
   return

@@ -295,14 +295,14 @@ func.func @masked_matmul_all(%x: memref<4x64x256xf16>, %w: memref<4x256x384xf16>
 // CHECK-LABEL: func.func @masked_matmul_fp8(
 // CHECK: scales(%{{.*}}, %{{.*}} : memref<8x64x4xf32>, memref<8x2x4xf32>)
 // CHECK-SAME: {w_scale_block = #ggemm.scale_block<128x128>, x_scale_block = #ggemm.scale_block<1x128>}
-// CHECK: scales(%{{.*}}, %{{.*}} : memref<8xf32>, memref<8xf32>)
+// CHECK: scales(%{{.*}}, %{{.*}} : memref<1xf32>, memref<8xf32>)
 // CHECK-SAME: {w_scale_block = #ggemm.scale_block<tensor>, x_scale_block = #ggemm.scale_block<tensor>}
 // CHECK: scales(%{{.*}}, %{{.*}} : memref<8x64xf32>, memref<8x256xf32>)
 // CHECK-SAME: {w_scale_block = #ggemm.scale_block<per_row>, x_scale_block = #ggemm.scale_block<per_row>}
 func.func @masked_matmul_fp8(%x: memref<8x64x512xf8E4M3FN>, %w: memref<8x256x512xf8E4M3FN>,
                              %counts: memref<8xi32>, %y: memref<8x64x256xbf16>,
                              %xs_blk: memref<8x64x4xf32>, %ws_blk: memref<8x2x4xf32>,
-                             %xs_t: memref<8xf32>, %ws_t: memref<8xf32>,
+                             %xs_t: memref<1xf32>, %ws_t: memref<8xf32>,
                              %xs_row: memref<8x64xf32>, %ws_row: memref<8x256xf32>) {
   ggemm.masked_matmul ins(%x, %w : memref<8x64x512xf8E4M3FN>, memref<8x256x512xf8E4M3FN>)
       masked_m(%counts : memref<8xi32>)
@@ -311,7 +311,7 @@ func.func @masked_matmul_fp8(%x: memref<8x64x512xf8E4M3FN>, %w: memref<8x256x512
       {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
   ggemm.masked_matmul ins(%x, %w : memref<8x64x512xf8E4M3FN>, memref<8x256x512xf8E4M3FN>)
       masked_m(%counts : memref<8xi32>)
-      scales(%xs_t, %ws_t : memref<8xf32>, memref<8xf32>)
+      scales(%xs_t, %ws_t : memref<1xf32>, memref<8xf32>)
       outs(%y : memref<8x64x256xbf16>)
       {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>}
   ggemm.masked_matmul ins(%x, %w : memref<8x64x512xf8E4M3FN>, memref<8x256x512xf8E4M3FN>)
@@ -526,6 +526,21 @@ func.func @tile_masked(%x: memref<?x256xf16>, %w: memref<4x256x64xf16>, %counts:
     ggemm.store_tile %done to %y row(%row) row_end(%row_end) col(%col)
         : !ggemm.accumulator<64x64xf32>, memref<?x64xf32>
   }
+  return
+}
+
+// FP8 epilogue scales on a store: per-row x and per-channel w, then
+// tensor-wise x (an index) and one w scale per weight.
+// CHECK-LABEL: func.func @store_tile_scales(
+// CHECK: ggemm.store_tile %{{.*}} to %{{.*}} row(%{{.*}}) row_end(%{{.*}}) col(%{{.*}}) x_scale(%{{.*}} : memref<?xf32>) w_scale(%{{.*}}[%{{.*}}] : memref<4x128xf32>) : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+// CHECK: ggemm.store_tile %{{.*}} to %{{.*}} row(%{{.*}}) row_end(%{{.*}}) col(%{{.*}}) x_scale(%{{.*}}[%{{.*}}] : memref<1xf32>) w_scale(%{{.*}}[%{{.*}}] : memref<4xf32>) : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+func.func @store_tile_scales(%acc: !ggemm.accumulator<128x128xf32>, %y: memref<?x128xbf16>,
+                             %xs_row: memref<?xf32>, %ws_col: memref<4x128xf32>,
+                             %xs_t: memref<1xf32>, %ws_t: memref<4xf32>, %i: index) {
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) x_scale(%xs_row : memref<?xf32>)
+      w_scale(%ws_col[%i] : memref<4x128xf32>) : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) x_scale(%xs_t[%i] : memref<1xf32>)
+      w_scale(%ws_t[%i] : memref<4xf32>) : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
   return
 }
 

@@ -19,7 +19,12 @@ with `1x128` activation scales (MN-major, as the GPU kernel wants them) and
 `128x128` weight scales in {0.5, 1, 1.5, 2}. The reference decodes FP8 with
 a table of the 256 e4m3 values computed by this script (independent of the
 compiler's integer decoding) and promotes per 128-wide K block, as the op
-defines: `acc += (sum over the block of x * w) * x_scale * w_scale`.
+defines: `acc += (sum over the block of x * w) * x_scale * w_scale`. FP8
+cases with tensor-wise or per-row scales (`x_scale` / `w_scale` of a Case:
+`tensor` or `per_row`) draw them from {0.25, 0.5, ..., 2}, and the reference
+scales the sum over the whole K once: `acc * (x_scale(m) * w_scale(g, n))`,
+x's at the token's row (per_row) or its one entry, w's at the weight (and
+output column, per_row).
 
 The generated files are committed so lit runs them directly. After changing
 this script, regenerate them:
@@ -103,6 +108,14 @@ class Case:
     # Swap-AB (ggemm-swap-ab): block_m is the token tile (a multiple of 8),
     # block_n the weight tile (64 rows per consumer warpgroup).
     swap_ab: bool = False
+    # FP8 scale kinds (#ggemm.scale_block): 1x128 / 128x128 block scales,
+    # or tensor / per_row on each operand (any mix of those two).
+    x_scale: str = "1x128"
+    w_scale: str = "128x128"
+
+    @property
+    def block_scaled(self) -> bool:
+        return self.fp8 and self.x_scale == "1x128"
 
     @property
     def fp8(self) -> bool:
@@ -497,7 +510,21 @@ class TestWriter:
         self.fills: set[tuple[int, str]] = set()
         #: Module-level ops the test needs (constant tables).
         self.globals: list[str] = []
-        if c.fp8:
+        if c.fp8 and not c.block_scaled:
+            assert c.layout == "nk" and not c.dynamic
+            assert c.x_scale in ("tensor", "per_row")
+            assert c.w_scale in ("tensor", "per_row")
+            if c.x_scale == "tensor":
+                self.xs_type = "memref<1xf32>"
+            elif c.op == "segment":
+                self.xs_type = "memref<?xf32>"
+            else:
+                self.xs_type = f"memref<{c.groups}x{c.rows_per_group}xf32>"
+            self.ws_type = (f"memref<{c.weights}xf32>" if c.w_scale == "tensor"
+                            else f"memref<{c.weights}x{c.n}xf32>")
+            self.globals.append(fp8_table(c.in_type))
+        elif c.fp8:
+            assert c.x_scale == "1x128" and c.w_scale == "128x128"
             assert c.k % 128 == 0 and c.layout == "nk" and not c.dynamic
             self.kb = c.k // 128
             nb = -(-c.n // 128)
@@ -550,8 +577,8 @@ class TestWriter:
         if epilogue:
             attrs.append(f"epilogue = #ggemm.epilogue<{', '.join(epilogue)}>")
         if c.fp8:
-            attrs.append("x_scale_block = #ggemm.scale_block<1x128>")
-            attrs.append("w_scale_block = #ggemm.scale_block<128x128>")
+            attrs.append(f"x_scale_block = #ggemm.scale_block<{c.x_scale}>")
+            attrs.append(f"w_scale_block = #ggemm.scale_block<{c.w_scale}>")
         if c.explicit_config:
             attrs.append(f"config = {config_attr(c)}")
         return attrs
@@ -707,7 +734,23 @@ class TestWriter:
             args.append(widx)
             types.append(self.widx_type)
         self.xs = self.ws = None
-        if c.fp8:
+        if c.fp8 and not c.block_scaled:
+            # Scales (r + 1) / 4 for r < 8: 0.25, 0.5, ..., 2; per row and
+            # per column they differ, so a scale read at a wrong row or
+            # column shows.
+            per_row_x = c.x_scale == "per_row"
+            dyn = "%m" if per_row_x and c.op == "segment" else ""
+            self.xs = e.op(f"memref.alloc({dyn}) : {self.xs_type}", "xs")
+            self.fill(e, self.xs, self.xs_type,
+                      2 if per_row_x and c.op != "segment" else 1, "f32", 6,
+                      8, -1, 4.0)
+            self.ws = e.op(f"memref.alloc() : {self.ws_type}", "ws")
+            self.fill(e, self.ws, self.ws_type,
+                      2 if c.w_scale == "per_row" else 1, "f32", 7, 8, -1,
+                      4.0)
+            args += [self.xs, self.ws]
+            types += [self.xs_type, self.ws_type]
+        elif c.fp8:
             # Scales (r + 1) / 2 for r < 4: 0.5, 1, 1.5, 2.
             storage = e.op(f"memref.alloc({'%m' if c.op == 'segment' else ''})"
                            f" : {self.xs_storage}", "xst")
@@ -813,7 +856,9 @@ class TestWriter:
                       maxerr: str, k: str, atol_v: str, rtol_v: str) -> None:
         """Computes y[lead..., r, col] from the inputs and checks it."""
         c = self.c
-        if c.fp8:
+        if c.fp8 and not c.block_scaled:
+            v = self.fp8_scaled_dot(e, lead, r, col, wi, x, w, k)
+        elif c.fp8:
             v = self.fp8_dot(e, lead, r, col, wi, x, w)
         else:
             kk = e.fresh("k")
@@ -857,16 +902,10 @@ class TestWriter:
         index = e.op(f"arith.index_cast {wide} : i32 to index")
         return e.op(f"memref.load %fp8_values[{index}] : memref<256xf32>")
 
-    def fp8_dot(self, e: Emitter, lead: list[str], r: str, col: str, wi: str,
-                x: str, w: str) -> str:
-        """sum over 128-wide K blocks of (block dot product) * x_scale *
-        w_scale, each block summed in order from its first K."""
-        kb, acc, s = e.fresh("kb"), e.fresh("acc"), e.fresh("s")
-        e.emit(f"{acc} = scf.for {kb} = %zero to {e.const_index(self.kb)} "
-               f"step %one iter_args({s} = {e.const_f32(0.0)}) -> (f32) {{")
-        e.indent += 2
-        k0 = e.op(f"arith.muli {kb}, {e.const_index(128)} : index")
-        k1 = e.op(f"arith.addi {k0}, {e.const_index(128)} : index")
+    def fp8_sum(self, e: Emitter, lead: list[str], r: str, col: str,
+                wi: str, x: str, w: str, k0: str, k1: str) -> str:
+        """sum of x[..., r, k] * w[wi, col, k] over k in [k0, k1), in
+        order, the FP8 elements decoded by the script's table."""
         kk, p, part = e.fresh("k"), e.fresh("p"), e.fresh("part")
         e.emit(f"{part} = scf.for {kk} = {k0} to {k1} step %one "
                f"iter_args({p} = {e.const_f32(0.0)}) -> (f32) {{")
@@ -878,6 +917,32 @@ class TestWriter:
                     f"{self.decode_fp8(e, wv)} : f32")
         e.emit(f"scf.yield {e.op(f'arith.addf {p}, {prod} : f32')} : f32")
         e.end()
+        return part
+
+    def fp8_scaled_dot(self, e: Emitter, lead: list[str], r: str, col: str,
+                       wi: str, x: str, w: str, k: str) -> str:
+        """(sum over all of K of x * w, in order) * (x_scale * w_scale):
+        tensor-wise and per-row scales do not change along K."""
+        c = self.c
+        acc = self.fp8_sum(e, lead, r, col, wi, x, w, "%zero", k)
+        x_index = "%zero" if c.x_scale == "tensor" else ", ".join(lead + [r])
+        xs = e.op(f"memref.load {self.xs}[{x_index}] : {self.xs_type}")
+        w_index = wi if c.w_scale == "tensor" else f"{wi}, {col}"
+        ws = e.op(f"memref.load {self.ws}[{w_index}] : {self.ws_type}")
+        factor = e.op(f"arith.mulf {xs}, {ws} : f32")
+        return e.op(f"arith.mulf {acc}, {factor} : f32")
+
+    def fp8_dot(self, e: Emitter, lead: list[str], r: str, col: str, wi: str,
+                x: str, w: str) -> str:
+        """sum over 128-wide K blocks of (block dot product) * x_scale *
+        w_scale, each block summed in order from its first K."""
+        kb, acc, s = e.fresh("kb"), e.fresh("acc"), e.fresh("s")
+        e.emit(f"{acc} = scf.for {kb} = %zero to {e.const_index(self.kb)} "
+               f"step %one iter_args({s} = {e.const_f32(0.0)}) -> (f32) {{")
+        e.indent += 2
+        k0 = e.op(f"arith.muli {kb}, {e.const_index(128)} : index")
+        k1 = e.op(f"arith.addi {k0}, {e.const_index(128)} : index")
+        part = self.fp8_sum(e, lead, r, col, wi, x, w, k0, k1)
         xs = e.op(f"memref.load {self.xs}[{', '.join(lead + [r, kb])}] : "
                   f"{self.xs_type}")
         nb = e.op(f"arith.divui {col}, {e.const_index(128)} : index")
@@ -1145,6 +1210,59 @@ CASES = [
          "FP8 batched_matmul with bias, f32 out, one CTA per tile",
          in_type="f8E4M3FN", out_type="f32", batch=3, rows_per_group=65,
          n=130, k=128, bias=True, grid="tiles", block_m=64, block_n=128),
+    # --- FP8 with tensor-wise and per-row scales ------------------------
+    Case("fp8_tensor_segment", "segment",
+         "FP8 segment_matmul with tensor-wise scales (one for x, one per "
+         "weight) and weight_indices: an empty, a 1-row and a multi-tile "
+         "segment ending inside a tile, trailing rows in no segment, K not a "
+         "multiple of 128, f32 out",
+         in_type="f8E4M3FN", out_type="f32", segments=[70, 0, 1, 50, 5],
+         rows=140, n=136, k=160, block_m=64, block_n=64,
+         weight_indices=[2, 0, 1, 2, 1], num_weights=3, x_scale="tensor",
+         w_scale="tensor"),
+    Case("fp8_per_row_segment", "segment",
+         "FP8 segment_matmul with per-token x and per-channel w scales "
+         "(torch._scaled_mm row-wise), 128x256 tiles (no promotion "
+         "registers), odd N, bias and gelu, bf16 out",
+         in_type="f8E4M3FN", out_type="bf16", segments=[129, 3, 0, 60],
+         rows=200, n=264, k=256, block_m=128, block_n=256, bias=True,
+         activation="gelu", x_scale="per_row", w_scale="per_row"),
+    Case("fp8_mixed_segment", "segment",
+         "FP8 segment_matmul, per-token x and tensor-wise w scales, "
+         "row_scale and accumulate, one CTA, f8E5M2",
+         in_type="f8E5M2", out_type="f32", segments=[1, 90, 40], rows=140,
+         n=72, k=128, block_m=64, block_n=64, row_scale=True,
+         accumulate=True, num_ctas=1, x_scale="per_row", w_scale="tensor"),
+    Case("fp8_per_row_masked", "masked",
+         "FP8 masked_matmul with per-token [G, Mmax] x scales and "
+         "per-channel w scales: counts 0, a partial and a clamped group",
+         in_type="f8E4M3FN", out_type="bf16", counts=[0, 70, 200],
+         rows_per_group=96, n=72, k=256, block_m=64, block_n=64,
+         x_scale="per_row", w_scale="per_row"),
+    Case("fp8_tensor_masked", "masked",
+         "FP8 masked_matmul with a tensor-wise x scale and per-channel w "
+         "scales, relu, f16 out",
+         in_type="f8E4M3FN", out_type="f16", counts=[33, 0, 64],
+         rows_per_group=64, n=136, k=128, block_m=64, block_n=128,
+         activation="relu", x_scale="tensor", w_scale="per_row"),
+    Case("fp8_tensor_batched", "batched",
+         "FP8 batched_matmul with tensor-wise scales (FlashInfer's bmm_fp8), "
+         "bias, one CTA per tile, f32 out",
+         in_type="f8E4M3FN", out_type="f32", batch=3, rows_per_group=65,
+         n=130, k=128, bias=True, grid="tiles", block_m=64, block_n=128,
+         x_scale="tensor", w_scale="tensor"),
+    Case("fp8_per_row_batched", "batched",
+         "FP8 batched_matmul with per-token and per-channel scales, "
+         "f8E5M2, bf16 out",
+         in_type="f8E5M2", out_type="bf16", batch=2, rows_per_group=70,
+         n=80, k=256, block_m=64, block_n=64, x_scale="per_row",
+         w_scale="per_row"),
+    Case("fp8_swap_per_row", "segment",
+         "swap-AB FP8 segment_matmul with per-token and per-channel scales "
+         "(the transposed store reads x's scale at its columns' rows)",
+         in_type="f8E4M3FN", out_type="f32", segments=[20, 0, 1, 50, 5],
+         rows=80, n=136, k=128, block_m=24, block_n=128, swap_ab=True,
+         x_scale="per_row", w_scale="per_row"),
     # --- swap-AB (ggemm-swap-ab) ----------------------------------------
     Case("swap_segment_basic", "segment",
          "swap-AB segment_matmul (24-row token tiles, the weight tile in "

@@ -150,6 +150,22 @@ func.func @fp8(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M3FN>,
 
 // -----
 
+// FP8 with per-row (or tensor-wise) scales has no promotion: the bf16
+// path's 128x256 tile, K blocks of 128.
+// CHECK-LABEL: func.func @fp8_per_row(
+// CHECK: config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 128, raster = along_m>
+func.func @fp8_per_row(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M3FN>,
+                       %indptr: memref<9xi32>, %xs: memref<?xf32>, %ws: memref<8x4096xf32>,
+                       %y: memref<?x4096xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x7168xf8E4M3FN>, memref<8x4096x7168xf8E4M3FN>)
+      segments(%indptr : memref<9xi32>) scales(%xs, %ws : memref<?xf32>, memref<8x4096xf32>)
+      outs(%y : memref<?x4096xbf16>)
+      {x_scale_block = #ggemm.scale_block<per_row>, w_scale_block = #ggemm.scale_block<per_row>}
+  return
+}
+
+// -----
+
 // A seg_indptr of dynamic size gives an unknown group count, not a wrapped
 // one (its size minus one used to overflow). Without a group count the wave
 // model has nothing to count, so even with 512 rows per group expected the

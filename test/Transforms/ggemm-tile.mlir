@@ -278,10 +278,24 @@ func.func @fp8(%x: memref<?x256xf8E4M3FN>, %w: memref<4x256x256xf8E4M3FN>,
 
 // -----
 
+// FP8 with per-row (per-token) activation and per-channel weight scales:
+// they do not change along K, so the K loop is the plain mma loop of
+// bf16 and the store scales the whole accumulator, x's scale at the output
+// row (no index), w's at [weight, column].
+// CHECK-LABEL: func.func @fp8_per_row(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xf8E4M3FN>, %[[W:[a-z0-9]+]]: memref<4x128x256xf8E4M3FN>, %[[P:[a-z0-9]+]]: memref<5xi32>, %[[XS:[a-z0-9]+]]: memref<?xf32>, %[[WS:[a-z0-9]+]]: memref<4x128xf32>, %[[Y:[a-z0-9]+]]: memref<?x128xbf16>)
+// CHECK: ggemm.foreach_tile segment
+// CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
+// CHECK: %[[ACC:.+]] = scf.for %{{.+}} iter_args(%[[A:.+]] = %{{.+}}) -> (!ggemm.accumulator<128x128xf32>) {
+// CHECK: %[[TA:.+]] = ggemm.load_tile %[[X]]
+// CHECK-NEXT: %[[TB:.+]] = ggemm.load_tile %[[W]]
+// CHECK-NEXT: %[[NEXT:.+]] = ggemm.mma %[[TA]], %[[TB]], %[[A]] : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN> -> !ggemm.accumulator<128x128xf32>
+// CHECK-NEXT: scf.yield %[[NEXT]]
+// CHECK-NOT: ggemm.promote
+// CHECK: ggemm.store_tile %[[ACC]] to %[[Y]] row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) x_scale(%[[XS]] : memref<?xf32>) w_scale(%[[WS]][%[[GRP]]] : memref<4x128xf32>) : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
 func.func @fp8_per_row(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
                        %indptr: memref<5xi32>, %xs: memref<?xf32>, %ws: memref<4x128xf32>,
                        %y: memref<?x128xbf16>) {
-  // expected-error @+1 {{'ggemm.segment_matmul' op expects x_scale_block = #ggemm.scale_block<1x128> and w_scale_block = #ggemm.scale_block<128x128> for FP8 (the block scales ggemm-tile promotes per K block), got #ggemm.scale_block<per_row> and #ggemm.scale_block<per_row>; tensor-wise and per-row scales are not tiled yet}}
   ggemm.segment_matmul ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
       segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<?xf32>, memref<4x128xf32>)
       outs(%y : memref<?x128xbf16>)
@@ -357,16 +371,24 @@ func.func @dynamic_group_stride(%x: memref<4x64x256xbf16, strided<[?, 256, 1]>>,
 
 // -----
 
-// Tensor-wise activation scales ([G], one a group) have no row dimension to
-// collapse like x: the pass used to ask their dimension 1 whether it could
-// (found by the fuzzer; an assertion in a checked build, an out-of-bounds
-// read in a release one), and now reaches its own diagnostic.
+// Tensor-wise scales (FlashInfer's bmm_fp8): x's one scale is read at
+// index 0, w's at the tile's weight (the batch); the 128x256 tile of the
+// bf16 path (no promotion registers). x's [1] scales are not collapsed
+// like x (they have no rows).
+// CHECK-LABEL: func.func @tensor_wise_batched(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<4x64x256xf8E5M2>, %[[W:[a-z0-9]+]]: memref<4x128x256xf8E5M2>, %[[XS:[a-z0-9]+]]: memref<1xf32>, %[[WS:[a-z0-9]+]]: memref<4xf32>, %[[Y:[a-z0-9]+]]: memref<4x64x128xbf16>)
+// CHECK-NOT: memref.collapse_shape %[[XS]]
+// CHECK: ggemm.foreach_tile uniform
+// CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
+// CHECK: ggemm.mma
+// CHECK-NOT: ggemm.promote
+// CHECK: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-NEXT: ggemm.store_tile %{{.+}} to %{{.+}} row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) x_scale(%[[XS]][%[[C0]]] : memref<1xf32>) w_scale(%[[WS]][%[[GRP]]] : memref<4xf32>) : !ggemm.accumulator<128x256xf32>, memref<256x128xbf16>
 func.func @tensor_wise_batched(%x: memref<4x64x256xf8E5M2>, %w: memref<4x128x256xf8E5M2>,
-                               %xs: memref<4xf32>, %ws: memref<4xf32>,
+                               %xs: memref<1xf32>, %ws: memref<4xf32>,
                                %y: memref<4x64x128xbf16>) {
-  // expected-error @+1 {{'ggemm.batched_matmul' op expects x_scale_block = #ggemm.scale_block<1x128> and w_scale_block = #ggemm.scale_block<128x128> for FP8 (the block scales ggemm-tile promotes per K block), got #ggemm.scale_block<tensor> and #ggemm.scale_block<tensor>; tensor-wise and per-row scales are not tiled yet}}
   ggemm.batched_matmul ins(%x, %w : memref<4x64x256xf8E5M2>, memref<4x128x256xf8E5M2>)
-      scales(%xs, %ws : memref<4xf32>, memref<4xf32>) outs(%y : memref<4x64x128xbf16>)
+      scales(%xs, %ws : memref<1xf32>, memref<4xf32>) outs(%y : memref<4x64x128xbf16>)
       {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>,
        config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 128, stages = 3>}
   return
@@ -374,14 +396,54 @@ func.func @tensor_wise_batched(%x: memref<4x64x256xf8E5M2>, %w: memref<4x128x256
 
 // -----
 
-func.func @tensor_wise_masked(%x: memref<4x64x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
-                              %counts: memref<4xi32>, %xs: memref<4xf32>, %ws: memref<4xf32>,
-                              %y: memref<4x64x128xbf16>) {
-  // expected-error @+1 {{'ggemm.masked_matmul' op expects x_scale_block = #ggemm.scale_block<1x128> and w_scale_block = #ggemm.scale_block<128x128> for FP8 (the block scales ggemm-tile promotes per K block), got #ggemm.scale_block<tensor> and #ggemm.scale_block<tensor>; tensor-wise and per-row scales are not tiled yet}}
+// Masked, per-token x scales ([G, Mmax], collapsed like x to [G * Mmax])
+// with one weight scale per group, and a bias and activation after them.
+// CHECK-LABEL: func.func @per_row_masked(
+// CHECK-SAME: %[[XS:[a-z0-9]+]]: memref<4x64xf32>, %[[WS:[a-z0-9]+]]: memref<4xf32>, %[[B:[a-z0-9]+]]: memref<4x128xf32>
+// CHECK: %[[XSC:.+]] = memref.collapse_shape %[[XS]] {{\[}}[0, 1]] : memref<4x64xf32> into memref<256xf32>
+// CHECK: ggemm.foreach_tile masked
+// CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
+// CHECK: ggemm.store_tile %{{.+}} to %{{.+}} row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) bias(%[[B]][%[[GRP]]] : memref<4x128xf32>) x_scale(%[[XSC]] : memref<256xf32>) w_scale(%[[WS]][%[[GRP]]] : memref<4xf32>) {epilogue = #ggemm.epilogue<activation = gelu>}
+func.func @per_row_masked(%x: memref<4x64x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
+                          %counts: memref<4xi32>, %xs: memref<4x64xf32>, %ws: memref<4xf32>,
+                          %b: memref<4x128xf32>, %y: memref<4x64x128xbf16>) {
   ggemm.masked_matmul ins(%x, %w : memref<4x64x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
       masked_m(%counts : memref<4xi32>)
-      scales(%xs, %ws : memref<4xf32>, memref<4xf32>) outs(%y : memref<4x64x128xbf16>)
-      {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>,
+      scales(%xs, %ws : memref<4x64xf32>, memref<4xf32>) bias(%b : memref<4x128xf32>)
+      outs(%y : memref<4x64x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<per_row>, w_scale_block = #ggemm.scale_block<tensor>,
+       epilogue = #ggemm.epilogue<activation = gelu>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>}
+  return
+}
+
+// -----
+
+// A block kind with a non-block kind: the block-scaled operand would need
+// the per-K-block promotion, the other not.
+func.func @mixed_block_per_row(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
+                               %indptr: memref<5xi32>, %xs: memref<?x2xf32>, %ws: memref<4x128xf32>,
+                               %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects block scales on both FP8 operands or on neither (block scales are promoted per K block, tensor-wise and per-row ones applied once in the epilogue), got #ggemm.scale_block<1x128> and #ggemm.scale_block<per_row>}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<?x2xf32>, memref<4x128xf32>)
+      outs(%y : memref<?x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<per_row>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>}
+  return
+}
+
+// -----
+
+// Other blocks than 1x128 / 128x128 are not promoted.
+func.func @other_blocks(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
+                        %indptr: memref<5xi32>, %xs: memref<?x4xf32>, %ws: memref<4x2x4xf32>,
+                        %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects x_scale_block = #ggemm.scale_block<1x128> and w_scale_block = #ggemm.scale_block<128x128> for FP8 block scales (the blocks ggemm-tile promotes per K block), got #ggemm.scale_block<1x64> and #ggemm.scale_block<64x64>}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x128x256xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<?x4xf32>, memref<4x2x4xf32>)
+      outs(%y : memref<?x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x64>, w_scale_block = #ggemm.scale_block<64x64>,
        config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>}
   return
 }

@@ -144,6 +144,40 @@ TEST(ChooseTileConfig, BlockScaledFp8) {
   }
 }
 
+TEST(ChooseTileConfig, EpilogueScaledFp8) {
+  // FP8 with tensor-wise or per-row scales (blockScaled false): one f32
+  // register set, no scales in the stages, so the bf16 path's choices with
+  // 128-element K blocks: 128x256 tiles of 48 KB a stage, 4 of them.
+  ProblemSummary p = problem(7168, 16384, 0, 1, /*elementBytes=*/1);
+  TileChoice c = chooseTileConfig(p, kH100SMs);
+  EXPECT_FALSE(c.swapAB);
+  EXPECT_EQ(c.blockK, 128);
+  EXPECT_EQ(c.blockM, 128);
+  EXPECT_EQ(c.blockN, 256);
+  EXPECT_EQ(c.stages, 4);
+  EXPECT_LE(ringBytes(c, 1), kMaxSmemBytesPerCta);
+  // Unknown N: the widest tile, as for bf16.
+  EXPECT_EQ(chooseTileConfig(problem(0, 0, 0, 0, 1), kH100SMs).blockN, 256);
+  // Few rows per group: swap-AB, whose token tile may use all of wgmma's
+  // 256 columns (no activation-scale box of block_m + 4 to fit).
+  ProblemSummary small = problem(4096, 7168, 250, 8, 1);
+  small.rowsPerGroup = 64;
+  TileChoice swapped = chooseTileConfig(small, kH100SMs);
+  EXPECT_TRUE(swapped.swapAB);
+  EXPECT_EQ(swapped.blockM, 88);
+  EXPECT_EQ(swapped.blockK, 128);
+  small.maxRowsPerGroup = 256;
+  small.rowsPerGroup = 250;
+  EXPECT_FALSE(chooseTileConfig(small, kH100SMs).swapAB);
+  for (const ProblemSummary &q : sweep()) {
+    if (q.elementBytes != 1)
+      continue;
+    TileChoice choice = chooseTileConfig(q, kH100SMs);
+    EXPECT_EQ(choice.blockK, 128) << describe(q);
+    EXPECT_LE(ringBytes(choice, 1), kMaxSmemBytesPerCta) << describe(q);
+  }
+}
+
 TEST(ChooseTileConfig, SmallGroupsSwapAB) {
   // Token tiles sized to the expected rows + 30 %, in steps of 8; the
   // weight tile fills wgmma's M over two consumer warpgroups.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU check and benchmark of GGEMM's FP8 block-scaled kernels (on Hopper).
+"""GPU check and benchmark of GGEMM's FP8 kernels (on Hopper).
 
 Loads the FP8 bundles compiled here by test/gpu/build_bundles.sh (from
 test/gpu/kernels_fp8, written by gen_fp8_kernels.py) and runs them through
@@ -10,16 +10,22 @@ the runtime on DeepGEMM's shape lists:
   (n, k) list, sizes varied by +-30 %, some groups empty;
 - masked: (G, m) in {(32, 192), (6, 1024), (32, 20), (6, 20)}, max_m 4096;
 - FlagGems-style batched bmm; epilogue variants (weight indices, bias,
-  silu, f32 out; row scale and accumulate); random small segment problems.
+  silu, f32 out; row scale and accumulate); random small segment problems;
+- tensor-wise and per-row scales (the kernels `*_rowwise`, `*_tensor`,
+  `*_mixed`, `*_channel`: torch._scaled_mm row-wise, FlashInfer's
+  bmm_fp8), every kind and mix on segment, masked and batched kernels, odd
+  N, segments ending inside a tile, empty groups, swap-AB, bias, gelu,
+  relu, row scale and accumulate after the scales.
 
 Every case quantises fresh random bf16 inputs like DeepGEMM's
 per_token_cast_to_fp8 / per_block_cast_to_fp8 (amax / 448 per 1x128 and
-128x128 block), poisons the output (NaN, or random values for accumulate),
-and requires DeepGEMM's calc_diff(out, ref) = 1 - 2 sum(out ref) /
-sum(out^2 + ref^2) < 1e-3 against the float64 product of the dequantised
-operands, no poison left in rows of a group, and rows of no group
-bit-identical. Activation scales are passed MN-major (strides (1, M_pad)),
-as the kernel wants them.
+128x128 block; per row, per output channel, per tensor or per weight for
+the other kinds, as the manifest's scale blocks say), poisons the output
+(NaN, or random values for accumulate), and requires DeepGEMM's
+calc_diff(out, ref) = 1 - 2 sum(out ref) / sum(out^2 + ref^2) < 1e-3
+against the float64 product of the dequantised operands, no poison left
+in rows of a group, and rows of no group bit-identical. 1x128 activation
+scales are passed MN-major (strides (1, M_pad)), as the kernel wants them.
 
 With --bench it then times the dense and grouped shapes against torch's
 block-scaled FP8 (cuBLAS through torch._scaled_mm, per group for grouped
@@ -92,6 +98,70 @@ def mn_major(scales: torch.Tensor) -> torch.Tensor:
     return storage.t()[:m]
 
 
+def scale_blocks(manifest):
+    """The (x, w) scale blocks of a kernel's manifest."""
+    p = manifest["problem"]
+    return p.get("x_scale_block", "1x128"), p.get("w_scale_block", "128x128")
+
+
+def quantize_x(x: torch.Tensor, kind: str, dtype: str = "f8e4m3"):
+    """x [M, K] -> (FP8 [M, K], the scales as the kernel takes them, the
+    float64 dequantised x) for x_scale_block `kind`: 1x128 blocks (MN-major
+    scales), per row ([M]) or per tensor ([1])."""
+    if kind == "1x128":
+        q, s = quantize_rows(x, dtype)
+        return q, mn_major(s), dequant_rows(q, s, x.shape[1])
+    f8, f8_max = F8_TYPES[dtype]
+    xf = x.float()
+    if kind == "per_row":
+        amax = (xf.abs().amax(dim=1) if x.numel() else
+                torch.ones(x.shape[0], device=x.device))
+        s = (amax.clamp(min=1e-4) / f8_max).contiguous()
+        q = (xf / s[:, None]).to(f8).contiguous()
+        return q, s, q.double() * s.double()[:, None]
+    assert kind == "tensor", kind
+    amax = xf.abs().amax() if x.numel() else torch.ones((), device=x.device)
+    s = (amax.clamp(min=1e-4) / f8_max).reshape(1)
+    q = (xf / s).to(f8).contiguous()
+    return q, s, q.double() * s.double()
+
+
+def quantize_w(w: torch.Tensor, kind: str, dtype: str = "f8e4m3"):
+    """w [G, N, K] -> (FP8, the scales as the kernel takes them, the float64
+    dequantised w) for w_scale_block `kind`: 128x128 blocks, per output
+    channel ([G, N]) or per weight ([G])."""
+    if kind == "128x128":
+        q, s = quantize_blocks(w, dtype)
+        return q, s, dequant_w(q, s)
+    f8, f8_max = F8_TYPES[dtype]
+    wf = w.float()
+    if kind == "per_row":
+        s = (wf.abs().amax(dim=2).clamp(min=1e-4) / f8_max).contiguous()
+        q = (wf / s[:, :, None]).to(f8).contiguous()
+        return q, s, q.double() * s.double()[:, :, None]
+    assert kind == "tensor", kind
+    s = (wf.abs().amax(dim=(1, 2)).clamp(min=1e-4) / f8_max).contiguous()
+    q = (wf / s[:, None, None]).to(f8).contiguous()
+    return q, s, q.double() * s.double()[:, None, None]
+
+
+def epilogue_ref(part, p, bias, old):
+    """bias, activation and accumulate of a manifest's problem `p` on the
+    float64 scaled product `part` (row scale: the caller's)."""
+    if bias is not None:
+        part = part + bias.double()
+    act = p["activation"]
+    if act == "silu":
+        part = torch.nn.functional.silu(part)
+    elif act == "gelu":
+        part = torch.nn.functional.gelu(part)
+    elif act == "relu":
+        part = torch.relu(part)
+    else:
+        assert act == "none", act
+    return part, old
+
+
 def dequant_rows(q, s, k):
     return (q.double().view(q.shape[0], k) *
             s.double().repeat_interleave(128, dim=1)[:, :k])
@@ -148,16 +218,19 @@ def run_segment(kernel, manifest, lengths, n, k, rng, device="cuda"):
         offsets.append(offsets[-1] + length)
     m = offsets[-1] + tail
     x = torch.randn(m, k, device=device, dtype=torch.bfloat16)
-    xq, xs = quantize_rows(x, p["a_dtype"])
+    x_kind, w_kind = scale_blocks(manifest)
+    xq, xs_kernel, xd = quantize_x(x, x_kind, p["a_dtype"])
     num_weights = g
     idx = None
     if p["has_weight_indices"]:
         num_weights = max(1, g // 2 + 1)
         idx = torch.tensor([rng.randrange(num_weights) for _ in range(g)],
                            dtype=torch.int32, device=device)
-    wq, ws = weights(num_weights, n, k, dtype=p["b_dtype"])
+    wq, ws, wd = quantize_w(
+        torch.randn(num_weights, n, k, device=device, dtype=torch.bfloat16),
+        w_kind, p["b_dtype"])
     out_dtype = OUT_DTYPES[p["out_dtype"]]
-    tensors = dict(x=xq, w=wq, x_scale=mn_major(xs), w_scale=ws,
+    tensors = dict(x=xq, w=wq, x_scale=xs_kernel, w_scale=ws,
                    seg_indptr=torch.tensor(offsets, dtype=torch.int32, device=device))
     if idx is not None:
         tensors["weight_indices"] = idx
@@ -176,8 +249,6 @@ def run_segment(kernel, manifest, lengths, n, k, rng, device="cuda"):
     tensors["y"] = y
     kernel(**tensors)
     torch.cuda.synchronize()
-    xd = dequant_rows(xq, xs, k)
-    wd = dequant_w(wq, ws)
     ref = torch.zeros(m, n, dtype=torch.float64, device=device)
     own = torch.zeros(m, dtype=torch.bool, device=device)
     for gi in range(g):
@@ -186,10 +257,8 @@ def run_segment(kernel, manifest, lengths, n, k, rng, device="cuda"):
             continue
         wi = int(idx[gi]) if idx is not None else gi
         part = xd[b:e] @ wd[wi].t()
-        if bias is not None:
-            part = part + bias[wi].double()
-        if p["activation"] == "silu":
-            part = torch.nn.functional.silu(part)
+        part, _ = epilogue_ref(part, p, None if bias is None else bias[wi],
+                               None)
         if rs is not None:
             part = part * rs[b:e, None].double()
         if p["accumulate"]:
@@ -201,27 +270,47 @@ def run_segment(kernel, manifest, lengths, n, k, rng, device="cuda"):
 
 def run_grouped(kernel, manifest, counts, mmax, n, k, device="cuda"):
     """masked (counts per group) or batched (counts None)."""
-    op = manifest["problem"]["op"]
+    p = manifest["problem"]
+    op = p["op"]
     g = len(counts)
+    x_kind, w_kind = scale_blocks(manifest)
     x = torch.randn(g * mmax, k, device=device, dtype=torch.bfloat16)
-    xq, xs = quantize_rows(x)
-    wq, ws = weights(g, n, k)
-    y = torch.full((g, mmax, n), float("nan"), device=device, dtype=torch.bfloat16)
+    xq, xs_kernel, xd = quantize_x(x, x_kind)
+    wq, ws, wd = quantize_w(
+        torch.randn(g, n, k, device=device, dtype=torch.bfloat16), w_kind)
+    out_dtype = OUT_DTYPES[p["out_dtype"]]
+    if p["accumulate"]:
+        y = torch.randn(g, mmax, n, device=device).to(out_dtype)
+    else:
+        y = torch.full((g, mmax, n), float("nan"), device=device,
+                       dtype=out_dtype)
     y_before = y.clone()
+    if x_kind == "1x128":
+        xs_kernel = xs_kernel.view(g, mmax, -1)
+    elif x_kind == "per_row":
+        xs_kernel = xs_kernel.view(g, mmax)
     tensors = dict(x=xq.view(g, mmax, k), w=wq, w_scale=ws, y=y,
-                   x_scale=mn_major(xs).view(g, mmax, -1))
+                   x_scale=xs_kernel)
+    bias = None
+    if p["has_bias"]:
+        bias = torch.randn(g, n, device=device)
+        tensors["bias"] = bias
     if op == "masked_matmul":
         tensors["masked_m"] = torch.tensor(counts, dtype=torch.int32, device=device)
     kernel(**tensors)
     torch.cuda.synchronize()
-    xd = dequant_rows(xq, xs, k).view(g, mmax, k)
-    wd = dequant_w(wq, ws)
+    xd = xd.view(g, mmax, k)
     own = torch.zeros(g, mmax, dtype=torch.bool, device=device)
     refs = []
     for gi in range(g):
         c = min(max(counts[gi], 0), mmax)
         if c:
-            refs.append(xd[gi, :c] @ wd[gi].t())
+            part = xd[gi, :c] @ wd[gi].t()
+            part, _ = epilogue_ref(part, p,
+                                   None if bias is None else bias[gi], None)
+            if p["accumulate"]:
+                part = part + y_before[gi, :c].double()
+            refs.append(part)
             own[gi, :c] = True
     ref = torch.cat(refs) if refs else torch.zeros(0, n, dtype=torch.float64,
                                                   device=device)
@@ -286,6 +375,7 @@ def build_cases(names, rng):
     for g, m in ((1, 1), (2, 128), (4, 300), (8, 1000), (16, 64)):
         cases.append((f"batched B={g} m={m} n=1024 k=1024", "fp8_batched_n1024_k1024_kernel",
                       ("batched", [m] * g, m, 1024, 1024)))
+    cases += scale_kind_cases(names, rng)
     small = [name for name in names if name.startswith("fp8_seg_")]
     for i in range(110):
         name = small[i % len(small)]
@@ -302,6 +392,57 @@ def build_cases(names, rng):
             lengths[rng.randrange(g)] = rng.randint(500, 3000)
         cases.append((f"random {style} G={g} n={n} k={k}", name,
                       ("segment", lengths, n, k)))
+    return cases
+
+
+def scale_kind_cases(names, rng):
+    """Cases of the kernels with tensor-wise and per-row scales (those that
+    are in the bundles): DeepGEMM-like dense, grouped and masked shapes,
+    batched bmm_fp8 shapes, segments ending inside a tile, empty groups,
+    swap-AB for few rows per group."""
+    cases = []
+
+    def add(label, name, spec):
+        if name + "_kernel" in names:
+            cases.append((label, name + "_kernel", spec))
+
+    for name, n, k in (("fp8_seg_n4096_k7168_rowwise", 4096, 7168),
+                       ("fp8_seg_n2112_k7168_tensor", 2112, 7168)):
+        kind = name.rsplit("_", 1)[1]
+        for m in (1, 128, 4096):
+            add(f"dense {kind} m={m} n={n} k={k}", name, ("segment", [m], n, k))
+        for g, mean, empty in ((4, 8192, 0.0), (8, 4096, 0.25)):
+            add(f"grouped {kind} G={g} rows~{mean} {int(empty * 100)}% empty "
+                f"n={n} k={k}", name,
+                ("segment", varied(rng, mean, g, empty), n, k))
+    # Segments ending inside a tile, one-row and empty segments.
+    for name, n, k in (("fp8_seg_n2049_k1600_mixed_idx_bias_gelu", 2049, 1600),
+                       ("fp8_seg_n999_k1024_channel_rs_acc", 999, 1024)):
+        for lengths in ([1, 0, 129, 200, 63, 0, 5], [300, 0, 0, 1],
+                        varied(rng, 700, 6, 0.3)):
+            add(f"segments {lengths[:4]}... n={n} k={k} "
+                f"{name.split('_', 4)[4]}", name, ("segment", lengths, n, k))
+    for g, mean in ((8, 20), (16, 40), (3, 64)):
+        add(f"swap-AB rowwise G={g} rows~{mean} n=4096 k=7168",
+            "fp8_seg_n4096_k7168_rowwise_swap32_idx",
+            ("segment", varied(rng, mean, g, 0.2), 4096, 7168))
+    for name, n, k in (("fp8_masked_n4096_k7168_rowwise", 4096, 7168),
+                       ("fp8_masked_n7168_k2048_channel", 7168, 2048)):
+        for g, m in ((32, 192), (6, 1024), (32, 20), (6, 20)):
+            add(f"masked {name.rsplit('_', 1)[1]} G={g} m~{m} max_m=1024 "
+                f"n={n} k={k}", name,
+                ("masked", varied(rng, m, g, 0.1), 1024, n, k))
+    for g, m in ((32, 20), (6, 40)):
+        add(f"masked swap-AB rowwise G={g} m~{m} max_m=256 n=7168 k=2048",
+            "fp8_masked_n7168_k2048_rowwise_swap24",
+            ("masked", varied(rng, m, g, 0.1), 256, 7168, 2048))
+    for g, m in ((1, 1), (2, 128), (4, 300), (8, 1000)):
+        add(f"batched tensor B={g} m={m} n=1024 k=1024",
+            "fp8_batched_n1024_k1024_tensor", ("batched", [m] * g, m, 1024, 1024))
+    for g, m in ((1, 65), (3, 257)):
+        add(f"batched mixed relu acc f32 B={g} m={m} n=1000 k=1024",
+            "fp8_batched_n1000_k1024_mixed_relu_acc",
+            ("batched", [m] * g, m, 1000, 1024))
     return cases
 
 
@@ -474,7 +615,7 @@ def main() -> int:
     summary = f"gpu-check-fp8: {passed} passed, {failed} failed"
     props = torch.cuda.get_device_properties(0)
     lines = [
-        "# FP8 block-scaled GPU check",
+        "# FP8 GPU check (block, tensor-wise and per-row scales)",
         "",
         f"- device: {props.name} ({props.multi_processor_count} SMs), torch "
         f"{torch.__version__}, CUDA {torch.version.cuda}",
@@ -483,8 +624,9 @@ def main() -> int:
         f"- script: test/gpu/check_fp8.py --seed {args.seed}"
         + (" --bench" if args.bench else ""),
         "- criterion: DeepGEMM's calc_diff(out, ref) < 1e-3 against the float64 "
-        "product of the dequantised e4m3 operands (1x128 / 128x128 scales, "
-        "amax/448), no NaN poison left in rows of a group, rows of no group "
+        "product of the dequantised e4m3 operands (1x128 / 128x128, per-row, "
+        "per-channel or tensor-wise scales, amax/448), no NaN poison left "
+        "in rows of a group, rows of no group "
         "bit-identical; fresh random inputs per case",
         "",
         "| # | case | kernel | result | |",

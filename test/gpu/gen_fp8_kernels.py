@@ -6,7 +6,11 @@ Each kernel is one FP8 (f8E4M3FN) problem op with 1x128 activation scales
 128x128 weight scales, static N and K, dynamic rows and groups; the tile
 config is left to ggemm-select-config. The shapes are DeepGEMM's test lists
 (dense, grouped contiguous, masked) and a FlagGems-style batched bmm, plus
-epilogue variants. Regenerate after editing:
+epilogue variants. Kernels named `*_rowwise`, `*_tensor`, `*_mixed`,
+`*_channel` take tensor-wise (`[1]` for x, `[G]` for w) or per-row (`[M]` /
+`[G, Mmax]` for x, `[G, N]` for w) scales instead, applied in the
+epilogue (torch._scaled_mm row-wise, FlashInfer's bmm_fp8). Regenerate
+after editing:
 
     python3 test/gpu/gen_fp8_kernels.py
 """
@@ -27,8 +31,24 @@ def kb(k: int) -> int:
     return -(-k // 128)
 
 
+BLOCKS = ("1x128", "128x128")
+
+
+def scale_types(xk, wk, k, n, x_lead):
+    """The x_scale and w_scale memref types of scale blocks (xk, wk); x_lead
+    is "" (segment) or "?x" (masked, batched)."""
+    xs = {"1x128": (f"memref<?x{kb(k)}xf32, strided<[1, ?]>>" if not x_lead
+                    else f"memref<?x?x{kb(k)}xf32, strided<[?, 1, ?]>>"),
+          "per_row": f"memref<{x_lead}?xf32>",
+          "tensor": "memref<1xf32>"}[xk]
+    ws = {"128x128": f"memref<?x{kb(n)}x{kb(k)}xf32>",
+          "per_row": f"memref<?x{n}xf32>",
+          "tensor": "memref<?xf32>"}[wk]
+    return xs, ws
+
+
 def segment(n, k, out="bf16", widx=False, bias=False, act=None, rs=False,
-            acc=False, name=None, f8=F8):
+            acc=False, name=None, f8=F8, scales=BLOCKS):
     name = name or f"fp8_seg_n{n}_k{k}"
     args = [f"%x: memref<?x{k}x{f8}>", f"%w: memref<?x{n}x{k}x{f8}>",
             "%p: memref<?xi32>"]
@@ -37,8 +57,7 @@ def segment(n, k, out="bf16", widx=False, bias=False, act=None, rs=False,
     if widx:
         args.append("%idx: memref<?xi32>")
         lines.append("      weight_indices(%idx : memref<?xi32>)")
-    xs = f"memref<?x{kb(k)}xf32, strided<[1, ?]>>"
-    ws = f"memref<?x{kb(n)}x{kb(k)}xf32>"
+    xs, ws = scale_types(*scales, k, n, "")
     args += [f"%xs: {xs}", f"%ws: {ws}"]
     lines.append(f"      scales(%xs, %ws : {xs}, {ws})")
     if bias:
@@ -49,7 +68,7 @@ def segment(n, k, out="bf16", widx=False, bias=False, act=None, rs=False,
         lines.append("      row_scale(%rs : memref<?xf32>)")
     args.append(f"%y: memref<?x{n}x{out}>")
     lines.append(f"      outs(%y : memref<?x{n}x{out}>)")
-    return name, args, lines, epilogue(act, acc)
+    return name, args, lines, epilogue(act, acc), None, scales
 
 
 def epilogue(act, acc):
@@ -61,10 +80,10 @@ def epilogue(act, acc):
     return f"#ggemm.epilogue<{', '.join(parts)}>" if parts else None
 
 
-def grouped(op, n, k, out="bf16"):
-    name = f"fp8_{op}_n{n}_k{k}"
-    xs = f"memref<?x?x{kb(k)}xf32, strided<[?, 1, ?]>>"
-    ws = f"memref<?x{kb(n)}x{kb(k)}xf32>"
+def grouped(op, n, k, out="bf16", scales=BLOCKS, name=None, act=None,
+            acc=False):
+    name = name or f"fp8_{op}_n{n}_k{k}"
+    xs, ws = scale_types(*scales, k, n, "?x")
     args = [f"%x: memref<?x?x{k}x{F8}>", f"%w: memref<?x{n}x{k}x{F8}>"]
     lines = [f"  ggemm.{op}_matmul ins(%x, %w : memref<?x?x{k}x{F8}>, "
              f"memref<?x{n}x{k}x{F8}>)"]
@@ -74,7 +93,7 @@ def grouped(op, n, k, out="bf16"):
     args += [f"%xs: {xs}", f"%ws: {ws}", f"%y: memref<?x?x{n}x{out}>"]
     lines.append(f"      scales(%xs, %ws : {xs}, {ws})")
     lines.append(f"      outs(%y : memref<?x?x{n}x{out}>)")
-    return name, args, lines, None
+    return name, args, lines, epilogue(act, acc), None, scales
 
 
 def swap_config(block_m, block_n):
@@ -85,9 +104,15 @@ def swap_config(block_m, block_n):
             f"{block_n // 64}, swap_ab = true>")
 
 
-def write(name, args, lines, epi, config=None):
-    attrs = ["x_scale_block = #ggemm.scale_block<1x128>",
-             "w_scale_block = #ggemm.scale_block<128x128>"]
+def with_config(kernel, config):
+    """A kernel tuple of segment() / grouped() with a tile config."""
+    name, args, lines, epi, _, scales = kernel
+    return name, args, lines, epi, config, scales
+
+
+def write(name, args, lines, epi, config=None, scales=BLOCKS):
+    attrs = [f"x_scale_block = #ggemm.scale_block<{scales[0]}>",
+             f"w_scale_block = #ggemm.scale_block<{scales[1]}>"]
     if config:
         attrs.append(f"config = {config}")
     if epi:
@@ -117,20 +142,53 @@ def main():
                            f8="f8E5M2"))
     # Swap-AB (few rows per group): a segment kernel with weight indices and
     # a masked one on DeepGEMM's shapes.
-    kernels.append(segment(4096, 7168, widx=True,
-                           name="fp8_seg_n4096_k7168_swap32_idx")
-                   + (swap_config(32, 128),))
-    name, args, lines, epi = grouped("masked", 7168, 2048)
-    kernels.append((name + "_swap24", args, lines, epi, swap_config(24, 64)))
+    kernels.append(with_config(
+        segment(4096, 7168, widx=True, name="fp8_seg_n4096_k7168_swap32_idx"),
+        swap_config(32, 128)))
+    kernels.append(with_config(
+        grouped("masked", 7168, 2048, name="fp8_masked_n7168_k2048_swap24"),
+        swap_config(24, 64)))
+    # Tensor-wise and per-row scales, scaled once in the epilogue: the
+    # bf16 path's tiles (128x256 where N allows), every kind and mix with
+    # segment, masked and batched ops, an odd N with K not a multiple of
+    # 128, epilogue composition, swap-AB.
+    rowwise, tensor = ("per_row", "per_row"), ("tensor", "tensor")
+    kernels.append(segment(4096, 7168, name="fp8_seg_n4096_k7168_rowwise",
+                           scales=rowwise))
+    kernels.append(segment(2112, 7168, name="fp8_seg_n2112_k7168_tensor",
+                           scales=tensor))
+    kernels.append(segment(2049, 1600, widx=True, bias=True, act="gelu",
+                           name="fp8_seg_n2049_k1600_mixed_idx_bias_gelu",
+                           scales=("per_row", "tensor")))
+    kernels.append(segment(999, 1024, out="f32", rs=True, acc=True,
+                           name="fp8_seg_n999_k1024_channel_rs_acc",
+                           scales=("tensor", "per_row")))
+    kernels.append(with_config(
+        segment(4096, 7168, widx=True, scales=rowwise,
+                name="fp8_seg_n4096_k7168_rowwise_swap32_idx"),
+        swap_config(32, 128)))
+    kernels.append(grouped("masked", 4096, 7168, scales=rowwise,
+                           name="fp8_masked_n4096_k7168_rowwise"))
+    kernels.append(grouped("masked", 7168, 2048, scales=("tensor", "per_row"),
+                           name="fp8_masked_n7168_k2048_channel"))
+    kernels.append(with_config(
+        grouped("masked", 7168, 2048, scales=rowwise,
+                name="fp8_masked_n7168_k2048_rowwise_swap24"),
+        swap_config(24, 64)))
+    kernels.append(grouped("batched", 1024, 1024, scales=tensor,
+                           name="fp8_batched_n1024_k1024_tensor"))
+    kernels.append(grouped("batched", 1000, 1024, out="f32", act="relu",
+                           acc=True, scales=("per_row", "tensor"),
+                           name="fp8_batched_n1000_k1024_mixed_relu_acc"))
     # 2-CTA clusters sharing the weight tile by TMA multicast (a config
     # option; ggemm-select-config does not choose it).
-    kernels.append(segment(4096, 7168, name="fp8_seg_n4096_k7168_c2")
-                   + ("#ggemm.tile_config<block_m = 128, block_n = 128, "
-                      "block_k = 128, stages = 6, cluster_m = 2>",))
-    name, args, lines, epi = grouped("masked", 4096, 7168)
-    kernels.append((name + "_c2", args, lines, epi,
-                    "#ggemm.tile_config<block_m = 128, block_n = 128, "
-                    "block_k = 128, stages = 6, cluster_m = 2>"))
+    cluster = ("#ggemm.tile_config<block_m = 128, block_n = 128, "
+               "block_k = 128, stages = 6, cluster_m = 2>")
+    kernels.append(with_config(
+        segment(4096, 7168, name="fp8_seg_n4096_k7168_c2"), cluster))
+    kernels.append(with_config(
+        grouped("masked", 4096, 7168, name="fp8_masked_n4096_k7168_c2"),
+        cluster))
     for kernel in kernels:
         write(*kernel)
     print(f"wrote {len(kernels)} kernels to {HERE}")

@@ -1,5 +1,5 @@
-"""FP8 (e4m3, 1x128 / 128x128 block scales) in the Python ops layer on a
-CPU: the IR text, the argument checks, the MN-major activation-scale copy
+"""FP8 (e4m3; 1x128 / 128x128 block scales, tensor-wise and per-row
+scales) in the Python ops layer on a CPU: the IR text, the argument checks, the MN-major activation-scale copy
 and the compat wrappers' checks. Stand-in tensors, no torch, no GPU."""
 from __future__ import annotations
 
@@ -89,6 +89,13 @@ FP8_PROBLEMS = [
             row_scale=True, accumulate=True, index_dtype="i64"),
     Problem("masked_matmul", "f8e4m3", n=200, k=256, groups=4),
     Problem("batched_matmul", "f8e4m3", n=256, k=256, groups=1),
+    Problem("segment_matmul", "f8e4m3", n=200, k=160, groups=3,
+            x_scale_block="per_row", w_scale_block="per_row", bias=True,
+            activation="gelu"),
+    Problem("masked_matmul", "f8e4m3", n=256, k=256, groups=4,
+            x_scale_block="per_row", w_scale_block="tensor"),
+    Problem("batched_matmul", "f8e4m3", n=136, k=128, groups=2,
+            x_scale_block="tensor", w_scale_block="tensor"),
 ]
 
 
@@ -164,21 +171,25 @@ def test_fp8_row_major_scales_are_copied(copies: List[Any]) -> None:
                                                             "float32")},
      ops.ArgumentError, "x: K = 320 must be a multiple of 128"),
     ({"x_scale": FakeTensor((1000,), "float32")}, ggemm.NotLoweredError,
-     r"x_scale: per-row scales \(shape \[1000\]\) are not lowered yet"),
+     "x_scale, w_scale: per_row activation scales with 128x128 weight "
+     "scales are not lowered"),
     ({"x_scale": FakeTensor((1,), "float32")}, ggemm.NotLoweredError,
-     "x_scale: a per-tensor scale is not lowered yet"),
+     "x_scale, w_scale: tensor activation scales with 128x128"),
     ({"x_scale": FakeTensor((1000, 8), "float32")}, ops.ArgumentError,
-     r"x_scale: expected shape \[1000, 4\]"),
+     r"x_scale: expected shape \[1\] \(one scale for all of x\), \[M\] "
+     r"\(one per row\) or \[M, ceil\(K/128\)\] = \[1000, 4\]"),
     ({"x_scale": FakeTensor((1000, 4), "bfloat16")}, ops.ArgumentError,
      "x_scale: expected dtype f32"),
     ({"x_scale": FakeTensor((1000, 4), "float32", device="cpu")},
      ops.ArgumentError, "x_scale: expected a CUDA tensor"),
     ({"w_scale": FakeTensor((8,), "float32")}, ggemm.NotLoweredError,
-     "w_scale: per-tensor weight scales are not lowered yet"),
-    ({"w_scale": FakeTensor((8, 384, 4), "float32")}, ggemm.NotLoweredError,
-     "w_scale: 1x128 weight scales are not lowered yet"),
+     "x_scale, w_scale: 1x128 activation scales with tensor weight scales"),
+    ({"w_scale": FakeTensor((8, 384), "float32")}, ggemm.NotLoweredError,
+     "x_scale, w_scale: 1x128 activation scales with per_row weight"),
+    ({"w_scale": FakeTensor((8, 384, 4), "float32")}, ops.ArgumentError,
+     r"w_scale: expected shape \[Gw\] = \[8\]"),
     ({"w_scale": FakeTensor((8, 4, 3), "float32")}, ops.ArgumentError,
-     r"w_scale: expected shape \[8, 3, 4\]"),
+     r"w_scale: expected shape .*\[8, 3, 4\] \(128x128 blocks\)"),
     ({"w_scale": FakeTensor((8, 3, 4), "float32", strides=(1, 8, 24))},
      ops.ArgumentError, "w_scale: must be contiguous"),
 ])
@@ -200,13 +211,140 @@ def test_scales_need_fp8_operands() -> None:
 def test_fp8_grouped_scale_shapes() -> None:
     x, w = FakeTensor((4, 64, 256), F8), FakeTensor((4, 384, 256), F8)
     with pytest.raises(ops.ArgumentError, match=r"x_scale: expected shape "
-                       r"\[4, 64, 2\] \(\[G, M, ceil\(K/128\)\]"):
+                       r".*\[G, M, ceil\(K/128\)\] = \[4, 64, 2\]"):
         ops.plan_batched_matmul(x, w, x_scale=mn_major(64, 2),
                                 w_scale=FakeTensor((4, 3, 2), "float32"))
-    with pytest.raises(ggemm.NotLoweredError, match="x_scale: per-row"):
+    with pytest.raises(ggemm.NotLoweredError, match="x_scale, w_scale: "
+                       "per_row activation scales with 128x128"):
         ops.plan_masked_matmul(x, w, FakeTensor((4,), "int32"),
                                x_scale=FakeTensor((4, 64), "float32"),
                                w_scale=FakeTensor((4, 3, 2), "float32"))
+
+
+# -- tensor-wise and per-row scales -------------------------------------------
+
+def test_scale_kinds_ir_text() -> None:
+    seg = Problem("segment_matmul", "f8e4m3", n=200, k=160, groups=3,
+                  num_weights=5, weight_indices=True,
+                  x_scale_block="per_row", w_scale_block="per_row")
+    assert not seg.block_scaled
+    assert ("scales(%x_scale, %w_scale : memref<?xf32>, memref<5x200xf32>)"
+            in seg.mlir())
+    assert ("x_scale_block = #ggemm.scale_block<per_row>, w_scale_block = "
+            "#ggemm.scale_block<per_row>}") in seg.mlir()
+    assert Problem.from_spec(json.loads(seg.key)) == seg
+    masked = Problem("masked_matmul", "f8e4m3", n=256, k=256, groups=4,
+                     x_scale_block="per_row", w_scale_block="tensor")
+    assert ("scales(%x_scale, %w_scale : memref<4x?xf32>, memref<4xf32>)"
+            in masked.mlir())
+    batched = Problem("batched_matmul", "f8e4m3", n=136, k=128, groups=2,
+                      x_scale_block="tensor", w_scale_block="per_row")
+    assert ("scales(%x_scale, %w_scale : memref<1xf32>, memref<2x136xf32>)"
+            in batched.mlir())
+    # Block kinds go together; K need not be a multiple of 128 without them.
+    with pytest.raises(ggemm.SpecError, match="'1x128' with 'per_row' is "
+                       "not lowered"):
+        Problem("segment_matmul", "f8e4m3", n=256, k=256, groups=2,
+                w_scale_block="per_row")
+    with pytest.raises(ggemm.SpecError, match="k \\(160\\) must be a "
+                       "multiple of 128"):
+        Problem("segment_matmul", "f8e4m3", n=256, k=160, groups=2)
+    with pytest.raises(ggemm.SpecError, match="x_scale_block: '1x64' is not "
+                       "lowered"):
+        Problem("segment_matmul", "f8e4m3", n=256, k=256, groups=2,
+                x_scale_block="1x64")
+
+
+def test_scale_kinds_from_shapes() -> None:
+    """The scale blocks follow from the scales' shapes, each kind with each
+    op; the kernel gets the scales as they are when they are dense."""
+    x, w = FakeTensor((1000, 512), F8), FakeTensor((8, 384, 512), F8)
+    seg = FakeTensor((9,), "int32")
+    for xs, ws, kinds in [
+            ((1000,), (8, 384), ("per_row", "per_row")),
+            ((1,), (8,), ("tensor", "tensor")),
+            ((1,), (8, 384), ("tensor", "per_row")),
+            ((1000,), (8,), ("per_row", "tensor"))]:
+        x_scale, w_scale = FakeTensor(xs, "float32"), FakeTensor(ws,
+                                                                "float32")
+        plan = ops.plan_segment_matmul(x, w, seg, x_scale=x_scale,
+                                       w_scale=w_scale)
+        p = plan.problem
+        assert (p.x_scale_block, p.w_scale_block) == kinds
+        assert plan.tensors["x_scale"] is x_scale
+        assert plan.tensors["w_scale"] is w_scale
+    # K = 160 is fine without block scales.
+    plan = ops.plan_segment_matmul(
+        FakeTensor((1000, 160), F8), FakeTensor((8, 384, 160), F8), seg,
+        x_scale=FakeTensor((1000,), "float32"),
+        w_scale=FakeTensor((8, 384), "float32"))
+    assert plan.problem.k == 160
+    xg, wg = FakeTensor((4, 64, 256), F8), FakeTensor((4, 384, 256), F8)
+    masked = ops.plan_masked_matmul(xg, wg, FakeTensor((4,), "int32"),
+                                    x_scale=FakeTensor((4, 64), "float32"),
+                                    w_scale=FakeTensor((4, 384), "float32"))
+    assert (masked.problem.x_scale_block, masked.problem.w_scale_block) == \
+        ("per_row", "per_row")
+    batched = ops.plan_batched_matmul(xg, wg,
+                                      x_scale=FakeTensor((1,), "float32"),
+                                      w_scale=FakeTensor((4,), "float32"))
+    assert (batched.problem.x_scale_block, batched.problem.w_scale_block) \
+        == ("tensor", "tensor")
+    assert batched.key != masked.key
+
+
+@pytest.mark.parametrize("x_scale, w_scale, message", [
+    ((999,), (8, 384), r"x_scale: expected shape \[1\] \(one scale for all "
+     r"of x\), \[M\] \(one per row\)"),
+    ((2,), (8,), r"x_scale: expected shape \[1\]"),
+    ((1000,), (8, 383), r"w_scale: expected shape \[Gw\] = \[8\] \(one per "
+     r"weight matrix\), \[Gw, N\] = \[8, 384\] \(one per output channel\)"),
+    ((1000,), (7,), r"w_scale: expected shape \[Gw\] = \[8\]"),
+])
+def test_scale_kind_shape_errors(x_scale: tuple, w_scale: tuple,
+                                 message: str) -> None:
+    with pytest.raises(ops.ArgumentError, match=message):
+        seg_fp8(x_scale=FakeTensor(x_scale, "float32"),
+                w_scale=FakeTensor(w_scale, "float32"))
+
+
+def test_masked_per_row_scales_have_groups() -> None:
+    x, w = FakeTensor((4, 64, 256), F8), FakeTensor((4, 384, 256), F8)
+    with pytest.raises(ops.ArgumentError, match=r"\[G, M\] \(one per row\)"):
+        ops.plan_masked_matmul(x, w, FakeTensor((4,), "int32"),
+                               x_scale=FakeTensor((256,), "float32"),
+                               w_scale=FakeTensor((4,), "float32"))
+
+
+def test_bmm_fp8(monkeypatch) -> None:
+    """flashinfer.bmm_fp8 is batched_matmul with tensor-wise scales on B
+    seen K-major; its own arguments are checked first."""
+    from ggemm.compat import flashinfer
+    calls: List[Any] = []
+
+    def fake(x: Any, w: Any, **kwargs: Any) -> str:
+        calls.append((x, w, kwargs))
+        return "y"
+    monkeypatch.setattr(ops, "batched_matmul", fake)
+    a = FakeTensor((3, 64, 256), F8)
+    b = FakeTensor((3, 256, 136), F8, strides=(256 * 136, 1, 256))
+    sa, sb = FakeTensor((), "float32"), FakeTensor((1,), "float32")
+    assert flashinfer.bmm_fp8(a, b, sa, sb, "bf16") == "y"
+    x, w, kwargs = calls[0]
+    assert x is a and w.shape == (3, 136, 256) and w.is_contiguous()
+    assert kwargs == {"out": None, "out_dtype": "bf16", "x_scale": sa,
+                      "w_scale": sb}
+    with pytest.raises(ops.ArgumentError, match="B: expected a column-major"):
+        flashinfer.bmm_fp8(a, FakeTensor((3, 256, 136), F8), sa, sb, "bf16")
+    with pytest.raises(ops.ArgumentError, match="dtype: expected "
+                       "torch.bfloat16 or torch.float16"):
+        flashinfer.bmm_fp8(a, b, sa, sb, "f32")
+    with pytest.raises(ops.ArgumentError, match=r"A_scale: expected one f32 "
+                       r"scale \(shape \[\] or \[1\]\), got shape \[3\]"):
+        flashinfer.bmm_fp8(a, b, FakeTensor((3,), "float32"), sb, "bf16")
+    with pytest.raises(ggemm.NotLoweredError, match="float8_e5m2"):
+        flashinfer.bmm_fp8(FakeTensor((3, 64, 256), "float8_e5m2"), b, sa, sb,
+                           "bf16")
 
 
 # -- compat ------------------------------------------------------------------

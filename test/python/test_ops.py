@@ -64,6 +64,20 @@ class FakeTensor:
     def dim(self) -> int:
         return len(self.shape)
 
+    def transpose(self, a: int, b: int) -> "FakeTensor":
+        shape, strides = list(self.shape), list(self._strides)
+        shape[a], shape[b] = shape[b], shape[a]
+        strides[a], strides[b] = strides[b], strides[a]
+        return FakeTensor(shape, self.dtype.name, strides, self.device)
+
+    def is_contiguous(self) -> bool:
+        step = 1
+        for extent, stride in reversed(list(zip(self.shape, self._strides))):
+            if extent > 1 and stride != step:
+                return False
+            step *= max(extent, 1)
+        return True
+
 
 def seg_args(**overrides: Any) -> dict:
     args = {"x": FakeTensor((1000, 512)), "w": FakeTensor((8, 256, 512)),
@@ -130,9 +144,9 @@ def test_keys_are_canonical() -> None:
     ({"dtype": "f8e4m3", "weight_layout": "kn"},
      "weight_layout: 'kn' with FP8 operands is not lowered yet"),
     ({"dtype": "f8e4m3", "x_scale_block": "1x1"},
-     "x_scale_block: '1x1' is not lowered yet"),
+     "x_scale_block: '1x1' is not lowered"),
     ({"dtype": "f8e4m3", "w_scale_block": "1x128"},
-     "w_scale_block: '1x128' is not lowered yet"),
+     "w_scale_block: '1x128' is not lowered"),
     ({"dtype": "f8e4m3", "config": {"block_k": 64}},
      "config.block_k must be 128 with FP8"),
     ({"x_scale_block": "1x128"}, "scales apply to FP8 operands only"),
@@ -728,7 +742,6 @@ def test_compat_entry_points_that_are_not_lowered() -> None:
     from ggemm.compat import aiter, deep_gemm, flag_gems, flashinfer
     a = FakeTensor((16, 128))
     cases = [
-        (lambda: flashinfer.bmm_fp8(a, a, a, a, None), "bmm_fp8: needs FP8"),
         (lambda: deep_gemm.fp8_gemm_nt(a, a, a), "fp8_gemm_nt: needs FP8"),
         (lambda: deep_gemm.k_grouped_fp8_gemm_tn_contiguous(a, a, a, [], a),
          "k_grouped_fp8_gemm_tn_contiguous: needs FP8 K-ragged.*FP8 K-ragged "

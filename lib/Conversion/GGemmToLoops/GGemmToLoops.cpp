@@ -492,6 +492,10 @@ LogicalResult LoopsTranslator::lowerStore(StoreTileOp op) {
   Value row = lookup(op.getRow(), op), rowEnd = lookup(op.getRowEnd(), op);
   Value col = lookup(op.getCol(), op);
   Value scatter = lookup(op.getScatter(), op);
+  Value xScale = lookup(op.getXScale(), op),
+        wScale = lookup(op.getWScale(), op);
+  Value xScaleIndex = lookup(op.getXScaleIndex(), op),
+        wScaleIndex = lookup(op.getWScaleIndex(), op);
   ArrayRef<int64_t> tileShape = op.getAcc().getType().getShape();
   Type outType = op.getY().getType().getElementType();
   EpilogueAttr epilogue = op.getEpilogueAttr();
@@ -524,6 +528,15 @@ LogicalResult LoopsTranslator::lowerStore(StoreTileOp op) {
                             arith::ConstantIndexOp::create(b, loc, tileCols)),
       n);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  // FP8 dequantisation: the tensor-wise factors once per tile, a per-row x
+  // scale per row, a per-channel w scale per column.
+  Value tileDequant;
+  if (xScale && xScaleIndex)
+    tileDequant = memref::LoadOp::create(b, loc, xScale, xScaleIndex);
+  if (wScale && !op.hasPerChannelWScale())
+    tileDequant =
+        mulFactors(b, loc, tileDequant,
+                   memref::LoadOp::create(b, loc, wScale, wScaleIndex));
   auto rowLoop = scf::ForOp::create(b, loc, row, rowLimit, one);
   b.setInsertionPointToStart(rowLoop.getBody());
   Value r = rowLoop.getInductionVar();
@@ -531,6 +544,10 @@ LogicalResult LoopsTranslator::lowerStore(StoreTileOp op) {
   Value scale;
   if (rowScale)
     scale = memref::LoadOp::create(b, loc, rowScale, r);
+  Value rowDequant = tileDequant;
+  if (op.hasPerRowXScale())
+    rowDequant = mulFactors(b, loc, memref::LoadOp::create(b, loc, xScale, r),
+                            tileDequant);
   // The row of y: the tile's row, or where scatter sends it (nowhere when
   // that is outside y).
   Value target = r;
@@ -556,6 +573,11 @@ LogicalResult LoopsTranslator::lowerStore(StoreTileOp op) {
         b, loc, j, arith::ConstantIndexOp::create(b, loc, tileCols)));
   if (bias)
     biasValue = memref::LoadOp::create(b, loc, bias, {weight, c});
+  Value dequant = rowDequant;
+  if (op.hasPerChannelWScale())
+    dequant =
+        mulFactors(b, loc, rowDequant,
+                   memref::LoadOp::create(b, loc, wScale, {wScaleIndex, c}));
   if (bias && gated)
     upBias = memref::LoadOp::create(
         b, loc, bias, {weight, arith::AddIOp::create(b, loc, c, n)});
@@ -564,8 +586,8 @@ LogicalResult LoopsTranslator::lowerStore(StoreTileOp op) {
     old = memref::LoadOp::create(b, loc, y, {target, c});
   Value out = gated ? buildGatedEpilogue(b, loc, v, up, biasValue, upBias,
                                          scale, old, outType)
-                    : buildEpilogue(b, loc, v, biasValue, activation, scale,
-                                    old, outType);
+                    : buildEpilogue(b, loc, v, dequant, biasValue, activation,
+                                    scale, old, outType);
   memref::StoreOp::create(b, loc, out, y, {target, c});
   return success();
 }

@@ -47,7 +47,8 @@ struct KernelFacts;
 
 /// The parameter types, in the order above (with the scale parameters when
 /// `blockScaled`, then y's TMA descriptor when `staged`, then the gather
-/// indices, then the scatter indices and y's rows; see KernelFacts).
+/// indices, then the scatter indices and y's rows, then the epilogue scales;
+/// see KernelFacts).
 SmallVector<Type> kernelParamTypes(MLIRContext *ctx, const KernelFacts &facts);
 
 /// Bytes of one 128-byte swizzle row: the contiguous extent of every smem
@@ -109,6 +110,11 @@ struct KernelFacts {
   /// epilogue, whose w has 2N rows; an atomic (scatter-add) epilogue.
   Value gather, scatter;
   bool gated = false, atomic = false;
+  /// FP8 tensor-wise and per-row scales, applied by the store (null
+  /// without): x's per row or tensor-wise, w's per output channel or one
+  /// per weight.
+  Value xEpilogueScale, wEpilogueScale;
+  bool perRowXScale = false, perChannelWScale = false;
   /// A gated weight's layout: side by side (0), its tile split into a gate
   /// half and an up half N rows apart (`splitB`), or interleaved in blocks
   /// of `gateUpBlock` rows, its tile one box of both.
@@ -133,6 +139,11 @@ struct KernelFacts {
   unsigned xRowsParam() const { return gatherParam() + 3; }
   unsigned scatterParam() const { return gatherParam() + (gather ? 4 : 0); }
   unsigned yRowsParam() const { return scatterParam() + 1; }
+  /// With epilogue scales, after the scatter parameters: x's and w's scales
+  /// by address.
+  unsigned xScaleParam() const { return scatterParam() + (scatter ? 2 : 0); }
+  unsigned wScaleParam() const { return xScaleParam() + 1; }
+  bool epilogueScaled() const { return bool(xEpilogueScale); }
   bool blockScaled() const { return bool(aScales); }
   Type aElem() const { return aTile.getElementType(); }
 };
@@ -230,15 +241,20 @@ private:
   /// (up + bias)` in f32.
   Value gateAccumulator(Value acc, Value col0, Value weight, int64_t blockN);
   LogicalResult translateStoreDrain(StoreDrainOp op);
-  Value epiloguePair(Value v0, Value v1, Value rowScale, Value row, Value col,
-                     Value weight, Value oldPair);
+  Value epiloguePair(Value v0, Value v1, Value rowScale, Value rowFactor,
+                     Value row, Value col, Value weight, Value oldPair);
   LogicalResult translateTransposedStore(StoreTileOp op, Value acc, Value row0,
                                          Value rowEnd, Value col0,
                                          Value weight);
-  void storeElement(Value value, Value rowScale, Value row, Value col,
-                    Value weight);
-  void storePair(Value v0, Value v1, Value rowScale, Value row, Value col,
-                 Value weight);
+  /// FP8 tensor-wise / per-row scales (`x_scale`, `w_scale` of the store):
+  /// a row's factor, `sx(row)` times the tile's tensor-wise factors (null
+  /// without scales), and an element's, the row's times `sw(col)`.
+  Value rowDequant(Value row);
+  Value elementDequant(Value rowFactor, Value col);
+  void storeElement(Value value, Value rowScale, Value rowFactor, Value row,
+                    Value col, Value weight);
+  void storePair(Value v0, Value v1, Value rowScale, Value rowFactor, Value row,
+                 Value col, Value weight);
   LogicalResult translateDim(memref::DimOp op);
   Value dimSize(memref::DimOp op, OpBuilder &at);
   LogicalResult translateSegmentBounds(SegmentBoundsOp op);
@@ -262,6 +278,9 @@ private:
   /// ceil(K / 128)), with block scales.
   Value scaleRows, scaleBlocks;
   std::optional<TileSchedule> schedule;
+  /// Set by translateStore for its tile: the product of the tensor-wise
+  /// scale factors (null: none) and the weight the scales are read at.
+  Value tileDequant, dequantWeight;
   /// Constants of the host function, cloned once into the kernel.
   IRMapping externalConstants;
   OpBuilder entry;

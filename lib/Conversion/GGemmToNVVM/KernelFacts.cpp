@@ -23,6 +23,8 @@ SmallVector<Type> mlir::ggemm::nvvm::kernelParamTypes(MLIRContext *ctx,
     types.append({ptrGlobal, ptrGlobal, i64, i64});
   if (f.scatter)
     types.append({ptrGlobal, i64});
+  if (f.epilogueScaled())
+    types.append({ptrGlobal, ptrGlobal});
   return types;
 }
 
@@ -224,9 +226,15 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
       stores.push_back(store);
       if (succeeded(ok = bind(op, "y", f.y, store.getY())) &&
           succeeded(ok = bind(op, "bias", f.bias, store.getBias())) &&
-          succeeded(ok =
-                        bind(op, "row_scale", f.rowScale, store.getRowScale())))
+          succeeded(
+              ok = bind(op, "row_scale", f.rowScale, store.getRowScale())) &&
+          succeeded(
+              ok = bind(op, "x_scale", f.xEpilogueScale, store.getXScale())) &&
+          succeeded(
+              ok = bind(op, "w_scale", f.wEpilogueScale, store.getWScale())))
         ok = bind(op, "scatter_indices", f.scatter, store.getScatter());
+      f.perRowXScale = store.hasPerRowXScale();
+      f.perChannelWScale = store.hasPerChannelWScale();
     } else if (isa<ForeachTileOp, LaunchOp, TileScheduleOp>(op) &&
                op != launch) {
       ok = op->emitOpError() << "is not supported inside a ggemm.launch";
@@ -341,7 +349,7 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
   }
   if ((f.gather || f.scatter || f.gated) &&
       (f.schedule.getRowMapping() != RowMapping::segment || f.kRagged ||
-       f.blockScaled() || f.clusterM > 1))
+       isFp8(f.aElem()) || f.clusterM > 1))
     return launch.emitOpError()
            << "expects gathered or scattered rows and a gated (swiglu) "
               "epilogue only in a bf16/f16 segment kernel without clusters "
@@ -389,9 +397,16 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
     if (failed(verifyKernelAddressed(launch, "w_scale", f.wScale, true)))
       return failure();
     expectedRing.append({f.aScales, f.bScales});
-  } else if (isFp8(f.aElem())) {
-    return launch.emitOpError() << "expects FP8 tiles with block scales "
-                                   "(ggemm.load_scales and ggemm.promote)";
+    if (f.epilogueScaled())
+      return launch.emitOpError()
+             << "expects either block scales or epilogue scales (x_scale, "
+                "w_scale on ggemm.store_tile), not both";
+  } else if (isFp8(f.aElem()) != f.epilogueScaled()) {
+    return launch.emitOpError()
+           << "expects FP8 tiles with block scales (ggemm.load_scales and "
+              "ggemm.promote) or with epilogue scales (x_scale, w_scale on "
+              "ggemm.store_tile), and no scales for "
+           << f.aElem();
   }
   if (TypeRange(f.ring.getRing().getType().getTiles()) !=
       TypeRange(expectedRing)) {
@@ -404,13 +419,17 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
            << expected << ")";
   }
 
-  // The kernel addresses y, bias and row_scale itself (y row by row with the
-  // runtime's row stride, bias and row_scale densely).
+  // The kernel addresses y, bias, row_scale and epilogue scales itself (y
+  // row by row with the runtime's row stride, the others densely).
   if (failed(verifyKernelAddressed(f.store, "y", f.y, /*dense=*/false)) ||
       (f.bias &&
        failed(verifyKernelAddressed(f.store, "bias", f.bias, true))) ||
       (f.rowScale &&
-       failed(verifyKernelAddressed(f.store, "row_scale", f.rowScale, true))))
+       failed(verifyKernelAddressed(f.store, "row_scale", f.rowScale, true))) ||
+      (f.xEpilogueScale && failed(verifyKernelAddressed(
+                               f.store, "x_scale", f.xEpilogueScale, true))) ||
+      (f.wEpilogueScale && failed(verifyKernelAddressed(
+                               f.store, "w_scale", f.wEpilogueScale, true))))
     return failure();
 
   MemRefType wType = cast<MemRefType>(f.w.getType());

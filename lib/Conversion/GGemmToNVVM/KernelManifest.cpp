@@ -94,6 +94,12 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
     problem.push_back(named("x_scale_block", s("1x128")));
     problem.push_back(named("w_scale_block", s("128x128")));
   }
+  if (f.epilogueScaled()) {
+    problem.push_back(
+        named("x_scale_block", s(f.perRowXScale ? "per_row" : "tensor")));
+    problem.push_back(
+        named("w_scale_block", s(f.perChannelWScale ? "per_row" : "tensor")));
+  }
   int64_t blockK = f.aTile.getK();
   SmallVector<NamedAttribute> tile = {
       named("block_m", i(f.aTile.getRows())),
@@ -225,6 +231,14 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
     params.push_back(
         param({named("name", s("y_rows")), named("kind", s("scalar")),
                named("dtype", s("i64")), named("value", s("y_rows"))}));
+  }
+  if (f.epilogueScaled()) {
+    // Tensor-wise and per-row scales, read by the store by address.
+    for (StringRef tensor : {"x_scale", "w_scale"})
+      params.push_back(
+          param({named("name", s(tensor)), named("kind", s("pointer")),
+                 named("tensor", s(tensor)),
+                 named("optional", b.getBoolAttr(false))}));
   }
   SmallVector<NamedAttribute> manifest = {
       named("format", s("ggemm-bundle")),

@@ -252,8 +252,28 @@ static Activation storeActivation(const KernelFacts &facts) {
   return epilogue.getActivation();
 }
 
-void KernelTranslator::storeElement(Value value, Value rowScale, Value row,
-                                    Value col, Value weight) {
+Value KernelTranslator::rowDequant(Value row) {
+  if (!facts.perRowXScale)
+    return tileDequant;
+  return mulFactors(
+      b, loc,
+      load(f32,
+           elementAddress(param(KernelParam(facts.xScaleParam())), f32, row)),
+      tileDequant);
+}
+
+Value KernelTranslator::elementDequant(Value rowFactor, Value col) {
+  if (!facts.perChannelWScale)
+    return rowFactor;
+  Value channel =
+      load(f32, elementAddress(param(KernelParam(facts.wScaleParam())), f32,
+                               add(mul(dequantWeight, n), col)));
+  return mulFactors(b, loc, rowFactor, channel);
+}
+
+void KernelTranslator::storeElement(Value value, Value rowScale,
+                                    Value rowFactor, Value row, Value col,
+                                    Value weight) {
   EpilogueAttr epilogue = facts.store.getEpilogueAttr();
   Value bias, old;
   if (facts.bias && !facts.gated)
@@ -264,8 +284,8 @@ void KernelTranslator::storeElement(Value value, Value rowScale, Value row,
   bool readOld = epilogue && epilogue.getAccumulate() && !facts.atomic;
   if (readOld)
     old = load(facts.outElem, address);
-  Value v = buildEpilogue(b, loc, value, bias, storeActivation(facts), rowScale,
-                          old, facts.outElem);
+  Value v = buildEpilogue(b, loc, value, elementDequant(rowFactor, col), bias,
+                          storeActivation(facts), rowScale, old, facts.outElem);
   if (facts.atomic) {
     // y[row, col] += v as one atomic add (atom.global.add): rows of several
     // segments may add into one row of y.
@@ -316,8 +336,8 @@ Value KernelTranslator::gateAccumulator(Value acc, Value col0, Value weight,
 }
 
 Value KernelTranslator::epiloguePair(Value v0, Value v1, Value rowScale,
-                                     Value row, Value col, Value weight,
-                                     Value oldPair) {
+                                     Value rowFactor, Value row, Value col,
+                                     Value weight, Value oldPair) {
   auto pairType = VectorType::get({2}, facts.outElem);
   Value pair = LLVM::UndefOp::create(b, loc, pairType);
   Value values[2] = {v0, v1};
@@ -329,15 +349,17 @@ Value KernelTranslator::epiloguePair(Value v0, Value v1, Value rowScale,
                                       add(mul(weight, n), add(col, idx(e)))));
     if (oldPair)
       old = LLVM::ExtractElementOp::create(b, loc, oldPair, position);
-    Value v = buildEpilogue(b, loc, values[e], bias, storeActivation(facts),
-                            rowScale, old, facts.outElem);
+    Value v = buildEpilogue(
+        b, loc, values[e], elementDequant(rowFactor, add(col, idx(e))), bias,
+        storeActivation(facts), rowScale, old, facts.outElem);
     pair = LLVM::InsertElementOp::create(b, loc, pair, v, position);
   }
   return pair;
 }
 
-void KernelTranslator::storePair(Value v0, Value v1, Value rowScale, Value row,
-                                 Value col, Value weight) {
+void KernelTranslator::storePair(Value v0, Value v1, Value rowScale,
+                                 Value rowFactor, Value row, Value col,
+                                 Value weight) {
   EpilogueAttr epilogue = facts.store.getEpilogueAttr();
   auto pairType = VectorType::get({2}, facts.outElem);
   int64_t pairBytes = 2 * getElementBytes(facts.outElem);
@@ -347,7 +369,8 @@ void KernelTranslator::storePair(Value v0, Value v1, Value rowScale, Value row,
   if (epilogue && epilogue.getAccumulate())
     oldPair = LLVM::LoadOp::create(b, loc, pairType, address, pairBytes);
   LLVM::StoreOp::create(
-      b, loc, epiloguePair(v0, v1, rowScale, row, col, weight, oldPair),
+      b, loc,
+      epiloguePair(v0, v1, rowScale, rowFactor, row, col, weight, oldPair),
       address, pairBytes);
 }
 
@@ -357,6 +380,28 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
   Value weight = op.getWeight() ? lookup(op.getWeight(), op) : Value();
   if (!acc || !row0 || !rowEnd || !col0 || (op.getWeight() && !weight))
     return failure();
+  // FP8 tensor-wise and per-row scales: the tensor-wise factors once per
+  // tile, the per-row and per-channel ones where the rows and columns are.
+  tileDequant = Value();
+  dequantWeight = Value();
+  if (op.getXScale()) {
+    dequantWeight = lookup(op.getWScaleIndex(), op);
+    if (!dequantWeight)
+      return failure();
+    if (!facts.perRowXScale) {
+      Value at = lookup(op.getXScaleIndex(), op);
+      if (!at)
+        return failure();
+      tileDequant =
+          load(f32, elementAddress(param(KernelParam(facts.xScaleParam())), f32,
+                                   at));
+    }
+    if (!facts.perChannelWScale)
+      tileDequant = mulFactors(
+          b, loc, tileDequant,
+          load(f32, elementAddress(param(KernelParam(facts.wScaleParam())), f32,
+                                   dequantWeight)));
+  }
   if (op.getTransposed())
     return translateTransposedStore(op, acc, row0, rowEnd, col0, weight);
   int64_t blockN = op.getAcc().getType().getShape()[1];
@@ -427,6 +472,7 @@ void KernelTranslator::storeDirect(Value acc, Value row0, Value rowEnd,
     Value rowScale;
     if (facts.rowScale)
       rowScale = load(f32, elementAddress(param(kRowScale), f32, row));
+    Value rowFactor = rowDequant(row);
     if (facts.scatter) {
       // The row of y the segment row goes to, if it is one of y's.
       Value target = toIndex(
@@ -453,7 +499,7 @@ void KernelTranslator::storeDirect(Value acc, Value row0, Value rowEnd,
       auto pairIf = scf::IfOp::create(b, loc, pairOk, /*withElse=*/true);
       OpBuilder::InsertionGuard pairGuard(b);
       b.setInsertionPointToStart(pairIf.thenBlock());
-      storePair(v0, v1, rowScale, row, col, weight);
+      storePair(v0, v1, rowScale, rowFactor, row, col, weight);
       b.setInsertionPointToStart(pairIf.elseBlock());
       for (int64_t e = 0; e < 2; ++e) {
         Value colE = add(col, idx(e));
@@ -461,7 +507,7 @@ void KernelTranslator::storeDirect(Value acc, Value row0, Value rowEnd,
             b, loc, cmp(arith::CmpIPredicate::ult, colE, n), false);
         OpBuilder::InsertionGuard colGuard(b);
         b.setInsertionPointToStart(colIf.thenBlock());
-        storeElement(e ? v1 : v0, rowScale, row, colE, weight);
+        storeElement(e ? v1 : v0, rowScale, rowFactor, row, colE, weight);
       }
     }
   }
@@ -491,12 +537,13 @@ void KernelTranslator::storeStaged(StoreTileOp op, Value acc, Value wgRow,
   // 128-byte swizzle phase: a box row's 16-byte chunk c sits at chunk
   // c ^ (row % 8), and row % 8 = lane / 4.
   Value boxRow = add(mul(warpInGroup, idx(16)), laneRow);
-  Value rowScales[2];
+  Value rowScales[2], rowFactors[2];
   Value rows[2];
   for (int64_t h = 0; h < 2; ++h) {
     rows[h] = add(add(wgRow, boxRow), idx(8 * h));
     if (facts.rowScale)
       rowScales[h] = load(f32, elementAddress(param(kRowScale), f32, rows[h]));
+    rowFactors[h] = rowDequant(rows[h]);
   }
   Value yDesc = kernel.getArgument(facts.yDescParam());
   auto leaderOnly = [&](function_ref<void()> body) {
@@ -539,8 +586,8 @@ void KernelTranslator::storeStaged(StoreTileOp op, Value acc, Value wgRow,
                                          add(mul(rows[h], ldy), safeCol));
           oldPair = LLVM::LoadOp::create(b, loc, pairType, address, pairBytes);
         }
-        Value pair = epiloguePair(v0, v1, rowScales[h], rows[h], safeCol,
-                                  weight, oldPair);
+        Value pair = epiloguePair(v0, v1, rowScales[h], rowFactors[h], rows[h],
+                                  safeCol, weight, oldPair);
         // Byte offset of the pair in the box row, then swizzled.
         Value byte = mul(add(laneCol, idx(8 * ii)), idx(elemBytes));
         Value chunk = arith::DivUIOp::create(b, loc, byte, idx(16));
@@ -610,6 +657,7 @@ LogicalResult KernelTranslator::translateTransposedStore(StoreTileOp op,
       Value rowScale;
       if (facts.rowScale)
         rowScale = load(f32, elementAddress(param(kRowScale), f32, row));
+      Value rowFactor = rowDequant(row);
       for (int64_t h = 0; h < 2; ++h) {
         Value col = add(colBase, idx(8 * h));
         auto colIf = scf::IfOp::create(
@@ -618,7 +666,7 @@ LogicalResult KernelTranslator::translateTransposedStore(StoreTileOp op,
         b.setInsertionPointToStart(colIf.thenBlock());
         Value v = LLVM::ExtractValueOp::create(
             b, loc, acc, ArrayRef<int64_t>{4 * i + 2 * h + e});
-        storeElement(v, rowScale, row, col, weight);
+        storeElement(v, rowScale, rowFactor, row, col, weight);
       }
     }
   }

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ops
-from . import ArgumentError, not_lowered
+from . import ArgumentError
 
 __all__ = ["SegmentGEMMWrapper", "bmm_fp8"]
 
@@ -64,6 +64,44 @@ class SegmentGEMMWrapper:
 
 def bmm_fp8(A: Any, B: Any, A_scale: Any, B_scale: Any, dtype: Any,
             out: Any = None, backend: str = "cublas") -> Any:
-    """``flashinfer.bmm_fp8``: not available until the FP8 path lands."""
-    raise not_lowered("bmm_fp8", "FP8 (e4m3/e5m2) operands with tensor-wise "
-                      "scales (the FP8 path of ggemm.batched_matmul)")
+    """``flashinfer.bmm_fp8``: ``out[b] = (A[b] @ B[b]) * A_scale *
+    B_scale`` in ``dtype`` (torch.bfloat16 or torch.float16), through
+    ``ggemm.batched_matmul`` with tensor-wise scales.
+
+    ``A``: ``[b, m, k]`` float8_e4m3fn; ``B``: ``[b, k, n]`` float8_e4m3fn,
+    column-major as FlashInfer wants it (``B.transpose(-2, -1)`` contiguous:
+    wgmma reads FP8 operands K-major, and GGEMM makes no copy); ``A_scale``
+    and ``B_scale``: one f32 each (shape ``[]`` or ``[1]``; a ``[b]``
+    ``B_scale`` scales each batch). ``out``: ``[b, m, n]`` of ``dtype``.
+    ``backend`` is accepted and ignored (GGEMM's kernel runs).
+
+    Example::
+
+        y = bmm_fp8(a_fp8, b_fp8.transpose(-2, -1), a_scale, b_scale,
+                    torch.bfloat16)
+    """
+    ops._not_lowered_dtype(A)
+    if not hasattr(B, "transpose") or getattr(B, "dim", lambda: 0)() != 3:
+        raise ArgumentError(f"B: expected a [b, k, n] tensor, got "
+                            f"{getattr(B, 'shape', type(B).__name__)}")
+    w = B.transpose(-2, -1)
+    if not w.is_contiguous():
+        raise ArgumentError("B: expected a column-major [b, k, n] tensor "
+                            "(B.transpose(-2, -1) contiguous, as FlashInfer "
+                            "requires): GGEMM's FP8 kernels read B K-major; "
+                            "pass B.transpose(-2, -1).contiguous()"
+                            ".transpose(-2, -1)")
+    out_dtype = ops._out_dtype_name(dtype)
+    if out_dtype not in ("bf16", "f16"):
+        raise ArgumentError(f"dtype: expected torch.bfloat16 or "
+                            f"torch.float16 (bmm_fp8's outputs), got {dtype}")
+    for name, scale in (("A_scale", A_scale), ("B_scale", B_scale)):
+        shape = tuple(getattr(scale, "shape", ()))
+        allowed = [(), (1,)]
+        if name == "B_scale":
+            allowed.append(tuple(A.shape[:1]))
+        if shape not in allowed:
+            raise ArgumentError(f"{name}: expected one f32 scale (shape [] "
+                                f"or [1]), got shape {list(shape)}")
+    return ops.batched_matmul(A, w, out=out, out_dtype=dtype,
+                              x_scale=A_scale, w_scale=B_scale)

@@ -124,11 +124,11 @@ SmallVector<int64_t> expectedScaleShape(ArrayRef<int64_t> lead, int64_t rows,
     return ShapedType::isDynamic(a) ? ShapedType::kDynamic
                                     : llvm::divideCeil(a, b);
   };
-  if (block.isTensorWise()) {
-    if (shape.empty())
-      shape.push_back(1);
-    return shape;
-  }
+  // One scale for the whole tensor, whatever its groups: FlashInfer's and
+  // torch's scalar activation scale. Per-group activation scales are
+  // per-row scales with equal rows.
+  if (block.isTensorWise())
+    return {1};
   if (block.isPerRow()) {
     shape.push_back(rows);
     return shape;

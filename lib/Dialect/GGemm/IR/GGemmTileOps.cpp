@@ -167,6 +167,46 @@ LogicalResult PromoteOp::verify() {
 // StoreTileOp
 //===----------------------------------------------------------------------===//
 
+/// The FP8 epilogue scales of a store: given together, x's tensor-wise (an
+/// index) or one per row, w's one per weight or one per output column.
+static LogicalResult verifyEpilogueScales(StoreTileOp op, int64_t rows,
+                                          int64_t n, bool gated) {
+  Value xScale = op.getXScale(), wScale = op.getWScale();
+  if (!xScale && op.getXScaleIndex())
+    return op.emitOpError() << "expects an x_scale index only with x_scale";
+  if (static_cast<bool>(wScale) != static_cast<bool>(op.getWScaleIndex()))
+    return op.emitOpError() << "expects a w_scale index exactly when w_scale "
+                               "is given (the weight matrix to read)";
+  if (static_cast<bool>(xScale) != static_cast<bool>(wScale))
+    return op.emitOpError()
+           << "expects x_scale and w_scale together (the dequantisation of "
+              "both FP8 operands), got only "
+           << (xScale ? "x_scale" : "w_scale");
+  if (!xScale)
+    return success();
+  if (gated)
+    return op.emitOpError() << "expects no x_scale and w_scale with a gated "
+                               "(swiglu) epilogue";
+  if (op.hasPerRowXScale()) {
+    int64_t scaleRows = cast<MemRefType>(xScale.getType()).getDimSize(0);
+    if (!compatible(scaleRows, rows))
+      return op.emitOpError()
+             << "expects one x_scale entry per row (" << dimStr(rows)
+             << ") without an index (per-row scales), got "
+             << dimStr(scaleRows);
+  }
+  auto wType = cast<MemRefType>(wScale.getType());
+  if (wType.getRank() != 1 && wType.getRank() != 2)
+    return op.emitOpError() << "expects w_scale of rank 1 (one per weight) or "
+                               "2 (one per weight and output column), got rank "
+                            << wType.getRank();
+  if (wType.getRank() == 2 && !compatible(wType.getDimSize(1), n))
+    return op.emitOpError()
+           << "expects per-channel w_scale rows of " << dimStr(n)
+           << " columns, got " << dimStr(wType.getDimSize(1));
+  return success();
+}
+
 LogicalResult StoreTileOp::verify() {
   MemRefType yType = getY().getType();
   int64_t n = yType.getDimSize(1);
@@ -193,6 +233,8 @@ LogicalResult StoreTileOp::verify() {
       return emitOpError() << "expects one row_scale entry per row ("
                            << dimStr(rows) << "), got " << dimStr(scaleRows);
   }
+  if (failed(verifyEpilogueScales(*this, rows, n, gated)))
+    return failure();
   if (gated) {
     int64_t accCols = getAcc().getType().getShape()[1];
     if (getTransposed() || accCols % 2 != 0)

@@ -45,10 +45,17 @@ Value mlir::ggemm::buildGatedEpilogue(OpBuilder &b, Location loc, Value gate,
   return finishEpilogue(b, loc, v, rowScale, old, outType);
 }
 
+Value mlir::ggemm::mulFactors(OpBuilder &b, Location loc, Value x, Value y) {
+  if (!x || !y)
+    return x ? x : y;
+  return arith::MulFOp::create(b, loc, x, y);
+}
+
 Value mlir::ggemm::buildEpilogue(OpBuilder &b, Location loc, Value acc,
-                                 Value bias, Activation activation,
-                                 Value rowScale, Value old, Type outType) {
-  Value v = acc;
+                                 Value dequant, Value bias,
+                                 Activation activation, Value rowScale,
+                                 Value old, Type outType) {
+  Value v = mulFactors(b, loc, acc, dequant);
   if (bias)
     v = arith::AddFOp::create(b, loc, v, bias);
   switch (activation) {

@@ -45,7 +45,7 @@ Value collapseLeading(OpBuilder &b, Location loc, Value v) {
 }
 
 /// The activation scales that have a row dimension to collapse like x, or
-/// null: tensor-wise scales (`[G]`, one a group) have none.
+/// null: tensor-wise scales (`[1]`, one for all of x) have none.
 Value scalesWithRows(Value scales, ScaleBlockAttr block) {
   return scales && !block.isTensorWise() ? scales : Value();
 }
@@ -119,17 +119,27 @@ Value kBlockCount(OpBuilder &b, Location loc, Value v, int64_t d,
       b, loc, sum, arith::ConstantIndexOp::create(b, loc, divisor));
 }
 
-/// Checks that this pass can tile the FP8 scales of `p`: block scales,
-/// promoted per K block, with one K block per scale block.
+/// Checks that this pass can tile the FP8 scales of `p`: block scales on
+/// both operands, promoted per K block with one K block per scale block, or
+/// tensor-wise / per-row scales on both, applied once in the epilogue.
 LogicalResult checkFp8Scales(Operation *op, const TileProblem &p) {
-  if (!p.xBlock.isBlock() || p.xBlock.getRows() != 1 || !p.wBlock.isBlock() ||
-      p.wBlock.getRows() != 128)
+  if (p.layout != WeightLayout::nk)
+    return op->emitOpError() << "expects weight_layout nk for FP8 (wgmma "
+                                "reads FP8 operands K-major only)";
+  if (p.xBlock.isBlock() != p.wBlock.isBlock())
+    return op->emitOpError()
+           << "expects block scales on both FP8 operands or on neither (block "
+              "scales are promoted per K block, tensor-wise and per-row ones "
+              "applied once in the epilogue), got "
+           << p.xBlock << " and " << p.wBlock;
+  if (!p.xBlock.isBlock())
+    return success();
+  if (p.xBlock.getRows() != 1 || p.wBlock.getRows() != 128)
     return op->emitOpError()
            << "expects x_scale_block = #ggemm.scale_block<1x128> and "
-              "w_scale_block = #ggemm.scale_block<128x128> for FP8 (the block "
-              "scales ggemm-tile promotes per K block), got "
-           << p.xBlock << " and " << p.wBlock
-           << "; tensor-wise and per-row scales are not tiled yet";
+              "w_scale_block = #ggemm.scale_block<128x128> for FP8 block "
+              "scales (the blocks ggemm-tile promotes per K block), got "
+           << p.xBlock << " and " << p.wBlock;
   int64_t blockK = p.config.getBlockK(), blockN = p.config.getBlockN();
   if (p.xBlock.getCols() != blockK || p.wBlock.getCols() != blockK)
     return op->emitOpError()
@@ -140,9 +150,6 @@ LogicalResult checkFp8Scales(Operation *op, const TileProblem &p) {
     return op->emitOpError() << "expects block_n (" << blockN
                              << ") to divide or be a multiple of the weight "
                                 "scale block's 128 rows";
-  if (p.layout != WeightLayout::nk)
-    return op->emitOpError() << "expects weight_layout nk for FP8 (wgmma "
-                                "reads FP8 operands K-major only)";
   return success();
 }
 
@@ -185,6 +192,9 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   bool fp8 = isFp8(elementType);
   if (fp8 && failed(checkFp8Scales(op, p)))
     return failure();
+  // Block scales are promoted per K block; tensor-wise and per-row ones
+  // scale the whole accumulator in the store.
+  bool blockScaled = fp8 && p.xBlock.isBlock();
   bool gated = p.epilogue && p.epilogue.isGated();
   if (fp8 && (gated || p.rowIndices))
     return op->emitOpError()
@@ -254,7 +264,7 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
                                      Value(), Value(), upOffset);
     Value acc = kLoop.getRegionIterArg(0);
     Value next;
-    if (!fp8) {
+    if (!blockScaled) {
       next = MmaOp::create(b, loc, accType, aTile, bTile, acc, IntegerAttr());
     } else {
       // Activation scales: one per row of the tile at [row, kb]; weight
@@ -278,8 +288,19 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
     }
     scf::YieldOp::create(b, loc, next);
   }
+  // Epilogue scales: a tensor-wise x scale is read at its one entry, a
+  // per-row one at the output row; w's at the tile's weight.
+  Value xScale, xScaleIndex, wScale, wScaleIndex;
+  if (fp8 && !blockScaled) {
+    xScale = p.xScale;
+    if (p.xBlock.isTensorWise())
+      xScaleIndex = arith::ConstantIndexOp::create(b, loc, 0);
+    wScale = p.wScale;
+    wScaleIndex = weight;
+  }
   StoreTileOp::create(b, loc, kLoop.getResult(0), p.y, row, loop.getRowEndArg(),
                       outCol, p.bias, p.bias ? weight : Value(), p.rowScale,
+                      xScale, xScaleIndex, wScale, wScaleIndex,
                       p.scatterIndices, p.epilogue, /*transposed=*/false,
                       /*staging=*/StoreStagingAttr());
   YieldOp::create(b, loc);
@@ -362,11 +383,11 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
   if (op.getAccumulate())
     epilogue = EpilogueAttr::get(ctx, Activation::none, /*accumulate=*/true,
                                  /*atomic=*/false, /*gateUpBlock=*/0);
-  auto store = StoreTileOp::create(b, loc, kLoop.getResult(0), dw, row,
-                                   loop.getRowEndArg(), col, Value(), Value(),
-                                   Value(), Value(), epilogue,
-                                   /*transposed=*/false,
-                                   /*staging=*/StoreStagingAttr());
+  auto store = StoreTileOp::create(
+      b, loc, kLoop.getResult(0), dw, row, loop.getRowEndArg(), col, Value(),
+      Value(), Value(), Value(), Value(), Value(), Value(), Value(), epilogue,
+      /*transposed=*/false,
+      /*staging=*/StoreStagingAttr());
   store->setAttr(kKRaggedLayoutAttrName,
                  WeightLayoutAttr::get(ctx, op.getWeightLayout()));
   YieldOp::create(b, loc);

@@ -206,6 +206,21 @@ def GGemm_ScaleBlockAttr : GGemm_Attr<"ScaleBlock", "scale_block"> {
     `[rows, K]` view of the operand, whatever its storage layout. C is a
     multiple of 32 (one FP8 wgmma k-step) and must divide K.
 
+    The scale operands' shapes (masked and batched ops: `G` groups of
+    `Mmax` / `M` rows):
+
+    | kind | x_scale | w_scale |
+    |---|---|---|
+    | `tensor` | `[1]` (one for all of x, every op) | `[Gw]` (one per weight matrix) |
+    | `per_row` | `[M]` (segment), `[G, Mmax]` (masked, batched) | `[Gw, N]` |
+    | `1x128` / `128x128` | `[M, K/128]`, `[G, Mmax, K/128]` | `[Gw, N/128, K/128]` |
+
+    `tensor` and `per_row` scales do not change along K, so the f32
+    accumulator of the whole K is scaled once, in the epilogue:
+    `y = epilogue(acc[m, n] * sx(m) * sw(g, n))`. The two operands may mix
+    these two kinds; block scales (promoted per K block, see
+    `ggemm.promote`) go with block scales only.
+
     ```mlir
     #ggemm.scale_block<1x128>
     #ggemm.scale_block<128x128>

@@ -412,6 +412,19 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
     C / 2` (C the accumulator's columns), and reads the bias at columns
     `col + j` and `N + col + j`.
 
+    FP8 with tensor-wise or per-row scales (`x_scale`, `w_scale`; written
+    by `ggemm-tile`): these scales do not change along K, so the tile's
+    accumulator holds the whole unscaled product and the store scales it
+    first, `v = acc[m, n] * sx(m) * sw(n)`, then adds the bias and so on.
+    `x_scale(%xs[%i] : memref<1xf32>)` with an index is tensor-wise, `sx(m)
+    = xs[i]`; without one, `x_scale(%xs : memref<?xf32>)` is per row, read
+    at the output row like `row_scale`. `w_scale(%ws[%w] : ...)` is read at
+    weight `w`: `memref<Gxf32>` is one scale per weight matrix, `sw(n) =
+    ws[w]`, and `memref<GxNxf32>` one per output channel, `sw(n) = ws[w,
+    n]`. On the GPU the tensor-wise factors are loaded once per tile, the
+    per-row ones once per fragment row (as `row_scale`), the per-channel
+    ones per column (as `bias`).
+
     `scatter` (`[M]` i32): row `r` of the tile's rows goes to y row
     `scatter[r]`, or nowhere when that is outside y; `row_scale` is still
     read at `r`. An `atomic` epilogue adds it in with atomic adds.
@@ -421,6 +434,14 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
         bias(%b[%widx] : memref<4x256xf32>)
         {epilogue = #ggemm.epilogue<activation = silu>}
         : !ggemm.accumulator<128x256xf32>, memref<?x256xbf16>
+    // FP8, per-token activation and per-channel weight scales.
+    ggemm.store_tile %acc to %y row(%row) row_end(%end) col(%col)
+        x_scale(%xs : memref<?xf32>) w_scale(%ws[%widx] : memref<4x256xf32>)
+        : !ggemm.accumulator<128x256xf32>, memref<?x256xbf16>
+    // FP8, tensor-wise scales (FlashInfer's bmm_fp8).
+    ggemm.store_tile %acc to %y row(%row) row_end(%end) col(%col)
+        x_scale(%xs[%c0] : memref<1xf32>) w_scale(%ws[%widx] : memref<4xf32>)
+        : !ggemm.accumulator<128x256xf32>, memref<?x256xbf16>
     ```
   }];
   let arguments = (ins GGemm_Accumulator:$acc, GGemm_OutMatrix:$y,
@@ -428,6 +449,10 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
                    Optional<GGemm_F32Matrix>:$bias,
                    Optional<GGemm_Index>:$weight,
                    Optional<GGemm_F32Vector>:$row_scale,
+                   Optional<GGemm_F32Vector>:$x_scale,
+                   Optional<GGemm_Index>:$x_scale_index,
+                   Optional<GGemm_F32Memref>:$w_scale,
+                   Optional<GGemm_Index>:$w_scale_index,
                    Optional<GGemm_I32Vector>:$scatter,
                    OptionalAttr<GGemm_EpilogueAttr>:$epilogue,
                    UnitAttr:$transposed,
@@ -437,10 +462,22 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
     (`transposed` $transposed^)?
     (`bias` `(` $bias^ `[` $weight `]` `:` type($bias) `)`)?
     (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
+    (`x_scale` `(` $x_scale^ (`[` $x_scale_index^ `]`)? `:` type($x_scale) `)`)?
+    (`w_scale` `(` $w_scale^ `[` $w_scale_index `]` `:` type($w_scale) `)`)?
     (`scatter` `(` $scatter^ `:` type($scatter) `)`)?
     attr-dict `:` qualified(type($acc)) `,` type($y)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// FP8 epilogue scales: x's per row (no index) rather than tensor-wise.
+    bool hasPerRowXScale() { return getXScale() && !getXScaleIndex(); }
+    /// w's per output channel (`[G, N]`) rather than one per weight matrix.
+    bool hasPerChannelWScale() {
+      return getWScale() &&
+             ::llvm::cast<::mlir::MemRefType>(getWScale().getType())
+                     .getRank() == 2;
+    }
+  }];
 }
 
 #endif // GGEMM_TILE_OPS_TD

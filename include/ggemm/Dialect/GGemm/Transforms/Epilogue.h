@@ -15,13 +15,19 @@
 
 namespace mlir::ggemm {
 
-/// Returns `act(acc + bias) * rowScale (+ old)` computed in f32 and converted
-/// to `outType` (bf16, f16 or f32). `acc`, `bias` and `rowScale` are f32;
-/// `old`, the value already in the output, has type `outType`. `bias`,
-/// `rowScale` and `old` are null when the epilogue has none.
-Value buildEpilogue(OpBuilder &b, Location loc, Value acc, Value bias,
-                    Activation activation, Value rowScale, Value old,
-                    Type outType);
+/// Returns `act(acc * dequant + bias) * rowScale (+ old)` computed in f32
+/// and converted to `outType` (bf16, f16 or f32). `acc`, `dequant`, `bias`
+/// and `rowScale` are f32; `old`, the value already in the output, has type
+/// `outType`. `dequant` (the FP8 scales of a tensor-wise or per-row scaled
+/// product, `sx(m) * sw(n)`), `bias`, `rowScale` and `old` are null when
+/// the epilogue has none.
+Value buildEpilogue(OpBuilder &b, Location loc, Value acc, Value dequant,
+                    Value bias, Activation activation, Value rowScale,
+                    Value old, Type outType);
+
+/// `x * y` in f32 where either factor may be absent (null, i.e. 1): the
+/// product of the epilogue's scale factors, null when both are.
+Value mulFactors(OpBuilder &b, Location loc, Value x, Value y);
 
 /// The gated (SwiGLU) epilogue: `silu(gate + gateBias) * (up + upBias) *
 /// rowScale (+ old)`, in f32, converted to `outType`. The biases,
