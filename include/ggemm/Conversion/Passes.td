@@ -27,7 +27,11 @@ def ConvertGGemmToLoops : Pass<"convert-ggemm-to-loops", "::mlir::ModuleOp"> {
     block_n, N))` and writes nothing else. Warp roles and the stage ring
     are GPU-only: run this pass before `ggemm-warp-specialize`. A
     `ggemm.sort_by_expert` becomes a stable counting sort in loops (count,
-    scan, place), the reference of the GPU routing kernel.
+    scan, place), the reference of the GPU routing kernel; a
+    `ggemm.quantize` loops over its scale blocks (maximum, scale, then each
+    element scaled and encoded to FP8 with integer arithmetic: LLVM has no
+    FP8 type for `arith.truncf` to lower to), the reference of the GPU
+    quantize kernel.
 
     Before:
 
