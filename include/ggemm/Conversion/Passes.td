@@ -91,6 +91,7 @@ def ConvertGGemmToNVVM : Pass<"convert-ggemm-to-nvvm", "::mlir::ModuleOp"> {
     | `ggemm.mma`, `ggemm.mma_wait` | `wgmma.fence`, `wgmma.mma_async` per k16, `commit_group`, `wait_group pending`; `wait_group 0` |
     | `ggemm.store_tile` | the epilogue and row-masked (paired) global stores |
     | `ggemm.sort_by_expert` | the one-CTA routing kernel (`RoutingToNVVM.cpp`): per-warp shared-memory counters, a `shfl.sync.up` scan, pairs placed in order with `match.any.sync` ranks; manifest `grid.policy = single` |
+    | `ggemm.quantize` | the quantize kernel (`QuantizeToNVVM.cpp`): 16-byte loads, block maxima by `shfl.sync.bfly` (and shared memory across warps for 128x128), `cvt.rn.satfinite.e4m3x2.f32`, a grid-stride loop over the scale blocks; manifest `grid.policy = persistent` with `units_per_cta` |
 
     Each kernel's parameters and launch facts go into the module's
     `ggemm.manifests` dictionary for `ggemm-export-bundle`. The host
