@@ -324,7 +324,8 @@ func.func @sort_by_expert(%ids: memref<?xi64>, %indptr: memref<5xi32>,
 
 // ggemm.quantize: one loop nest per scale block (here 1x128 over the
 // MN-major scales the FP8 GEMMs read): the block's absolute maximum, the
-// 1e-4 floor, the scale stored, then each element scaled by
+// 1e-4 floor, the scale (amax times 1/448 in f32, as torch computes
+// amax / 448 on the GPU) stored, then each element scaled by
 // (1 / amax) * 448 and encoded to e4m3 with integer arithmetic (clamped to
 // +-448 first; LLVM has no FP8 type for arith.truncf to lower to).
 // CHECK-LABEL: func.func @quantize_per_token(
@@ -337,7 +338,7 @@ func.func @sort_by_expert(%ids: memref<?xi64>, %indptr: memref<5xi32>,
 // CHECK: memref.load %[[X]]
 // CHECK: arith.maximumf
 // CHECK: %[[FLOORED:.+]] = arith.maximumf %[[AMAX]], %{{.+}} : f32
-// CHECK: %[[SCALE:.+]] = arith.divf %[[FLOORED]], %{{.+}} : f32
+// CHECK: %[[SCALE:.+]] = arith.mulf %[[FLOORED]], %{{.+}} : f32
 // CHECK: memref.store %[[SCALE]], %[[S]][%[[RB]], %[[CB]]] : memref<?x2xf32, strided<[1, ?]>>
 // CHECK: %[[RECIP:.+]] = arith.divf %{{.+}}, %[[FLOORED]] : f32
 // CHECK: %[[FACTOR:.+]] = arith.mulf %[[RECIP]], %{{.+}} : f32

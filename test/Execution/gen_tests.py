@@ -2155,7 +2155,9 @@ class QuantizeCase:
                              for r in range(rb * br, min(rows, rb * br + br))
                              for c in range(cb * bc, cb * bc + bc)]
                     amax = max(_f32(1e-4), max(abs(x[i]) for i in cells))
-                    scales.append(_f32(amax / fmax))
+                    # torch's amax / fmax on the GPU: a product with the
+                    # f32 reciprocal, as the op defines it.
+                    scales.append(_f32(amax * _f32(1 / fmax)))
                     factor = _f32(_f32(1.0 / amax) * fmax)
                     for i in cells:
                         codes[i] = fp8_encode(_f32(x[i] * factor),

@@ -1,7 +1,6 @@
 // ggemm.quantize end to end (ggemm-to-ptx): both quantize kernels in PTX
-// (16-byte vector loads, shfl.sync.bfly maxima, IEEE divisions for the
-// scale and the factor, cvt.rn.satfinite.e4m3x2.f32 packing, 8-byte
-// stores), their bundle manifests, and ptxas accepting them for sm_90a.
+// (16-byte vector loads, shfl.sync.bfly maxima, an IEEE reciprocal for
+// the factor, cvt.rn.satfinite.e4m3x2.f32 packing, 8-byte stores), their bundle manifests, and ptxas accepting them for sm_90a.
 // RUN: rm -rf %t && gemm-opt %s --ggemm-to-ptx="chip=sm_90a bundle-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PTX --input-file=%t/quant_kernel.ptx
 // RUN: FileCheck %s --check-prefix=WPTX --input-file=%t/wquant_kernel.ptx
@@ -16,7 +15,7 @@
 // PTX: .minnctapersm 4
 // PTX: ld.global.v4.b32
 // PTX: shfl.sync.bfly.b32
-// PTX: div.rn.f32
+// PTX: rcp.rn.f32
 // PTX: cvt.rn.satfinite.e4m3x2.f32
 // PTX: st.global.v2.b32
 

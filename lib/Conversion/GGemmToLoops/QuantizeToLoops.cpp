@@ -4,12 +4,13 @@
 // columns) of the op's `[rows, K]` view, for each leading index:
 //
 //   amax = max(max |x| over the block, 1e-4)
-//   scale[.., i, j] = amax / fp8_max
+//   scale[.., i, j] = amax * rcp         // rcp = 1 / fp8_max in f32
 //   factor = (1 / amax) * fp8_max
 //   q[r, c] = encode(clamp(x[r, c] * factor, -fp8_max, fp8_max))
 //
 // in f32, each operation rounded as the op's definition (and DeepGEMM's
-// torch code) rounds it. LLVM has no FP8 types, so `arith.truncf` to them
+// torch code on the GPU, where a division by a scalar is a product with its
+// f32 reciprocal) rounds it. LLVM has no FP8 types, so `arith.truncf` to them
 // does not lower to the CPU (and on overflow it would give NaN, not
 // saturate): encode() rounds to nearest even with integer arithmetic on the
 // f32 bits, exactly, and the clamp before it saturates.
@@ -158,7 +159,7 @@ void QuantizeLoopsBuilder::quantizeBlock(ArrayRef<Value> lead, Value rowBlock,
   Value amax =
       arith::MaximumFOp::create(b, loc, rowLoop.getResult(0), cf(1e-4));
   double fp8Max = op.getFp8Max();
-  Value scale = arith::DivFOp::create(b, loc, amax, cf(fp8Max));
+  Value scale = arith::MulFOp::create(b, loc, amax, cf(1.0 / fp8Max));
   SmallVector<Value> scaleIndices(lead);
   scaleIndices.append({rowBlock, colBlock});
   memref::StoreOp::create(b, loc, scale, op.getScale(), scaleIndices);

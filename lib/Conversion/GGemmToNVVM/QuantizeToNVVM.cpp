@@ -18,7 +18,8 @@
 //   stored 8 bytes per thread.
 //
 // The arithmetic is the op's definition in f32: amax = max(max|x|, 1e-4),
-// scale = amax / fp8_max, factor = (1 / amax) * fp8_max (IEEE division:
+// scale = amax * (1 / fp8_max as an f32 constant: torch's division by a
+// scalar on the GPU), factor = (1 / amax) * fp8_max (IEEE division:
 // div.rn / rcp.rn), q = cvt(x * factor). The CPU loops and the Python
 // reference compute the same, so the GPU check compares bytes.
 //
@@ -142,7 +143,7 @@ private:
   std::pair<Value, Value> scaleAndFactor(Value amax) {
     double fp8Max = op.getFp8Max();
     amax = fmax(amax, cf(1e-4));
-    Value scale = arith::DivFOp::create(b, loc, amax, cf(fp8Max));
+    Value scale = arith::MulFOp::create(b, loc, amax, cf(1.0 / fp8Max));
     Value factor = arith::MulFOp::create(
         b, loc, arith::DivFOp::create(b, loc, cf(1.0), amax), cf(fp8Max));
     return {scale, factor};

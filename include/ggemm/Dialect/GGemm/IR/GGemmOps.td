@@ -310,16 +310,19 @@ def GGemm_QuantizeOp : GGemm_Op<"quantize"> {
 
     ```
     amax       = max(max(|x[r, c]|) over the block, 1e-4)
-    scale[i, j] = amax / fp8_max                     // 448 for e4m3
+    scale[i, j] = amax * rcp    // rcp = 1 / fp8_max rounded to f32
     q[r, c]    = fp8(x[r, c] * ((1 / amax) * fp8_max))
     ```
 
-    with `fp8` rounding to nearest even and saturating at `+-fp8_max`.
-    This is DeepGEMM's `per_token_cast_to_fp8` / `per_block_cast_to_fp8`
-    operation for operation (its `448 / amax` is torch's reciprocal then a
-    product), so the bytes match DeepGEMM's and `ggemm.quantize`'s torch
-    path bit for bit. The floor keeps an all-zero block finite: its scale
-    is `1e-4 / fp8_max` and its bytes 0. `C` must divide K.
+    with `fp8` rounding to nearest even and saturating at `+-fp8_max`
+    (448 for e4m3, 57344 for e5m2). This is DeepGEMM's
+    `per_token_cast_to_fp8` / `per_block_cast_to_fp8` operation for
+    operation as torch runs it on the GPU (`448 / amax` is a reciprocal then
+    a product; `amax / 448` a product with 448's f32 reciprocal, which
+    differs from a true division in the last bit for about half of the
+    blocks), so the bytes match DeepGEMM's and the torch path's bit for
+    bit. The floor keeps an all-zero block finite: its scale
+    is `1e-4 * rcp` and its bytes 0. `C` must divide K.
 
     `scale` is `[lead..., ceil(rows / R), K / C]` in any strided layout,
     so the MN-major activation scales the FP8 GEMMs read
