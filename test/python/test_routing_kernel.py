@@ -105,7 +105,7 @@ def test_gemm_names_are_unchanged() -> None:
      "index_dtype must be one of i32, i64; got 'i16'"),
     ({"op": "route", "num_experts": 8, "topk": 2},
      "op must be one of segment_matmul, masked_matmul, batched_matmul, "
-     "segment_matmul_k, sort_by_expert; got 'route'"),
+     "segment_matmul_k, sort_by_expert, quantize; got 'route'"),
 ])
 def test_spec_errors(line: Dict[str, Any], message: str) -> None:
     with pytest.raises(SpecError, match=message):
