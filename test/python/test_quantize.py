@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import random
 import struct
+import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -307,3 +310,107 @@ def test_kernel_path_allocates_the_gemm_layouts(
                        "device cpu"):
         ggemm.quantize(FakeTensor(shape, dtype, is_cuda=False), block=block,
                        method="kernel")
+
+
+LAUNCH_SCRIPT = """
+    import ctypes, json, os, sys
+    import ggemm
+    from ggemm import ops
+    from test_quantize import FakeDtype, FakeTensor, StandInTorch
+    from test_routing_kernel import FakeDriverConfig as Config
+    from test_routing_kernel import FakeLaunchRecord as Record
+
+    class Tensor(FakeTensor):
+        next_address = 0x1_0000_0000
+
+        def __init__(self, *args, address=None, **kwargs):
+            super().__init__(*args, **kwargs)
+            Tensor.next_address += 0x1000000
+            self.address = address or Tensor.next_address
+
+        def data_ptr(self):
+            return self.address
+
+        def t(self):
+            return Tensor(self.shape[::-1], self.dtype, self.strides[::-1],
+                          address=self.address)
+
+        def __getitem__(self, rows):
+            shape = (len(range(*rows.indices(self.shape[0]))),) \\
+                + self.shape[1:]
+            return Tensor(shape, self.dtype, self.strides,
+                          address=self.address)
+
+    class Torch(StandInTorch):
+        def empty(self, *shape, dtype, device):
+            if len(shape) == 1 and isinstance(shape[0], tuple):
+                shape = shape[0]
+            return Tensor(shape, dtype)
+
+    fake = ctypes.CDLL(os.environ["GGEMM_CUDA_DRIVER"])
+    fake.ggemmFakeLastLaunch.restype = ctypes.POINTER(Record)
+    fake.ggemmFakeConfig.restype = ctypes.POINTER(Config)
+    config = fake.ggemmFakeConfig().contents
+    config.supports_param_info = True
+    config.num_kernel_params = 9
+    for i in range(9):
+        config.kernel_param_sizes[i] = 8
+    ops.torch = Torch()
+    out = []
+    for shape, block in (((100, 512), (1, 128)), ((2, 300, 256), (128, 128))):
+        x = Tensor(shape, FakeDtype("bfloat16"))
+        q, s = ggemm.quantize(x, block=block)
+        record = fake.ggemmFakeLastLaunch().contents
+        params = [int.from_bytes(bytes(record.param_bytes[i][:8]), "little")
+                  for i in range(record.num_params)]
+        out.append({"count": fake.ggemmFakeLaunchCount(),
+                    "grid": record.grid[0], "smem": record.shared_mem_bytes,
+                    "params": params,
+                    "tensors": [x.address, q.address, s.address]})
+    print(json.dumps(out))
+"""
+
+
+def test_launch_through_a_built_catalog_and_the_runtime(
+        tmp_path: Path) -> None:
+    """ggemm.quantize on (stand-in) CUDA tensors: a catalog built by the
+    compiler, the bundle loaded by the runtime, its checks, and one launch
+    each on the fake driver with the parameters the kernel reads."""
+    from test_routing_kernel import _fake_driver
+    driver = _fake_driver()
+    if driver is None:
+        pytest.skip("no fake CUDA driver (set GGEMM_BUILD_DIR to a build "
+                    "with the runtime's tests)")
+    try:
+        ggemm.load_library()
+    except ggemm.RuntimeLibraryNotFound as error:
+        pytest.skip(str(error))
+    try:
+        load_compiler()
+    except CompilerError as error:
+        pytest.skip(f"compiler library not built: {error}")
+    problems = [QuantizeProblem("bf16", "1x128"),
+                QuantizeProblem("bf16", "128x128", 3)]
+    catalog.build_catalog(problems, tmp_path / "cat", binary_format="isa",
+                          cache_dir=tmp_path / "cache")
+    env = dict(os.environ, GGEMM_CUDA_DRIVER=str(driver),
+               GGEMM_CATALOG=str(tmp_path / "cat"))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT / "python"), str(Path(__file__).resolve().parent)]
+        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(LAUNCH_SCRIPT)], env=env,
+        capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    per_token, per_block = json.loads(result.stdout.strip().splitlines()[-1])
+    # 100 rows of 4 blocks, 64 a CTA; the MN-major scales [100, 4] have
+    # strides (1, 100).
+    assert per_token["count"] == 1 and per_token["grid"] == 7
+    assert per_token["smem"] == 0
+    assert per_token["params"] == per_token["tensors"] + [1, 100, 512, 0, 1,
+                                                          100]
+    # 2 weights of 3 x 2 blocks, one a CTA; row-major [2, 3, 2] scales.
+    assert per_block["count"] == 2 and per_block["grid"] == 12
+    assert per_block["smem"] == 32
+    assert per_block["params"] == per_block["tensors"] + [2, 300, 256, 6, 2,
+                                                          1]

@@ -10,6 +10,7 @@ must pass, once it has it.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import json
 import os
@@ -431,32 +432,38 @@ def _fake_driver() -> Optional[Path]:
     return None
 
 
+class FakeLaunchRecord(ctypes.Structure):
+    """The leading fields of FakeLaunchRecord (runtime/test)."""
+
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                ("cluster", ctypes.c_uint * 3),
+                ("shared_mem_bytes", ctypes.c_uint),
+                ("stream", ctypes.c_void_p), ("function", ctypes.c_void_p),
+                ("num_params", ctypes.c_int),
+                ("param_sizes", ctypes.c_size_t * 64),
+                ("param_bytes", (ctypes.c_ubyte * 128) * 64)]
+
+
+class FakeDriverConfig(ctypes.Structure):
+    """The leading fields of FakeDriverConfig (runtime/test)."""
+
+    _fields_ = [("has_context", ctypes.c_bool),
+                ("context_id", ctypes.c_ulonglong),
+                ("device", ctypes.c_int), ("cc_major", ctypes.c_int),
+                ("cc_minor", ctypes.c_int), ("sm_count", ctypes.c_int),
+                ("max_smem_optin", ctypes.c_int),
+                ("supports_param_info", ctypes.c_bool),
+                ("num_kernel_params", ctypes.c_int),
+                ("kernel_param_sizes", ctypes.c_size_t * 64)]
+
+
 LAUNCH_SCRIPT = """
     import ctypes, json, os, sys
     import ggemm
     from ggemm import ops
     from test_routing_kernel import DeviceIds, StandInTorch
-
-    class Record(ctypes.Structure):
-        # The leading fields of FakeLaunchRecord (runtime/test).
-        _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
-                    ("cluster", ctypes.c_uint * 3),
-                    ("shared_mem_bytes", ctypes.c_uint),
-                    ("stream", ctypes.c_void_p), ("function", ctypes.c_void_p),
-                    ("num_params", ctypes.c_int),
-                    ("param_sizes", ctypes.c_size_t * 64),
-                    ("param_bytes", (ctypes.c_ubyte * 128) * 64)]
-
-    class Config(ctypes.Structure):
-        # The leading fields of FakeDriverConfig (runtime/test).
-        _fields_ = [("has_context", ctypes.c_bool),
-                    ("context_id", ctypes.c_ulonglong),
-                    ("device", ctypes.c_int), ("cc_major", ctypes.c_int),
-                    ("cc_minor", ctypes.c_int), ("sm_count", ctypes.c_int),
-                    ("max_smem_optin", ctypes.c_int),
-                    ("supports_param_info", ctypes.c_bool),
-                    ("num_kernel_params", ctypes.c_int),
-                    ("kernel_param_sizes", ctypes.c_size_t * 64)]
+    from test_routing_kernel import FakeDriverConfig as Config
+    from test_routing_kernel import FakeLaunchRecord as Record
 
     fake = ctypes.CDLL(os.environ["GGEMM_CUDA_DRIVER"])
     fake.ggemmFakeLastLaunch.restype = ctypes.POINTER(Record)
