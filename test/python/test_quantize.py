@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import random
 import struct
-import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -376,15 +373,9 @@ def test_launch_through_a_built_catalog_and_the_runtime(
     """ggemm.quantize on (stand-in) CUDA tensors: a catalog built by the
     compiler, the bundle loaded by the runtime, its checks, and one launch
     each on the fake driver with the parameters the kernel reads."""
-    from test_routing_kernel import _fake_driver
-    driver = _fake_driver()
-    if driver is None:
-        pytest.skip("no fake CUDA driver (set GGEMM_BUILD_DIR to a build "
-                    "with the runtime's tests)")
-    try:
-        ggemm.load_library()
-    except ggemm.RuntimeLibraryNotFound as error:
-        pytest.skip(str(error))
+    from test_routing_kernel import (run_with_fake_driver,
+                                     skip_without_fake_driver)
+    skip_without_fake_driver()
     try:
         load_compiler()
     except CompilerError as error:
@@ -393,16 +384,8 @@ def test_launch_through_a_built_catalog_and_the_runtime(
                 QuantizeProblem("bf16", "128x128", 3)]
     catalog.build_catalog(problems, tmp_path / "cat", binary_format="isa",
                           cache_dir=tmp_path / "cache")
-    env = dict(os.environ, GGEMM_CUDA_DRIVER=str(driver),
-               GGEMM_CATALOG=str(tmp_path / "cat"))
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT / "python"), str(Path(__file__).resolve().parent)]
-        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(LAUNCH_SCRIPT)], env=env,
-        capture_output=True, text=True, timeout=60, check=False)
-    assert result.returncode == 0, result.stderr
-    per_token, per_block = json.loads(result.stdout.strip().splitlines()[-1])
+    per_token, per_block = run_with_fake_driver(LAUNCH_SCRIPT,
+                                                tmp_path / "cat")
     # 100 rows of 4 blocks, 64 a CTA; the MN-major scales [100, 4] have
     # strides (1, 100).
     assert per_token["count"] == 1 and per_token["grid"] == 7

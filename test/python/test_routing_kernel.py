@@ -457,6 +457,35 @@ class FakeDriverConfig(ctypes.Structure):
                 ("kernel_param_sizes", ctypes.c_size_t * 64)]
 
 
+def skip_without_fake_driver() -> Path:
+    """The fake driver's path; skips without it or the runtime library."""
+    driver = _fake_driver()
+    if driver is None:
+        pytest.skip("no fake CUDA driver (set GGEMM_BUILD_DIR to a build "
+                    "with the runtime's tests)")
+    try:
+        ggemm.load_library()
+    except ggemm.RuntimeLibraryNotFound as error:
+        pytest.skip(str(error))
+    return driver
+
+
+def run_with_fake_driver(script: str, catalog_dir: Path) -> Any:
+    """Runs `script` (indented Python that prints JSON last) in a fresh
+    interpreter on the fake driver with `catalog_dir` as GGEMM_CATALOG, and
+    returns its JSON."""
+    env = dict(os.environ, GGEMM_CUDA_DRIVER=str(_fake_driver()),
+               GGEMM_CATALOG=str(catalog_dir))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT / "python"), str(Path(__file__).resolve().parent)]
+        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], env=env,
+        capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 LAUNCH_SCRIPT = """
     import ctypes, json, os, sys
     import ggemm
@@ -500,25 +529,9 @@ def test_launch_through_the_catalog_and_runtime(tmp_path: Path) -> None:
     """sort_by_expert on a (stand-in) CUDA tensor: catalog look-up, bundle
     load, the runtime's checks and one launch of one CTA with the five
     parameters, on the fake driver."""
-    driver = _fake_driver()
-    if driver is None:
-        pytest.skip("no fake CUDA driver (set GGEMM_BUILD_DIR to a build "
-                    "with the runtime's tests)")
-    try:
-        ggemm.load_library()
-    except ggemm.RuntimeLibraryNotFound as error:
-        pytest.skip(str(error))
+    skip_without_fake_driver()
     write_catalog(tmp_path / "cat", RoutingProblem(256, 8))
-    env = dict(os.environ, GGEMM_CUDA_DRIVER=str(driver),
-               GGEMM_CATALOG=str(tmp_path / "cat"))
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT / "python"), str(Path(__file__).resolve().parent)]
-        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(LAUNCH_SCRIPT)], env=env,
-        capture_output=True, text=True, timeout=60, check=False)
-    assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout.strip().splitlines()[-1])
+    out = run_with_fake_driver(LAUNCH_SCRIPT, tmp_path / "cat")
     first, empty = out["launches"]
     assert first["count"] == 1 and empty["count"] == 2
     for launch in (first, empty):
