@@ -314,8 +314,7 @@ LAUNCH_SCRIPT = """
     import ggemm
     from ggemm import ops
     from test_quantize import FakeDtype, FakeTensor, StandInTorch
-    from test_routing_kernel import FakeDriverConfig as Config
-    from test_routing_kernel import FakeLaunchRecord as Record
+    from test_routing_kernel import open_fake_driver
 
     class Tensor(FakeTensor):
         next_address = 0x1_0000_0000
@@ -344,14 +343,7 @@ LAUNCH_SCRIPT = """
                 shape = shape[0]
             return Tensor(shape, dtype)
 
-    fake = ctypes.CDLL(os.environ["GGEMM_CUDA_DRIVER"])
-    fake.ggemmFakeLastLaunch.restype = ctypes.POINTER(Record)
-    fake.ggemmFakeConfig.restype = ctypes.POINTER(Config)
-    config = fake.ggemmFakeConfig().contents
-    config.supports_param_info = True
-    config.num_kernel_params = 9
-    for i in range(9):
-        config.kernel_param_sizes[i] = 8
+    fake = open_fake_driver(9)
     ops.torch = Torch()
     out = []
     for shape, block in (((100, 512), (1, 128)), ((2, 300, 256), (128, 128))):

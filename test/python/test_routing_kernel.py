@@ -457,6 +457,21 @@ class FakeDriverConfig(ctypes.Structure):
                 ("kernel_param_sizes", ctypes.c_size_t * 64)]
 
 
+def open_fake_driver(num_params: int) -> Any:
+    """The fake driver of $GGEMM_CUDA_DRIVER (in a launch script's
+    process), told that the kernel takes `num_params` 8-byte parameters,
+    which it checks at module load and records at launch."""
+    fake = ctypes.CDLL(os.environ["GGEMM_CUDA_DRIVER"])
+    fake.ggemmFakeLastLaunch.restype = ctypes.POINTER(FakeLaunchRecord)
+    fake.ggemmFakeConfig.restype = ctypes.POINTER(FakeDriverConfig)
+    config = fake.ggemmFakeConfig().contents
+    config.supports_param_info = True
+    config.num_kernel_params = num_params
+    for i in range(num_params):
+        config.kernel_param_sizes[i] = 8
+    return fake
+
+
 def skip_without_fake_driver() -> Path:
     """The fake driver's path; skips without it or the runtime library."""
     driver = _fake_driver()
@@ -490,20 +505,9 @@ LAUNCH_SCRIPT = """
     import ctypes, json, os, sys
     import ggemm
     from ggemm import ops
-    from test_routing_kernel import DeviceIds, StandInTorch
-    from test_routing_kernel import FakeDriverConfig as Config
-    from test_routing_kernel import FakeLaunchRecord as Record
+    from test_routing_kernel import DeviceIds, StandInTorch, open_fake_driver
 
-    fake = ctypes.CDLL(os.environ["GGEMM_CUDA_DRIVER"])
-    fake.ggemmFakeLastLaunch.restype = ctypes.POINTER(Record)
-    fake.ggemmFakeConfig.restype = ctypes.POINTER(Config)
-    # The kernel takes five 8-byte parameters, checked at module load and
-    # recorded at launch.
-    config = fake.ggemmFakeConfig().contents
-    config.supports_param_info = True
-    config.num_kernel_params = 5
-    for i in range(5):
-        config.kernel_param_sizes[i] = 8
+    fake = open_fake_driver(5)
     ops.torch = StandInTorch()
     out = {"launches": []}
     for tokens in (16, 0):
