@@ -77,11 +77,12 @@ def fp8_cases(bundles: Path):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bundles", type=Path, required=True)
+    parser.add_argument("--bundles", type=Path,
+                        help="the bf16 benchmark bundles (left out: FP8 only)")
     parser.add_argument("--fp8-bundles", type=Path)
     args = parser.parse_args()
     torch.manual_seed(0)
-    cases = bf16_cases(args.bundles)
+    cases = bf16_cases(args.bundles) if args.bundles else []
     if args.fp8_bundles:
         cases += fp8_cases(args.fp8_bundles)
     for label, fn in cases:

@@ -12,7 +12,9 @@ each builds its kernel from
 the tensors' dtypes and sizes, compiles it once (or takes it from a
 prebuilt catalog, see :mod:`ggemm.catalog`) and launches on the current
 stream. Drop-in replacements of FlashInfer, DeepGEMM, megablox, aiter and
-FlagGems entry points live in :mod:`ggemm.compat`.
+FlagGems entry points live in :mod:`ggemm.compat`; the expert-parallel
+bookkeeping of an MoE layer (which rank holds which experts and rows) in
+:mod:`ggemm.expert_parallel`.
 
 Lower down, :func:`compile_bundles` compiles ggemm IR to kernel bundles
 through the compiler's C API and :class:`Kernel` launches a bundle.
@@ -43,6 +45,7 @@ from .ops import (
     segment_matmul_k,
 )
 from .layout import deinterleave_gate_up, interleave_gate_up
+from . import expert_parallel  # noqa: F401  (ggemm.expert_parallel.*)
 from .problem import (Problem, QuantizeProblem, RoutingProblem, SpecError,
                       TileConfig)
 from .quantization import quantize

@@ -273,6 +273,16 @@ def build_cases(names, rng):
         cases.append((f"masked swap-AB G={g} m~{m} max_m=1024 n=7168 k=2048",
                       "fp8_masked_n7168_k2048_swap24_kernel",
                       ("masked", counts, 1024, 7168, 2048)))
+    # 2-CTA clusters (cluster_m = 2): 256-row cluster tiles whose second
+    # CTA's rows may all lie past a segment's end.
+    for g, mean in ((4, 8192), (8, 4096), (5, 300), (17, 100), (3, 129)):
+        lengths = varied(rng, mean, g, 0.25)
+        cases.append((f"cluster_m=2 G={g} rows~{mean} 25% empty n=4096 k=7168",
+                      "fp8_seg_n4096_k7168_c2_kernel", ("segment", lengths, 4096, 7168)))
+    for g, m in ((32, 192), (6, 1024), (32, 20)):
+        counts = varied(rng, m, g, 0.1)
+        cases.append((f"masked cluster_m=2 G={g} m~{m} max_m=4096 n=4096 k=7168",
+                      "fp8_masked_n4096_k7168_c2_kernel", ("masked", counts, 4096, 4096, 7168)))
     for g, m in ((1, 1), (2, 128), (4, 300), (8, 1000), (16, 64)):
         cases.append((f"batched B={g} m={m} n=1024 k=1024", "fp8_batched_n1024_k1024_kernel",
                       ("batched", [m] * g, m, 1024, 1024)))

@@ -72,6 +72,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "test" / "gpu"))
 
 from check_python import rel_err  # noqa: E402
+import check_moe_example  # noqa: E402
 
 TOL = 1e-2
 #: DeepSeek-V3-like and Qwen3-MoE-like layers (hidden, intermediate per
@@ -140,6 +141,9 @@ def spec() -> dict:
                            out_dtype="f32"),
                       dict(op="segment_matmul_k", dtype="bf16", n=2 * i,
                            k=h, groups=e)]
+    # examples/moe_layer.py's GPU check (check_moe_example.py): one
+    # catalog for both.
+    lines += check_moe_example.spec()["kernels"]
     return {"format": "bin", "kernels": lines}
 
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """GPU check of GGEMM's Python face: the ops on torch tensors (the K-ragged
 weight gradient ``segment_matmul_k`` included), every compat wrapper,
-autograd (dW on the K-ragged kernel), torch.compile, the MoE example,
-CUDA-graph capture and the host overhead of a call.
+autograd (dW on the K-ragged kernel), torch.compile, CUDA-graph capture and
+the host overhead of a call. The MoE example has its own check,
+test/gpu/check_moe_example.py.
 
 The GPU host has no LLVM: every kernel comes from a catalog prebuilt on the
 CPU machine from this script's spec (test/gpu/build_python_catalog.sh runs
@@ -39,7 +40,6 @@ TOL = 1e-2
 # The sizes every case uses: N, K and G are compiled into the kernels.
 N, K, G = 384, 256, 6
 N2, K2 = 256, 384          # the other layout's / the transposed sizes
-MOE = dict(hidden=256, intermediate=384, experts=8, top_k=2)
 
 
 def spec() -> dict:
@@ -128,24 +128,6 @@ def spec() -> dict:
         dict(kr, n=K2, k=N2, groups=5, index_dtype="i64", out_dtype="f32"),
         dict(kr, n=K2, k=N2, groups=3, index_dtype="i64", out_dtype="f32",
              accumulate=True),
-    ]
-    # The MoE example: up (silu) and down (routing weights), forward and
-    # backward, offsets in int64.
-    h, i, e = MOE["hidden"], MOE["intermediate"], MOE["experts"]
-    moe = dict(seg, dtype=bf, groups=e, index_dtype="i64")
-    lines += [
-        dict(moe, n=i, k=h, activation="silu"),
-        dict(moe, n=h, k=i, row_scale=True),
-        dict(moe, n=i, k=h, out_dtype="f32"),
-        dict(moe, n=h, k=i, out_dtype="f32"),
-        dict(moe, n=h, k=i, weight_layout="kn"),
-        dict(moe, n=i, k=h, weight_layout="kn"),
-        # two expert-parallel halves
-        dict(moe, groups=e // 2, n=i, k=h, activation="silu"),
-        dict(moe, groups=e // 2, n=h, k=i, row_scale=True),
-        # dW_up and dW_down on the K-ragged kernel
-        dict(moe, op="segment_matmul_k", n=i, k=h),
-        dict(moe, op="segment_matmul_k", n=h, k=i),
     ]
     return {"format": "bin", "kernels": lines}
 
@@ -901,55 +883,6 @@ def cases(check: Checker) -> None:
                      "second shape")
 
     check.run("torch.compile(fullgraph=True)", compile_case)
-
-    # -- the MoE example
-    def moe_case():
-        sys.path.insert(0, str(ROOT / "examples"))
-        import moe_layer
-        torch.manual_seed(rng.randrange(1 << 30))
-        layer = moe_layer.MoELayer(MOE["hidden"], MOE["intermediate"],
-                                   MOE["experts"], MOE["top_k"],
-                                   device=torch.device(dev))
-        x = rand(1000, MOE["hidden"]).requires_grad_()
-        y = layer(x)
-        ref = moe_layer.reference(layer, x.detach())
-        expect_close(y.detach(), ref, "forward")
-        dy = torch.randn_like(y)
-        y.backward(dy)
-        # The same layer in float64 torch, differentiated by torch (the
-        # experts each token chose are taken from the layer: float64 logits
-        # could pick others at near-ties).
-        x64 = x.detach().double().requires_grad_()
-        up = layer.w_up.detach().double().requires_grad_()
-        down = layer.w_down.detach().double().requires_grad_()
-        _, experts = moe_layer.route(layer.router(x.detach()), layer.top_k)
-        logits = x64 @ layer.router.weight.detach().double().t()
-        weights = torch.softmax(torch.gather(logits, 1, experts), dim=-1)
-        out = torch.zeros(x.shape[0], MOE["hidden"], dtype=torch.float64,
-                          device=dev)
-        for e in range(MOE["experts"]):
-            token, slot = torch.nonzero(experts == e, as_tuple=True)
-            h = torch.nn.functional.silu(x64[token] @ up[e].t())
-            out = out.index_add(0, token, (h @ down[e].t())
-                                * weights[token, slot, None])
-        out.backward(dy.double())
-        expect_close(layer.w_up.grad, up.grad, "dW_up")
-        expect_close(layer.w_down.grad, down.grad, "dW_down")
-        expect_close(x.grad, x64.grad, "dx (experts and router)")
-        # Expert parallel: two halves summed give the full layer.
-        halves = []
-        for first, end in ((0, 4), (4, 8)):
-            half = moe_layer.MoELayer(MOE["hidden"], MOE["intermediate"],
-                                      MOE["experts"], MOE["top_k"],
-                                      expert_range=(first, end),
-                                      device=torch.device(dev))
-            half.router.weight.data.copy_(layer.router.weight.data)
-            half.w_up.data.copy_(layer.w_up.data[first:end])
-            half.w_down.data.copy_(layer.w_down.data[first:end])
-            halves.append(half(x.detach()).float())
-        expect_close(halves[0] + halves[1], ref, "expert-parallel halves")
-
-    check.run("examples/moe_layer.py forward/backward", moe_case)
 
     # -- CUDA graph
     def graph_case():

@@ -122,6 +122,15 @@ def main():
                    + (swap_config(32, 128),))
     name, args, lines, epi = grouped("masked", 7168, 2048)
     kernels.append((name + "_swap24", args, lines, epi, swap_config(24, 64)))
+    # 2-CTA clusters sharing the weight tile by TMA multicast (a config
+    # option; ggemm-select-config does not choose it).
+    kernels.append(segment(4096, 7168, name="fp8_seg_n4096_k7168_c2")
+                   + ("#ggemm.tile_config<block_m = 128, block_n = 128, "
+                      "block_k = 128, stages = 6, cluster_m = 2>",))
+    name, args, lines, epi = grouped("masked", 4096, 7168)
+    kernels.append((name + "_c2", args, lines, epi,
+                    "#ggemm.tile_config<block_m = 128, block_n = 128, "
+                    "block_k = 128, stages = 6, cluster_m = 2>"))
     for kernel in kernels:
         write(*kernel)
     print(f"wrote {len(kernels)} kernels to {HERE}")

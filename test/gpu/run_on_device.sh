@@ -11,7 +11,7 @@
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [moe] [quantize] [profile] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [moe] [moe-example] [quantize] [profile] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -56,6 +56,7 @@ for step in $steps; do
     python3 test/gpu/load_test.py --bundles .device/bundles \
       2>&1 | tee "$OUT/load.log" || rc=1 ;;
   fp8)
+    GGEMM_COMMIT=$(cat .device/bundles_fp8/COMMIT 2>/dev/null || echo "$commit") \
     python3 test/gpu/check_fp8.py --bundles .device/bundles_fp8 \
       ${FP8_BENCH:+--bench} ${FP8_BASELINE:+--baseline "$FP8_BASELINE"} \
       --report "$OUT/fp8.md" 2>&1 | tee "$OUT/fp8.log" \
@@ -111,6 +112,17 @@ for step in $steps; do
       ${MOE_ALT_LABEL:+--alt-label "$MOE_ALT_LABEL"} \
       --report "$OUT/moe.md" 2>&1 | tee "$OUT/moe.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  moe-example)
+    # examples/moe_layer.py's checks (forward and backward against plain
+    # torch, both combines, expert parallel over 2 simulated ranks) on a
+    # small, a Qwen3-MoE-like and a DeepSeek-V3-like (64 experts) layer;
+    # its kernels are in .device/moe_catalog (test/gpu/build_moe_catalog.sh).
+    # MOE_EXAMPLE_BENCH=1 times the fused layer against the glued one too.
+    GGEMM_COMMIT=$(cat .device/moe_catalog/COMMIT 2>/dev/null || echo "$commit") \
+    python3 test/gpu/check_moe_example.py --catalog .device/moe_catalog \
+      ${MOE_EXAMPLE_BENCH:+--bench} --report "$OUT/moe-example.md" 2>&1 \
+      | tee "$OUT/moe-example.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   quantize)
     # The FP8 quantize kernel (ggemm.quantize) bit for bit against torch and
     # DeepGEMM's casts: the catalog in .device/quantize_catalog
@@ -146,6 +158,28 @@ for step in $steps; do
       ${PROFILE_FP8:+--fp8-bundles .device/bundles_fp8} > "$OUT/profile.txt" 2>&1 || rc=1
     grep -E "profiling:|==PROF==|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|Executed Ipc A|Issue Slots Busy|Shared Memory|No Eligible|Warp Cycles Per Issued|gmma|lts__t_bytes" \
       "$OUT/profile.txt" | head -120 ;;
+  profile-fp8)
+    # The FP8 kernel and its cuBLAS peer only, with every section's
+    # details (stall reasons, instruction mix) and the kernel's SASS.
+    cuobjdump -sass .device/bundles_fp8/fp8_seg_n4096_k7168_v3_kernel.cubin \
+      > "$OUT/fp8_seg_n4096_k7168_v3.sass" 2>&1
+    ncu --clock-control none --profile-from-start off --target-processes all \
+      --section SpeedOfLight --section ComputeWorkloadAnalysis \
+      --section MemoryWorkloadAnalysis --section WarpStateStats \
+      --section SchedulerStats --section InstructionStats --print-details all \
+      python3 bench/profile_ncu.py --fp8-bundles .device/bundles_fp8 \
+      > "$OUT/profile-fp8.txt" 2>&1 || rc=1
+    grep -E "profiling:|Duration|Stall|Issue Slots|Tensor|L2 Cache Throughput" \
+      "$OUT/profile-fp8.txt" | head -80
+    # Warp-stall samples per SASS instruction of the GGEMM kernel (the
+    # source page as CSV, compressed).
+    ncu --clock-control none --profile-from-start off --target-processes all \
+      --section SourceCounters -k regex:fp8_seg -o "$OUT/fp8-source" \
+      python3 bench/profile_ncu.py --fp8-bundles .device/bundles_fp8 \
+      > /dev/null 2>&1 &&
+      ncu --import "$OUT/fp8-source.ncu-rep" --page source --csv \
+        --print-source sass 2> /dev/null | xz -9 > "$OUT/fp8-source.csv.xz" || rc=1
+    rm -f "$OUT/fp8-source.ncu-rep" ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done

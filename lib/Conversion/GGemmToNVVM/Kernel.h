@@ -215,6 +215,11 @@ private:
   FragmentBase fragmentBase();
   LogicalResult translateMma(MmaOp op);
   LogicalResult translatePromote(PromoteOp op);
+  /// The factor each accumulator register of `op`'s partial is scaled by
+  /// (row scale x column scale), read from the stage slot's scales.
+  FailureOr<SmallVector<Value>> promoteFactors(PromoteOp op);
+  /// Factors translateMma read ahead of a product's wgmma, by promotion.
+  llvm::DenseMap<Operation *, SmallVector<Value>> hoistedPromoteFactors;
   SmallVector<Value> loadWeightScales(LoadScalesOp load);
   LogicalResult putActivationScales(LoadScalesOp load, Value alignedRow,
                                     Value dst, Value full);

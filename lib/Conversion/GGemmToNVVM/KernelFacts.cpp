@@ -301,10 +301,9 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
   if (bool(f.xScale) != bool(f.wScale))
     return launch.emitOpError() << "expects activation and weight scales "
                                    "together (one promotion per K block)";
-  if (f.clusterM > 1 &&
-      (f.blockScaled() || f.kRagged || f.swapped || f.bTile.isMNMajor()))
+  if (f.clusterM > 1 && (f.kRagged || f.swapped || f.bTile.isMNMajor()))
     return launch.emitOpError()
-           << "expects clusters only for bf16/f16 segment, masked and batched "
+           << "expects clusters only for segment, masked and batched "
               "kernels with nk weights, not swapped (the multicast weight "
               "tile is split by rows)";
   // The gated epilogue pairs accumulator columns j and j + block_n / 2 in

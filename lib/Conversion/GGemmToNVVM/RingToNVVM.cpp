@@ -23,15 +23,23 @@ using namespace mlir::ggemm::nvvm;
 /// Spin hint for mbarrier.try_wait.
 static constexpr int64_t kWaitTicks = 10000000;
 
+// A ring position counts the K blocks a CTA has passed through the ring:
+// below 2^32 in any launch (that many blocks would take minutes), so its
+// slot and round are computed in 32 bits. In 64 bits the division by a
+// stage count such as 6 is a chain of a dozen wide multiplies on every K
+// block, between the consumers' previous promotion and their next wait
+// (the ncu source profile in bench/NOTES.md, FP8 v12).
 Value KernelTranslator::ringSlot(Value position) {
-  return arith::RemUIOp::create(b, loc, position,
-                                idx(facts.layout.getStages()));
+  return arith::IndexCastUIOp::create(
+      b, loc, b.getIndexType(),
+      arith::RemUIOp::create(b, loc, toI32(position),
+                             c32(facts.layout.getStages())));
 }
 
 Value KernelTranslator::ringParity(Value position) {
-  Value round =
-      arith::DivUIOp::create(b, loc, position, idx(facts.layout.getStages()));
-  return toI32(arith::AndIOp::create(b, loc, round, idx(1)));
+  Value round = arith::DivUIOp::create(b, loc, toI32(position),
+                                       c32(facts.layout.getStages()));
+  return arith::AndIOp::create(b, loc, round, c32(1));
 }
 
 Value KernelTranslator::ringBarrier(Value slot, bool empty) {

@@ -67,6 +67,27 @@ LogicalResult KernelTranslator::translateMma(MmaOp op) {
   // A product started from zeros needs no zero registers: the first wgmma
   // ignores its accumulator input (scale-d = 0).
   bool fromZero = bool(op.getAcc().getDefiningOp<ZeroAccumulatorOp>());
+  // A product promoted right after (an FP8 K block): its scale factors are
+  // read from the stage slot now, while the slot is held, so that their
+  // shared-memory latency and multiplies overlap the wgmma instead of
+  // following its wait. Only a few distinct factors (one row scale per
+  // fragment half times one weight scale): a swap-AB tile's per-column
+  // factors would stay live across the wgmma in too many registers.
+  if (op->hasOneUse())
+    if (auto promote = dyn_cast<PromoteOp>(*op->user_begin());
+        promote && promote.getPartial() == op.getResult() &&
+        (!promote.getBScales() ||
+         cast<ScalesType>(promote.getBScales().getType()).getCount() <= 2)) {
+      FailureOr<SmallVector<Value>> factors = promoteFactors(promote);
+      if (failed(factors))
+        return failure();
+      hoistedPromoteFactors[promote] = std::move(*factors);
+    }
+  // Its registers are then left undefined rather than zeroed: zeros would
+  // cost one move per register before every product (an FP8 tile starts a
+  // product per 128-wide K block).
+  if (fromZero)
+    acc = LLVM::UndefOp::create(b, loc, acc.getType());
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   // K-major tiles: rows of one 128-byte swizzle row, 8-row swizzle atoms
   // 1024 bytes apart (stride byte offset); the leading byte offset is
@@ -115,12 +136,10 @@ LogicalResult KernelTranslator::translateMma(MmaOp op) {
   return success();
 }
 
-LogicalResult KernelTranslator::translatePromote(PromoteOp op) {
-  Value partial = lookup(op.getPartial(), op), acc = lookup(op.getAcc(), op);
+FailureOr<SmallVector<Value>> KernelTranslator::promoteFactors(PromoteOp op) {
   Value aScales = op.getAScales() ? lookup(op.getAScales(), op) : Value();
   Value bScales = op.getBScales() ? lookup(op.getBScales(), op) : Value();
-  if (!partial || !acc || (op.getAScales() && !aScales) ||
-      (op.getBScales() && !bScales))
+  if ((op.getAScales() && !aScales) || (op.getBScales() && !bScales))
     return failure();
   ArrayRef<int64_t> shape = op.getAcc().getType().getShape();
   int64_t blockM = shape[0], blockN = shape[1];
@@ -187,13 +206,37 @@ LogicalResult KernelTranslator::translatePromote(PromoteOp op) {
       return factors[((r / 2) % 2) * bCount + 2 * (r / 4) + r % 2];
     };
   }
-  int64_t registers = blockN / 2;
-  for (int64_t r = 0; r < registers; ++r) {
-    Value factor = factorOf(r);
+  SmallVector<Value> perRegister;
+  for (int64_t r = 0; r < blockN / 2; ++r)
+    perRegister.push_back(factorOf(r));
+  return perRegister;
+}
+
+LogicalResult KernelTranslator::translatePromote(PromoteOp op) {
+  Value partial = lookup(op.getPartial(), op), acc = lookup(op.getAcc(), op);
+  if (!partial || !acc)
+    return failure();
+  // The factors were read before the product's wgmma where translateMma
+  // could (hoistedPromoteFactors), so that the promotion starts as soon as
+  // the product is complete.
+  SmallVector<Value> factors;
+  if (auto it = hoistedPromoteFactors.find(op);
+      it != hoistedPromoteFactors.end()) {
+    factors = std::move(it->second);
+    hoistedPromoteFactors.erase(it);
+  } else {
+    FailureOr<SmallVector<Value>> computed = promoteFactors(op);
+    if (failed(computed))
+      return failure();
+    factors = std::move(*computed);
+  }
+  for (auto [r, factor] : llvm::enumerate(factors)) {
     Value p = LLVM::ExtractValueOp::create(b, loc, partial, r);
     Value old = LLVM::ExtractValueOp::create(b, loc, acc, r);
-    Value sum = arith::AddFOp::create(b, loc, old,
-                                      arith::MulFOp::create(b, loc, p, factor));
+    // One fused multiply-add: a separate mul and add lower to mul.rn and
+    // add.rn, which ptxas may not contract, doubling the FP32 work the
+    // tensor cores wait on.
+    Value sum = LLVM::FMAOp::create(b, loc, p, factor, old);
     acc = LLVM::InsertValueOp::create(b, loc, acc, sum, r);
   }
   mapping.map(op.getResult(), acc);
