@@ -5,7 +5,8 @@ experts), :func:`masked_matmul` (a device-side row count per group),
 :func:`batched_matmul` and the K-ragged weight gradient
 :func:`segment_matmul_k` (:func:`segment_matmul` also gathers rows of x,
 scatters or atomically adds rows of y and fuses SwiGLU, with
-:func:`sort_by_expert` for the MoE routing and
+:func:`sort_by_expert` for the MoE routing, :func:`quantize` for FP8
+activations and weights with the GEMMs' block scales, and
 :func:`interleave_gate_up` for the interleaved gate/up weight layout);
 each builds its kernel from
 the tensors' dtypes and sizes, compiles it once (or takes it from a
@@ -45,7 +46,9 @@ from .ops import (
 )
 from .layout import deinterleave_gate_up, interleave_gate_up
 from . import expert_parallel  # noqa: F401  (ggemm.expert_parallel.*)
-from .problem import Problem, RoutingProblem, SpecError, TileConfig
+from .problem import (Problem, QuantizeProblem, RoutingProblem, SpecError,
+                      TileConfig)
+from .quantization import quantize
 from .routing import Routing, sort_by_expert
 from .runtime import (
     DType,
@@ -72,6 +75,7 @@ __all__ = [
     "Kernel",
     "NotLoweredError",
     "Problem",
+    "QuantizeProblem",
     "Routing",
     "RoutingProblem",
     "RuntimeLibraryNotFound",
@@ -86,6 +90,7 @@ __all__ = [
     "interleave_gate_up",
     "load_library",
     "masked_matmul",
+    "quantize",
     "run_pipeline",
     "segment_matmul",
     "segment_matmul_k",

@@ -1,5 +1,6 @@
 """Where the ops layer gets a kernel for a :class:`~ggemm.problem.Problem`
-(or the routing kernel's :class:`~ggemm.problem.RoutingProblem`).
+(or the routing kernel's :class:`~ggemm.problem.RoutingProblem`, the
+quantize kernel's :class:`~ggemm.problem.QuantizeProblem`).
 
 In order: a dictionary in memory (one :class:`~ggemm.runtime.Kernel` per
 problem and catalog choice, so a repeated call costs a dictionary look-up);
@@ -26,11 +27,12 @@ import threading
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from .problem import Problem, RoutingProblem, SpecError, problem_from_spec
+from .problem import (Problem, QuantizeProblem, RoutingProblem, SpecError,
+                      problem_from_spec)
 from .runtime import GGemmError, Kernel
 
 #: What a kernel is looked up by: a GEMM's problem or the routing kernel's.
-AnyProblem = Union[Problem, RoutingProblem]
+AnyProblem = Union[Problem, RoutingProblem, QuantizeProblem]
 
 __all__ = ["CatalogMissError", "CompileOptions", "compile_options",
            "set_compile_options", "kernel_for", "manifest_for",

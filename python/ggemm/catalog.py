@@ -23,6 +23,12 @@ the pairs per token and the ids' dtype (``i32`` or ``i64``; default
 
     {"op": "sort_by_expert", "num_experts": 256, "topk": 8,
      "index_dtype": ["i32", "i64"]}
+
+and so has the FP8 quantize kernel of :func:`ggemm.quantize`, keyed by
+x's dtype, the scale block and x's rank (every size is dynamic)::
+
+    {"op": "quantize", "x_dtype": "bf16",
+     "scale_block": ["1x128", "128x128"], "rank": 2}
  Top-level ``chip``, ``format`` (``bin``: cubin,
 the default; ``isa``: PTX), ``opt_level``, ``num_sms`` and ``grid`` are the
 pipeline's options.

@@ -6,8 +6,9 @@ config); the dynamic sizes (M, the rows per group) are not part of it. It
 is the key of the kernel caches, the unit of a catalog spec line, and it
 writes the ggemm IR of its kernel (:meth:`Problem.mlir`) — the op syntax of
 ``docs/GGemmOps.md``. A :class:`RoutingProblem` is the same for the MoE
-routing kernel (``ggemm.sort_by_expert``), and :func:`problem_from_spec`
-reads a spec line of either.
+routing kernel (``ggemm.sort_by_expert``), a :class:`QuantizeProblem` for
+the FP8 quantize kernel (``ggemm.quantize``), and :func:`problem_from_spec`
+reads a spec line of any.
 
 This module needs neither torch nor the compiler.
 
@@ -29,8 +30,9 @@ from typing import Any, ClassVar, Dict, Mapping, Optional, Tuple, Union
 
 from .runtime import GGemmError
 
-__all__ = ["OPS", "ROUTING_OPS", "ACTIVATIONS", "FP8_DTYPES", "Problem",
-           "RoutingProblem", "TileConfig", "SpecError", "problem_from_spec"]
+__all__ = ["OPS", "ROUTING_OPS", "QUANTIZE_OPS", "ACTIVATIONS", "FP8_DTYPES",
+           "Problem", "RoutingProblem", "QuantizeProblem", "TileConfig",
+           "SpecError", "problem_from_spec"]
 
 #: Problem ops the Python layer builds. ``segment_matmul_k`` is the K-ragged
 #: weight gradient (``dw[g] = dy[seg_g]ᵀ · x[seg_g]``): bf16/f16 operands,
@@ -39,6 +41,11 @@ OPS = ("segment_matmul", "masked_matmul", "batched_matmul",
        "segment_matmul_k")
 #: Ops of :class:`RoutingProblem`: the MoE routing kernel, not a GEMM.
 ROUTING_OPS = ("sort_by_expert",)
+#: Ops of :class:`QuantizeProblem`: bf16/f16 to FP8 with block scales.
+QUANTIZE_OPS = ("quantize",)
+#: The scale blocks ``ggemm.quantize`` writes: per token (activations) and
+#: per 128x128 block (weights).
+QUANTIZE_BLOCKS = ("1x128", "128x128")
 #: Operand types ``segment_matmul_k`` takes (FP8 K-ragged is not lowered).
 KRAGGED_DTYPES = ("bf16", "f16")
 #: Epilogue activations of ``#ggemm.epilogue``. ``swiglu`` is gated: w
@@ -656,10 +663,86 @@ class RoutingProblem(_Named):
                 f"{{topk = {self.topk} : i64}}\n  return\n}}\n")
 
 
+@dataclasses.dataclass(frozen=True)
+class QuantizeProblem(_Named):
+    """The FP8 quantize kernel of ``ggemm.quantize``: x (``x_dtype``, rank
+    ``rank``: ``[rows, K]`` or ``[G, rows, K]``) to e4m3 q and f32 scales of
+    ``scale_block`` (``"1x128"`` per token, ``"128x128"`` per block). Rows,
+    K and the scales' strides are dynamic: one kernel serves every shape.
+    Its catalog spec line is ``{"op": "quantize", "x_dtype": "bf16",
+    "scale_block": "1x128", "rank": 2}`` (``rank`` defaults to 2).
+
+    Example::
+
+        >>> p = QuantizeProblem("bf16", "128x128", rank=3)
+        >>> p.spec()
+        {'op': 'quantize', 'x_dtype': 'bf16', 'scale_block': '128x128', 'rank': 3}
+        >>> "#ggemm.scale_block<128x128>" in p.mlir()
+        True
+    """
+
+    op: ClassVar[str] = "quantize"
+    x_dtype: str
+    scale_block: str
+    rank: int = 2
+
+    def __post_init__(self) -> None:
+        _choice("x_dtype", self.x_dtype, KRAGGED_DTYPES)
+        _choice("scale_block", self.scale_block, QUANTIZE_BLOCKS)
+        if self.rank not in (2, 3):
+            raise SpecError(f"rank must be 2 or 3; got {self.rank!r}")
+
+    def spec(self) -> Dict[str, Any]:
+        return {"op": self.op, "x_dtype": self.x_dtype,
+                "scale_block": self.scale_block, "rank": self.rank}
+
+    @classmethod
+    def from_spec(cls, line: Mapping[str, Any]) -> "QuantizeProblem":
+        """Reads one catalog spec line; unknown fields are errors.
+
+        Example::
+
+            >>> QuantizeProblem.from_spec({"op": "quantize", "x_dtype": "f16",
+            ...                            "scale_block": "1x128"}).rank
+            2
+        """
+        arguments = _spec_arguments(cls, line,
+                                    ("op", "x_dtype", "scale_block"))
+        _choice("op", arguments.pop("op"), QUANTIZE_OPS)
+        return cls(**arguments)
+
+    def _name_stem(self) -> str:
+        return f"ggemm_{self.op}_{self.x_dtype}_{self.rank}d"
+
+    def mlir(self) -> str:
+        """``ggemm.quantize`` in a function of its three memrefs, every size
+        and the scales' strides dynamic.
+
+        Example::
+
+            >>> print(QuantizeProblem("bf16", "1x128").mlir())  # doctest: +ELLIPSIS
+            func.func @ggemm_quantize_bf16_2d_...(%x: memref<?x?xbf16>, %q: memref<?x?xf8E4M3FN>, %scale: memref<?x?xf32, strided<[?, ?], offset: ?>>) {
+            ...
+        """
+        dims = "x".join("?" * self.rank)
+        strides = ", ".join("?" * self.rank)
+        x_type = f"memref<{dims}x{self.x_dtype}>"
+        q_type = f"memref<{dims}xf8E4M3FN>"
+        s_type = f"memref<{dims}xf32, strided<[{strides}], offset: ?>>"
+        block = ("" if self.scale_block == "1x128" else
+                 f" {{scale_block = #ggemm.scale_block<{self.scale_block}>}}")
+        return (f"func.func @{self.function_name}(%x: {x_type}, %q: {q_type}, "
+                f"%scale: {s_type}) {{\n"
+                f"  ggemm.quantize ins(%x : {x_type})\n"
+                f"      outs(%q, %scale : {q_type}, {s_type}){block}\n"
+                f"  return\n}}\n")
+
+
 def problem_from_spec(line: Mapping[str, Any]
-                      ) -> Union[Problem, RoutingProblem]:
+                      ) -> Union[Problem, RoutingProblem, QuantizeProblem]:
     """The problem of one catalog spec line: a routing kernel's for
-    ``"op": "sort_by_expert"``, else a GEMM's.
+    ``"op": "sort_by_expert"``, a quantize kernel's for ``"op":
+    "quantize"``, else a GEMM's.
 
     Example::
 
@@ -668,7 +751,9 @@ def problem_from_spec(line: Mapping[str, Any]
         8
     """
     if "op" in line:
-        _choice("op", line["op"], OPS + ROUTING_OPS)
+        _choice("op", line["op"], OPS + ROUTING_OPS + QUANTIZE_OPS)
     if line.get("op") in ROUTING_OPS:
         return RoutingProblem.from_spec(line)
+    if line.get("op") in QUANTIZE_OPS:
+        return QuantizeProblem.from_spec(line)
     return Problem.from_spec(line)

@@ -130,10 +130,11 @@ _DTYPES: Dict[str, DType] = {
 #: ``dy`` and ``dw`` are segment_matmul_k's, ``row_indices`` (gather-A) and
 #: ``scatter_indices`` segment_matmul's; a routing kernel (sort_by_expert)
 #: takes ``topk_ids``, ``seg_indptr``, ``row_indices`` and
-#: ``pair_indices``).
+#: ``pair_indices``; a quantize kernel ``x``, ``q`` and ``scale``).
 TENSOR_NAMES = ("x", "w", "y", "seg_indptr", "masked_m", "weight_indices",
                 "bias", "row_scale", "x_scale", "w_scale", "dy", "dw",
-                "row_indices", "scatter_indices", "topk_ids", "pair_indices")
+                "row_indices", "scatter_indices", "topk_ids", "pair_indices",
+                "q", "scale")
 
 
 class _CTensor(ctypes.Structure):

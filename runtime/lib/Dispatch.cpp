@@ -18,6 +18,7 @@ int64_t dispatchRowsPerGroup(Op op, const ProblemShape &shape,
   case Op::BatchedMatmul:
     return shape.rowsPerGroup;
   case Op::SortByExpert: // one kernel: never a version 2 bundle
+  case Op::Quantize:
     return 0;
   }
   return 0;

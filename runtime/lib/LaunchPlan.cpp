@@ -430,8 +430,9 @@ Status checkPresence(const Manifest &manifest, const BoundArgs &args) {
   if (problem.op == Op::MaskedMatmul)
     required.push_back(TensorRole::MaskedM);
   // They take nothing optional: bindTensor rejects the rest by name.
-  const bool allRequired =
-      problem.op == Op::SegmentMatmulK || problem.op == Op::SortByExpert;
+  const bool allRequired = problem.op == Op::SegmentMatmulK ||
+                           problem.op == Op::SortByExpert ||
+                           problem.op == Op::Quantize;
   if (allRequired)
     required = rolesForOp(problem.op);
   for (TensorRole role : required)
@@ -439,8 +440,9 @@ Status checkPresence(const Manifest &manifest, const BoundArgs &args) {
       return invalidArgument(std::string("missing tensor '") +
                              tensorRoleName(role) + "' (" + opName(problem.op) +
                              " needs " + roleList(required) + ")");
-  // sort_by_expert's row_indices is an output, not gather-A's option.
-  if (problem.op == Op::SortByExpert)
+  // sort_by_expert's row_indices is an output, not gather-A's option;
+  // quantize has no options.
+  if (problem.op == Op::SortByExpert || problem.op == Op::Quantize)
     return Status::success();
 
   // `field` names the problem field that decides; `block` is the scale
@@ -652,12 +654,95 @@ Status checkRoutingTensors(const Manifest &manifest, BoundArgs &args) {
   return Status::success();
 }
 
+/// quantize: x [rows, k] or [groups, rows, k] of x_dtype and q of the same
+/// shape and q_dtype, both row-major (x 16-byte aligned: the kernel loads 16
+/// bytes per thread; q 8-byte aligned: it stores 8), k a multiple of 128;
+/// scale f32 [(groups,) ceil(rows / R), k / 128] in any strides (the 1x128
+/// scales of the FP8 GEMMs are MN-major), naturally aligned.
+Status checkQuantizeTensors(const Manifest &manifest, BoundArgs &args) {
+  using Role = TensorRole;
+  const ProblemSpec &problem = manifest.problem;
+  const TensorArg &x = args.get(Role::X);
+  const TensorArg &q = args.get(Role::Q);
+  const TensorArg &scale = args.get(Role::Scale);
+  for (Role role : {Role::X, Role::Q, Role::Scale})
+    if (Status status =
+            checkDtype(args.get(role), expectedTensorDtype(problem, role));
+        !status.ok())
+      return status;
+  const bool grouped = problem.rank == 3;
+  const char *layout = grouped ? "[num_groups, rows, k]" : "[rows, k]";
+  for (Role role : {Role::X, Role::Q})
+    if (Status status = checkRank(args.get(role), problem.rank, layout);
+        !status.ok())
+      return status;
+  if (Status status = checkRank(scale, problem.rank,
+                                grouped ? "[num_groups, row blocks, k blocks]"
+                                        : "[row blocks, k blocks]");
+      !status.ok())
+    return status;
+  for (int d = 0; d < problem.rank; ++d)
+    if (Status status = checkExtent(q, d, x.shape[d], nullptr, "x's shape");
+        !status.ok())
+      return status;
+
+  ProblemShape &shape = args.shape;
+  const int rowDim = problem.rank - 2;
+  shape.numGroups = grouped ? x.shape[0] : 1;
+  shape.rowsPerGroup = x.shape[rowDim];
+  shape.k = x.shape[rowDim + 1];
+  if (shape.k % kScaleBlock != 0)
+    return invalidArgument(
+        tensorPrefix(x) + "dimension " + std::to_string(rowDim + 1) +
+        " (k) is " + std::to_string(shape.k) + ", expected a multiple of " +
+        std::to_string(kScaleBlock) +
+        " (one scale per 128 columns; pad k); shape is " +
+        shapeText(x.shape.data(), x.rank));
+  const int64_t blockRows =
+      problem.xScaleBlock == ScaleBlock::Block1x128 ? 1 : kScaleBlock;
+  const int64_t rowBlocks = ceilDiv(shape.rowsPerGroup, blockRows);
+  const int64_t colBlocks = shape.k / kScaleBlock;
+  const std::string from = std::string("x's shape and the ") +
+                           scaleBlockName(problem.xScaleBlock) + " blocks";
+  if (grouped)
+    if (Status status =
+            checkExtent(scale, 0, shape.numGroups, "num_groups", from);
+        !status.ok())
+      return status;
+  if (Status status = checkExtent(scale, rowDim, rowBlocks, "row blocks", from);
+      !status.ok())
+    return status;
+  if (Status status =
+          checkExtent(scale, rowDim + 1, colBlocks, "k blocks", from);
+      !status.ok())
+    return status;
+  for (const TensorArg *tensor : {&x, &q})
+    if (Status status = checkContiguous(*tensor); !status.ok())
+      return status;
+  if (Status status = checkAlignment(x, 16, "the kernel loads 16 bytes");
+      !status.ok())
+    return status;
+  if (Status status = checkAlignment(q, 8, "the kernel stores 8 bytes");
+      !status.ok())
+    return status;
+  if (Status status = checkAlignment(scale, 4, "natural alignment of f32");
+      !status.ok())
+    return status;
+  shape.scaleStrides = {grouped ? scale.strides[0] : 0, scale.strides[rowDim],
+                        scale.strides[rowDim + 1]};
+  const int64_t units = shape.numGroups * rowBlocks * colBlocks;
+  shape.numTiles = ceilDiv(units, std::max(manifest.unitsPerCta, 1));
+  return Status::success();
+}
+
 Status checkTensors(const Manifest &manifest, BoundArgs &args) {
   const ProblemSpec &problem = manifest.problem;
   if (problem.op == Op::SegmentMatmulK)
     return checkKRaggedTensors(manifest, args);
   if (problem.op == Op::SortByExpert)
     return checkRoutingTensors(manifest, args);
+  if (problem.op == Op::Quantize)
+    return checkQuantizeTensors(manifest, args);
   const bool segment = problem.op == Op::SegmentMatmul;
   const TensorArg &x = args.get(TensorRole::X);
   const TensorArg &w = args.get(TensorRole::W);
@@ -1069,6 +1154,12 @@ int64_t scalarValue(const ParamSpec &param, const ProblemShape &shape) {
     return shape.xRows;
   case ScalarSource::NumPairs:
     return shape.numPairs;
+  case ScalarSource::ScaleStrideGroup:
+    return shape.scaleStrides[0];
+  case ScalarSource::ScaleStrideRow:
+    return shape.scaleStrides[1];
+  case ScalarSource::ScaleStrideCol:
+    return shape.scaleStrides[2];
   }
   return 0;
 }

@@ -57,6 +57,9 @@ struct ProblemShape {
   int64_t ldy = 0;      // row stride of y (segment_matmul_k: dw), elements
   int64_t numTiles = 0; // sort_by_expert: 1, its one CTA
   int64_t numPairs = 0; // sort_by_expert: P, topk_ids' length
+  /// quantize: scale's element strides over (group, row block, k block),
+  /// the group's 0 for rank 2.
+  std::array<int64_t, 3> scaleStrides{};
 };
 
 struct BoundArgs {

@@ -98,6 +98,10 @@ const char *tensorRoleName(TensorRole role) {
     return "topk_ids";
   case TensorRole::PairIndices:
     return "pair_indices";
+  case TensorRole::Q:
+    return "q";
+  case TensorRole::Scale:
+    return "scale";
   }
   return "<invalid tensor>";
 }
@@ -114,6 +118,8 @@ const char *opName(Op op) {
     return "segment_matmul_k";
   case Op::SortByExpert:
     return "sort_by_expert";
+  case Op::Quantize:
+    return "quantize";
   }
   return "<invalid op>";
 }
@@ -163,6 +169,7 @@ ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role) {
   case TensorRole::Dy:
     return problem.aDtype;
   case TensorRole::Dw:
+  case TensorRole::Q:
     return problem.outDtype;
   case TensorRole::SegIndptr:
     // sort_by_expert's index_dtype is its input's; it writes i32 offsets.
@@ -180,12 +187,18 @@ ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role) {
   case TensorRole::RowScale:
   case TensorRole::XScale:
   case TensorRole::WScale:
+  case TensorRole::Scale:
     return GGEMM_DTYPE_F32;
   }
   return GGEMM_DTYPE_F32;
 }
 
 bool tensorExistsForOp(TensorRole role, Op op) {
+  if (op == Op::Quantize)
+    return role == TensorRole::X || role == TensorRole::Q ||
+           role == TensorRole::Scale;
+  if (role == TensorRole::Q || role == TensorRole::Scale)
+    return false;
   if (op == Op::SortByExpert)
     return role == TensorRole::TopkIds || role == TensorRole::SegIndptr ||
            role == TensorRole::RowIndices || role == TensorRole::PairIndices;
@@ -222,7 +235,8 @@ const EnumEntry<Op> kOps[] = {{"segment_matmul", Op::SegmentMatmul},
                               {"masked_matmul", Op::MaskedMatmul},
                               {"batched_matmul", Op::BatchedMatmul},
                               {"segment_matmul_k", Op::SegmentMatmulK},
-                              {"sort_by_expert", Op::SortByExpert}};
+                              {"sort_by_expert", Op::SortByExpert},
+                              {"quantize", Op::Quantize}};
 const EnumEntry<ggemm_dtype> kFloatDtypes[] = {{"bf16", GGEMM_DTYPE_BF16},
                                                {"f16", GGEMM_DTYPE_F16},
                                                {"f32", GGEMM_DTYPE_F32},
@@ -267,7 +281,16 @@ const EnumEntry<TensorRole> kTensorRoles[] = {
     {"row_indices", TensorRole::RowIndices},
     {"scatter_indices", TensorRole::ScatterIndices},
     {"topk_ids", TensorRole::TopkIds},
-    {"pair_indices", TensorRole::PairIndices}};
+    {"pair_indices", TensorRole::PairIndices},
+    {"q", TensorRole::Q},
+    {"scale", TensorRole::Scale}};
+// quantize: what its kernel reads, writes and how its scales are blocked.
+const EnumEntry<ggemm_dtype> kQuantizeInputDtypes[] = {
+    {"bf16", GGEMM_DTYPE_BF16}, {"f16", GGEMM_DTYPE_F16}};
+const EnumEntry<ggemm_dtype> kFp8Dtypes[] = {{"f8e4m3", GGEMM_DTYPE_F8E4M3},
+                                             {"f8e5m2", GGEMM_DTYPE_F8E5M2}};
+const EnumEntry<ScaleBlock> kQuantizeScaleBlocks[] = {
+    {"1x128", ScaleBlock::Block1x128}, {"128x128", ScaleBlock::Block128x128}};
 const EnumEntry<ScaleBlock> kScaleBlocks[] = {
     {"1x128", ScaleBlock::Block1x128},
     {"128x128", ScaleBlock::Block128x128},
@@ -286,7 +309,10 @@ const EnumEntry<ScalarSource> kScalarSources[] = {
     {"num_tiles", ScalarSource::NumTiles},
     {"y_rows", ScalarSource::YRows},
     {"x_rows", ScalarSource::XRows},
-    {"num_pairs", ScalarSource::NumPairs}};
+    {"num_pairs", ScalarSource::NumPairs},
+    {"scale_stride_group", ScalarSource::ScaleStrideGroup},
+    {"scale_stride_row", ScalarSource::ScaleStrideRow},
+    {"scale_stride_col", ScalarSource::ScaleStrideCol}};
 const EnumEntry<Activation> kActivations[] = {{"none", Activation::None},
                                               {"relu", Activation::Relu},
                                               {"gelu", Activation::Gelu},
@@ -811,6 +837,24 @@ Status parseRoutingProblem(const Reader &reader, const Json &object,
       KnownKeysOnly);
 }
 
+/// quantize's problem: x's and q's dtypes, the scale block and x's rank.
+Status parseQuantizeProblem(const Reader &reader, const Json &object,
+                            const Pointer &at, ProblemSpec &problem) {
+  int64_t rank = 0;
+  Status status = reader.readObject(
+      object, at,
+      {reader.choice("op", Required, kOps, problem.op),
+       reader.choice("x_dtype", Required, kQuantizeInputDtypes, problem.aDtype),
+       reader.choice("q_dtype", Required, kFp8Dtypes, problem.outDtype),
+       reader.choice("scale_block", Required, kQuantizeScaleBlocks,
+                     problem.xScaleBlock),
+       reader.integer("rank", Required, 2, 3, rank)},
+      KnownKeysOnly);
+  problem.bDtype = problem.outDtype;
+  problem.rank = static_cast<int>(rank);
+  return status;
+}
+
 Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
                     ProblemSpec &problem) {
   // The op decides which keys the problem has.
@@ -821,6 +865,8 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
     return status;
   if (problem.op == Op::SortByExpert)
     return parseRoutingProblem(reader, object, at, problem);
+  if (problem.op == Op::Quantize)
+    return parseQuantizeProblem(reader, object, at, problem);
   const Json *activation = nullptr;
   if (Status status = reader.readObject(
           object, at,
@@ -927,6 +973,20 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
     return status;
 
   const bool routing = problem.op == Op::SortByExpert;
+  const bool quantize = problem.op == Op::Quantize;
+  auto quantizeSource = [](ScalarSource source) {
+    return source == ScalarSource::NumGroups ||
+           source == ScalarSource::RowsPerGroup || source == ScalarSource::K ||
+           source == ScalarSource::ScaleStrideGroup ||
+           source == ScalarSource::ScaleStrideRow ||
+           source == ScalarSource::ScaleStrideCol;
+  };
+  auto quantizeScalar = [&](const Json &value, const Pointer &valueAt) {
+    return reader.error(valueAt, "quantize's scalars are \"num_groups\", "
+                                 "\"rows_per_group\", \"k\" and the "
+                                 "\"scale_stride_*\" values, got " +
+                                     describe(value));
+  };
   // num_pairs is the only quantity of sort_by_expert, and only its.
   auto routingScalar = [&](const Json &value, const Pointer &valueAt) {
     return reader.error(valueAt,
@@ -948,6 +1008,16 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
                 return status;
               if (routing && param.source != ScalarSource::NumPairs)
                 return routingScalar(value, valueAt);
+              if (quantize && !quantizeSource(param.source))
+                return quantizeScalar(value, valueAt);
+              if (!quantize &&
+                  (param.source == ScalarSource::ScaleStrideGroup ||
+                   param.source == ScalarSource::ScaleStrideRow ||
+                   param.source == ScalarSource::ScaleStrideCol))
+                return reader.error(valueAt,
+                                    std::string("the scale strides are values "
+                                                "of quantize, not of ") +
+                                        opName(problem.op));
               if (!routing && param.source == ScalarSource::NumPairs)
                 return reader.error(valueAt,
                                     std::string("\"num_pairs\" is a value "
@@ -964,6 +1034,8 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
             }
             if (routing)
               return routingScalar(value, valueAt);
+            if (quantize)
+              return quantizeScalar(value, valueAt);
             param.source = ScalarSource::Literal;
             param.literal = value.get<int64_t>();
             if (param.dtype == GGEMM_DTYPE_I32 &&
@@ -992,6 +1064,10 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
     return reader.error(at / "kind",
                         "sort_by_expert takes pointers and one scalar, "
                         "expected \"pointer\", got \"tma_descriptor\"");
+  if (quantize && param.kind == ParamKind::TmaDescriptor)
+    return reader.error(at / "kind",
+                        "quantize takes pointers and scalars, expected "
+                        "\"pointer\", got \"tma_descriptor\"");
   // Scales exist only in a block-scaled problem: a kernel that reads them
   // from a problem without them would read whatever the caller's null is.
   if ((param.tensor == TensorRole::XScale &&
@@ -1021,10 +1097,10 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
          reader.choice("dtype", Optional, kAllDtypes, param.dtype),
          reader.boolean("optional", param.optional)},
         KnownKeysOnly);
-    if (status.ok() && routing && param.optional)
+    if (status.ok() && (routing || quantize) && param.optional)
       return reader.error(at / "optional",
-                          std::string("sort_by_expert reads or writes every "
-                                      "tensor, so ") +
+                          std::string(opName(problem.op)) +
+                              " reads or writes every tensor, so " +
                               quote(tensorName) +
                               " is required: expected false, got true");
     return status.ok() ? checkDtype(param.dtype) : status;
@@ -1142,6 +1218,37 @@ Status checkRoutingParams(const Reader &reader, const Pointer &at,
   return Status::success();
 }
 
+/// quantize's kernel takes x, q, scale and its six scalars, each once
+/// (parseParam admitted nothing else).
+Status checkQuantizeParams(const Reader &reader, const Pointer &at,
+                           const Manifest &manifest) {
+  const char *const expected =
+      "x, q, scale, num_groups, rows_per_group, k, scale_stride_group, "
+      "scale_stride_row and scale_stride_col";
+  for (TensorRole role : {TensorRole::X, TensorRole::Q, TensorRole::Scale})
+    if (!manifest.usesTensor(role))
+      return reader.error(at, std::string("no parameter passes tensor ") +
+                                  quote(tensorRoleName(role)) +
+                                  " (quantize takes " + expected + ")");
+  for (ScalarSource source :
+       {ScalarSource::NumGroups, ScalarSource::RowsPerGroup, ScalarSource::K,
+        ScalarSource::ScaleStrideGroup, ScalarSource::ScaleStrideRow,
+        ScalarSource::ScaleStrideCol})
+    if (std::none_of(manifest.params.begin(), manifest.params.end(),
+                     [&](const ParamSpec &param) {
+                       return param.kind == ParamKind::Scalar &&
+                              param.source == source;
+                     }))
+      return reader.error(at, std::string("a scalar of quantize is missing "
+                                          "(quantize takes ") +
+                                  expected + ")");
+  if (manifest.params.size() != 9)
+    return reader.error(at, std::string("quantize takes 9 parameters (") +
+                                expected + ", each once), got " +
+                                std::to_string(manifest.params.size()));
+  return Status::success();
+}
+
 Status parseParams(const Reader &reader, const Json &array, const Pointer &at,
                    Manifest &manifest) {
   if (!array.is_array())
@@ -1170,6 +1277,8 @@ Status parseParams(const Reader &reader, const Json &array, const Pointer &at,
   }
   if (manifest.problem.op == Op::SortByExpert)
     return checkRoutingParams(reader, at, manifest);
+  if (manifest.problem.op == Op::Quantize)
+    return checkQuantizeParams(reader, at, manifest);
 
   // Every tensor the problem needs must reach the kernel, and a tensor the
   // problem was compiled without must not be demanded.
@@ -1328,6 +1437,32 @@ std::vector<Field> kernelBodyFields(const Reader &reader, Manifest &manifest) {
              }},
             params};
   }
+  if (manifest.problem.op == Op::Quantize) {
+    return {{"tile", Optional,
+             [&reader](const Json &, const Pointer &at) {
+               return reader.error(at, "quantize has no tile (its grid "
+                                       "strides over the scale blocks)");
+             }},
+            {"grid", Required,
+             [&reader, &manifest](const Json &value, const Pointer &at) {
+               Status status = reader.readObject(
+                   value, at,
+                   {reader.choice("policy", Required, kGridPolicies,
+                                  manifest.gridPolicy),
+                    reader.integer("ctas_per_sm", Optional, 1, 64,
+                                   manifest.ctasPerSm),
+                    reader.integer("units_per_cta", Required, 1, 1 << 20,
+                                   manifest.unitsPerCta)},
+                   KnownKeysOnly);
+               if (status.ok() && manifest.gridPolicy != GridPolicy::Persistent)
+                 return reader.error(at / "policy",
+                                     "quantize's grid strides over its "
+                                     "blocks, expected \"persistent\", got " +
+                                         describe(value.at("policy")));
+               return status;
+             }},
+            params};
+  }
   return {
       {"tile", Required,
        [&reader, &manifest](const Json &value, const Pointer &at) {
@@ -1400,10 +1535,14 @@ Status parseSingleKernel(const Reader &reader, const Json &root,
           AnyKeys);
       !status.ok())
     return status;
-  if (manifest.problem.op == Op::SortByExpert && manifest.cluster[0] != 1)
+  if ((manifest.problem.op == Op::SortByExpert ||
+       manifest.problem.op == Op::Quantize) &&
+      manifest.cluster[0] != 1)
     return reader.error(top / "cluster",
-                        "sort_by_expert runs one CTA, expected [1, 1, 1], "
-                        "got [" +
+                        std::string(manifest.problem.op == Op::Quantize
+                                        ? "quantize runs CTAs on their own"
+                                        : "sort_by_expert runs one CTA") +
+                            ", expected [1, 1, 1], got [" +
                             std::to_string(manifest.cluster[0]) + ", 1, 1]");
   return reader.readObject(root, top, kernelBodyFields(reader, manifest),
                            AnyKeys);
@@ -1427,10 +1566,12 @@ Status parseVariants(const Reader &reader, const Json &root,
               !status.ok())
             return status;
           Status status = parseProblem(reader, value, at, shared.problem);
-          if (status.ok() && shared.problem.op == Op::SortByExpert)
+          if (status.ok() && (shared.problem.op == Op::SortByExpert ||
+                              shared.problem.op == Op::Quantize))
             return reader.error(top / "version",
-                                "sort_by_expert has one kernel, expected "
-                                "version 1, got 2");
+                                std::string(opName(shared.problem.op)) +
+                                    " has one kernel, expected version 1, "
+                                    "got 2");
           return status;
         }},
        {"dispatch", Required,

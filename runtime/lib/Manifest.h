@@ -32,18 +32,22 @@ constexpr int kMaxTensorMapRank = 5;
 /// dw[g] = dy[s_g:s_(g+1)]^T x[s_g:s_(g+1)], the segments running over the
 /// token rows, which are the reduction dimension. SortByExpert is MoE
 /// routing, not a GEMM: one CTA sorts the (token, k) pairs of topk_ids by
-/// expert into seg_indptr, row_indices and pair_indices.
+/// expert into seg_indptr, row_indices and pair_indices. Quantize is not a
+/// GEMM either: x (bf16/f16) to q (FP8) and its 1x128 or 128x128 scales,
+/// in the layouts the FP8 GEMMs read.
 enum class Op {
   SegmentMatmul,
   MaskedMatmul,
   BatchedMatmul,
   SegmentMatmulK,
-  SortByExpert
+  SortByExpert,
+  Quantize
 };
 
 /// Tensors a caller passes by name. segment_matmul_k takes dy, x,
 /// seg_indptr and dw; sort_by_expert topk_ids, seg_indptr, row_indices and
-/// pair_indices; the other ops x, w, y and their index tensors;
+/// pair_indices; quantize x, q and scale; the other ops x, w, y and their
+/// index tensors;
 /// segment_matmul also row_indices (gather-A) and scatter_indices.
 enum class TensorRole {
   X,
@@ -62,8 +66,10 @@ enum class TensorRole {
   ScatterIndices,
   TopkIds,
   PairIndices,
+  Q,
+  Scale,
 };
-constexpr int kNumTensorRoles = 16;
+constexpr int kNumTensorRoles = 18;
 
 enum class WeightLayout { NK, KN };
 /// Single: one CTA (sort_by_expert's only policy, and only its).
@@ -103,6 +109,11 @@ enum class ScalarSource {
   YRows,    // y.shape[0]; only with has_scatter_indices
   XRows,    // x.shape[0] (T, the gathered rows' source with has_row_indices)
   NumPairs, // sort_by_expert only: topk_ids.shape[0], P
+  // quantize only: scale's element strides over (group, row block, k
+  // block); the group stride is 0 for rank-2 x.
+  ScaleStrideGroup,
+  ScaleStrideRow,
+  ScaleStrideCol,
 };
 
 struct ParamSpec {
@@ -162,6 +173,9 @@ struct ProblemSpec {
   /// segments of seg_indptr [E + 1], and the pairs per token.
   int64_t numExperts = 0;
   int64_t topk = 0;
+  /// quantize only (aDtype is x's, outDtype q's, xScaleBlock 1x128 or
+  /// 128x128): x's rank, 2 ([rows, k]) or 3 ([groups, rows, k]).
+  int rank = 0;
 };
 
 struct Manifest {
@@ -191,6 +205,9 @@ struct Manifest {
   int stages = 0;
   GridPolicy gridPolicy = GridPolicy::Persistent;
   int ctasPerSm = 1;
+  /// quantize only: the scale blocks one CTA takes per step of its
+  /// grid-stride loop (its "tiles" are ceil(blocks / unitsPerCta)).
+  int unitsPerCta = 0;
 
   std::vector<ParamSpec> params;
 
@@ -236,7 +253,7 @@ const char *tensorRoleName(TensorRole role);
 /// The dtype a tensor has in `problem` (x: a_dtype, index tensors:
 /// index_dtype, weight_indices, row_indices and scatter_indices: i32, bias,
 /// row_scale and the scales: f32; for sort_by_expert topk_ids:
-/// index_dtype, its outputs: i32).
+/// index_dtype, its outputs: i32; for quantize x: a_dtype, q: out_dtype).
 ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role);
 /// Whether `op` takes `role` at all (seg_indptr, masked_m, row_indices,
 /// scatter_indices, topk_ids and pair_indices are op-specific).

@@ -437,5 +437,80 @@ TEST(Api, RoutingKernel) {
                    .c_str());
 }
 
+// quantize through the C API, without the driver: a grid of
+// ceil(blocks / units_per_cta) CTAs capped at 4 per SM, and each tensor
+// error by name.
+TEST(Api, QuantizeKernel) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kQuantizeManifest));
+  ASSERT_NE(kernel, nullptr);
+  test::QuantizeTensors t;
+  int grid = -1;
+  // 100 rows of 4 blocks: 400 units, 64 a CTA: 7 CTAs; 1 SM holds 4.
+  for (auto [sms, expected] : {std::pair{132, 7}, std::pair{1, 4}}) {
+    EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 3, sms, &grid),
+              GGEMM_OK)
+        << ggemm_last_error();
+    EXPECT_EQ(grid, expected);
+  }
+  t.x.shape[0] = t.q.shape[0] = t.scale.shape[0] = 100000;
+  t.scale.strides[1] = 100000;
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 3, 132, &grid),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(grid, 132 * 4);
+  t.x.shape[0] = t.q.shape[0] = t.scale.shape[0] = 0;
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 3, 132, &grid),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(grid, 0);
+
+  struct Case {
+    std::function<void(test::QuantizeTensors &)> change;
+    const char *message;
+  };
+  const Case cases[] = {
+      {[](test::QuantizeTensors &r) { r.q.dtype = GGEMM_DTYPE_F8E5M2; },
+       "tensor 'q': expected dtype f8e4m3, got f8e5m2"},
+      {[](test::QuantizeTensors &r) { r.q.shape[1] = 384; },
+       "tensor 'q': dimension 1 is 384, expected 512 (x's shape); shape is "
+       "[100, 384]"},
+      {[](test::QuantizeTensors &r) {
+         r.x.shape[1] = r.q.shape[1] = 500;
+         r.x.strides[0] = r.q.strides[0] = 500;
+       },
+       "tensor 'x': dimension 1 (k) is 500, expected a multiple of 128 (one "
+       "scale per 128 columns; pad k); shape is [100, 500]"},
+      {[](test::QuantizeTensors &r) { r.scale.shape[1] = 3; },
+       "tensor 'scale': dimension 1 (k blocks) is 3, expected 4 (x's shape "
+       "and the 1x128 blocks); shape is [100, 3]"},
+      {[](test::QuantizeTensors &r) { r.x.strides[0] = 1024; },
+       "tensor 'x': expected a contiguous tensor, got strides [1024, 1] for "
+       "shape [100, 512]"},
+      {[](test::QuantizeTensors &r) {
+         r.x.data = reinterpret_cast<void *>(test::kX + 8);
+       },
+       "tensor 'x': data pointer 0x100100008 is not 16-byte aligned (the "
+       "kernel loads 16 bytes)"},
+  };
+  for (const Case &c : cases) {
+    test::QuantizeTensors changed;
+    c.change(changed);
+    EXPECT_EQ(ggemm_kernel_launch(kernel, changed.get(), 3, nullptr),
+              GGEMM_ERROR_INVALID_ARGUMENT);
+    EXPECT_STREQ(ggemm_last_error(), c.message);
+  }
+  ggemm_kernel_destroy(kernel);
+
+  // A quantize manifest without units_per_cta does not load.
+  ggemm_kernel *bad = nullptr;
+  std::string path = dir.writeBundle(
+      test::withQuantizeManifest(", \"units_per_cta\": 64", ""));
+  EXPECT_EQ(ggemm_kernel_load(path.c_str(), &bad), GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_EQ(bad, nullptr);
+  EXPECT_STREQ(ggemm_last_error(),
+               (path + ": /grid/units_per_cta: missing required key").c_str());
+}
+
 } // namespace
 } // namespace ggemm::runtime

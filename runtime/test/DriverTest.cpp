@@ -1164,6 +1164,35 @@ TEST_F(FakeDriver, LaunchesRoutingKernel) {
   EXPECT_EQ(paramValue<int64_t>(4), 128);
 }
 
+//===----------------------------------------------------------------------===//
+// quantize: a grid-stride kernel of pointers and scalars
+//===----------------------------------------------------------------------===//
+
+TEST_F(FakeDriver, LaunchesQuantizeKernel) {
+  FakeDriverConfig &fake = *config();
+  fake.supportsParamInfo = true;
+  fake.numKernelParams = 9;
+  for (int i = 0; i < 9; ++i)
+    fake.kernelParamSizes[i] = 8;
+  test::QuantizeTensors t;
+  ASSERT_EQ(launch(test::kQuantizeManifest, t.get(), 3), GGEMM_OK) << lastError;
+  ASSERT_EQ(launchCount(), 1);
+  const FakeLaunchRecord &record = *lastLaunch();
+  EXPECT_EQ(record.grid[0], 7u); // ceil(100 * 4 / 64)
+  EXPECT_EQ(record.block[0], 256u);
+  EXPECT_EQ(encodeCount(), 0);
+  ASSERT_EQ(record.numParams, 9);
+  EXPECT_EQ(paramValue<uint64_t>(0), test::kX);
+  EXPECT_EQ(paramValue<uint64_t>(1), test::kQ);
+  EXPECT_EQ(paramValue<uint64_t>(2), test::kScale);
+  EXPECT_EQ(paramValue<int64_t>(3), 1);   // num_groups
+  EXPECT_EQ(paramValue<int64_t>(4), 100); // rows
+  EXPECT_EQ(paramValue<int64_t>(5), 512); // k
+  EXPECT_EQ(paramValue<int64_t>(6), 0);   // no group dimension
+  EXPECT_EQ(paramValue<int64_t>(7), 1);   // MN-major: rows contiguous
+  EXPECT_EQ(paramValue<int64_t>(8), 104); // the padded rows
+}
+
 TEST_F(FakeDriver, RoutingWithoutPairsStillLaunches) {
   // The kernel writes seg_indptr (zeros): a launch, with null vectors.
   expectRoutingKernel(*config());

@@ -165,8 +165,8 @@ TEST(Manifest, RejectsBadEnums) {
   EXPECT_CONTAINS(
       parseError(withManifest("\"segment_matmul\"", "\"gemm\"")),
       "k.json: /problem/op: expected one of segment_matmul, masked_matmul, "
-      "batched_matmul, segment_matmul_k or sort_by_expert, got string "
-      "\"gemm\"");
+      "batched_matmul, segment_matmul_k, sort_by_expert or quantize, got "
+      "string \"gemm\"");
   EXPECT_CONTAINS(parseError(withManifest("\"index_dtype\": \"i32\"",
                                           "\"index_dtype\": \"i16\"")),
                   "k.json: /problem/index_dtype: expected one of i32 or i64");
@@ -193,7 +193,8 @@ TEST(Manifest, RejectsBadEnums) {
       parseError(withManifest("\"value\": \"ldy\"", "\"value\": \"lda_y\"")),
       "k.json: /params/12/value: expected one of num_rows, rows_per_group,"
       " num_groups, num_weights, m, n, k, lda, ldy, num_tiles, y_rows, "
-      "x_rows or num_pairs, got string \"lda_y\"");
+      "x_rows, num_pairs, scale_stride_group, scale_stride_row or "
+      "scale_stride_col, got string \"lda_y\"");
   EXPECT_CONTAINS(
       parseError(withManifest("\"arch\": \"sm_90a\"", "\"arch\": \"hopper\"")),
       "k.json: /arch: expected sm_<major><minor>[a|f] such as \"sm_90a\", "
@@ -1302,6 +1303,71 @@ TEST(KRaggedBundle, ProblemChecksApply) {
 //===----------------------------------------------------------------------===//
 
 using test::withRoutingManifest;
+
+TEST(QuantizeManifest, ParsesTheCompilersManifest) {
+  Manifest manifest = parseOk(test::kQuantizeManifest);
+  EXPECT_EQ(manifest.entry, "quantize_kernel");
+  EXPECT_EQ(manifest.gridPolicy, GridPolicy::Persistent);
+  EXPECT_EQ(manifest.ctasPerSm, 4);
+  EXPECT_EQ(manifest.unitsPerCta, 64);
+  const ProblemSpec &problem = manifest.problem;
+  EXPECT_EQ(problem.op, Op::Quantize);
+  EXPECT_EQ(problem.aDtype, GGEMM_DTYPE_BF16);
+  EXPECT_EQ(problem.outDtype, GGEMM_DTYPE_F8E4M3);
+  EXPECT_EQ(problem.xScaleBlock, ScaleBlock::Block1x128);
+  EXPECT_EQ(problem.rank, 2);
+  ASSERT_EQ(manifest.params.size(), 9u);
+  const TensorRole roles[] = {TensorRole::X, TensorRole::Q, TensorRole::Scale};
+  const ggemm_dtype dtypes[] = {GGEMM_DTYPE_BF16, GGEMM_DTYPE_F8E4M3,
+                                GGEMM_DTYPE_F32};
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(manifest.params[i].tensor, roles[i]);
+    EXPECT_EQ(manifest.params[i].dtype, dtypes[i]);
+  }
+  const ScalarSource sources[] = {ScalarSource::NumGroups,
+                                  ScalarSource::RowsPerGroup,
+                                  ScalarSource::K,
+                                  ScalarSource::ScaleStrideGroup,
+                                  ScalarSource::ScaleStrideRow,
+                                  ScalarSource::ScaleStrideCol};
+  for (int i = 0; i < 6; ++i)
+    EXPECT_EQ(manifest.params[3 + i].source, sources[i]);
+}
+
+TEST(QuantizeManifest, RejectsBadManifests) {
+  struct Case {
+    const char *from;
+    const char *to;
+    const char *message;
+  };
+  const Case cases[] = {
+      {"\"x_dtype\": \"bf16\"", "\"x_dtype\": \"f32\"",
+       "k.json: /problem/x_dtype: expected one of bf16 or f16, got string "
+       "\"f32\""},
+      {"\"scale_block\": \"1x128\"", "\"scale_block\": \"per_row\"",
+       "k.json: /problem/scale_block: expected one of 1x128 or 128x128, got "
+       "string \"per_row\""},
+      {"\"rank\": 2", "\"rank\": 4",
+       "k.json: /problem/rank: expected an integer in [2, 3], got 4"},
+      {"\"policy\": \"persistent\"", "\"policy\": \"tiles\"",
+       "k.json: /grid/policy: quantize's grid strides over its blocks, "
+       "expected \"persistent\", got string \"tiles\""},
+      {"\"value\": \"k\"", "\"value\": \"n\"",
+       "k.json: /params/5/value: quantize's scalars are \"num_groups\", "
+       "\"rows_per_group\", \"k\" and the \"scale_stride_*\" values, got "
+       "string \"n\""},
+      {"\"tensor\": \"scale\"", "\"tensor\": \"w\"",
+       "k.json: /params/2/tensor: tensor \"w\" does not exist for quantize"},
+  };
+  for (const Case &c : cases)
+    EXPECT_CONTAINS(parseError(test::withQuantizeManifest(c.from, c.to)),
+                    c.message);
+  // The strides are quantize's values only.
+  EXPECT_CONTAINS(parseError(withRoutingManifest("\"value\": \"num_pairs\"",
+                                                 "\"value\": "
+                                                 "\"scale_stride_row\"")),
+                  "sort_by_expert's only scalar is \"num_pairs\"");
+}
 
 TEST(RoutingManifest, ParsesTheCompilersManifest) {
   Manifest manifest = parseOk(test::kRoutingManifest);

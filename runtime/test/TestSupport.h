@@ -314,6 +314,32 @@ inline std::string withRoutingManifest(const std::string &from,
   return replaced(kRoutingManifest, from, to);
 }
 
+/// A quantize kernel as the compiler writes it: bf16 [rows, k] to e4m3 with
+/// 1x128 scales, a grid-stride loop over the blocks (docs/Runtime.md,
+/// "Quantize kernels").
+inline const char *const kQuantizeManifest = R"json({
+  "format": "ggemm-bundle", "version": 1, "arch": "sm_90a",
+  "entry": "quantize_kernel", "ptx": "k.ptx",
+  "block": [256, 1, 1], "cluster": [1, 1, 1], "dynamic_smem": 0,
+  "grid": {"policy": "persistent", "ctas_per_sm": 4, "units_per_cta": 64},
+  "problem": {"op": "quantize", "x_dtype": "bf16", "q_dtype": "f8e4m3", "scale_block": "1x128", "rank": 2},
+  "params": [
+    {"kind": "pointer", "name": "x", "tensor": "x"},
+    {"kind": "pointer", "name": "q", "tensor": "q"},
+    {"kind": "pointer", "name": "scale", "tensor": "scale"},
+    {"kind": "scalar", "name": "num_groups", "dtype": "i64", "value": "num_groups"},
+    {"kind": "scalar", "name": "rows", "dtype": "i64", "value": "rows_per_group"},
+    {"kind": "scalar", "name": "k", "dtype": "i64", "value": "k"},
+    {"kind": "scalar", "name": "scale_stride_group", "dtype": "i64", "value": "scale_stride_group"},
+    {"kind": "scalar", "name": "scale_stride_row", "dtype": "i64", "value": "scale_stride_row"},
+    {"kind": "scalar", "name": "scale_stride_col", "dtype": "i64", "value": "scale_stride_col"}]
+})json";
+
+inline std::string withQuantizeManifest(const std::string &from,
+                                        const std::string &to) {
+  return replaced(kQuantizeManifest, from, to);
+}
+
 /// A fresh directory under $TMPDIR, removed with its files at destruction.
 class TempDir {
 public:
@@ -560,6 +586,36 @@ struct RoutingTensors {
       list[count++] = tensor;
     for (const ggemm_tensor &tensor : extra)
       list[count++] = tensor;
+    return list;
+  }
+};
+
+constexpr uintptr_t kQ = 0x100000000 + 0xe00000;
+constexpr uintptr_t kScale = 0x100000000 + 0xf00000;
+
+/// The tensors of kQuantizeManifest: x [100, 512] bf16, q likewise e4m3,
+/// the scales [100, 4] MN-major (a [4, 104] buffer transposed), as the FP8
+/// GEMMs read them.
+struct QuantizeTensors {
+  ggemm_tensor x = makeTensor("x", kX, GGEMM_DTYPE_BF16, {100, 512});
+  ggemm_tensor q = makeTensor("q", kQ, GGEMM_DTYPE_F8E4M3, {100, 512});
+  ggemm_tensor scale = mnMajorScale(100, 4, 104);
+
+  static ggemm_tensor mnMajorScale(int64_t rows, int64_t blocks,
+                                   int64_t paddedRows) {
+    ggemm_tensor t =
+        makeTensor("scale", kScale, GGEMM_DTYPE_F32, {rows, blocks});
+    t.strides[0] = 1;
+    t.strides[1] = paddedRows;
+    return t;
+  }
+
+  ggemm_tensor list[4];
+
+  const ggemm_tensor *get() {
+    list[0] = x;
+    list[1] = q;
+    list[2] = scale;
     return list;
   }
 };

@@ -319,3 +319,60 @@ func.func @sort_by_expert(%ids: memref<?xi64>, %indptr: memref<5xi32>,
       {topk = 3}
   return
 }
+
+// -----
+
+// ggemm.quantize: one loop nest per scale block (here 1x128 over the
+// MN-major scales the FP8 GEMMs read): the block's absolute maximum, the
+// 1e-4 floor, the scale (amax times 1/448 in f32, as torch computes
+// amax / 448 on the GPU) stored, then each element scaled by
+// (1 / amax) * 448 and encoded to e4m3 with integer arithmetic (clamped to
+// +-448 first; LLVM has no FP8 type for arith.truncf to lower to).
+// CHECK-LABEL: func.func @quantize_per_token(
+// CHECK-SAME: %[[X:.+]]: memref<?x256xbf16>, %[[Q:.+]]: memref<?x256xf8E4M3FN>, %[[S:.+]]: memref<?x2xf32, strided<[1, ?]>>)
+// CHECK: %[[ROWS:.+]] = memref.dim %[[X]], %c0
+// CHECK: scf.for %[[RB:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: scf.for %[[CB:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: %[[AMAX:.+]] = scf.for {{.+}} iter_args
+// CHECK: scf.for {{.+}} iter_args
+// CHECK: memref.load %[[X]]
+// CHECK: arith.maximumf
+// CHECK: %[[FLOORED:.+]] = arith.maximumf %[[AMAX]], %{{.+}} : f32
+// CHECK: %[[SCALE:.+]] = arith.mulf %[[FLOORED]], %{{.+}} : f32
+// CHECK: memref.store %[[SCALE]], %[[S]][%[[RB]], %[[CB]]] : memref<?x2xf32, strided<[1, ?]>>
+// CHECK: %[[RECIP:.+]] = arith.divf %{{.+}}, %[[FLOORED]] : f32
+// CHECK: %[[FACTOR:.+]] = arith.mulf %[[RECIP]], %{{.+}} : f32
+// CHECK: arith.mulf %{{.+}}, %[[FACTOR]] : f32
+// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf olt
+// CHECK: arith.bitcast %{{.+}} : f32 to i32
+// CHECK: arith.fptoui
+// CHECK: arith.trunci %{{.+}} : i32 to i8
+// CHECK: %[[BYTE:.+]] = arith.bitcast %{{.+}} : i8 to f8E4M3FN
+// CHECK: memref.store %[[BYTE]], %[[Q]]
+// CHECK-NOT: ggemm.quantize
+func.func @quantize_per_token(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>,
+                              %s: memref<?x2xf32, strided<[1, ?]>>) {
+  ggemm.quantize ins(%x : memref<?x256xbf16>)
+      outs(%q, %s : memref<?x256xf8E4M3FN>, memref<?x2xf32, strided<[1, ?]>>)
+  return
+}
+
+// -----
+
+// 128x128 blocks of a 3D weight: a loop over the weights around the
+// blocks; a block's rows end at min(start + 128, rows).
+// CHECK-LABEL: func.func @quantize_per_block(
+// CHECK: scf.for %[[G:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: scf.for %[[RB:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: scf.for %[[CB:.+]] = %{{.+}} to %{{.+}} step
+// CHECK: arith.minui
+// CHECK: memref.store %{{.+}}, %{{.+}}[%[[G]], %[[RB]], %[[CB]]] : memref<4x3x2xf32>
+// CHECK-NOT: ggemm.quantize
+func.func @quantize_per_block(%w: memref<4x300x256xf16>, %q: memref<4x300x256xf8E4M3FN>,
+                              %s: memref<4x3x2xf32>) {
+  ggemm.quantize ins(%w : memref<4x300x256xf16>)
+      outs(%q, %s : memref<4x300x256xf8E4M3FN>, memref<4x3x2xf32>)
+      {scale_block = #ggemm.scale_block<128x128>}
+  return
+}

@@ -1713,3 +1713,75 @@ func.func @route_too_many_experts(%ids: memref<?xi32>, %indptr: memref<2001xi32>
       {topk = 8}
   return
 }
+
+// -----
+
+// ggemm.quantize, 1x128: a grid-stride loop of 256-thread CTAs, each warp
+// two (row, 128-column) units at a time, four such steps' 16-byte loads
+// first; the block maxima by shfl.sync.bfly within a half-warp; pairs of
+// values packed by cvt.rn.satfinite.e4m3x2.f32 and stored 8 bytes a
+// thread; the scale at the caller's strides (MN-major here).
+// CHECK: ggemm.manifests = {quant_kernel = {block = [256, 1, 1], cluster = [1, 1, 1], dynamic_smem = 0 : i64, entry = "quant_kernel", format = "ggemm-bundle", grid = {ctas_per_sm = 4 : i64, policy = "persistent", units_per_cta = 64 : i64}, params = [{kind = "pointer", name = "x", tensor = "x"}, {kind = "pointer", name = "q", tensor = "q"}, {kind = "pointer", name = "scale", tensor = "scale"}, {dtype = "i64", kind = "scalar", name = "num_groups", value = "num_groups"}, {dtype = "i64", kind = "scalar", name = "rows", value = "rows_per_group"}, {dtype = "i64", kind = "scalar", name = "k", value = "k"}, {dtype = "i64", kind = "scalar", name = "scale_stride_group", value = "scale_stride_group"}, {dtype = "i64", kind = "scalar", name = "scale_stride_row", value = "scale_stride_row"}, {dtype = "i64", kind = "scalar", name = "scale_stride_col", value = "scale_stride_col"}], problem = {op = "quantize", q_dtype = "f8e4m3", rank = 2 : i64, scale_block = "1x128", x_dtype = "bf16"}, version = 1 : i64}}
+// CHECK-LABEL: gpu.module @quant_kernel_module
+// CHECK: gpu.func @quant_kernel(%{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64) kernel attributes {nvvm.minctasm = 4 : i32, nvvm.reqntid = array<i32: 256, 1, 1>}
+// CHECK: gpu.grid_dim x
+// CHECK: scf.for
+// CHECK-COUNT-4: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xbf16>
+// CHECK: nvvm.shfl.sync bfly
+// CHECK: arith.divf
+// CHECK: nvvm.convert.f32x2.to.f8x2 %{{.+}}, %{{.+}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
+// CHECK-NOT: func.func @quant
+func.func @quant(%x: memref<?x7168xbf16>, %q: memref<?x7168xf8E4M3FN>,
+                 %s: memref<?x56xf32, strided<[1, ?]>>) {
+  ggemm.quantize ins(%x : memref<?x7168xbf16>)
+      outs(%q, %s : memref<?x7168xf8E4M3FN>, memref<?x56xf32, strided<[1, ?]>>)
+  return
+}
+
+// -----
+
+// ggemm.quantize, 128x128 over 3D weights: a CTA per block (grid-stride
+// over the blocks), eight rows of one 16-byte column chunk per thread, the
+// block's maximum across the warps through 32 bytes of shared memory.
+// CHECK: ggemm.manifests = {wquant_kernel = {{{.*}}dynamic_smem = 32 : i64{{.*}}grid = {ctas_per_sm = 2 : i64, policy = "persistent", units_per_cta = 1 : i64}{{.*}}problem = {op = "quantize", q_dtype = "f8e4m3", rank = 3 : i64, scale_block = "128x128", x_dtype = "f16"}
+// CHECK-LABEL: gpu.module @wquant_kernel_module
+// CHECK: gpu.block_id x
+// CHECK: gpu.grid_dim x
+// CHECK-COUNT-8: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<8xf16>
+// CHECK: nvvm.shfl.sync bfly
+// CHECK: gpu.barrier
+// CHECK: gpu.barrier
+// CHECK: nvvm.convert.f32x2.to.f8x2
+func.func @wquant(%w: memref<8x4096x7168xf16>, %q: memref<8x4096x7168xf8E4M3FN>,
+                  %s: memref<8x32x56xf32>) {
+  ggemm.quantize ins(%w : memref<8x4096x7168xf16>)
+      outs(%q, %s : memref<8x4096x7168xf8E4M3FN>, memref<8x32x56xf32>)
+      {scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
+func.func @quant_f32(%x: memref<?x256xf32>, %q: memref<?x256xf8E4M3FN>, %s: memref<?x2xf32>) {
+  // expected-error @+1 {{'ggemm.quantize' op expects bf16 or f16 x for the GPU quantize kernel (16-byte loads of 8 elements), got 'f32'}}
+  ggemm.quantize ins(%x : memref<?x256xf32>) outs(%q, %s : memref<?x256xf8E4M3FN>, memref<?x2xf32>)
+  return
+}
+
+// -----
+
+func.func @quant_block_64(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s: memref<?x4xf32>) {
+  // expected-error @+1 {{'ggemm.quantize' op expects scale_block 1x128 or 128x128 for the GPU quantize kernel, got #ggemm.scale_block<1x64>}}
+  ggemm.quantize ins(%x : memref<?x256xbf16>) outs(%q, %s : memref<?x256xf8E4M3FN>, memref<?x4xf32>)
+      {scale_block = #ggemm.scale_block<1x64>}
+  return
+}
+
+// -----
+
+func.func @quant_strided_x(%x: memref<?x256xbf16, strided<[512, 1]>>, %q: memref<?x256xf8E4M3FN>, %s: memref<?x2xf32>) {
+  // expected-error @+1 {{'ggemm.quantize' op expects x in row-major layout for the GPU quantize kernel, got 'memref<?x256xbf16, strided<[512, 1]>>'}}
+  ggemm.quantize ins(%x : memref<?x256xbf16, strided<[512, 1]>>) outs(%q, %s : memref<?x256xf8E4M3FN>, memref<?x2xf32>)
+  return
+}

@@ -60,7 +60,7 @@ func.func @ods_2d_masked_activation(%x: memref<64x256xbf16>, %w: memref<4x128x25
 
 func.func @ods_bf16_quantized(%x: memref<?x256xbf16>, %q: memref<?x256xbf16>,
                               %s: memref<?x2xf32>) {
-  // expected-error @+1 {{'ggemm.quantize' op operand 'q' must be 2D memref of f8E4M3FN type or f8E5M2 type values, but got 'memref<?x256xbf16>'}}
+  // expected-error @+1 {{'ggemm.quantize' op operand 'q' must be 2D/3D memref of f8E4M3FN type or f8E5M2 type values, but got 'memref<?x256xbf16>'}}
   ggemm.quantize ins(%x : memref<?x256xbf16>) outs(%q, %s : memref<?x256xbf16>, memref<?x2xf32>)
   return
 }
@@ -789,21 +789,30 @@ func.func @sort_pairs_shape(%ids: memref<?xi32>, %indptr: memref<9xi32>, %rows: 
 
 // -----
 
-func.func @quantize_block_zero(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>,
-                               %s: memref<?x2xf32>) {
-  // expected-error @+1 {{'ggemm.quantize' op expects a positive block that is a multiple of 16, got 0}}
+func.func @quantize_block_tensor(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>,
+                                 %s: memref<?x2xf32>) {
+  // expected-error @+1 {{'ggemm.quantize' op expects an RxC scale_block (1x128 per token, 128x128 per block), got #ggemm.scale_block<tensor>}}
   ggemm.quantize ins(%x : memref<?x256xbf16>) outs(%q, %s : memref<?x256xf8E4M3FN>, memref<?x2xf32>)
-      {block = 0}
+      {scale_block = #ggemm.scale_block<tensor>}
   return
 }
 
 // -----
 
-func.func @quantize_block_odd(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>,
-                              %s: memref<?x2xf32>) {
-  // expected-error @+1 {{'ggemm.quantize' op expects a positive block that is a multiple of 16, got 100}}
+func.func @quantize_block_per_row(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>,
+                                  %s: memref<?x2xf32>) {
+  // expected-error @+1 {{'ggemm.quantize' op expects an RxC scale_block (1x128 per token, 128x128 per block), got #ggemm.scale_block<per_row>}}
   ggemm.quantize ins(%x : memref<?x256xbf16>) outs(%q, %s : memref<?x256xf8E4M3FN>, memref<?x2xf32>)
-      {block = 100}
+      {scale_block = #ggemm.scale_block<per_row>}
+  return
+}
+
+// -----
+
+func.func @quantize_x_rank(%x: memref<256xbf16>, %q: memref<256xf8E4M3FN>,
+                           %s: memref<2xf32>) {
+  // expected-error @+1 {{'ggemm.quantize' op operand 'x' must be 2D/3D memref of bfloat16 type or 16-bit float or 32-bit float values, but got 'memref<256xbf16>'}}
+  ggemm.quantize ins(%x : memref<256xbf16>) outs(%q, %s : memref<256xf8E4M3FN>, memref<2xf32>)
   return
 }
 
@@ -831,7 +840,18 @@ func.func @quantize_scale_shape(%x: memref<?x512xf16>, %q: memref<?x512xf8E5M2>,
                                 %s: memref<?x4xf32>) {
   // expected-error @+1 {{'ggemm.quantize' op expects scale of shape [?, 8], got [?, 4]}}
   ggemm.quantize ins(%x : memref<?x512xf16>) outs(%q, %s : memref<?x512xf8E5M2>, memref<?x4xf32>)
-      {block = 64}
+      {scale_block = #ggemm.scale_block<1x64>}
+  return
+}
+
+// -----
+
+// 128x128 blocks: ceil(300 / 128) = 3 row blocks per weight.
+func.func @quantize_block_scale_shape(%w: memref<4x300x256xbf16>, %q: memref<4x300x256xf8E4M3FN>,
+                                      %s: memref<4x2x2xf32>) {
+  // expected-error @+1 {{'ggemm.quantize' op expects scale of shape [4, 3, 2], got [4, 2, 2]}}
+  ggemm.quantize ins(%w : memref<4x300x256xbf16>) outs(%q, %s : memref<4x300x256xf8E4M3FN>, memref<4x2x2xf32>)
+      {scale_block = #ggemm.scale_block<128x128>}
   return
 }
 

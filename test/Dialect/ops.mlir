@@ -406,23 +406,33 @@ func.func @sort_by_expert(%ids: memref<?xi32>, %indptr: memref<257xi32>,
 // ggemm.quantize
 //===----------------------------------------------------------------------===//
 
-// The default block (128) is elided.
+// The default scale block (1x128) is elided; the scales may be MN-major
+// (strided), as the FP8 GEMMs read them; 128x128 weight blocks over 3D w.
 // CHECK-LABEL: func.func @quantize(
-// CHECK: ggemm.quantize ins(%{{.*}} : memref<?x7168xbf16>) outs(%{{.*}}, %{{.*}} : memref<?x7168xf8E4M3FN>, memref<?x56xf32>){{$}}
-// CHECK: ggemm.quantize ins(%{{.*}} : memref<?x7168xbf16>) outs(%{{.*}}, %{{.*}} : memref<?x7168xf8E4M3FN>, memref<?x56xf32>){{$}}
-// CHECK: ggemm.quantize ins(%{{.*}} : memref<16x256xf16>) outs(%{{.*}}, %{{.*}} : memref<16x256xf8E5M2>, memref<16x4xf32>) {block = 64 : i64}
+// CHECK: ggemm.quantize ins(%{{.*}} : memref<?x7168xbf16>) outs(%{{.*}}, %{{.*}} : memref<?x7168xf8E4M3FN>, memref<?x56xf32, strided<[1, ?]>>){{$}}
+// CHECK: ggemm.quantize ins(%{{.*}} : memref<?x7168xbf16>) outs(%{{.*}}, %{{.*}} : memref<?x7168xf8E4M3FN>, memref<?x56xf32, strided<[1, ?]>>) {scale_block = #ggemm.scale_block<1x128>}
+// CHECK: ggemm.quantize ins(%{{.*}} : memref<16x256xf16>) outs(%{{.*}}, %{{.*}} : memref<16x256xf8E5M2>, memref<16x4xf32>) {scale_block = #ggemm.scale_block<1x64>}
 // CHECK: ggemm.quantize ins(%{{.*}} : memref<?x?xf32>) outs(%{{.*}}, %{{.*}} : memref<?x?xf8E4M3FN>, memref<?x?xf32>){{$}}
-func.func @quantize(%x: memref<?x7168xbf16>, %q: memref<?x7168xf8E4M3FN>, %s: memref<?x56xf32>,
+// CHECK: ggemm.quantize ins(%{{.*}} : memref<4x300x256xbf16>) outs(%{{.*}}, %{{.*}} : memref<4x300x256xf8E4M3FN>, memref<4x3x2xf32>) {scale_block = #ggemm.scale_block<128x128>}
+func.func @quantize(%x: memref<?x7168xbf16>, %q: memref<?x7168xf8E4M3FN>,
+                    %s: memref<?x56xf32, strided<[1, ?]>>,
                     %x16: memref<16x256xf16>, %q5: memref<16x256xf8E5M2>, %s4: memref<16x4xf32>,
-                    %xd: memref<?x?xf32>, %qd: memref<?x?xf8E4M3FN>, %sd: memref<?x?xf32>) {
+                    %xd: memref<?x?xf32>, %qd: memref<?x?xf8E4M3FN>, %sd: memref<?x?xf32>,
+                    %w: memref<4x300x256xbf16>, %wq: memref<4x300x256xf8E4M3FN>,
+                    %ws: memref<4x3x2xf32>) {
   ggemm.quantize ins(%x : memref<?x7168xbf16>)
-      outs(%q, %s : memref<?x7168xf8E4M3FN>, memref<?x56xf32>)
+      outs(%q, %s : memref<?x7168xf8E4M3FN>, memref<?x56xf32, strided<[1, ?]>>)
   ggemm.quantize ins(%x : memref<?x7168xbf16>)
-      outs(%q, %s : memref<?x7168xf8E4M3FN>, memref<?x56xf32>) {block = 128}
+      outs(%q, %s : memref<?x7168xf8E4M3FN>, memref<?x56xf32, strided<[1, ?]>>)
+      {scale_block = #ggemm.scale_block<1x128>}
   ggemm.quantize ins(%x16 : memref<16x256xf16>)
-      outs(%q5, %s4 : memref<16x256xf8E5M2>, memref<16x4xf32>) {block = 64}
+      outs(%q5, %s4 : memref<16x256xf8E5M2>, memref<16x4xf32>)
+      {scale_block = #ggemm.scale_block<1x64>}
   ggemm.quantize ins(%xd : memref<?x?xf32>)
       outs(%qd, %sd : memref<?x?xf8E4M3FN>, memref<?x?xf32>)
+  ggemm.quantize ins(%w : memref<4x300x256xbf16>)
+      outs(%wq, %ws : memref<4x300x256xf8E4M3FN>, memref<4x3x2xf32>)
+      {scale_block = #ggemm.scale_block<128x128>}
   return
 }
 

@@ -38,8 +38,12 @@ Example of one case:
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import math
 import os
+import random
+import struct
 from typing import Optional
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -2158,9 +2162,389 @@ ROUTING_CASES = [
 ]
 
 
+def _f32(v: float) -> float:
+    """v rounded to the nearest f32 (ties to even), as a Python float."""
+    return struct.unpack("<f", struct.pack("<f", v))[0]
+
+
+def _hash_val(i: int, j: int, k: int, seed: int, m: int, off: int,
+              den: float) -> float:
+    """HELPERS' @val in Python: the same integer hash, wrapping at 2^64."""
+    mask64 = (1 << 64) - 1
+    h0 = (i * 7919 + j * 104729 + k * 1299709 + seed * 15485863) & mask64
+    h1 = h0 ^ (h0 >> 13)
+    h2 = (h1 * 1540483477) & mask64
+    h3 = h2 ^ (h2 >> 15)
+    h4 = h3 & 2147483647
+    return _f32((h4 % m - off) / den)
+
+
+#: fp8_max and the positive finite (value, code) pairs of each FP8 type,
+#: ascending: what the reference rounds to (independent of the compiler's
+#: integer encoder).
+FP8_MAX = {"f8E4M3FN": 448.0, "f8E5M2": 57344.0}
+_FP8_GRID = {
+    ty: sorted((value(code), code) for code in range(128)
+               if value(code) == value(code)
+               and abs(value(code)) != float("inf"))
+    for ty, (_, value) in FP8_VALUES.items()}
+
+
+def fp8_encode(v: float, ty: str) -> int:
+    """The FP8 code of f32 `v`: nearest, ties to the even code, saturating
+    at +-fp8_max (v is finite)."""
+    grid = _FP8_GRID[ty]
+    a = min(abs(v), FP8_MAX[ty])
+    values = [g[0] for g in grid]
+    i = bisect.bisect_left(values, a)
+    if i < len(values) and values[i] == a:
+        code = grid[i][1]
+    else:
+        lo, hi = grid[i - 1], grid[i]
+        if a - lo[0] < hi[0] - a:
+            code = lo[1]
+        elif a - lo[0] > hi[0] - a:
+            code = hi[1]
+        else:
+            code = lo[1] if lo[1] % 2 == 0 else hi[1]
+    return code | (0x80 if math.copysign(1.0, v) < 0 else 0)
+
+
+@dataclasses.dataclass
+class QuantizeCase:
+    """One execution test of ggemm.quantize: x of `shape` ([rows, K] or
+    [G, rows, K]) quantised with `block` (R, C) scales to `out_type`. The
+    expected scales and FP8 bytes are computed here, from the op's
+    definition in f32 (each operation rounded to f32) and an FP8 rounding
+    by nearest value on the type's grid. x is either `values` (a list, in
+    row-major order; exact in `in_type`) or, when None, the HELPERS hash
+    (f16 multiples of 1/256 in (-4, 4)). With `scale_pad`, the scales are
+    the FP8 GEMM's MN-major ones: a [K / C, scale_pad] buffer seen as
+    [rows, K / C] with strides [1, scale_pad]; its pad rows must stay
+    poisoned. With `row_checksums`, q is checked one checksum per row
+    (sum of byte * (column + 1)), to keep the file small.
+
+    Example:
+
+        QuantizeCase("quantize_1x128", "...", shape=(7, 384), block=(1, 128),
+                     values=[...], scale_pad=8)
+    """
+
+    name: str
+    summary: str
+    shape: tuple[int, ...]
+    block: tuple[int, int]
+    in_type: str = "bf16"
+    out_type: str = "f8E4M3FN"
+    values: Optional[list[float]] = None
+    scale_pad: Optional[int] = None
+    row_checksums: bool = False
+
+    def x(self) -> list[float]:
+        if self.values is not None:
+            return self.values
+        rows, k = self.shape[-2:]
+        lead = self.shape[0] if len(self.shape) == 3 else 1
+        out = []
+        for g in range(lead):
+            for r in range(rows):
+                for c in range(k):
+                    idx = (g, r, c) if len(self.shape) == 3 else (r, c, 0)
+                    out.append(_hash_val(*idx, 5, 2001, 1000, 256.0))
+        return out
+
+    def scale_shape(self) -> list[int]:
+        rows, k = self.shape[-2:]
+        return (list(self.shape[:-2]) + [-(-rows // self.block[0]),
+                                         k // self.block[1]])
+
+    def expected(self) -> tuple[list[float], list[int]]:
+        """The scales (row-major over scale_shape) and the FP8 codes."""
+        x = self.x()
+        rows, k = self.shape[-2:]
+        lead = self.shape[0] if len(self.shape) == 3 else 1
+        br, bc = self.block
+        fmax = FP8_MAX[self.out_type]
+        scales, codes = [], [0] * len(x)
+        for g in range(lead):
+            for rb in range(-(-rows // br)):
+                for cb in range(k // bc):
+                    cells = [(g * rows + r) * k + c
+                             for r in range(rb * br, min(rows, rb * br + br))
+                             for c in range(cb * bc, cb * bc + bc)]
+                    amax = max(_f32(1e-4), max(abs(x[i]) for i in cells))
+                    # torch's amax / fmax on the GPU: a product with the
+                    # f32 reciprocal, as the op defines it.
+                    scales.append(_f32(amax * _f32(1 / fmax)))
+                    factor = _f32(_f32(1.0 / amax) * fmax)
+                    for i in cells:
+                        codes[i] = fp8_encode(_f32(x[i] * factor),
+                                              self.out_type)
+        return scales, codes
+
+
+def _hex(data: bytes) -> str:
+    return '"0x' + data.hex().upper() + '"'
+
+
+def _pack(values: list[float], ty: str) -> bytes:
+    if ty == "f16":
+        return struct.pack(f"<{len(values)}e", *values)
+    if ty == "bf16":
+        # Exact: the values are bf16 already; keep the high half of f32.
+        return b"".join(struct.pack("<f", v)[2:] for v in values)
+    return struct.pack(f"<{len(values)}f", *values)
+
+
+class QuantizeWriter:
+    """Writes the test file of a QuantizeCase (see there)."""
+
+    def __init__(self, case: QuantizeCase) -> None:
+        self.c = case
+
+    def text(self) -> str:
+        c = self.c
+        rank = len(c.shape)
+        rows, k = c.shape[-2:]
+        lead = c.shape[0] if rank == 3 else 1
+        kb = k // c.block[1]
+        static = "x".join(str(d) for d in c.shape)
+        dyn = "x".join(["?"] * (rank - 1) + [str(k)])
+        x_static = f"memref<{static}x{c.in_type}>"
+        x_type = f"memref<{dyn}x{c.in_type}>"
+        q_static = f"memref<{static}x{c.out_type}>"
+        q_type = f"memref<{dyn}x{c.out_type}>"
+        sshape = c.scale_shape()
+        if c.scale_pad:
+            s_type = f"memref<?x{kb}xf32, strided<[1, ?]>>"
+            s_flat = kb * c.scale_pad
+        else:
+            s_type = f"memref<{'x'.join(str(d) for d in sshape)}xf32>"
+            s_flat = math.prod(sshape)
+        scales, codes = c.expected()
+        want_s = [POISON] * s_flat
+        for i, s in enumerate(scales):
+            if c.scale_pad:
+                r, j = divmod(i, kb)
+                want_s[j * c.scale_pad + r] = s
+            else:
+                want_s[i] = s
+        globals_ = (f'memref.global "private" constant @want_s : '
+                    f'memref<{s_flat}xf32> = dense<{_hex(_pack(want_s, "f32"))}>\n')
+        if c.values is not None:
+            globals_ += (f'memref.global "private" constant @x : {x_static} '
+                         f'= dense<{_hex(_pack(c.values, c.in_type))}>\n')
+        if c.row_checksums:
+            sums = [sum(codes[r * k + col] * (col + 1) for col in range(k))
+                    for r in range(lead * rows)]
+            globals_ += (f'memref.global "private" constant @want_q : '
+                         f'memref<{lead * rows}xi64> = '
+                         f'dense<[{", ".join(str(v) for v in sums)}]>\n')
+        else:
+            globals_ += (f'memref.global "private" constant @want_q : '
+                         f'memref<{lead * rows * k}xi8> = '
+                         f'dense<{_hex(bytes(codes))}>\n')
+        attr = ("" if c.block == (1, 128) else
+                f"\n      {{scale_block = #ggemm.scale_block<"
+                f"{c.block[0]}x{c.block[1]}>}}")
+        quantize = (
+            f"func.func @quantize(%x: {x_type}, %q: {q_type}, "
+            f"%s: {s_type}) {{\n"
+            f"  ggemm.quantize ins(%x : {x_type})\n"
+            f"      outs(%q, %s : {q_type}, {s_type}){attr}\n"
+            f"  return\n}}\n")
+
+        e = Emitter()
+        e.emit("%zero = arith.constant 0 : index")
+        e.emit("%one = arith.constant 1 : index")
+        if c.values is not None:
+            x_buf = e.op(f"memref.get_global @x : {x_static}", "x")
+        else:
+            x_buf = e.op(f"memref.alloc() : {x_static}", "x")
+            x_any = e.op(f"memref.cast {x_buf} : {x_static} to "
+                         f"memref<{'x'.join('?' * rank)}x{c.in_type}>")
+            args = [e.op(f"arith.constant {v} : i64") for v in (5, 2001, 1000)]
+            den = e.const_f32(256.0)
+            e.emit(f"func.call @fill{rank}_{c.in_type}({x_any}, "
+                   f"{', '.join(args)}, {den}) : "
+                   f"(memref<{'x'.join('?' * rank)}x{c.in_type}>, i64, i64, "
+                   "i64, f32) -> ()")
+        q_buf = e.op(f"memref.alloc() : {q_static}", "q")
+        poison_byte = e.op("arith.constant 85 : i8")
+        poison_q = e.op(f"arith.bitcast {poison_byte} : i8 to {c.out_type}")
+        ivs = [e.for_loop("%zero", e.const_index(d)) for d in c.shape]
+        e.emit(f"memref.store {poison_q}, {q_buf}[{', '.join(ivs)}] : "
+               f"{q_static}")
+        for _ in c.shape:
+            e.end()
+        poison = e.const_f32(POISON)
+        if c.scale_pad:
+            flat = e.op(f"memref.alloc() : memref<{s_flat}xf32>", "s")
+            view = e.op(
+                f"memref.reinterpret_cast {flat} to offset: [0], sizes: "
+                f"[{rows}, {kb}], strides: [1, {c.scale_pad}] : "
+                f"memref<{s_flat}xf32> to memref<{rows}x{kb}xf32, "
+                f"strided<[1, {c.scale_pad}]>>")
+            s_arg = e.op(f"memref.cast {view} : memref<{rows}x{kb}xf32, "
+                         f"strided<[1, {c.scale_pad}]>> to {s_type}")
+        else:
+            s_arg = e.op(f"memref.alloc() : {s_type}", "s")
+            flat = e.op(f"memref.collapse_shape {s_arg} "
+                        f"[[{', '.join(str(d) for d in range(len(sshape)))}]]"
+                        f" : {s_type} into memref<{s_flat}xf32>")
+        i = e.for_loop("%zero", e.const_index(s_flat))
+        e.emit(f"memref.store {poison}, {flat}[{i}] : memref<{s_flat}xf32>")
+        e.end()
+        x_dyn = e.op(f"memref.cast {x_buf} : {x_static} to {x_type}")
+        q_dyn = e.op(f"memref.cast {q_buf} : {q_static} to {q_type}")
+        e.emit(f"func.call @quantize({x_dyn}, {q_dyn}, {s_arg}) : "
+               f"({x_type}, {q_type}, {s_type}) -> ()")
+
+        stats, maxerr = start_counts(e)
+        one64 = e.op("arith.constant 1 : i64")
+
+        def count(wrong: str, amount: str) -> None:
+            wrong64 = e.op(f"arith.extui {wrong} : i1 to i64")
+            for slot, inc in (("%zero", amount), ("%one", wrong64)):
+                old = e.op(f"memref.load {stats}[{slot}] : memref<2xi64>")
+                new = e.op(f"arith.addi {old}, {inc} : i64")
+                e.emit(f"memref.store {new}, {stats}[{slot}] : memref<2xi64>")
+
+        # Scales (and the MN-major pad): bit for bit.
+        want_s_buf = e.op(f"memref.get_global @want_s : memref<{s_flat}xf32>")
+        i = e.for_loop("%zero", e.const_index(s_flat))
+        got = e.op(f"memref.load {flat}[{i}] : memref<{s_flat}xf32>")
+        want = e.op(f"memref.load {want_s_buf}[{i}] : memref<{s_flat}xf32>")
+        got_bits = e.op(f"arith.bitcast {got} : f32 to i32")
+        want_bits = e.op(f"arith.bitcast {want} : f32 to i32")
+        count(e.op(f"arith.cmpi ne, {got_bits}, {want_bits} : i32"), one64)
+        e.end()
+        # q: every byte, or one checksum per row.
+        flat_q = e.op(f"memref.collapse_shape {q_buf} "
+                      f"[[{', '.join(str(d) for d in range(rank - 1))}], "
+                      f"[{rank - 1}]] : {q_static} into "
+                      f"memref<{lead * rows}x{k}x{c.out_type}>")
+        fq_type = f"memref<{lead * rows}x{k}x{c.out_type}>"
+        r = e.for_loop("%zero", e.const_index(lead * rows), "r")
+        if c.row_checksums:
+            kk = e.const_index(k)
+            z64 = e.op("arith.constant 0 : i64")
+            k64 = e.op(f"arith.constant {k} : i64")
+            total, col, acc = e.fresh("sum"), e.fresh("col"), e.fresh("acc")
+            e.emit(f"{total} = scf.for {col} = %zero to {kk} step %one "
+                   f"iter_args({acc} = {z64}) -> (i64) {{")
+            e.indent += 2
+            qv = e.op(f"memref.load {flat_q}[{r}, {col}] : {fq_type}")
+            byte = e.op(f"arith.bitcast {qv} : {c.out_type} to i8")
+            byte64 = e.op(f"arith.extui {byte} : i8 to i64")
+            col1 = e.op(f"arith.addi {col}, %one : index")
+            weight = e.op(f"arith.index_cast {col1} : index to i64")
+            term = e.op(f"arith.muli {byte64}, {weight} : i64")
+            e.emit(f"scf.yield {e.op(f'arith.addi {acc}, {term} : i64')} : i64")
+            e.end()
+            want_q = e.op(f"memref.get_global @want_q : "
+                          f"memref<{lead * rows}xi64>")
+            wq = e.op(f"memref.load {want_q}[{r}] : memref<{lead * rows}xi64>")
+            count(e.op(f"arith.cmpi ne, {total}, {wq} : i64"), k64)
+        else:
+            col = e.for_loop("%zero", e.const_index(k), "col")
+            qv = e.op(f"memref.load {flat_q}[{r}, {col}] : {fq_type}")
+            byte = e.op(f"arith.bitcast {qv} : {c.out_type} to i8")
+            rk = e.op(f"arith.muli {r}, {e.const_index(k)} : index")
+            at = e.op(f"arith.addi {rk}, {col} : index")
+            want_q = e.op(f"memref.get_global @want_q : "
+                          f"memref<{lead * rows * k}xi8>")
+            wq = e.op(f"memref.load {want_q}[{at}] : "
+                      f"memref<{lead * rows * k}xi8>")
+            count(e.op(f"arith.cmpi ne, {byte}, {wq} : i8"), one64)
+            e.end()
+        e.end()
+        print_counts(e, stats, maxerr)
+        body = "\n".join(e.lines)
+        main = f"func.func @main() {{\n{body}\n  return\n}}\n"
+        header = file_header(c.summary, s_flat + lead * rows * k)
+        fills = (fill_function(rank, c.in_type) if c.values is None else "")
+        return (header + "\n\n" + globals_ + quantize + "\n" + main
+                + (HELPERS + "\n" + fills if fills else ""))
+
+
+def _block_values(shape: tuple[int, ...], block: tuple[int, int], seed: int,
+                  zero: tuple = (), tiny: tuple = (), huge: tuple = (),
+                  ties: tuple = ()) -> list[float]:
+    """x of `shape` in row-major order, exact in bf16 and f16: per scale
+    block (lead, row block, column block) a random magnitude, elements
+    m * 2^e with 8-bit m below it, both signs; blocks in `zero` are zeros
+    (some -0.0), in `tiny` below the 1e-4 floor of amax, in `huge` hold one
+    element of 2^12 among small ones (most of the block then rounds to
+    FP8 subnormals or zero), in `ties` (e4m3 only) are a maximum of 3.5,
+    whose factor (1 / 3.5) * 448 rounds to exactly 128, and values that
+    scale to the midpoint of two adjacent e4m3 values: ties, which round
+    to the even code."""
+    e4m3 = [v for v, _ in _FP8_GRID["f8E4M3FN"]]
+    rng = random.Random(seed)
+    rows, k = shape[-2:]
+    lead = shape[0] if len(shape) == 3 else 1
+    exps: dict = {}
+    out = []
+    for g in range(lead):
+        for r in range(rows):
+            for c in range(k):
+                key = (g, r // block[0], c // block[1])
+                sign = -1.0 if rng.random() < 0.5 else 1.0
+                if key in zero:
+                    out.append(-0.0 if rng.random() < 0.3 else 0.0)
+                elif key in tiny:
+                    out.append(sign * rng.randrange(1, 256) * 2.0 ** -24)
+                elif key in huge and r % block[0] == 0 and c % block[1] == 5:
+                    out.append(sign * 4096.0)
+                elif key in ties:
+                    first = r % block[0] == 0 and c % block[1] == 0
+                    i = rng.randrange(0, len(e4m3) - 1)
+                    tie = (e4m3[i] + e4m3[i + 1]) / 2
+                    out.append(3.5 if first else sign * tie / 128)
+                else:
+                    e = exps.setdefault(key, rng.randrange(-6, 8))
+                    if key in huge:
+                        e = -6
+                    out.append(sign * rng.randrange(0, 256)
+                               * 2.0 ** (e - 8 - rng.randrange(0, 10)))
+    return out
+
+
+QUANTIZE_CASES = [
+    QuantizeCase("quantize_1x128_bf16", "1x128 per-token scales of a "
+                 "[7, 384] bf16 x to e4m3, written MN-major (strides [1, 8], "
+                 "the pad row stays poisoned) as the FP8 GEMM reads them; an "
+                 "all-zero block (scale from the 1e-4 floor, bytes 0 and "
+                 "0x80), a block below the floor, a block with one 4096 among "
+                 "small values (FP8 subnormals), three blocks of exact "
+                 "rounding ties (to even), random magnitudes elsewhere",
+                 shape=(7, 384), block=(1, 128), scale_pad=8,
+                 values=_block_values((7, 384), (1, 128), 11,
+                                      zero=((0, 2, 1),), tiny=((0, 4, 0),),
+                                      huge=((0, 5, 2),),
+                                      ties=((0, 6, 0), (0, 6, 1),
+                                            (0, 3, 2)))),
+    QuantizeCase("quantize_128x128_f16_3d", "128x128 per-block scales of a "
+                 "[2, 130, 256] f16 w to e4m3 (two weights, a partial last "
+                 "row block of 2 rows), row-major [2, 2, 2] scales as the "
+                 "FP8 GEMM takes them; q checked by row checksums",
+                 shape=(2, 130, 256), block=(128, 128), in_type="f16",
+                 row_checksums=True),
+    QuantizeCase("quantize_16x32_e5m2", "16x32 blocks of a [2, 20, 64] f16 x "
+                 "to e5m2 (partial row blocks of 4, row-major [2, 2, 2] "
+                 "scales), an all-zero and a tiny block",
+                 shape=(2, 20, 64), block=(16, 32), in_type="f16",
+                 out_type="f8E5M2",
+                 values=_block_values((2, 20, 64), (16, 32), 12,
+                                      zero=((1, 1, 0),), tiny=((0, 0, 1),))),
+]
+
+
 def main() -> None:
     names = set()
-    for case in CASES + KRAGGED_CASES + MOE_CASES + ROUTING_CASES:
+    for case in (CASES + KRAGGED_CASES + MOE_CASES + ROUTING_CASES
+                 + QUANTIZE_CASES):
         assert case.name not in names, case.name
         names.add(case.name)
     for case in CASES:
@@ -2179,8 +2563,12 @@ def main() -> None:
         path = os.path.join(HERE, f"{rcase.name}.mlir")
         with open(path, "w") as f:
             f.write(RoutingWriter(rcase).text())
+    for qcase in QUANTIZE_CASES:
+        path = os.path.join(HERE, f"{qcase.name}.mlir")
+        with open(path, "w") as f:
+            f.write(QuantizeWriter(qcase).text())
     total = (len(CASES) + len(KRAGGED_CASES) + len(MOE_CASES)
-             + len(ROUTING_CASES))
+             + len(ROUTING_CASES) + len(QUANTIZE_CASES))
     print(f"wrote {total} tests "
           f"to {HERE}")
 

@@ -4,7 +4,8 @@
 # by the device tool); the FP8 kernels of test/gpu/kernels_fp8 go to
 # .device/bundles_fp8 (check_fp8.py), bench/kernels_swap to .device/bundles_swap
 # (bench/bench_swap_ab.py), the K-ragged ones of test/gpu/kernels_kragged to
-# .device/bundles_kragged (check_kragged.py). A kernel file may add
+# .device/bundles_kragged (check_kragged.py), the quantize catalog of
+# check_quantize.py to .device/quantize_catalog. A kernel file may add
 # ggemm-to-ptx options with a line `// ggemm-to-ptx-options: grid=tiles`.
 #   bash test/gpu/build_bundles.sh [build-dir] [out-dir]
 set -euo pipefail
@@ -39,6 +40,10 @@ for f in test/gpu/kernels_kragged/*.mlir; do
     --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=${out}_kragged $extra" -o /dev/null
 done
 cp "$out/COMMIT" "${out}_kragged/COMMIT"
+# The FP8 quantize kernels (ggemm.quantize, check_quantize.py): a catalog
+# from the script's spec, in .device/quantize_catalog.
+bash test/gpu/build_python_catalog.sh "$build" .device/quantize_catalog \
+  test/gpu/check_quantize.py
 # The GPU image has no nlohmann/json, which the runtime is built with: carry
 # the header and its CMake package (run_on_device.sh points CMake at it).
 rm -rf .device/nlohmann && mkdir -p .device/nlohmann/include .device/nlohmann/share/cmake

@@ -9,7 +9,9 @@
 # (build_kragged_ablation.sh) to show the check fails without the mask; for the python step, the catalog in
 # .device/python_catalog: test/gpu/build_python_catalog.sh). Results go to
 # $OUT.
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [moe] [moe-example] [profile] [throughput] | all
+# For the quantize step, the catalog in .device/quantize_catalog
+# (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [moe] [moe-example] [quantize] [profile] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -120,6 +122,15 @@ for step in $steps; do
     python3 test/gpu/check_moe_example.py --catalog .device/moe_catalog \
       ${MOE_EXAMPLE_BENCH:+--bench} --report "$OUT/moe-example.md" 2>&1 \
       | tee "$OUT/moe-example.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  quantize)
+    # The FP8 quantize kernel (ggemm.quantize) bit for bit against torch and
+    # DeepGEMM's casts: the catalog in .device/quantize_catalog
+    # (test/gpu/build_bundles.sh); QUANTIZE_BENCH=1 times it too.
+    GGEMM_COMMIT=$(cat .device/quantize_catalog/COMMIT 2>/dev/null || echo "$commit") \
+    python3 test/gpu/check_quantize.py --catalog .device/quantize_catalog \
+      ${QUANTIZE_BENCH:+--bench} --report "$OUT/quantize.md" 2>&1 \
+      | tee "$OUT/quantize.log" | grep -v " PASS" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   moe-safety)
     # compute-sanitizer memcheck of the MoE kernels on the small layer

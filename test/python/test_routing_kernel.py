@@ -10,6 +10,7 @@ must pass, once it has it.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import json
 import os
@@ -105,7 +106,7 @@ def test_gemm_names_are_unchanged() -> None:
      "index_dtype must be one of i32, i64; got 'i16'"),
     ({"op": "route", "num_experts": 8, "topk": 2},
      "op must be one of segment_matmul, masked_matmul, batched_matmul, "
-     "segment_matmul_k, sort_by_expert; got 'route'"),
+     "segment_matmul_k, sort_by_expert, quantize; got 'route'"),
 ])
 def test_spec_errors(line: Dict[str, Any], message: str) -> None:
     with pytest.raises(SpecError, match=message):
@@ -431,43 +432,82 @@ def _fake_driver() -> Optional[Path]:
     return None
 
 
+class FakeLaunchRecord(ctypes.Structure):
+    """The leading fields of FakeLaunchRecord (runtime/test)."""
+
+    _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                ("cluster", ctypes.c_uint * 3),
+                ("shared_mem_bytes", ctypes.c_uint),
+                ("stream", ctypes.c_void_p), ("function", ctypes.c_void_p),
+                ("num_params", ctypes.c_int),
+                ("param_sizes", ctypes.c_size_t * 64),
+                ("param_bytes", (ctypes.c_ubyte * 128) * 64)]
+
+
+class FakeDriverConfig(ctypes.Structure):
+    """The leading fields of FakeDriverConfig (runtime/test)."""
+
+    _fields_ = [("has_context", ctypes.c_bool),
+                ("context_id", ctypes.c_ulonglong),
+                ("device", ctypes.c_int), ("cc_major", ctypes.c_int),
+                ("cc_minor", ctypes.c_int), ("sm_count", ctypes.c_int),
+                ("max_smem_optin", ctypes.c_int),
+                ("supports_param_info", ctypes.c_bool),
+                ("num_kernel_params", ctypes.c_int),
+                ("kernel_param_sizes", ctypes.c_size_t * 64)]
+
+
+def open_fake_driver(num_params: int) -> Any:
+    """The fake driver of $GGEMM_CUDA_DRIVER (in a launch script's
+    process), told that the kernel takes `num_params` 8-byte parameters,
+    which it checks at module load and records at launch."""
+    fake = ctypes.CDLL(os.environ["GGEMM_CUDA_DRIVER"])
+    fake.ggemmFakeLastLaunch.restype = ctypes.POINTER(FakeLaunchRecord)
+    fake.ggemmFakeConfig.restype = ctypes.POINTER(FakeDriverConfig)
+    config = fake.ggemmFakeConfig().contents
+    config.supports_param_info = True
+    config.num_kernel_params = num_params
+    for i in range(num_params):
+        config.kernel_param_sizes[i] = 8
+    return fake
+
+
+def skip_without_fake_driver() -> Path:
+    """The fake driver's path; skips without it or the runtime library."""
+    driver = _fake_driver()
+    if driver is None:
+        pytest.skip("no fake CUDA driver (set GGEMM_BUILD_DIR to a build "
+                    "with the runtime's tests)")
+    try:
+        ggemm.load_library()
+    except ggemm.RuntimeLibraryNotFound as error:
+        pytest.skip(str(error))
+    return driver
+
+
+def run_with_fake_driver(script: str, catalog_dir: Path) -> Any:
+    """Runs `script` (indented Python that prints JSON last) in a fresh
+    interpreter on the fake driver with `catalog_dir` as GGEMM_CATALOG, and
+    returns its JSON."""
+    env = dict(os.environ, GGEMM_CUDA_DRIVER=str(_fake_driver()),
+               GGEMM_CATALOG=str(catalog_dir))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT / "python"), str(Path(__file__).resolve().parent)]
+        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], env=env,
+        capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
 LAUNCH_SCRIPT = """
     import ctypes, json, os, sys
     import ggemm
     from ggemm import ops
-    from test_routing_kernel import DeviceIds, StandInTorch
+    from test_routing_kernel import DeviceIds, StandInTorch, open_fake_driver
 
-    class Record(ctypes.Structure):
-        # The leading fields of FakeLaunchRecord (runtime/test).
-        _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
-                    ("cluster", ctypes.c_uint * 3),
-                    ("shared_mem_bytes", ctypes.c_uint),
-                    ("stream", ctypes.c_void_p), ("function", ctypes.c_void_p),
-                    ("num_params", ctypes.c_int),
-                    ("param_sizes", ctypes.c_size_t * 64),
-                    ("param_bytes", (ctypes.c_ubyte * 128) * 64)]
-
-    class Config(ctypes.Structure):
-        # The leading fields of FakeDriverConfig (runtime/test).
-        _fields_ = [("has_context", ctypes.c_bool),
-                    ("context_id", ctypes.c_ulonglong),
-                    ("device", ctypes.c_int), ("cc_major", ctypes.c_int),
-                    ("cc_minor", ctypes.c_int), ("sm_count", ctypes.c_int),
-                    ("max_smem_optin", ctypes.c_int),
-                    ("supports_param_info", ctypes.c_bool),
-                    ("num_kernel_params", ctypes.c_int),
-                    ("kernel_param_sizes", ctypes.c_size_t * 64)]
-
-    fake = ctypes.CDLL(os.environ["GGEMM_CUDA_DRIVER"])
-    fake.ggemmFakeLastLaunch.restype = ctypes.POINTER(Record)
-    fake.ggemmFakeConfig.restype = ctypes.POINTER(Config)
-    # The kernel takes five 8-byte parameters, checked at module load and
-    # recorded at launch.
-    config = fake.ggemmFakeConfig().contents
-    config.supports_param_info = True
-    config.num_kernel_params = 5
-    for i in range(5):
-        config.kernel_param_sizes[i] = 8
+    fake = open_fake_driver(5)
     ops.torch = StandInTorch()
     out = {"launches": []}
     for tokens in (16, 0):
@@ -493,25 +533,9 @@ def test_launch_through_the_catalog_and_runtime(tmp_path: Path) -> None:
     """sort_by_expert on a (stand-in) CUDA tensor: catalog look-up, bundle
     load, the runtime's checks and one launch of one CTA with the five
     parameters, on the fake driver."""
-    driver = _fake_driver()
-    if driver is None:
-        pytest.skip("no fake CUDA driver (set GGEMM_BUILD_DIR to a build "
-                    "with the runtime's tests)")
-    try:
-        ggemm.load_library()
-    except ggemm.RuntimeLibraryNotFound as error:
-        pytest.skip(str(error))
+    skip_without_fake_driver()
     write_catalog(tmp_path / "cat", RoutingProblem(256, 8))
-    env = dict(os.environ, GGEMM_CUDA_DRIVER=str(driver),
-               GGEMM_CATALOG=str(tmp_path / "cat"))
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(REPO_ROOT / "python"), str(Path(__file__).resolve().parent)]
-        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    result = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(LAUNCH_SCRIPT)], env=env,
-        capture_output=True, text=True, timeout=60, check=False)
-    assert result.returncode == 0, result.stderr
-    out = json.loads(result.stdout.strip().splitlines()[-1])
+    out = run_with_fake_driver(LAUNCH_SCRIPT, tmp_path / "cat")
     first, empty = out["launches"]
     assert first["count"] == 1 and empty["count"] == 2
     for launch in (first, empty):

@@ -27,7 +27,11 @@ def ConvertGGemmToLoops : Pass<"convert-ggemm-to-loops", "::mlir::ModuleOp"> {
     block_n, N))` and writes nothing else. Warp roles and the stage ring
     are GPU-only: run this pass before `ggemm-warp-specialize`. A
     `ggemm.sort_by_expert` becomes a stable counting sort in loops (count,
-    scan, place), the reference of the GPU routing kernel.
+    scan, place), the reference of the GPU routing kernel; a
+    `ggemm.quantize` loops over its scale blocks (maximum, scale, then each
+    element scaled and encoded to FP8 with integer arithmetic: LLVM has no
+    FP8 type for `arith.truncf` to lower to), the reference of the GPU
+    quantize kernel.
 
     Before:
 
@@ -87,6 +91,7 @@ def ConvertGGemmToNVVM : Pass<"convert-ggemm-to-nvvm", "::mlir::ModuleOp"> {
     | `ggemm.mma`, `ggemm.mma_wait` | `wgmma.fence`, `wgmma.mma_async` per k16, `commit_group`, `wait_group pending`; `wait_group 0` |
     | `ggemm.store_tile` | the epilogue and row-masked (paired) global stores |
     | `ggemm.sort_by_expert` | the one-CTA routing kernel (`RoutingToNVVM.cpp`): per-warp shared-memory counters, a `shfl.sync.up` scan, pairs placed in order with `match.any.sync` ranks; manifest `grid.policy = single` |
+    | `ggemm.quantize` | the quantize kernel (`QuantizeToNVVM.cpp`): 16-byte loads, block maxima by `shfl.sync.bfly` (and shared memory across warps for 128x128), `cvt.rn.satfinite.e4m3x2.f32`, a grid-stride loop over the scale blocks; manifest `grid.policy = persistent` with `units_per_cta` |
 
     Each kernel's parameters and launch facts go into the module's
     `ggemm.manifests` dictionary for `ggemm-export-bundle`. The host

@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../Utils/ProgramTranslator.h"
+#include "QuantizeToLoops.h"
 #include "RoutingToLoops.h"
 #include "ggemm/Conversion/Passes.h"
 #include "ggemm/Dialect/GGemm/Transforms/Epilogue.h"
@@ -631,6 +632,7 @@ struct ConvertGGemmToLoopsPass
       return signalPassFailure();
     SmallVector<LaunchOp> launches;
     SmallVector<SortByExpertOp> routings;
+    SmallVector<QuantizeOp> quantizes;
     WalkResult stray = module->walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (auto launch = dyn_cast<LaunchOp>(op)) {
         launches.push_back(launch);
@@ -640,8 +642,11 @@ struct ConvertGGemmToLoopsPass
         routings.push_back(routing);
         return WalkResult::advance();
       }
-      if (isa<GGemmDialect>(op->getDialect()) &&
-          !isa<TileScheduleOp, QuantizeOp>(op)) {
+      if (auto quantize = dyn_cast<QuantizeOp>(op)) {
+        quantizes.push_back(quantize);
+        return WalkResult::advance();
+      }
+      if (isa<GGemmDialect>(op->getDialect()) && !isa<TileScheduleOp>(op)) {
         op->emitOpError() << "expects to be in the body of a ggemm.launch";
         return WalkResult::interrupt();
       }
@@ -654,6 +659,8 @@ struct ConvertGGemmToLoopsPass
         return signalPassFailure();
     for (SortByExpertOp routing : routings)
       lowerSortByExpertToLoops(routing);
+    for (QuantizeOp quantize : quantizes)
+      lowerQuantizeToLoops(quantize);
     for (LaunchOp launch : launches) {
       OpBuilder b(launch);
       OpBuilder allocas(launch);

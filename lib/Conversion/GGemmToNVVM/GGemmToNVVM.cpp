@@ -3,7 +3,8 @@
 // Outlines every warp-specialised ggemm.launch into a gpu.func of its own
 // gpu.module, with the parameter ABI of docs/Bundle.md, and translates its
 // body op by op (KernelTranslator). A ggemm.sort_by_expert becomes the
-// routing kernel of RoutingToNVVM.cpp, in a gpu.module of its own too.
+// routing kernel of RoutingToNVVM.cpp, a ggemm.quantize the quantize
+// kernel of QuantizeToNVVM.cpp, each in a gpu.module of its own too.
 // Nothing is decided here: tile shapes, the grid, the warp roles, the
 // register budgets, the ring's stages and placement and the mma's wait
 // depth are all read off the IR.
@@ -44,7 +45,7 @@ LogicalResult checkHostFunction(FunctionOpInterface func, ModuleOp module) {
   WalkResult result = func->walk<WalkOrder::PreOrder>([&](Operation *op) {
     if (op == func.getOperation())
       return WalkResult::advance();
-    if (isa<LaunchOp, SortByExpertOp>(op))
+    if (isa<LaunchOp, SortByExpertOp, QuantizeOp>(op))
       return WalkResult::skip();
     if (op->hasTrait<OpTrait::ReturnLike>() && op->getNumOperands() == 0)
       return WalkResult::advance();
@@ -74,24 +75,25 @@ struct ConvertGGemmToNVVMPass
     if (failed(expectScheduled(module, getArgument())))
       return signalPassFailure();
     SmallVector<LaunchOp> launches;
-    SmallVector<SortByExpertOp> routings;
+    // The ops that are a kernel of their own (routing, quantize).
+    SmallVector<Operation *> standalones;
     // Kernels of one host function, for their names.
     llvm::DenseMap<Operation *, int64_t> kernelsOf;
     module.walk([&](Operation *op) {
       if (auto launch = dyn_cast<LaunchOp>(op))
         launches.push_back(launch);
-      else if (auto routing = dyn_cast<SortByExpertOp>(op))
-        routings.push_back(routing);
+      else if (isa<SortByExpertOp, QuantizeOp>(op))
+        standalones.push_back(op);
       else
         return;
       ++kernelsOf[op->getParentOfType<FunctionOpInterface>()];
     });
-    if (launches.empty() && routings.empty())
+    if (launches.empty() && standalones.empty())
       return;
     MLIRContext *ctx = module.getContext();
     llvm::SetVector<Operation *> hostFuncs;
     SmallVector<Operation *> kernelOps(launches.begin(), launches.end());
-    kernelOps.append(routings.begin(), routings.end());
+    kernelOps.append(standalones.begin(), standalones.end());
     for (Operation *kernelOp : kernelOps) {
       auto func = kernelOp->getParentOfType<FunctionOpInterface>();
       if (func && !hostFuncs.contains(func)) {
@@ -115,16 +117,18 @@ struct ConvertGGemmToNVVMPass
         name += "_" + std::to_string(manifests.size());
       return name;
     };
-    for (SortByExpertOp routing : routings) {
-      std::string name = kernelName(routing);
+    for (Operation *op : standalones) {
+      std::string name = kernelName(op);
       FailureOr<DictionaryAttr> manifest =
-          buildRoutingKernel(routing, module, name);
+          isa<SortByExpertOp>(op)
+              ? buildRoutingKernel(cast<SortByExpertOp>(op), module, name)
+              : buildQuantizeKernel(cast<QuantizeOp>(op), module, name);
       if (failed(manifest))
         return signalPassFailure();
       manifests.push_back(
           NamedAttribute(StringAttr::get(ctx, name), *manifest));
-      if (!routing->getParentOfType<FunctionOpInterface>())
-        routing.erase();
+      if (!op->getParentOfType<FunctionOpInterface>())
+        op->erase();
     }
     for (LaunchOp launch : launches) {
       auto func = launch->getParentOfType<FunctionOpInterface>();

@@ -165,6 +165,12 @@ int64_t routingSharedBytes(int64_t numExperts);
 FailureOr<DictionaryAttr> buildRoutingKernel(SortByExpertOp op, ModuleOp module,
                                              StringRef name);
 
+/// Builds the quantize kernel of `op` (QuantizeToNVVM.cpp), gpu.func `name`
+/// in gpu.module `name`_module at the end of `module`, and returns its
+/// manifest; fails with a diagnostic when it cannot.
+FailureOr<DictionaryAttr> buildQuantizeKernel(QuantizeOp op, ModuleOp module,
+                                              StringRef name);
+
 /// Writes the body of a kernel from the launch's IR, one small function
 /// per ggemm op.
 class KernelTranslator : public ProgramTranslator {

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernel.h"
+#include "StandaloneKernel.h"
 #include "ggemm/Dialect/GGemm/Transforms/Routing.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -58,36 +59,16 @@ enum RoutingParam : unsigned {
 };
 
 /// Writes the kernel body; one method per phase of the file comment.
-class RoutingKernelBuilder {
+class RoutingKernelBuilder : StandaloneKernelBuilder {
 public:
   RoutingKernelBuilder(OpBuilder &b, SortByExpertOp op, gpu::GPUFuncOp kernel,
                        LLVM::GlobalOp smem)
-      : b(b), loc(op.getLoc()), op(op), kernel(kernel), smemGlobal(smem),
-        numBuckets(op.getNumExperts() + 2) {}
+      : StandaloneKernelBuilder(b, op.getLoc(), kernel), op(op),
+        smemGlobal(smem), numBuckets(op.getNumExperts() + 2) {}
 
   void build();
 
 private:
-  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value c32(int64_t v) { return arith::ConstantIntOp::create(b, loc, v, 32); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, p, x, y);
-  }
-  Value toIndex(Value v) {
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
-  }
-  Value toI32(Value v) {
-    return arith::IndexCastOp::create(b, loc, b.getI32Type(), v);
-  }
-  Value param(RoutingParam p) { return kernel.getArgument(p); }
-  /// The address of element `index` of `base`.
-  Value at(Value base, Type elem, Value index) {
-    return LLVM::GEPOp::create(
-        b, loc, base.getType(), elem, base,
-        ValueRange{arith::IndexCastOp::create(b, loc, b.getI64Type(), index)});
-  }
   Value loadI32(Value address) {
     return LLVM::LoadOp::create(b, loc, b.getI32Type(), address);
   }
@@ -104,20 +85,6 @@ private:
   }
   void barrier() { gpu::BarrierOp::create(b, loc); }
   void syncWarp() { NVVM::SyncWarpOp::create(b, loc, c32(-1)); }
-  /// `body(i)` for i in [lower, upper) step `step`, at the current point.
-  void forRange(Value lower, Value upper, Value step,
-                function_ref<void(Value)> body) {
-    auto loop = scf::ForOp::create(b, loc, lower, upper, step);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    body(loop.getInductionVar());
-  }
-  void ifThen(Value condition, function_ref<void()> body) {
-    auto branch = scf::IfOp::create(b, loc, condition, false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(branch.thenBlock());
-    body();
-  }
   /// The pairs of a lane in the warp step from `base`, whether each is in
   /// the warp's range, and its bucket (the bucket past the last, which no
   /// pair has, for one that is not): all loads first, then the buckets.
@@ -151,10 +118,7 @@ private:
   void scanTotals();
   void placePairs();
 
-  OpBuilder &b;
-  Location loc;
   SortByExpertOp op;
-  gpu::GPUFuncOp kernel;
   LLVM::GlobalOp smemGlobal;
   int64_t numBuckets;
   Value smem, tid, lane, warp, numPairs, begin, end;
@@ -328,53 +292,26 @@ mlir::ggemm::nvvm::buildRoutingKernel(SortByExpertOp op, ModuleOp module,
            << " experts for the GPU routing kernel (" << kRoutingWarps + 1
            << " counters of each in shared memory), got " << numExperts;
   MLIRContext *ctx = module.getContext();
-  Location loc = op.getLoc();
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  auto gpuModule = gpu::GPUModuleOp::create(b, loc, (name + "_module").str());
-  SymbolTable(module).insert(gpuModule);
-  b.setInsertionPointToStart(gpuModule.getBody());
-  auto smem = LLVM::GlobalOp::create(
-      b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
-      /*isConstant=*/false, LLVM::Linkage::External, "ggemm_smem", Attribute(),
-      /*alignment=*/16, /*addrSpace=*/3);
   auto ptrGlobal = LLVM::LLVMPointerType::get(ctx, 1);
-  SmallVector<Type> params = {ptrGlobal, ptrGlobal, ptrGlobal, ptrGlobal,
-                              b.getI64Type()};
-  auto kernel =
-      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(params, {}));
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), UnitAttr::get(ctx));
+  Type i64 = IntegerType::get(ctx, 64);
   int32_t threads = kRoutingWarps * 32;
-  kernel->setAttr("nvvm.reqntid", b.getDenseI32ArrayAttr({threads, 1, 1}));
+  StandaloneKernel kernel = createStandaloneKernel(
+      module, op.getLoc(), name,
+      {ptrGlobal, ptrGlobal, ptrGlobal, ptrGlobal, i64}, threads);
   OpBuilder body(ctx);
-  RoutingKernelBuilder(body, op, kernel, smem).build();
+  RoutingKernelBuilder(body, op, kernel.func, kernel.smem).build();
 
-  auto named = [&](StringRef k, Attribute v) { return b.getNamedAttr(k, v); };
-  auto i = [&](int64_t v) { return b.getI64IntegerAttr(v); };
-  auto s = [&](StringRef v) { return b.getStringAttr(v); };
-  auto dict = [&](ArrayRef<NamedAttribute> fields) {
-    return b.getDictionaryAttr(fields);
-  };
-  auto pointer = [&](StringRef tensor) {
-    return dict({named("kind", s("pointer")), named("name", s(tensor)),
-                 named("tensor", s(tensor))});
-  };
+  ManifestFields m(ctx);
   Type idElem = cast<MemRefType>(op.getTopkIds().getType()).getElementType();
-  SmallVector<Attribute> paramList = {
-      pointer("topk_ids"), pointer("seg_indptr"), pointer("row_indices"),
-      pointer("pair_indices"),
-      dict({named("kind", s("scalar")), named("name", s("num_pairs")),
-            named("dtype", s("i64")), named("value", s("num_pairs"))})};
-  return dict(
-      {named("format", s("ggemm-bundle")), named("version", i(1)),
-       named("entry", s(name)),
-       named("block", b.getArrayAttr({i(threads), i(1), i(1)})),
-       named("cluster", b.getArrayAttr({i(1), i(1), i(1)})),
-       named("dynamic_smem", i(sharedBytes)),
-       named("grid", dict({named("policy", s("single"))})),
-       named("problem", dict({named("op", s("sort_by_expert")),
-                              named("num_experts", i(numExperts)),
-                              named("topk", i(op.getTopk())),
-                              named("index_dtype",
-                                    s(idElem.isInteger(32) ? "i32" : "i64"))})),
-       named("params", b.getArrayAttr(paramList))});
+  SmallVector<Attribute> params = {
+      m.pointer("topk_ids"), m.pointer("seg_indptr"), m.pointer("row_indices"),
+      m.pointer("pair_indices"), m.scalar("num_pairs", "num_pairs")};
+  return m.manifest(
+      name, threads, sharedBytes, m.dict({m.named("policy", m.s("single"))}),
+      m.dict(
+          {m.named("op", m.s("sort_by_expert")),
+           m.named("num_experts", m.i(numExperts)),
+           m.named("topk", m.i(op.getTopk())),
+           m.named("index_dtype", m.s(idElem.isInteger(32) ? "i32" : "i64"))}),
+      params);
 }

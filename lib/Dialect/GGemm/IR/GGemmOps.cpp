@@ -410,20 +410,26 @@ LogicalResult SegmentMatmulKOp::verify() {
 LogicalResult QuantizeOp::verify() {
   MemRefType xType = getX().getType(), qType = getQ().getType(),
              sType = getScale().getType();
-  int64_t block = getBlock();
-  if (block <= 0 || block % 16 != 0)
-    return emitOpError() << "expects a positive block that is a multiple of "
-                            "16, got "
+  ScaleBlockAttr block = getBlockShape();
+  if (!block.isBlock())
+    return emitOpError() << "expects an RxC scale_block (1x128 per token, "
+                            "128x128 per block), got "
                          << block;
   if (failed(verifyShape(*this, "q", qType, xType.getShape())))
     return failure();
-  int64_t k = xType.getDimSize(1);
-  if (!ShapedType::isDynamic(k) && k % block != 0)
+  ArrayRef<int64_t> shape = xType.getShape();
+  int64_t rows = shape[shape.size() - 2], k = shape.back();
+  if (!ShapedType::isDynamic(k) && k % block.getCols() != 0)
     return emitOpError() << "expects K (" << k
-                         << ") to be a multiple of the scale block (" << block
-                         << ")";
-  int64_t blocks = ShapedType::isDynamic(k) ? ShapedType::kDynamic : k / block;
-  return verifyShape(*this, "scale", sType, {xType.getDimSize(0), blocks});
+                         << ") to be a multiple of the scale block ("
+                         << block.getCols() << ")";
+  SmallVector<int64_t> expected(shape.drop_back(2));
+  expected.push_back(ShapedType::isDynamic(rows)
+                         ? ShapedType::kDynamic
+                         : llvm::divideCeil(rows, block.getRows()));
+  expected.push_back(ShapedType::isDynamic(k) ? ShapedType::kDynamic
+                                              : k / block.getCols());
+  return verifyShape(*this, "scale", sType, expected);
 }
 
 LogicalResult SortByExpertOp::verify() {

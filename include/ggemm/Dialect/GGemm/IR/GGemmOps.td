@@ -31,8 +31,11 @@ def GGemm_F32Memref : GGemm_Checked<MemRefOf<[F32]>>;
 def GGemm_F32Vector : GGemm_Checked<MemRefRankOf<[F32], [1]>>;
 def GGemm_F32Matrix : GGemm_Checked<MemRefRankOf<[F32], [2]>>;
 def GGemm_GradBatch : GGemm_Checked<MemRefRankOf<[GGemm_OutputElement], [3]>>;
-def GGemm_HighMatrix : GGemm_Checked<MemRefRankOf<[BF16, F16, F32], [2]>>;
-def GGemm_Fp8Matrix : GGemm_Checked<MemRefRankOf<[F8E4M3FN, F8E5M2], [2]>>;
+def GGemm_HighMatrixOrBatch
+    : GGemm_Checked<MemRefRankOf<[BF16, F16, F32], [2, 3]>>;
+def GGemm_Fp8MatrixOrBatch
+    : GGemm_Checked<MemRefRankOf<[F8E4M3FN, F8E5M2], [2, 3]>>;
+def GGemm_F32MatrixOrBatch : GGemm_Checked<MemRefRankOf<[F32], [2, 3]>>;
 def GGemm_Index : GGemm_Checked<Index>;
 
 // Attributes and optional operands shared by the problem-level ops.
@@ -295,28 +298,76 @@ def GGemm_SegmentMatmulKOp : GGemm_Op<"segment_matmul_k"> {
 }
 
 def GGemm_QuantizeOp : GGemm_Op<"quantize"> {
-  let summary = "bf16/f16 to FP8 with per-token 1x128 scales";
+  let summary = "bf16/f16 to FP8 with 1x128 (per token) or 128x128 (per "
+                "block) scales";
   let description = [{
-    For each row `m` and each K block `j` of `block` elements:
-    `s[m, j] = max(|x[m, jB:(j+1)B]|) / fp8_max` (with a floor so an all-zero
-    block gets scale 1) and `q[m, k] = x[m, k] / s[m, k / B]` rounded to the
-    FP8 type of `q`. This is the activation quantisation of DeepSeek-V3.
+    Quantises `x` (`[rows, K]` or `[G, rows, K]`) to the FP8 type of `q`
+    with one f32 scale per `R x C` block of the `[rows, K]` view, where
+    `scale_block = #ggemm.scale_block<RxC>` (default `1x128`, elided):
+    `1x128` are DeepSeek-V3's per-token activation scales, `128x128` its
+    per-block weight scales. For block `(i, j)` (rows `[iR, (i+1)R)`, the
+    last block of rows may be partial; columns `[jC, (j+1)C)`):
+
+    ```
+    amax       = max(max(|x[r, c]|) over the block, 1e-4)
+    scale[i, j] = amax * rcp    // rcp = 1 / fp8_max rounded to f32
+    q[r, c]    = fp8(x[r, c] * ((1 / amax) * fp8_max))
+    ```
+
+    with `fp8` rounding to nearest even and saturating at `+-fp8_max`
+    (448 for e4m3, 57344 for e5m2). This is DeepGEMM's
+    `per_token_cast_to_fp8` / `per_block_cast_to_fp8` operation for
+    operation as torch runs it on the GPU (`448 / amax` is a reciprocal then
+    a product; `amax / 448` a product with 448's f32 reciprocal, which
+    differs from a true division in the last bit for about half of the
+    blocks), so the bytes match DeepGEMM's and the torch path's bit for
+    bit. The floor keeps an all-zero block finite: its scale
+    is `1e-4 * rcp` and its bytes 0. `C` must divide K.
+
+    `scale` is `[lead..., ceil(rows / R), K / C]` in any strided layout,
+    so the MN-major activation scales the FP8 GEMMs read
+    (`memref<?xKBxf32, strided<[1, ?]>>`) are written in place, and the
+    `[G, N/128, K/128]` row-major weight scales likewise.
+
+    `ggemm-to-cpu` lowers it to loops (`convert-ggemm-to-loops`, an exact
+    integer FP8 encoder), `ggemm-to-ptx` to a memory-bound kernel
+    (`convert-ggemm-to-nvvm`): 16-byte loads, one warp per 128-column
+    block of 1 or 128 rows, the block's maximum by warp shuffles,
+    `cvt.rn.satfinite.e4m3x2.f32` to pack, a grid-stride loop over the
+    blocks.
 
     ```mlir
     ggemm.quantize ins(%x : memref<?x7168xbf16>)
-        outs(%q, %s : memref<?x7168xf8E4M3FN>, memref<?x56xf32>) {block = 128}
+        outs(%q, %s : memref<?x7168xf8E4M3FN>, memref<?x56xf32, strided<[1, ?]>>)
+    ggemm.quantize ins(%w : memref<8x4096x7168xbf16>)
+        outs(%wq, %ws : memref<8x4096x7168xf8E4M3FN>, memref<8x32x56xf32>)
+        {scale_block = #ggemm.scale_block<128x128>}
     ```
   }];
-  let arguments = (ins GGemm_HighMatrix:$x,
-                   GGemm_Fp8Matrix:$q,
-                   GGemm_F32Matrix:$scale,
-                   DefaultValuedAttr<I64Attr, "128">:$block);
+  let arguments = (ins GGemm_HighMatrixOrBatch:$x,
+                   GGemm_Fp8MatrixOrBatch:$q,
+                   GGemm_F32MatrixOrBatch:$scale,
+                   OptionalAttr<GGemm_ScaleBlockAttr>:$scale_block);
   let assemblyFormat = [{
     `ins` `(` $x `:` type($x) `)`
     `outs` `(` $q `,` $scale `:` type($q) `,` type($scale) `)`
     attr-dict
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The scale block, `1x128` when the attribute is absent.
+    ScaleBlockAttr getBlockShape() {
+      if (ScaleBlockAttr block = getScaleBlockAttr())
+        return block;
+      return ScaleBlockAttr::get(getContext(), 1, 128);
+    }
+    /// fp8_max of q's element type (448 for e4m3, 57344 for e5m2).
+    double getFp8Max() {
+      return ::llvm::isa<Float8E4M3FNType>(getQ().getType().getElementType())
+                 ? 448.0
+                 : 57344.0;
+    }
+  }];
 }
 
 def GGemm_SortByExpertOp : GGemm_Op<"sort_by_expert"> {
