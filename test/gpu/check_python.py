@@ -103,6 +103,9 @@ def spec() -> dict:
              weight_indices=True, index_dtype="i64"),
         dict(op="masked_matmul", dtype="f8e4m3", n=N, k=K, groups=4),
         dict(bat, dtype="f8e4m3", n=N, k=K, groups=3),
+        # FlashInfer's bmm_fp8: tensor-wise scales
+        dict(bat, dtype="f8e4m3", n=N, k=K, groups=2, x_scale_block="tensor",
+             w_scale_block="tensor"),
         # autograd with weight_layout kn and weight indices: the forward,
         # dx (the other layout) and dW (below, K-ragged per segment)
         dict(seg, dtype=bf, n=N2, k=K2, groups=5, num_weights=3,
@@ -651,7 +654,27 @@ def cases(check: Checker) -> None:
         return fp8_check(z, torch.bmm(xd, f8.dequant_w(wq, ws)
                                       .transpose(1, 2)))
 
+    def flashinfer_bmm_fp8_case():
+        from ggemm.compat import flashinfer
+        batch, m = 2, rng.choice([1, 64, 200])
+        a = torch.randn(batch, m, K, device=dev) * 3
+        b = torch.randn(batch, N, K, device=dev)
+        # Tensor-wise scales, FlashInfer's convention: x = q * scale.
+        a_scale = (a.abs().amax() / 448).reshape(1)
+        b_scale = (b.abs().amax() / 448).reshape(1)
+        aq = (a / a_scale).to(torch.float8_e4m3fn)
+        bq = (b / b_scale).to(torch.float8_e4m3fn)
+        out = torch.full((batch, m, N), float("nan"), device=dev, dtype=bf)
+        # B as FlashInfer passes it: [b, k, n], column-major.
+        flashinfer.bmm_fp8(aq, bq.transpose(-2, -1), a_scale, b_scale,
+                           torch.bfloat16, out=out)
+        torch.cuda.synchronize()
+        ref = torch.bmm(aq.double() * a_scale.double(),
+                        (bq.double() * b_scale.double()).transpose(1, 2))
+        return fp8_check(out, ref)
+
     check.run("fp8 segment_matmul (row-major x_scale)", fp8_segment_case)
+    check.run("flashinfer bmm_fp8 (tensor-wise)", flashinfer_bmm_fp8_case)
     check.run("deep_gemm gemm_fp8_fp8_bf16_nt", fp8_dense_case)
     check.run("deep_gemm m_grouped fp8 contiguous", fp8_contiguous_case)
     check.run("deep_gemm m_grouped fp8 masked", fp8_masked_case)
