@@ -63,7 +63,6 @@ import os
 import random
 import statistics
 import sys
-import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,7 +70,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "test" / "gpu"))
 
-from check_python import rel_err  # noqa: E402
+from check_python import Checker, rel_err  # noqa: E402
 import check_moe_example  # noqa: E402
 
 TOL = 1e-2
@@ -356,22 +355,8 @@ def run_checks(lines, seed, models=None):
     torch.backends.cuda.matmul.allow_tf32 = False
     gen = torch.Generator(device="cuda")
     gen.manual_seed(seed)
-    passed = failed = 0
-
-    def case(name, fn):
-        nonlocal passed, failed
-        try:
-            note = fn()
-            ok, text = True, f"PASS {note}"
-        except Exception as error:  # noqa: BLE001 - every failure counts
-            ok, text = False, f"FAIL {type(error).__name__}: {error}"
-            if os.environ.get("GGEMM_CHECK_TRACEBACK"):
-                traceback.print_exc()
-        passed += ok
-        failed += not ok
-        line = f"{name:48s} {text}"
-        lines.append(line)
-        print(line, flush=True)
+    check = Checker(None, width=48, lines=lines)
+    case = check.run
 
     def compare(out, ref):
         if torch.isnan(out.double()).any():
@@ -584,7 +569,7 @@ def run_checks(lines, seed, models=None):
                 reference(x, w13, w2, ids, wts)))
         del w13, w13i, w2
         torch.cuda.empty_cache()
-    return passed, failed
+    return check.passed, check.failed
 
 
 # -- bench ---------------------------------------------------------------------

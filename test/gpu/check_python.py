@@ -31,7 +31,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Callable, List
+from typing import Callable, List, Optional
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
@@ -205,10 +205,15 @@ def seg_reference(x, w, offsets, layout="nk", weight_indices=None, bias=None,
 
 
 class Checker:
-    def __init__(self, rng) -> None:
+    """Runs cases, counting and printing each as a PASS or FAIL line (its
+    name padded to ``width``), and keeps the lines in ``lines``."""
+
+    def __init__(self, rng, width: int = 44,
+                 lines: Optional[List[str]] = None) -> None:
         self.rng = rng
+        self.width = width
         self.passed = self.failed = 0
-        self.lines: List[str] = []
+        self.lines: List[str] = lines if lines is not None else []
 
     def run(self, name: str, case: Callable[[], str]) -> None:
         try:
@@ -221,7 +226,7 @@ class Checker:
                 traceback.print_exc()
         self.passed += ok
         self.failed += not ok
-        line = f"{name:44s} {text}"
+        line = f"{name:{self.width}s} {text}"
         self.lines.append(line)
         print(line, flush=True)
 

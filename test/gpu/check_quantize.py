@@ -50,11 +50,12 @@ import json
 import os
 import statistics
 import sys
-import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "test" / "gpu"))
+from check_python import Checker  # noqa: E402
 
 FP8_MAX = 448.0
 ROWS = [1, 7, 4096, 16384]
@@ -232,22 +233,8 @@ def run_checks(lines, seed):
     import ggemm
     gen = torch.Generator(device="cuda")
     gen.manual_seed(seed)
-    passed = failed = 0
-
-    def case(name, fn):
-        nonlocal passed, failed
-        try:
-            note = fn()
-            ok, text = True, f"PASS {note}"
-        except Exception as error:  # noqa: BLE001 - every failure counts
-            ok, text = False, f"FAIL {type(error).__name__}: {error}"
-            if os.environ.get("GGEMM_CHECK_TRACEBACK"):
-                traceback.print_exc()
-        passed += ok
-        failed += not ok
-        line = f"{name:52s} {text}"
-        lines.append(line)
-        print(line, flush=True)
+    check = Checker(None, width=52, lines=lines)
+    case = check.run
 
     for k in KS:
         for rows in ROWS:
@@ -301,7 +288,7 @@ def run_checks(lines, seed):
         same_scales("scales after replay", s, ts)
         return "replay bitwise equal to torch on new x"
     case("CUDA graph replay [4096, 7168]", graph_replay)
-    return passed, failed
+    return check.passed, check.failed
 
 
 # -- the benchmark -------------------------------------------------------------
