@@ -574,6 +574,75 @@ def bench(kernels, manifests, lines, baseline=None):
     print(summary, flush=True)
 
 
+def scaled_mm_peer(xq, xs, wq, ws):
+    """torch._scaled_mm on one weight with the same tensor-wise or per-row
+    scales (cuBLAS's row-wise / tensor-wise FP8), or the error text where
+    this torch refuses them."""
+    a_scale = xs.reshape(1, 1) if xs.numel() == 1 else xs.reshape(-1, 1)
+    b_scale = ws.reshape(1, 1) if ws.numel() == 1 else ws.reshape(1, -1)
+    fn = lambda: torch._scaled_mm(xq, wq.t(), scale_a=a_scale,  # noqa: E731
+                                  scale_b=b_scale, out_dtype=torch.bfloat16)
+    try:
+        fn()
+        torch.cuda.synchronize()
+        return fn
+    except Exception as error:  # noqa: BLE001 - the peer is optional
+        return f"{type(error).__name__}: {str(error)[:120]}"
+
+
+def bench_scaled(kernels, lines):
+    """The tensor-wise and per-row kernels against torch._scaled_mm with
+    the same scales (one call per group on the grouped shapes)."""
+    shapes = [("per_row", "fp8_seg_n4096_k7168_rowwise_kernel", g, rows,
+               4096, 7168) for g, rows in ((1, 128), (1, 4096), (8, 4096))]
+    shapes += [("tensor", "fp8_seg_n2112_k7168_tensor_kernel", g, rows, 2112,
+                7168) for g, rows in ((1, 128), (1, 4096), (4, 8192))]
+    ratios = []
+    lines += ["", "## Speed, tensor-wise and per-row scales (same run; "
+              "median of 20 CUDA-event timings)", "",
+              "| scales | shape | GGEMM ms | GGEMM TFLOP/s | torch._scaled_mm ms "
+              "| peer TFLOP/s | ratio |", "|---|---|---|---|---|---|---|"]
+    for kind, name, g, rows, n, k in shapes:
+        if name not in kernels:
+            continue
+        m = g * rows
+        xq, xs, _ = quantize_x(torch.randn(m, k, device="cuda",
+                                           dtype=torch.bfloat16), kind)
+        wq, ws, _ = quantize_w(torch.randn(g, n, k, device="cuda",
+                                           dtype=torch.bfloat16), kind)
+        offsets = torch.arange(0, m + 1, rows, dtype=torch.int32,
+                               device="cuda")
+        y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        kern = kernels[name]
+        t_ours = median_ms(lambda: kern(x=xq, w=wq, x_scale=xs, w_scale=ws,
+                                        seg_indptr=offsets, y=y))
+        fns, refusal = [], ""
+        for gi in range(g):
+            part = slice(gi * rows, (gi + 1) * rows)
+            fn = scaled_mm_peer(xq[part], xs if kind == "tensor" else xs[part],
+                                wq[gi], ws[gi])
+            if isinstance(fn, str):
+                refusal = fn
+                break
+            fns.append(fn)
+        tf = lambda ms: 2.0 * m * n * k / ms / 1e9  # noqa: E731
+        label = f"G={g} M={m} N={n} K={k}"
+        if len(fns) == g:
+            peer = median_ms(lambda: [f() for f in fns])
+            ratios.append(peer / t_ours)
+            lines.append(f"| {kind} | {label} | {t_ours:.3f} | {tf(t_ours):.0f}"
+                         f" | {peer:.3f} | {tf(peer):.0f} | {peer / t_ours:.2f} |")
+        else:
+            lines.append(f"| {kind} | {label} | {t_ours:.3f} | {tf(t_ours):.0f}"
+                         f" | torch._scaled_mm refused: {refusal} | | |")
+        print(lines[-1], flush=True)
+    summary = (f"fp8-scaled-bench: min ratio vs torch._scaled_mm "
+               f"{min(ratios):.2f} over {len(ratios)} shapes" if ratios else
+               "fp8-scaled-bench: no peer ran")
+    lines += ["", summary]
+    print(summary, flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundles", type=Path, required=True)
@@ -641,6 +710,7 @@ def main() -> int:
             lines += ["", f"Baseline: {args.baseline} (commit "
                       f"{(args.baseline / 'COMMIT').read_text().strip() if (args.baseline / 'COMMIT').exists() else 'unknown'})"]
         bench(kernels, manifests, lines, baseline)
+        bench_scaled(kernels, lines)
     if args.report:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text("\n".join(lines) + "\n")
