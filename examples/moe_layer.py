@@ -30,15 +30,25 @@ A scattered call writes into ``out=`` and is not differentiable, so while
 autograd records, the down projection returns its rows and torch puts
 them into the slots (``index_copy``; ``index_add`` for ``atomic``).
 
-Expert parallelism: ``MoELayer(..., expert_range=(first, end))`` (or
-``layer.shard((first, end))``) holds only experts ``[first, end)`` and
-computes only their rows: its segment offsets are a slice of the global
-``seg_indptr`` (megablox's ``group_offset``), the other pairs' slots stay
-zero, and summing the ranks' outputs (``torch.distributed.all_reduce``)
-gives the layer; the router is replicated, so its gradient is summed over
-the ranks too. ``ggemm.expert_parallel`` has the bookkeeping of an
-all-to-all dispatch instead (split sizes on the device, the one host
-synchronisation).
+Expert parallelism, two ways:
+
+- ``ExpertParallelMoE`` (``--expert-parallel``, one process per GPU under
+  ``torchrun``): each rank holds the router, ``E / W`` of the experts and
+  its own tokens. It routes its tokens, sends each (token, k) row with its
+  routing weight to the rank of its expert (``all_to_all_single``; the
+  split sizes are counted on the device and read on the host once: the
+  one synchronisation, since the collective takes Python ints), runs its
+  experts on what it received (gathered up projection with SwiGLU, down
+  projection weighted by the routing weights and written back in arrival
+  order), sends the rows back (the reverse ``all_to_all_single``) and sums
+  each token's top-k rows in a fixed order. Backward: autograd, the
+  all-to-alls send the gradients back the reverse way.
+- replicated tokens: ``MoELayer(..., expert_range=(first, end))`` (or
+  ``layer.shard((first, end))``) holds only experts ``[first, end)`` and
+  computes only their rows of all tokens: its segment offsets are a slice
+  of the global ``seg_indptr`` (megablox's ``group_offset``), the other
+  pairs' slots stay zero, and summing the ranks' outputs
+  (``torch.distributed.all_reduce``) gives the layer.
 
 Run it on a Hopper GPU from a clone of the repository. Its kernels are
 compiled on first use (with the compiler built: ``GGEMM_BUILD_DIR``, see
@@ -56,24 +66,41 @@ the sizes below)::
     # DeepSeek-V3-like expert shapes, 64 experts
     python3 examples/moe_layer.py --check --hidden 7168 --intermediate 2048 \\
         --experts 64 --top-k 8 --tokens 1 512
+    # expert parallel over 2 GPUs (all-to-all), checked against the layer
+    # on one GPU, then timed phase by phase; --tokens are per rank
+    # (examples/moe_ep.sh runs torchrun with NVLink multicast off)
+    bash examples/moe_ep.sh --check --tokens 1 512 4096
+    bash examples/moe_ep.sh --bench --hidden 7168 --intermediate 2048 \\
+        --experts 256 --tokens 512 4096 16384
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import datetime
+import functools
 import math
 import os
 import statistics
 import sys
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-import torch
+# NVLink multicast (NVLS) off before NCCL starts, unless the caller set
+# these: the all-to-alls here do not use it, and on shared GPU hosts a
+# program that does can take the host's GPUs out of service.
+for _name, _value in (("NCCL_NVLS_ENABLE", "0"),
+                      ("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"),
+                      ("NVSHMEM_DISABLE_NVLS", "1")):
+    os.environ.setdefault(_name, _value)
+
+import torch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import ggemm  # noqa: E402
-from ggemm.expert_parallel import expert_ranges, local_seg_indptr  # noqa: E402
+from ggemm.expert_parallel import (  # noqa: E402
+    DispatchPlan, dispatch_plan, expert_ranges, local_seg_indptr)
 
 #: How the top-k rows of a token are summed: ``slots`` (fixed order,
 #: deterministic) or ``atomic`` (atomic adds onto float32 token rows).
@@ -255,6 +282,184 @@ def reference_experts(layer: MoELayer, x: torch.Tensor,
         rows = (a @ layer.w2[local].float().t()) * weights[token, slot, None]
         out = out.index_add(0, token, rows)
     return out
+
+
+# -- expert parallel ---------------------------------------------------------
+
+def exchange_rows(rows: torch.Tensor, send_splits: Sequence[int],
+                  recv_splits: Sequence[int], group: Any = None
+                  ) -> torch.Tensor:
+    """``torch.distributed.all_to_all_single`` into a new tensor: the first
+    ``send_splits[0]`` rows of ``rows`` go to rank 0, the next
+    ``send_splits[1]`` to rank 1, ...; ``recv_splits[s]`` rows come from
+    rank s, in rank order."""
+    import torch.distributed as dist
+    out = rows.new_empty((sum(recv_splits),) + tuple(rows.shape[1:]))
+    dist.all_to_all_single(out, rows.contiguous(),
+                           output_split_sizes=list(recv_splits),
+                           input_split_sizes=list(send_splits), group=group)
+    return out
+
+
+class AllToAll(torch.autograd.Function):
+    """:func:`exchange_rows` for autograd: the backward sends each row's
+    gradient back to the rank the row came from (the splits swapped)."""
+
+    @staticmethod
+    def forward(ctx, rows, send_splits, recv_splits, group):
+        ctx.splits, ctx.group = (send_splits, recv_splits), group
+        return exchange_rows(rows, send_splits, recv_splits, group)
+
+    @staticmethod
+    def backward(ctx, grad):
+        send_splits, recv_splits = ctx.splits
+        return (exchange_rows(grad, recv_splits, send_splits, ctx.group),
+                None, None, None)
+
+
+class ExpertParallelMoE(torch.nn.Module):
+    """One rank's part of a MoE layer whose experts are spread over the
+    ranks of a process group, the tokens exchanged by all-to-all.
+
+    ``layer`` holds the router (the same on every rank) and this rank's
+    experts: ``expert_range`` must be ``expert_ranges(E, W)[rank]``
+    (:meth:`MoELayer.shard`). Each rank passes its own tokens. Per forward
+    (every rank calls it together; the phases are the keys of
+    ``phase_events``):
+
+    1. ``route``: router, top-k and ``ggemm.sort_by_expert`` over all E
+       experts, on the device;
+    2. ``dispatch``: each rank sends every rank the per-expert counts of
+       its experts (an all-to-all of sizes the host knows), the split sizes
+       are read on the host (``dispatch_plan``: the layer's one host
+       synchronisation, because ``all_to_all_single`` takes Python ints),
+       then the (token, k) rows in expert order (a gather of x: each pair's
+       row once) and their routing weights go out (``all_to_all_single``);
+    3. ``experts``: the up projection reads the received rows in expert
+       order through ``row_indices`` (SwiGLU in its epilogue), the down
+       projection scales each row by its routing weight and writes it back
+       to its arrival slot (``scatter_indices``);
+    4. ``combine``: the reverse ``all_to_all_single`` brings each pair's
+       row home, into its slot of ``[T, top_k, H]``, and the sum over the
+       top-k slots runs in a fixed order: the output is bitwise
+       repeatable.
+
+    Backward: autograd, through the GGEMM ops and :class:`AllToAll`, so
+    every rank's backward makes the same collective calls (a rank that
+    received no rows keeps its zero-row result in the graph for this).
+    The router's gradient is this rank's tokens' share: sum it over the
+    ranks (``all_reduce``) as for any replicated parameter.
+
+    Example (under ``torchrun --nproc-per-node 2``)::
+
+        torch.distributed.init_process_group("nccl")
+        rank, world = dist.get_rank(), dist.get_world_size()
+        whole = MoELayer(7168, 2048, 256, 8, device="cuda")
+        part = ExpertParallelMoE(whole.shard(expert_ranges(256, world)[rank]))
+        y = part(x_of_this_rank)                    # [T_rank, 7168]
+    """
+
+    #: The phases of a forward, in order (``phase_events``' names).
+    PHASES = ("route", "dispatch", "experts", "combine")
+
+    def __init__(self, layer: MoELayer, group: Any = None) -> None:
+        super().__init__()
+        import torch.distributed as dist
+        self.layer, self.group = layer, group
+        self.rank = dist.get_rank(group)
+        self.world_size = dist.get_world_size(group)
+        self.ranges = expert_ranges(layer.num_experts, self.world_size)
+        if layer.expert_range != self.ranges[self.rank]:
+            raise ValueError(f"layer holds experts {layer.expert_range}; "
+                             f"rank {self.rank} of {self.world_size} holds "
+                             f"{self.ranges[self.rank]} (MoELayer.shard)")
+        #: A list to append ``(phase, torch.cuda.Event)`` pairs to while
+        #: timing; None: no events.
+        self.phase_events: Optional[List[Tuple[str, Any]]] = None
+        #: The last forward's dispatch (split sizes, received segments).
+        self.last_plan: Optional[DispatchPlan] = None
+
+    def _mark(self, phase: str) -> None:
+        if self.phase_events is not None:
+            event = torch.cuda.Event(enable_timing=True)
+            event.record()
+            self.phase_events.append((phase, event))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self._mark("start")
+        return self._experts(x, self.layer.router(x))
+
+    def experts(self, x: torch.Tensor, router_logits: torch.Tensor
+                ) -> torch.Tensor:
+        """The layer after its router: ``x`` ``[T, H]`` this rank's tokens,
+        ``router_logits`` ``[T, E]``; returns ``[T, H]`` in x's dtype."""
+        self._mark("start")
+        return self._experts(x, router_logits)
+
+    def _experts(self, x: torch.Tensor, router_logits: torch.Tensor
+                 ) -> torch.Tensor:
+        layer, k = self.layer, self.layer.top_k
+        tokens, hidden = x.shape[0], layer.w2.shape[1]
+        weights, experts = route(router_logits, k)
+        routing = ggemm.sort_by_expert(experts, layer.num_experts)
+        self._mark("route")
+        plan = dispatch_plan(routing.seg_indptr, self.ranges, self.rank,
+                             lambda counts, send, recv: exchange_rows(
+                                 counts, send, recv, self.group))
+        self.last_plan = plan
+        sent = slice(plan.first_row, plan.first_row + sum(plan.send_splits))
+        pairs = routing.pair_indices[sent].long()
+        send_x = x.index_select(0, routing.row_indices[sent].long())
+        send_w = weights.reshape(-1).index_select(0, pairs)
+        recv_x = AllToAll.apply(send_x, plan.send_splits, plan.recv_splits,
+                                self.group)
+        recv_w = AllToAll.apply(send_w, plan.send_splits, plan.recv_splits,
+                                self.group)
+        self._mark("dispatch")
+        back = self._local_experts(recv_x, recv_w, plan)
+        self._mark("experts")
+        home = AllToAll.apply(back, plan.recv_splits, plan.send_splits,
+                              self.group)
+        # A pair sent nowhere (an id outside [0, E)) has a zero slot.
+        every_pair = sum(plan.send_splits) == tokens * k
+        slots = (home.new_empty if every_pair else home.new_zeros)(
+            tokens * k, hidden).index_copy(0, pairs, home)
+        out = slots.view(tokens, k, hidden).sum(1)
+        self._mark("combine")
+        return out
+
+    def _local_experts(self, recv_x: torch.Tensor, recv_w: torch.Tensor,
+                       plan: DispatchPlan) -> torch.Tensor:
+        """This rank's experts on the received rows: ``[R, H]`` in arrival
+        order, each row scaled by its routing weight."""
+        layer = self.layer
+        rows, hidden = recv_x.shape[0], layer.w2.shape[1]
+        seg, arrival = plan.received.seg_indptr, plan.received.row_indices
+        records = _records_grad(recv_x, recv_w, layer.w13, layer.w2)
+        if rows == 0:
+            empty = recv_x.new_zeros(0, hidden)
+            if not records:
+                return empty
+            # Tied to the inputs, as the computed rows would be: the
+            # backward then runs the same all-to-alls as on the other
+            # ranks, and the experts' gradients are zeros, not None.
+            tie = (recv_x.sum() + recv_w.sum() + layer.w13[:0].sum()
+                   + layer.w2[:0].sum())
+            return empty + tie.to(empty.dtype) * 0
+        h = ggemm.segment_matmul(recv_x, layer.w13, seg, row_indices=arrival,
+                                 activation="swiglu")
+        # The kernels index row_scale by segment row, the weights arrived
+        # in arrival order.
+        row_weight = recv_w.index_select(0, arrival.long())
+        if records:
+            down = ggemm.segment_matmul(h, layer.w2, seg,
+                                        row_scale=row_weight)
+            return down.new_empty(rows, hidden).index_copy(
+                0, arrival.long(), down)
+        back = recv_x.new_empty(rows, hidden)
+        ggemm.segment_matmul(h, layer.w2, seg, row_scale=row_weight,
+                             scatter_indices=arrival, out=back)
+        return back
 
 
 # -- checks ------------------------------------------------------------------
@@ -455,6 +660,237 @@ def bench(layer: MoELayer, token_counts: Sequence[int], repeats: int,
     return rows
 
 
+# -- expert parallel: checks and bench (collective: every rank calls) --------
+
+def gather_rows(rows: torch.Tensor, counts: Sequence[int],
+                group: Any = None) -> torch.Tensor:
+    """Every rank's ``rows`` (``counts[r]`` rows on rank r), concatenated in
+    rank order, on every rank."""
+    import torch.distributed as dist
+    most = max(counts)
+    padded = rows.new_zeros((most,) + tuple(rows.shape[1:]))
+    padded[:rows.shape[0]] = rows
+    parts = [torch.empty_like(padded) for _ in counts]
+    dist.all_gather(parts, padded, group=group)
+    return torch.cat([part[:count] for part, count in zip(parts, counts)])
+
+
+def _same_on_every_rank(tensor: torch.Tensor, group: Any = None
+                        ) -> torch.Tensor:
+    """``tensor`` as rank 0 of ``group`` has it (a broadcast)."""
+    import torch.distributed as dist
+    source = 0 if group is None else dist.get_global_rank(group, 0)
+    dist.broadcast(tensor, source, group=group)
+    return tensor
+
+
+def share_parameters(layer: torch.nn.Module, group: Any = None) -> None:
+    """Rank 0's parameters on every rank (a whole layer built everywhere,
+    then made the same)."""
+    with torch.no_grad():
+        for parameter in layer.parameters():
+            _same_on_every_rank(parameter.data, group)
+
+
+def check_expert_parallel_ranks(layer: MoELayer, tokens: Sequence[int],
+                                generator: torch.Generator, *,
+                                train: bool = True, starve_last: bool = False,
+                                group: Any = None) -> str:
+    """:class:`ExpertParallelMoE` over the ranks of ``group`` against the
+    layer on one GPU (``layer``, the whole layer, the same on every rank:
+    :func:`share_parameters`) and against the float32 torch reference, on
+    the same inputs and routing.
+
+    Rank r passes ``tokens[r]`` tokens. The inputs are drawn on rank 0; the
+    one-GPU layer takes all of them with the logits the ranks routed with
+    (its own router's values replaced, its gradient kept: routing on
+    logits computed over other rows could break a tie differently).
+    ``train``: forward and backward with a random output gradient, checking
+    the output, x's gradient, the router's (summed over the ranks) and each
+    rank's expert weights'; else forward without autograd (the fused
+    scatter), twice, bitwise equal. ``starve_last``: the last rank's
+    experts get no token (it receives no rows). Raises AssertionError
+    naming what is off on any rank; returns a note."""
+    import torch.distributed as dist
+    rank, world = dist.get_rank(group), dist.get_world_size(group)
+    if len(tokens) != world:
+        raise ValueError(f"tokens: one count per rank ({world}), got "
+                         f"{list(tokens)}")
+    ranges = expert_ranges(layer.num_experts, world)
+    first, end = ranges[rank]
+    part = ExpertParallelMoE(layer.shard((first, end)), group)
+    hidden, device = layer.w2.shape[1], layer.w2.device
+    start = sum(tokens[:rank])
+    mine = slice(start, start + tokens[rank])
+    x_all = _same_on_every_rank(_random_input(layer, sum(tokens),
+                                              generator), group)
+    grad_all = _same_on_every_rank(torch.randn(
+        sum(tokens), hidden, device=device, generator=generator), group)
+    bias = torch.zeros(layer.num_experts, device=device, dtype=x_all.dtype)
+    if starve_last:
+        if layer.top_k > ranges[-1][0]:
+            raise ValueError("starve_last: the other ranks hold fewer "
+                             "experts than top_k")
+        bias[ranges[-1][0]:] = -1e4
+
+    x = x_all[mine].clone().requires_grad_(train)
+    with torch.set_grad_enabled(train):
+        logits = part.layer.router(x) + bias
+    logits_all = gather_rows(logits.detach(), tokens, group)
+    got: Dict[str, torch.Tensor] = {}
+    notes = []
+    if train:
+        out = part.experts(x, logits)
+        (out.float() * grad_all[mine]).sum().backward()
+        router = part.layer.router.weight.grad.clone()
+        dist.all_reduce(router, group=group)
+        got = {"out": out.detach(), "dx": x.grad, "drouter": router,
+               "dw13": part.layer.w13.grad, "dw2": part.layer.w2.grad}
+    else:
+        with torch.no_grad():
+            out = part.experts(x, logits)
+            again = part.experts(x, logits)
+        got = {"out": out}
+        if not torch.equal(out, again):
+            notes.append(f"rank {rank}: not bitwise repeatable")
+    received = sum(part.last_plan.recv_splits)
+
+    # The one-GPU layer and the float32 reference, on every rank.
+    references = {"one GPU": layer.experts, "fp32": functools.partial(
+        reference_experts, layer)}
+    errors: Dict[str, float] = {}
+    for label, experts_of in references.items():
+        x_ref = x_all.clone().requires_grad_(train)
+        with torch.set_grad_enabled(train):
+            logits_ref = layer.router(x_ref) + bias
+            # The ranks' logits, with the router's gradient.
+            used = logits_ref + (logits_all - logits_ref).detach()
+            ref = experts_of(x_ref, used)
+        want = {"out": ref.detach()[mine]}
+        if train:
+            grads = torch.autograd.grad(
+                (ref.float() * grad_all).sum(),
+                [x_ref, layer.router.weight, layer.w13, layer.w2])
+            want.update({"dx": grads[0][mine], "drouter": grads[1],
+                         "dw13": grads[2][first:end],
+                         "dw2": grads[3][first:end]})
+        for name, value in got.items():
+            errors[f"{name} vs {label}"] = rel_err(value, want[name])
+    everyone: List[Any] = [None] * world
+    dist.all_gather_object(everyone, (errors, notes, received), group=group)
+    worst = {name: max(errs[name] for errs, _, _ in everyone)
+             for name in errors}
+    notes = [note for _, rank_notes, _ in everyone for note in rank_notes]
+    rows = [rows for _, _, rows in everyone]
+    note = _verdict(worst)
+    if notes:
+        raise AssertionError("; ".join(notes))
+    return note + f" (max over ranks), rows received {rows}" + (
+        ", bitwise repeatable" if not train else "")
+
+
+def expert_parallel_checks(layer: MoELayer, token_counts: Sequence[int],
+                           generator: torch.Generator, label: str = "",
+                           group: Any = None
+                           ) -> List[Tuple[str, Callable[[], str]]]:
+    """The distributed checks of ``layer`` as (name, function) pairs
+    (each function collective): for each count of tokens per rank,
+    training and inference; the smallest and the largest count on unequal
+    ranks (rank r gets ``count // (7 r + 1)`` tokens, at least 1), trained;
+    training with the last rank's experts getting no token."""
+    import torch.distributed as dist
+    world = dist.get_world_size(group)
+    label = label or (f"H={layer.w2.shape[1]} I={layer.w2.shape[2]} "
+                      f"E={layer.num_experts} k={layer.top_k}")
+    found: List[Tuple[str, Callable[[], str]]] = []
+
+    def add(name: str, tokens: List[int], **kwargs) -> None:
+        found.append((f"{label} T={'+'.join(map(str, tokens))} {name}",
+                      lambda: check_expert_parallel_ranks(
+                          layer, tokens, generator, group=group, **kwargs)))
+
+    for count in token_counts:
+        add("train", [count] * world)
+        add("inference", [count] * world, train=False)
+    for count in sorted({min(token_counts), max(token_counts)}):
+        uneven = [max(1, count // (r * 7 + 1)) for r in range(world)]
+        if len(set(uneven)) > 1:
+            add("uneven train", uneven)
+    ranges = expert_ranges(layer.num_experts, world)
+    if world > 1 and layer.top_k <= ranges[-1][0]:
+        add("last rank starved train", [max(token_counts)] * world,
+            starve_last=True)
+    return found
+
+
+def bench_expert_parallel(layer: Optional[MoELayer], part: ExpertParallelMoE,
+                          token_counts: Sequence[int], repeats: int,
+                          generator: torch.Generator, group: Any = None
+                          ) -> List[str]:
+    """Median milliseconds (CUDA events, fresh random inputs each repeat,
+    ranks lined up by a barrier before each) of ``part``'s forward without
+    autograd, phase by phase on each rank, and of the whole layer on one
+    GPU (``layer``, on rank 0; None elsewhere) over all ranks' tokens.
+    Returns markdown table rows on rank 0 (an empty list elsewhere)."""
+    import torch.distributed as dist
+    rank, world = dist.get_rank(group), dist.get_world_size(group)
+    hidden = part.layer.w2.shape[1]
+    phases = ExpertParallelMoE.PHASES
+    header = ("| tokens per rank | rank | " + " | ".join(
+        f"{p} ms" for p in phases) + " | EP total ms | rows sent | "
+        "MB sent | one GPU ms (all tokens) | one GPU / EP |")
+    rows = [header, "|" + "---|" * (len(phases) + 7)]
+    print("\n".join(rows), flush=True)
+    for tokens in token_counts:
+        samples: Dict[str, List[float]] = {p: [] for p in phases + ("total",)}
+        for repeat in range(repeats + 1):  # the first is a warm-up
+            x = torch.randn(tokens, hidden, device=part.layer.w2.device,
+                            generator=generator).to(part.layer.w2.dtype)
+            dist.barrier(group=group)
+            torch.cuda.synchronize()
+            part.phase_events = []
+            with torch.no_grad():
+                part(x)
+            torch.cuda.synchronize()
+            events, part.phase_events = part.phase_events, None
+            if not repeat:
+                continue
+            for (_, before), (phase, after) in zip(events, events[1:]):
+                samples[phase].append(before.elapsed_time(after))
+            samples["total"].append(events[0][1].elapsed_time(events[-1][1]))
+        sent = sum(part.last_plan.send_splits)
+        mine = {name: statistics.median(v) for name, v in samples.items()}
+        mine["sent"] = sent
+        one_gpu = None
+        if layer is not None:
+            times = []
+            for repeat in range(repeats + 1):
+                x = _random_input(layer, tokens * world, generator)
+                torch.cuda.synchronize()
+                with torch.no_grad():
+                    elapsed = _time_ms(lambda: layer(x))
+                if repeat:
+                    times.append(elapsed)
+            one_gpu = statistics.median(times)
+        dist.barrier(group=group)
+        everyone: List[Any] = [None] * world
+        dist.all_gather_object(everyone, (mine, one_gpu), group=group)
+        if rank != 0:
+            continue
+        slowest = max(m["total"] for m, _ in everyone)
+        one = next((t for _, t in everyone if t is not None), None)
+        for r, (m, _) in enumerate(everyone):
+            mb = m["sent"] * (hidden * part.layer.w2.element_size() + 4) / 1e6
+            last = r == world - 1 and one is not None
+            rows.append(
+                f"| {tokens} | {r} | " + " | ".join(
+                    f"{m[p]:.3f}" for p in phases) +
+                f" | {m['total']:.3f} | {m['sent']} | {mb:.1f} | " +
+                (f"{one:.3f} | {one / slowest:.2f} |" if last else " | |"))
+        print("\n".join(rows[-world:]), flush=True)
+    return rows if rank == 0 else []
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, nargs="+", default=[4096])
@@ -473,9 +909,16 @@ def main() -> int:
                         help="time the fused layer against the glued one")
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--expert-parallel", action="store_true",
+                        help="one process per GPU under torchrun "
+                        "(examples/moe_ep.sh): the experts split over the "
+                        "ranks, tokens exchanged by all-to-all; --tokens "
+                        "are per rank")
     args = parser.parse_args()
     if args.catalog:
         os.environ["GGEMM_CATALOG"] = str(args.catalog)
+    if args.expert_parallel:
+        return main_expert_parallel(args)
     torch.backends.cuda.matmul.allow_tf32 = False  # a float32 reference
     torch.manual_seed(args.seed)
     generator = torch.Generator(device="cuda")
@@ -504,6 +947,61 @@ def main() -> int:
             except AssertionError as error:
                 note, failed = f"FAIL {error}", failed + 1
             print(f"T={tokens} training step, against plain torch: {note}")
+    return 0 if failed == 0 else 1
+
+
+def main_expert_parallel(args: argparse.Namespace) -> int:
+    """``--expert-parallel``: this process is one rank (torchrun sets RANK,
+    WORLD_SIZE and LOCAL_RANK). The whole layer is built on every rank and
+    made the same (rank 0's), each rank keeps its experts' share in an
+    :class:`ExpertParallelMoE`; ``--check`` checks it against the whole
+    layer on one GPU, ``--bench`` times its phases."""
+    import torch.distributed as dist
+    if "RANK" not in os.environ or "LOCAL_RANK" not in os.environ:
+        print("--expert-parallel: start one process per GPU with torchrun "
+              "(bash examples/moe_ep.sh ...)", file=sys.stderr)
+        return 2
+    device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+    torch.cuda.set_device(device)
+    dist.init_process_group("nccl", device_id=device,
+                            timeout=datetime.timedelta(minutes=5))
+    failed = 0
+    try:
+        rank, world = dist.get_rank(), dist.get_world_size()
+        if rank:
+            sys.stdout = open(os.devnull, "w")  # rank 0 speaks for all
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.manual_seed(args.seed)
+        generator = torch.Generator(device=device)
+        generator.manual_seed(args.seed)
+        layer = MoELayer(args.hidden, args.intermediate, args.experts,
+                         args.top_k, device=device)
+        share_parameters(layer)
+        if args.check or not args.bench:
+            passed = 0
+            found = expert_parallel_checks(layer, args.tokens, generator)
+            if not args.check:  # one training step, checked
+                found = found[:1]
+            for name, run in found:
+                try:
+                    note, ok = f"PASS {run()}", True
+                except AssertionError as error:
+                    note, ok = f"FAIL {error}", False
+                passed += ok
+                failed += not ok
+                print(f"{name:44s} {note}", flush=True)
+            print(f"moe-example-ep: {passed} passed, {failed} failed "
+                  f"({world} ranks)")
+        if args.bench:
+            part = ExpertParallelMoE(layer.shard(
+                expert_ranges(args.experts, world)[rank]))
+            one_gpu = layer if rank == 0 else None  # the others free it
+            del layer
+            torch.cuda.empty_cache()
+            bench_expert_parallel(one_gpu, part, args.tokens, args.repeats,
+                                  generator)
+    finally:
+        dist.destroy_process_group()
     return 0 if failed == 0 else 1
 
 

@@ -41,13 +41,13 @@ Example::
 from __future__ import annotations
 
 import sys
-from typing import Any, List, NamedTuple, Sequence, Tuple
+from typing import Any, Callable, List, NamedTuple, Sequence, Tuple
 
 from .ops import ArgumentError
 
-__all__ = ["Received", "expert_ranges", "host_split_sizes",
-           "local_seg_indptr", "rank_of_expert", "rank_splits",
-           "receive_routing"]
+__all__ = ["DispatchPlan", "Received", "dispatch_plan", "expert_ranges",
+           "host_split_sizes", "local_seg_indptr", "rank_of_expert",
+           "rank_splits", "receive_routing"]
 
 Range = Tuple[int, int]
 
@@ -58,6 +58,18 @@ class Received(NamedTuple):
 
     seg_indptr: Any
     row_indices: Any
+
+
+class DispatchPlan(NamedTuple):
+    """One rank's part of an all-to-all dispatch (see
+    :func:`dispatch_plan`): the split sizes of the row exchange as Python
+    ints, where the sent rows start among the rank's sorted rows, and the
+    segments over the rows it receives."""
+
+    send_splits: List[int]
+    recv_splits: List[int]
+    first_row: int
+    received: Received
 
 
 def _is_numpy(array: Any) -> bool:
@@ -253,3 +265,70 @@ def receive_routing(recv_counts: Any, rows: int) -> Received:
     # Each expert's end: the end of its last sender's block.
     seg_indptr[1:] = sorted_end.reshape(experts, senders)[:, -1]
     return Received(seg_indptr, _cast(row_indices, xp.int32))
+
+
+#: ``exchange(send, send_splits, recv_splits) -> received``: an
+#: all-to-all of a 1-D array with split sizes the host knows
+#: (``torch.distributed.all_to_all_single`` on a new output).
+Exchange = Callable[[Any, List[int], List[int]], Any]
+
+
+def dispatch_plan(seg_indptr: Any, ranges: Sequence[Range], rank: int,
+                  exchange: Exchange) -> DispatchPlan:
+    """Everything rank ``rank`` needs to send its sorted rows to the ranks
+    holding their experts and to run its own experts on what it receives.
+
+    ``seg_indptr`` is this rank's :func:`ggemm.sort_by_expert` over all E
+    experts (``[E + 1]``); ``ranges`` the experts of every rank
+    (:func:`expert_ranges`); ``exchange`` the collective (called once, by
+    every rank: each sends rank d its per-expert counts of d's experts, a
+    size every rank knows). Then one device-to-host copy reads the split
+    sizes (the dispatch's one host synchronisation, as in
+    :func:`host_split_sizes`) and :func:`receive_routing` orders the
+    received rows by expert.
+
+    The rows to send are the sorted rows ``[first_row, first_row +
+    sum(send_splits))`` (rows of ids below 0 come before ``first_row``,
+    rows of ids from E on after them: they go nowhere). The received rows
+    arrive ``recv_splits[s]`` from each rank s, in rank order.
+
+    Example (rank 0 of 2, with a stand-in for the collective: the other
+    rank sent 2 rows of expert 0 and 1 of expert 1)::
+
+        >>> import numpy as np
+        >>> def exchange(send, send_splits, recv_splits):
+        ...     return np.array([send[0], send[1], 2, 1])
+        >>> plan = dispatch_plan(np.array([0, 1, 3, 3, 4]),
+        ...                      expert_ranges(4, 2), 0, exchange)
+        >>> plan.send_splits, plan.recv_splits, plan.first_row
+        ([3, 1], [3, 3], 0)
+        >>> plan.received.seg_indptr.tolist()
+        [0, 3, 6]
+        >>> plan.received.row_indices.tolist()
+        [0, 3, 4, 1, 2, 5]
+    """
+    bounds = _boundaries(ranges)
+    ranks = len(bounds) - 1
+    if isinstance(rank, bool) or not isinstance(rank, int) \
+            or not 0 <= rank < ranks:
+        raise ArgumentError(f"rank: expected an int in [0, {ranks}), got "
+                            f"{rank!r}")
+    xp, _ = _array_module(seg_indptr)
+    send = _cast(rank_splits(seg_indptr, ranges), xp.int64)
+    counts = _cast(seg_indptr[1:] - seg_indptr[:-1], xp.int64)
+    sizes = [end - first for first, end in zip(bounds, bounds[1:])]
+    local = sizes[rank]
+    recv_counts = exchange(counts, sizes, [local] * ranks)
+    if tuple(recv_counts.shape) != (ranks * local,):
+        raise ArgumentError(f"exchange: expected {ranks * local} counts "
+                            f"back ({local} local experts from each of "
+                            f"{ranks} ranks), got shape "
+                            f"{list(recv_counts.shape)}")
+    recv_counts = _cast(recv_counts, xp.int64).reshape(ranks, local)
+    join = xp.concatenate if _is_numpy(seg_indptr) else xp.cat
+    both = join([_cast(seg_indptr[:1], xp.int64), send,
+                 recv_counts.sum(1)])
+    values = [int(v) for v in both.tolist()]  # the synchronisation
+    send_splits, recv_splits = values[1:ranks + 1], values[ranks + 1:]
+    return DispatchPlan(send_splits, recv_splits, values[0],
+                        receive_routing(recv_counts, sum(recv_splits)))

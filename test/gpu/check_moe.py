@@ -71,6 +71,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "test" / "gpu"))
 
 from check_python import Checker, rel_err  # noqa: E402
+import check_ep  # noqa: E402
 import check_moe_example  # noqa: E402
 
 TOL = 1e-2
@@ -140,9 +141,10 @@ def spec() -> dict:
                            out_dtype="f32"),
                       dict(op="segment_matmul_k", dtype="bf16", n=2 * i,
                            k=h, groups=e)]
-    # examples/moe_layer.py's GPU check (check_moe_example.py): one
-    # catalog for both.
+    # examples/moe_layer.py's GPU checks (check_moe_example.py, and
+    # check_ep.py on several GPUs): one catalog for all.
     lines += check_moe_example.spec()["kernels"]
+    lines += check_ep.spec()["kernels"]
     return {"format": "bin", "kernels": lines}
 
 

@@ -11,7 +11,7 @@
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [moe] [moe-example] [quantize] [profile] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [moe] [moe-example] [ep] [quantize] [profile] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -131,6 +131,17 @@ for step in $steps; do
     python3 test/gpu/check_quantize.py --catalog .device/quantize_catalog \
       ${QUANTIZE_BENCH:+--bench} --report "$OUT/quantize.md" 2>&1 \
       | tee "$OUT/quantize.log" | grep -v " PASS" || true
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  ep)
+    # Expert parallelism over every GPU of the host (issue 16):
+    # test/gpu/check_ep.py under torchrun, one process per GPU, kernels
+    # from .device/moe_catalog; NVLink multicast off (KINDS.md).
+    NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 \
+    GGEMM_COMMIT=$(cat .device/moe_catalog/COMMIT 2>/dev/null || echo "$commit") \
+    timeout "${EP_TIMEOUT:-480}" python3 -m torch.distributed.run --standalone \
+      --nproc-per-node "$(nvidia-smi -L | wc -l)" test/gpu/check_ep.py \
+      --catalog .device/moe_catalog ${EP_MODELS:+--models $EP_MODELS} \
+      --report "$OUT/ep.md" 2>&1 | tee "$OUT/ep.log" | grep -v " PASS" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   moe-safety)
     # compute-sanitizer memcheck of the MoE kernels on the small layer

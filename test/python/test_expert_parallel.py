@@ -198,3 +198,118 @@ def test_torch_tensors_give_the_numpy_results() -> None:
     ids = numpy.array([[0, 5], [3, -1]])
     assert ep.rank_of_expert(torch.from_numpy(ids), ranges).tolist() == \
         ep.rank_of_expert(ids, ranges).tolist()
+
+
+class ThreadedAllToAll:
+    """``torch.distributed.all_to_all_single`` for W ranks running as
+    threads of one process: each rank leaves its chunks, all meet at a
+    barrier, each takes the chunks addressed to it, in rank order."""
+
+    def __init__(self, ranks: int) -> None:
+        import threading
+        self.ranks = ranks
+        self.barrier = threading.Barrier(ranks, timeout=30)
+        self.boxes: dict = {}
+        self.calls = [0] * ranks
+
+    def for_rank(self, rank: int):
+        def exchange(send, send_splits, recv_splits):
+            assert len(send_splits) == len(recv_splits) == self.ranks
+            assert sum(send_splits) == send.shape[0]
+            call = self.calls[rank]
+            self.calls[rank] += 1
+            chunks = numpy.split(send, numpy.cumsum(send_splits)[:-1])
+            for dest, chunk in enumerate(chunks):
+                self.boxes[(call, rank, dest)] = chunk
+            self.barrier.wait()
+            got = [self.boxes[(call, src, rank)] for src in range(self.ranks)]
+            assert [c.shape[0] for c in got] == list(recv_splits)
+            self.barrier.wait()  # everyone has taken theirs
+            return numpy.concatenate(got)
+        return exchange
+
+
+@pytest.mark.parametrize("ranks, experts, topk, tokens", [
+    (2, 8, 2, [5, 0]), (2, 64, 8, [1, 16]), (3, 10, 4, [40, 7, 19]),
+    (4, 128, 8, [300, 200, 1, 64]), (2, 8, 2, [0, 0])])
+def test_dispatch_plan_on_threaded_ranks(ranks: int, experts: int, topk: int,
+                                         tokens: list) -> None:
+    """examples/moe_layer.py's ExpertParallelMoE step by step, with NumPy
+    arrays and the collectives between threads: each rank routes its own
+    tokens, ``dispatch_plan`` exchanges the counts through the collective
+    and reads the split sizes, the rows (and their routing weights) go out
+    through the same collective, each rank runs its experts on the
+    received rows in ``received``'s segment order, scatters them back to
+    arrival order and returns them; the combine then gives the layer
+    computed on one rank, and every rank made the same collective calls."""
+    import threading
+    generator = numpy.random.default_rng(sum(tokens) + 7 * ranks)
+    ranges = ep.expert_ranges(experts, ranks)
+    hidden = 3
+    x = [generator.standard_normal((t, hidden)) for t in tokens]
+    ids = [generator.integers(0, experts, size=(t, topk)) for t in tokens]
+    if tokens[0] >= 4:
+        ids[0][::4, 0] = -1            # padding: sent nowhere
+        ids[0][1::4, -1] = experts     # an id of no expert: sent nowhere
+    weights = [generator.random((t, topk)) for t in tokens]
+    comm = ThreadedAllToAll(ranks)
+    outputs, errors = [None] * ranks, []
+
+    def run(rank: int) -> None:
+        try:
+            exchange = comm.for_rank(rank)
+            routing = ggemm.sort_by_expert(ids[rank].astype(numpy.int32),
+                                           experts)
+            plan = ep.dispatch_plan(routing.seg_indptr, ranges, rank,
+                                    exchange)
+            sent = slice(plan.first_row,
+                         plan.first_row + sum(plan.send_splits))
+            pairs = routing.pair_indices[sent]
+            recv_x = exchange(x[rank][routing.row_indices[sent]],
+                              plan.send_splits, plan.recv_splits)
+            recv_w = exchange(weights[rank].reshape(-1)[pairs],
+                              plan.send_splits, plan.recv_splits)
+            seg, gather = plan.received.seg_indptr, plan.received.row_indices
+            assert seg[-1] == recv_x.shape[0] == sum(plan.recv_splits)
+            back = numpy.full_like(recv_x, numpy.nan)
+            first = ranges[rank][0]
+            for local in range(seg.shape[0] - 1):
+                rows = gather[seg[local]:seg[local + 1]]
+                back[rows] = (expert(recv_x[rows], first + local)
+                              * recv_w[rows, None])
+            assert not numpy.isnan(back).any()
+            ret = exchange(back, plan.recv_splits, plan.send_splits)
+            slots = numpy.zeros((tokens[rank] * topk, hidden))
+            slots[pairs] = ret
+            outputs[rank] = slots.reshape(tokens[rank], topk, hidden).sum(1)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append((rank, error))
+            comm.barrier.abort()
+
+    threads = [threading.Thread(target=run, args=(r,)) for r in range(ranks)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    assert comm.calls == [4] * ranks
+    for rank in range(ranks):
+        want = numpy.zeros((tokens[rank], hidden))
+        for t in range(tokens[rank]):
+            for j in range(topk):
+                if 0 <= ids[rank][t, j] < experts:
+                    want[t] += weights[rank][t, j] * expert(
+                        x[rank][t], ids[rank][t, j])
+        numpy.testing.assert_allclose(outputs[rank], want, rtol=1e-12,
+                                      atol=1e-12)
+
+
+def test_dispatch_plan_checks_its_arguments() -> None:
+    seg = numpy.array([0, 1, 3, 3, 4])
+    ranges = ep.expert_ranges(4, 2)
+    with pytest.raises(ggemm.ArgumentError, match="rank: expected an int "
+                       r"in \[0, 2\), got 2"):
+        ep.dispatch_plan(seg, ranges, 2, lambda s, a, b: s)
+    with pytest.raises(ggemm.ArgumentError, match="exchange: expected 4 "
+                       "counts back"):
+        ep.dispatch_plan(seg, ranges, 0, lambda s, a, b: s[:3])

@@ -96,3 +96,23 @@ def test_the_spec_has_a_routing_kernel_per_layer() -> None:
 def test_the_moe_catalog_covers_the_example() -> None:
     example = spec_problems(check_moe_example.spec())
     assert example <= spec_problems(check_moe.spec())
+
+
+def test_the_moe_catalog_covers_expert_parallel_timing() -> None:
+    """check_ep.py times ExpertParallelMoE's forward at DeepSeek-V3's
+    sizes: up and down on each rank's experts (the received rows gathered,
+    weighted and scattered back to arrival order), the whole layer's on
+    one GPU, and the routing kernel; all must be in the MoE catalog (the
+    checked layers' EP calls are the shard calls above)."""
+    import check_ep
+    m = check_ep.BENCH_MODEL
+    spec = spec_problems(check_moe.spec())
+    assert spec_problems(check_ep.spec()) <= spec
+    shards = {end - first for first, end in expert_ranges(
+        m["experts"], check_ep.WORLD_SIZE)}
+    for groups in sorted({m["experts"]} | shards):
+        problems = layer_problems(m["hidden"], m["intermediate"], groups,
+                                  check_ep.BENCH_TOKENS[-1], m["top_k"])
+        missing = [name for name in ("up", "down to slots")
+                   if problems[name] not in spec]
+        assert not missing, f"{groups} experts: {missing}"
