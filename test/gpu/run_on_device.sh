@@ -142,7 +142,12 @@ for step in $steps; do
       --nproc-per-node "$(nvidia-smi -L | wc -l)" test/gpu/check_ep.py \
       --catalog .device/moe_catalog ${EP_MODELS:+--models $EP_MODELS} \
       --report "$OUT/ep.md" 2>&1 | tee "$OUT/ep.log" | grep -v " PASS" || true
-    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+    # The README's launcher: the example's own expert-parallel check at
+    # its default (Qwen3-MoE-like) sizes.
+    timeout 150 bash examples/moe_ep.sh --check --catalog .device/moe_catalog \
+      --tokens 16 512 > "$OUT/example-ep.log" 2>&1 || rc=1
+    grep -E "moe-example-ep|FAIL|Error" "$OUT/example-ep.log" | tail -5 ;;
   moe-safety)
     # compute-sanitizer memcheck of the MoE kernels on the small layer
     # (gathered and scattered indices outside x and y included).
