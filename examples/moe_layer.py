@@ -317,6 +317,31 @@ class AllToAll(torch.autograd.Function):
                 None, None, None)
 
 
+class GatherPairs(torch.autograd.Function):
+    """``x.index_select(0, token)``: each sent (token, k) pair's row of x.
+    Its backward sums each token's pair gradients in a fixed order (into
+    the pair's slot of ``[T, top_k]``, then over the slots, accumulating in
+    float32), as the forward combine sums its rows: x's gradient is
+    bitwise repeatable, where ``index_select``'s backward adds the rows
+    with atomics in x's dtype."""
+
+    @staticmethod
+    def forward(ctx, x, token, pairs, top_k):
+        ctx.save_for_backward(pairs)
+        ctx.shape, ctx.top_k = x.shape, top_k
+        return x.index_select(0, token)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (pairs,) = ctx.saved_tensors
+        tokens, hidden = ctx.shape
+        slots = grad.new_zeros(tokens * ctx.top_k, hidden).index_copy(
+            0, pairs, grad)
+        dx = slots.view(tokens, ctx.top_k, hidden).sum(
+            1, dtype=torch.float32).to(grad.dtype)
+        return dx, None, None, None
+
+
 class ExpertParallelMoE(torch.nn.Module):
     """One rank's part of a MoE layer whose experts are spread over the
     ranks of a process group, the tokens exchanged by all-to-all.
@@ -334,7 +359,8 @@ class ExpertParallelMoE(torch.nn.Module):
        are read on the host (``dispatch_plan``: the layer's one host
        synchronisation, because ``all_to_all_single`` takes Python ints),
        then the (token, k) rows in expert order (a gather of x: each pair's
-       row once) and their routing weights go out (``all_to_all_single``);
+       row once; :class:`GatherPairs`) and their routing weights go out
+       (``all_to_all_single``);
     3. ``experts``: the up projection reads the received rows in expert
        order through ``row_indices`` (SwiGLU in its epilogue), the down
        projection scales each row by its routing weight and writes it back
@@ -409,7 +435,8 @@ class ExpertParallelMoE(torch.nn.Module):
         self.last_plan = plan
         sent = slice(plan.first_row, plan.first_row + sum(plan.send_splits))
         pairs = routing.pair_indices[sent].long()
-        send_x = x.index_select(0, routing.row_indices[sent].long())
+        send_x = GatherPairs.apply(x, routing.row_indices[sent].long(), pairs,
+                                   k)
         send_w = weights.reshape(-1).index_select(0, pairs)
         recv_x = AllToAll.apply(send_x, plan.send_splits, plan.recv_splits,
                                 self.group)
