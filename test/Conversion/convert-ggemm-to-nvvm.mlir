@@ -1197,6 +1197,87 @@ func.func @fp8_rowwise(%arg0: memref<?x256xf8E4M3FN>, %arg1: memref<2x128x256xf8
 
 // -----
 
+// INT8 with per-token and per-channel scales: the kernel of fp8_rowwise
+// with s8 tiles. The i32 accumulator starts as an i32 struct, wgmma sums s8
+// x s8 into s32 (exact), and the store converts each register to f32
+// (sitofp) before the dequantisation; the manifest names the operands s8.
+// CHECK: {box = [128, 128], dtype = "s8", kind = "tma_descriptor", name = "a_desc"
+// CHECK-SAME: a_dtype = "s8"
+// CHECK-SAME: b_dtype = "s8"
+// CHECK-LABEL: gpu.func @int8_rowwise_kernel(
+// CHECK: llvm.mlir.zero : !llvm.struct<(i32,
+// CHECK: nvvm.wgmma.mma_async %{{.+}}, %{{.+}}, %{{.+}}, <m = 64, n = 128, k = 32>, D[<s32>, <one>], A[<s8>, <one>, <row>], B[<s8>, <one>, <col>]
+// CHECK: %[[R0:.+]] = llvm.extractvalue %{{.+}}[0] : !llvm.struct<(i32,
+// CHECK-NEXT: %[[F0:.+]] = arith.sitofp %[[R0]] : i32 to f32
+// CHECK-NEXT: llvm.insertvalue %[[F0]], %{{.+}}[0] : !llvm.struct<(f32,
+func.func @int8_rowwise(%arg0: memref<?x256xi8>, %arg1: memref<2x128x256xi8>, %arg2: memref<3xi32>, %arg3: memref<?xf32>, %arg4: memref<2x128xf32>, %arg5: memref<?x128xbf16>) {
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  %c0_0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0_0 : memref<?x256xi8>
+  %c128 = arith.constant 128 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<3xi32>) groups(%c2) rows_per_group(%c0) num_rows(%dim) num_cols(%c128) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>) : !ggemm.ring<!ggemm.tile<128x128xi8>, !ggemm.tile<128x128xi8>>
+    %2 = ggemm.tile_count %0
+    ggemm.warp_specialize producer registers(40) {
+      %c0_1 = arith.constant 0 : index
+      %3 = scf.for %arg6 = %cta to %2 step %num_ctas iter_args(%arg7 = %c0_1) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
+        %c2_2 = arith.constant 2 : index
+        %c128_3 = arith.constant 128 : index
+        %c0_4 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %4 = scf.for %arg8 = %c0_4 to %c2_2 step %c1 iter_args(%arg9 = %arg7) -> (index) {
+          %5 = arith.muli %arg8, %c128_3 : index
+          %6 = ggemm.load_tile %arg0[%row, %5] : memref<?x256xi8> -> !ggemm.tile<128x128xi8>
+          %7 = ggemm.load_tile %arg1[%group, %col, %5] : memref<2x128x256xi8> -> !ggemm.tile<128x128xi8>
+          ggemm.ring_put %1[%arg9], %6, %7 : !ggemm.ring<!ggemm.tile<128x128xi8>, !ggemm.tile<128x128xi8>>
+          %c1_5 = arith.constant 1 : index
+          %8 = arith.addi %arg9, %c1_5 : index
+          scf.yield %8 : index
+        }
+        scf.yield %4 : index
+      }
+    } consumers(2) registers(232) {
+      %c0_1 = arith.constant 0 : index
+      %3 = scf.for %arg6 = %cta to %2 step %num_ctas iter_args(%arg7 = %c0_1) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
+        %c2_2 = arith.constant 2 : index
+        %c0_3 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %4 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xi32>
+        %5:2 = scf.for %arg8 = %c0_3 to %c2_2 step %c1 iter_args(%arg9 = %4, %arg10 = %arg7) -> (!ggemm.accumulator<128x128xi32>, index) {
+          %8:2 = ggemm.ring_get %1[%arg10] : !ggemm.ring<!ggemm.tile<128x128xi8>, !ggemm.tile<128x128xi8>>
+          %9 = ggemm.mma %8#0, %8#1, %arg9 {pending = 1 : i64} : !ggemm.tile<128x128xi8>, !ggemm.tile<128x128xi8> -> !ggemm.accumulator<128x128xi32>
+          %10 = arith.cmpi ugt, %arg8, %c0_3 : index
+          scf.if %10 {
+            %c1_5 = arith.constant 1 : index
+            %12 = arith.subi %arg10, %c1_5 : index
+            ggemm.ring_release %1[%12] : !ggemm.ring<!ggemm.tile<128x128xi8>, !ggemm.tile<128x128xi8>>
+          }
+          %c1_4 = arith.constant 1 : index
+          %11 = arith.addi %arg10, %c1_4 : index
+          scf.yield %9, %11 : !ggemm.accumulator<128x128xi32>, index
+        }
+        %6 = ggemm.mma_wait %5#0 : !ggemm.accumulator<128x128xi32>
+        %7 = arith.cmpi ugt, %5#1, %arg7 : index
+        scf.if %7 {
+          %c1_4 = arith.constant 1 : index
+          %8 = arith.subi %5#1, %c1_4 : index
+          ggemm.ring_release %1[%8] : !ggemm.ring<!ggemm.tile<128x128xi8>, !ggemm.tile<128x128xi8>>
+        }
+        ggemm.store_tile %6 to %arg5 row(%row) row_end(%row_end) col(%col) x_scale(%arg3 : memref<?xf32>) w_scale(%arg4[%group] : memref<2x128xf32>) : !ggemm.accumulator<128x128xi32>, memref<?x128xbf16>
+        scf.yield %5#1 : index
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // A staged epilogue (ggemm-tma-store): y's descriptor is the last
 // parameter (passed by value), and per 64-column box each consumer
 // warpgroup waits until the store that last read the box has finished

@@ -438,7 +438,7 @@ func.func @accumulator_empty(%a: !ggemm.accumulator<0x64xf32>) {
 
 // -----
 
-// expected-error @+1 {{expects an f32 accumulator, got 'f16'}}
+// expected-error @+1 {{expects an f32 or (INT8 products) i32 accumulator, got 'f16'}}
 func.func @accumulator_f16(%a: !ggemm.accumulator<64x64xf16>) {
   return
 }

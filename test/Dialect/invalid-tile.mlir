@@ -20,7 +20,7 @@ func.func @tile_empty(%t: !ggemm.tile<0x64xbf16>) {
 
 // -----
 
-// expected-error @+1 {{expects a bf16, f16 or FP8 tile, got 'f32'}}
+// expected-error @+1 {{expects a bf16, f16, FP8 or i8 tile, got 'f32'}}
 func.func @tile_f32(%t: !ggemm.tile<64x64xf32>) {
   return
 }
@@ -169,7 +169,7 @@ func.func @load_tile_element(%x: memref<?x256xbf16>, %i: index) {
 // -----
 
 func.func @load_tile_fp8_mn_major(%w: memref<4x256x128xf8E4M3FN>, %i: index) {
-  // expected-error @+1 {{'ggemm.load_tile' op expects a k_major FP8 tile (wgmma reads FP8 operands K-major only), got mn_major}}
+  // expected-error @+1 {{'ggemm.load_tile' op expects a k_major 'f8E4M3FN' tile (wgmma reads FP8 and INT8 operands K-major only), got mn_major}}
   %t = ggemm.load_tile %w[%i, %i, %i]
       : memref<4x256x128xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN, mn_major>
   return
@@ -221,7 +221,7 @@ func.func @mma_k(%a: !ggemm.tile<128x64xbf16>, %b: !ggemm.tile<128x32xbf16>,
 
 func.func @mma_types(%a: !ggemm.tile<128x64xbf16>, %b: !ggemm.tile<128x64xf16>,
                      %acc: !ggemm.accumulator<128x128xf32>) {
-  // expected-error @+1 {{'ggemm.mma' op expects x and w to be both bf16, both f16, or both FP8 (f8E4M3FN/f8E5M2), got 'bf16' and 'f16'}}
+  // expected-error @+1 {{'ggemm.mma' op expects x and w to be both bf16, both f16, both FP8 (f8E4M3FN/f8E5M2) or both i8, got 'bf16' and 'f16'}}
   %r = ggemm.mma %a, %b, %acc : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xf16>
       -> !ggemm.accumulator<128x128xf32>
   return
@@ -232,10 +232,73 @@ func.func @mma_types(%a: !ggemm.tile<128x64xbf16>, %b: !ggemm.tile<128x64xf16>,
 func.func @mma_fp8_mn_major(%a: !ggemm.tile<128x128xf8E4M3FN>,
                             %b: !ggemm.tile<128x128xf8E4M3FN, mn_major>,
                             %acc: !ggemm.accumulator<128x128xf32>) {
-  // expected-error @+1 {{'ggemm.mma' op expects k_major FP8 tiles (wgmma reads FP8 operands K-major only)}}
+  // expected-error @+1 {{'ggemm.mma' op expects k_major 'f8E4M3FN' tiles (wgmma reads FP8 and INT8 operands K-major only)}}
   %r = ggemm.mma %a, %b, %acc
       : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN, mn_major>
       -> !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @mma_int8_f32_accumulator(%a: !ggemm.tile<128x128xi8>,
+                                    %b: !ggemm.tile<128x128xi8>,
+                                    %acc: !ggemm.accumulator<128x128xf32>) {
+  // expected-error @+1 {{'ggemm.mma' op expects an 'i32' accumulator for 'i8' tiles, got 'f32'}}
+  %r = ggemm.mma %a, %b, %acc
+      : !ggemm.tile<128x128xi8>, !ggemm.tile<128x128xi8>
+      -> !ggemm.accumulator<128x128xf32>
+  return
+}
+
+// -----
+
+func.func @mma_bf16_i32_accumulator(%a: !ggemm.tile<128x64xbf16>,
+                                    %b: !ggemm.tile<128x64xbf16>,
+                                    %acc: !ggemm.accumulator<128x128xi32>) {
+  // expected-error @+1 {{'ggemm.mma' op expects an 'f32' accumulator for 'bf16' tiles, got 'i32'}}
+  %r = ggemm.mma %a, %b, %acc
+      : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>
+      -> !ggemm.accumulator<128x128xi32>
+  return
+}
+
+// -----
+
+func.func @mma_int8_mn_major(%a: !ggemm.tile<128x128xi8>,
+                             %b: !ggemm.tile<128x128xi8, mn_major>,
+                             %acc: !ggemm.accumulator<128x128xi32>) {
+  // expected-error @+1 {{'ggemm.mma' op expects k_major 'i8' tiles (wgmma reads FP8 and INT8 operands K-major only)}}
+  %r = ggemm.mma %a, %b, %acc
+      : !ggemm.tile<128x128xi8>, !ggemm.tile<128x128xi8, mn_major>
+      -> !ggemm.accumulator<128x128xi32>
+  return
+}
+
+// -----
+
+func.func @store_tile_i32_without_scales(%acc: !ggemm.accumulator<128x128xi32>,
+                                         %y: memref<?x128xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects x_scale and w_scale for an i32 accumulator (an INT8 product is dequantised by its store)}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i)
+      : !ggemm.accumulator<128x128xi32>, memref<?x128xbf16>
+  return
+}
+
+// -----
+
+func.func @promote_i32(%p: !ggemm.accumulator<128x128xi32>,
+                       %acc: !ggemm.accumulator<128x128xi32>,
+                       %b: !ggemm.scales<1>) {
+  // expected-error @+1 {{'ggemm.promote' op expects an f32 accumulator (block scales promote FP8 products), got 'i32'}}
+  %r = ggemm.promote %p into %acc b_scales(%b : !ggemm.scales<1>) : !ggemm.accumulator<128x128xi32>
+  return
+}
+
+// -----
+
+func.func @accumulator_i16(%acc: !ggemm.accumulator<128x128xi16>) {
+  // expected-error @-1 {{expects an f32 or (INT8 products) i32 accumulator, got 'i16'}}
   return
 }
 

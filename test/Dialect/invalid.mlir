@@ -6,10 +6,10 @@
 // ODS type constraints
 //===----------------------------------------------------------------------===//
 
-func.func @ods_integer_activation(%x: memref<?x256xi8>, %w: memref<4x128x256xi8>,
+func.func @ods_integer_activation(%x: memref<?x256xi16>, %w: memref<4x128x256xi16>,
                                   %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
-  // expected-error @+1 {{'ggemm.segment_matmul' op operand 'x' must be 2D memref of bfloat16 type or 16-bit float or f8E4M3FN type or f8E5M2 type values, but got 'memref<?x256xi8>'}}
-  ggemm.segment_matmul ins(%x, %w : memref<?x256xi8>, memref<4x128x256xi8>)
+  // expected-error @+1 {{'ggemm.segment_matmul' op operand 'x' must be 2D memref of bfloat16 type or 16-bit float or f8E4M3FN type or f8E5M2 type or 8-bit signless integer values, but got 'memref<?x256xi16>'}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xi16>, memref<4x128x256xi16>)
       segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
   return
 }
@@ -50,7 +50,7 @@ func.func @ods_i64_weight_indices(%x: memref<?x256xbf16>, %w: memref<4x128x256xb
 
 func.func @ods_2d_masked_activation(%x: memref<64x256xbf16>, %w: memref<4x128x256xbf16>,
                                     %m: memref<4xi32>, %y: memref<4x64x128xbf16>) {
-  // expected-error @+1 {{'ggemm.masked_matmul' op operand 'x' must be 3D memref of bfloat16 type or 16-bit float or f8E4M3FN type or f8E5M2 type values, but got 'memref<64x256xbf16>'}}
+  // expected-error @+1 {{'ggemm.masked_matmul' op operand 'x' must be 3D memref of bfloat16 type or 16-bit float or f8E4M3FN type or f8E5M2 type or 8-bit signless integer values, but got 'memref<64x256xbf16>'}}
   ggemm.masked_matmul ins(%x, %w : memref<64x256xbf16>, memref<4x128x256xbf16>)
       masked_m(%m : memref<4xi32>) outs(%y : memref<4x64x128xbf16>)
   return
@@ -73,7 +73,7 @@ func.func @ods_bf16_quantized(%x: memref<?x256xbf16>, %q: memref<?x256xbf16>,
 
 func.func @mixed_16bit_types(%x: memref<?x256xbf16>, %w: memref<4x128x256xf16>,
                              %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
-  // expected-error @+1 {{'ggemm.segment_matmul' op expects x and w to be both bf16, both f16, or both FP8 (f8E4M3FN/f8E5M2), got 'bf16' and 'f16'}}
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects x and w to be both bf16, both f16, both FP8 (f8E4M3FN/f8E5M2) or both i8, got 'bf16' and 'f16'}}
   ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xf16>)
       segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
   return
@@ -83,7 +83,7 @@ func.func @mixed_16bit_types(%x: memref<?x256xbf16>, %w: memref<4x128x256xf16>,
 
 func.func @fp8_times_bf16(%x: memref<4x64x256xf8E4M3FN>, %w: memref<4x128x256xbf16>,
                           %y: memref<4x64x128xbf16>) {
-  // expected-error @+1 {{'ggemm.batched_matmul' op expects x and w to be both bf16, both f16, or both FP8 (f8E4M3FN/f8E5M2), got 'f8E4M3FN' and 'bf16'}}
+  // expected-error @+1 {{'ggemm.batched_matmul' op expects x and w to be both bf16, both f16, both FP8 (f8E4M3FN/f8E5M2) or both i8, got 'f8E4M3FN' and 'bf16'}}
   ggemm.batched_matmul ins(%x, %w : memref<4x64x256xf8E4M3FN>, memref<4x128x256xbf16>)
       outs(%y : memref<4x64x128xbf16>)
   return
@@ -362,10 +362,56 @@ func.func @tma_not_strided(%x: memref<64x256xbf16, affine_map<(m, k) -> (m floor
 func.func @scales_for_bf16(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
                            %indptr: memref<5xi32>, %xs: memref<1xf32>, %ws: memref<4xf32>,
                            %y: memref<?x128xbf16>) {
-  // expected-error @+1 {{'ggemm.segment_matmul' op expects no scales for 'bf16' operands; scales apply to FP8 only}}
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects no scales for 'bf16' operands; scales apply to FP8 and INT8 only}}
   ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
       segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<1xf32>, memref<4xf32>)
       outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @int8_without_scales(%x: memref<?x256xi8>, %w: memref<4x128x256xi8>,
+                               %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects `scales(x_scale, w_scale)` for INT8 operands}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xi8>, memref<4x128x256xi8>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
+  return
+}
+
+// -----
+
+func.func @int8_block_scales(%x: memref<?x256xi8>, %w: memref<4x128x256xi8>,
+                             %indptr: memref<5xi32>, %xs: memref<?x2xf32>, %ws: memref<4x128xf32>,
+                             %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects a tensor-wise or per-row x_scale_block for INT8 operands (they are dequantised once, in the epilogue), got #ggemm.scale_block<1x128>}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xi8>, memref<4x128x256xi8>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<?x2xf32>, memref<4x128xf32>)
+      outs(%y : memref<?x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<per_row>}
+  return
+}
+
+// -----
+
+func.func @int8_weight_block_scales(%x: memref<4x64x256xi8>, %w: memref<4x128x256xi8>,
+                                    %xs: memref<1xf32>, %ws: memref<4x1x2xf32>,
+                                    %y: memref<4x64x128xf32>) {
+  // expected-error @+1 {{'ggemm.batched_matmul' op expects a tensor-wise or per-row w_scale_block for INT8 operands (they are dequantised once, in the epilogue), got #ggemm.scale_block<128x128>}}
+  ggemm.batched_matmul ins(%x, %w : memref<4x64x256xi8>, memref<4x128x256xi8>)
+      scales(%xs, %ws : memref<1xf32>, memref<4x1x2xf32>)
+      outs(%y : memref<4x64x128xf32>)
+      {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
+func.func @int8_with_bf16_weights(%x: memref<?x256xi8>, %w: memref<4x128x256xbf16>,
+                                  %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects x and w to be both bf16, both f16, both FP8 (f8E4M3FN/f8E5M2) or both i8, got 'i8' and 'bf16'}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xi8>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>)
   return
 }
 

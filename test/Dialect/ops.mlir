@@ -189,6 +189,41 @@ func.func @segment_matmul_all(%x: memref<?x512xf8E4M3FN>, %w: memref<4x256x512xf
   return
 }
 
+// INT8 (aiter's int8_gemm): i8 operands with tensor-wise or per-row scales,
+// on each problem op.
+// CHECK-LABEL: func.func @int8_scales(
+// CHECK: ggemm.segment_matmul ins(%{{.*}}, %{{.*}} : memref<?x512xi8>, memref<4x200x512xi8>)
+// CHECK-SAME: scales(%{{.*}}, %{{.*}} : memref<?xf32>, memref<4x200xf32>)
+// CHECK-SAME: {w_scale_block = #ggemm.scale_block<per_row>, x_scale_block = #ggemm.scale_block<per_row>}
+// CHECK: ggemm.masked_matmul ins(%{{.*}}, %{{.*}} : memref<4x64x512xi8>, memref<4x200x512xi8>)
+// CHECK-SAME: scales(%{{.*}}, %{{.*}} : memref<1xf32>, memref<4xf32>)
+// CHECK-SAME: {w_scale_block = #ggemm.scale_block<tensor>, x_scale_block = #ggemm.scale_block<tensor>}
+// CHECK: ggemm.batched_matmul ins(%{{.*}}, %{{.*}} : memref<4x64x512xi8>, memref<4x200x512xi8>)
+// CHECK-SAME: scales(%{{.*}}, %{{.*}} : memref<4x64xf32>, memref<4xf32>)
+// CHECK-SAME: {w_scale_block = #ggemm.scale_block<tensor>, x_scale_block = #ggemm.scale_block<per_row>}
+func.func @int8_scales(%x: memref<?x512xi8>, %xb: memref<4x64x512xi8>,
+                       %w: memref<4x200x512xi8>, %indptr: memref<5xi32>,
+                       %m: memref<4xi32>, %xs_row: memref<?xf32>,
+                       %ws_row: memref<4x200xf32>, %xs_tensor: memref<1xf32>,
+                       %ws_tensor: memref<4xf32>, %xs_batch: memref<4x64xf32>,
+                       %y: memref<?x200xbf16>, %yb: memref<4x64x200xf32>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x512xi8>, memref<4x200x512xi8>)
+      segments(%indptr : memref<5xi32>)
+      scales(%xs_row, %ws_row : memref<?xf32>, memref<4x200xf32>)
+      outs(%y : memref<?x200xbf16>)
+      {x_scale_block = #ggemm.scale_block<per_row>, w_scale_block = #ggemm.scale_block<per_row>}
+  ggemm.masked_matmul ins(%xb, %w : memref<4x64x512xi8>, memref<4x200x512xi8>)
+      masked_m(%m : memref<4xi32>)
+      scales(%xs_tensor, %ws_tensor : memref<1xf32>, memref<4xf32>)
+      outs(%yb : memref<4x64x200xf32>)
+      {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>}
+  ggemm.batched_matmul ins(%xb, %w : memref<4x64x512xi8>, memref<4x200x512xi8>)
+      scales(%xs_batch, %ws_tensor : memref<4x64xf32>, memref<4xf32>)
+      outs(%yb : memref<4x64x200xf32>)
+      {x_scale_block = #ggemm.scale_block<per_row>, w_scale_block = #ggemm.scale_block<tensor>}
+  return
+}
+
 // FP8 with each scale-block kind: tensor-wise (one scale for x, one per
 // weight), per row (per token, per output channel), blocks; e4m3 and e5m2
 // (mixed too); N not a multiple of the 128-row weight block.

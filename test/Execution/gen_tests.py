@@ -26,6 +26,11 @@ scales the sum over the whole K once: `acc * (x_scale(m) * w_scale(g, n))`,
 x's at the token's row (per_row) or its one entry, w's at the weight (and
 output column, per_row).
 
+INT8 (i8) cases fill x and w with integers in [-128, 127] from the hash and
+take tensor-wise or per-row scales as above; the reference sums the products
+exactly in i64 and converts the sum to f32 once (as the kernel converts its
+exact i32 sum) before scaling: `f32(sum of x * w) * (x_scale * w_scale)`.
+
 The generated files are committed so lit runs them directly. After changing
 this script, regenerate them:
 
@@ -126,8 +131,17 @@ class Case:
         return self.in_type in ("f8E4M3FN", "f8E5M2")
 
     @property
+    def int8(self) -> bool:
+        return self.in_type == "i8"
+
+    @property
+    def quantized(self) -> bool:
+        """FP8 or INT8: one-byte operands with scales."""
+        return self.fp8 or self.int8
+
+    @property
     def block_k(self) -> int:
-        return 128 if self.fp8 else 64
+        return 128 if self.quantized else 64
 
     @property
     def groups(self) -> int:
@@ -487,6 +501,13 @@ def fp8_from_hash(e: Emitter, t: str, ty: str) -> str:
     return e.op(f"arith.bitcast {byte} : i8 to {ty}")
 
 
+def fill_int8_function(rank: int) -> str:
+    """`@fill<rank>_i8(m, seed, 256, 128, 1.0)`: integers in [-128, 127]
+    from the hash."""
+    return fill_loops(rank, "i8", lambda e, v: e.op(
+        f"arith.fptosi {v} : f32 to i8"))
+
+
 def fill_fp8_function(rank: int, ty: str) -> str:
     """`@fill<rank>_<fp8 type>(m, seed, 144, 0, 1.0)`: bit patterns from the
     hash (e4m3: sign, exponent 0..8, any mantissa; e5m2: sign, exponent
@@ -514,7 +535,7 @@ class TestWriter:
         self.fills: set[tuple[int, str]] = set()
         #: Module-level ops the test needs (constant tables).
         self.globals: list[str] = []
-        if c.fp8 and not c.block_scaled:
+        if c.quantized and not c.block_scaled:
             assert c.layout == "nk" and not c.dynamic
             assert c.x_scale in ("tensor", "per_row")
             assert c.w_scale in ("tensor", "per_row")
@@ -526,7 +547,8 @@ class TestWriter:
                 self.xs_type = f"memref<{c.groups}x{c.rows_per_group}xf32>"
             self.ws_type = (f"memref<{c.weights}xf32>" if c.w_scale == "tensor"
                             else f"memref<{c.weights}x{c.n}xf32>")
-            self.globals.append(fp8_table(c.in_type))
+            if c.fp8:
+                self.globals.append(fp8_table(c.in_type))
         elif c.fp8:
             assert c.x_scale == "1x128" and c.w_scale == "128x128"
             assert c.k % 128 == 0 and c.layout == "nk" and not c.dynamic
@@ -554,7 +576,7 @@ class TestWriter:
             args.append(("rows", self.rows_type))
         if c.weight_indices is not None:
             args.append(("widx", self.widx_type))
-        if c.fp8:
+        if c.quantized:
             args += [("xs", self.xs_type), ("ws", self.ws_type)]
         if c.bias:
             args.append(("bias", self.bias_type))
@@ -580,7 +602,7 @@ class TestWriter:
             epilogue.append("accumulate = true")
         if epilogue:
             attrs.append(f"epilogue = #ggemm.epilogue<{', '.join(epilogue)}>")
-        if c.fp8:
+        if c.quantized:
             attrs.append(f"x_scale_block = #ggemm.scale_block<{c.x_scale}>")
             attrs.append(f"w_scale_block = #ggemm.scale_block<{c.w_scale}>")
         if c.explicit_config:
@@ -597,7 +619,7 @@ class TestWriter:
             lines.append(f"      masked_m(%rows : {self.rows_type})")
         if c.weight_indices is not None:
             lines.append(f"      weight_indices(%widx : {self.widx_type})")
-        if c.fp8:
+        if c.quantized:
             lines.append(f"      scales(%xs, %ws : {self.xs_type}, "
                          f"{self.ws_type})")
         if c.bias:
@@ -706,6 +728,9 @@ class TestWriter:
         if c.fp8:
             self.fill(e, x, self.x_type, xr, c.in_type, 1, 144, 0, 1.0)
             self.fill(e, w, self.w_type, 3, c.in_type, 2, 144, 0, 1.0)
+        elif c.int8:
+            self.fill(e, x, self.x_type, xr, c.in_type, 1, 256, 128, 1.0)
+            self.fill(e, w, self.w_type, 3, c.in_type, 2, 256, 128, 1.0)
         else:
             self.fill(e, x, self.x_type, xr, c.in_type, 1, 17, 8, 8.0)
             self.fill(e, w, self.w_type, 3, c.in_type, 2, 17, 8, 8.0)
@@ -738,7 +763,7 @@ class TestWriter:
             args.append(widx)
             types.append(self.widx_type)
         self.xs = self.ws = None
-        if c.fp8 and not c.block_scaled:
+        if c.quantized and not c.block_scaled:
             # Scales (r + 1) / 4 for r < 8: 0.25, 0.5, ..., 2; per row and
             # per column they differ, so a scale read at a wrong row or
             # column shows.
@@ -860,7 +885,9 @@ class TestWriter:
                       maxerr: str, k: str, atol_v: str, rtol_v: str) -> None:
         """Computes y[lead..., r, col] from the inputs and checks it."""
         c = self.c
-        if c.fp8 and not c.block_scaled:
+        if c.int8:
+            v = self.int8_scaled_dot(e, lead, r, col, wi, x, w, k)
+        elif c.fp8 and not c.block_scaled:
             v = self.fp8_scaled_dot(e, lead, r, col, wi, x, w, k)
         elif c.fp8:
             v = self.fp8_dot(e, lead, r, col, wi, x, w)
@@ -923,18 +950,40 @@ class TestWriter:
         e.end()
         return part
 
-    def fp8_scaled_dot(self, e: Emitter, lead: list[str], r: str, col: str,
-                       wi: str, x: str, w: str, k: str) -> str:
-        """(sum over all of K of x * w, in order) * (x_scale * w_scale):
-        tensor-wise and per-row scales do not change along K."""
+    def int8_scaled_dot(self, e: Emitter, lead: list[str], r: str,
+                        col: str, wi: str, x: str, w: str, k: str) -> str:
+        """f32(sum over K of x * w, exact in i64) * (x_scale * w_scale)."""
+        kk, p, total = e.fresh("k"), e.fresh("p"), e.fresh("total")
+        e.emit(f"{total} = scf.for {kk} = %zero to {k} step %one "
+               f"iter_args({p} = {e.op('arith.constant 0 : i64')}) -> (i64) {{")
+        e.indent += 2
+        xv = e.op(f"memref.load {x}[{', '.join(lead + [r, kk])}] : "
+                  f"{self.x_type}")
+        wv = e.op(f"memref.load {w}[{wi}, {col}, {kk}] : {self.w_type}")
+        prod = e.op(f"arith.muli {e.op(f'arith.extsi {xv} : i8 to i64')}, "
+                    f"{e.op(f'arith.extsi {wv} : i8 to i64')} : i64")
+        e.emit(f"scf.yield {e.op(f'arith.addi {p}, {prod} : i64')} : i64")
+        e.end()
+        return self.scale_epilogue(e, lead, r, col, wi, e.op(
+            f"arith.sitofp {total} : i64 to f32"))
+
+    def scale_epilogue(self, e: Emitter, lead: list[str], r: str, col: str,
+                       wi: str, acc: str) -> str:
+        """acc * (x_scale * w_scale), each scale read where its kind says."""
         c = self.c
-        acc = self.fp8_sum(e, lead, r, col, wi, x, w, "%zero", k)
         x_index = "%zero" if c.x_scale == "tensor" else ", ".join(lead + [r])
         xs = e.op(f"memref.load {self.xs}[{x_index}] : {self.xs_type}")
         w_index = wi if c.w_scale == "tensor" else f"{wi}, {col}"
         ws = e.op(f"memref.load {self.ws}[{w_index}] : {self.ws_type}")
         factor = e.op(f"arith.mulf {xs}, {ws} : f32")
         return e.op(f"arith.mulf {acc}, {factor} : f32")
+
+    def fp8_scaled_dot(self, e: Emitter, lead: list[str], r: str, col: str,
+                       wi: str, x: str, w: str, k: str) -> str:
+        """(sum over all of K of x * w, in order) * (x_scale * w_scale):
+        tensor-wise and per-row scales do not change along K."""
+        acc = self.fp8_sum(e, lead, r, col, wi, x, w, "%zero", k)
+        return self.scale_epilogue(e, lead, r, col, wi, acc)
 
     def fp8_dot(self, e: Emitter, lead: list[str], r: str, col: str, wi: str,
                 x: str, w: str) -> str:
@@ -1043,6 +1092,7 @@ class TestWriter:
         main = self.main_function()
         gemm = self.gemm_function()
         fills = "\n".join(fill_fp8_function(rank, ty) if ty in FP8_VALUES
+                          else fill_int8_function(rank) if ty == "i8"
                           else fill_function(rank, ty)
                           for rank, ty in sorted(self.fills))
         options = []
@@ -1265,6 +1315,42 @@ CASES = [
          "swap-AB FP8 segment_matmul with per-token and per-channel scales "
          "(the transposed store reads x's scale at its columns' rows)",
          in_type="f8E4M3FN", out_type="f32", segments=[20, 0, 1, 50, 5],
+         rows=80, n=136, k=128, block_m=24, block_n=128, swap_ab=True,
+         x_scale="per_row", w_scale="per_row"),
+    # --- INT8 (s8 x s8 -> exact s32), dequantised in the epilogue --------
+    Case("int8_per_row_segment", "segment",
+         "INT8 segment_matmul with per-token x and per-channel w scales "
+         "(aiter's int8_gemm), weight_indices: an empty, a 1-row and a "
+         "multi-tile segment ending inside a tile, trailing rows in no "
+         "segment, f32 out",
+         in_type="i8", out_type="f32", segments=[70, 0, 1, 50, 5],
+         rows=140, n=136, k=256, block_m=64, block_n=64,
+         weight_indices=[2, 0, 1, 2, 1], num_weights=3, x_scale="per_row",
+         w_scale="per_row"),
+    Case("int8_tensor_segment_long_k", "segment",
+         "INT8 segment_matmul with tensor-wise scales, K = 1536 (sums past "
+         "2^24, where the int32 -> f32 conversion rounds), 128x256 tiles, "
+         "odd N, bias and gelu, bf16 out",
+         in_type="i8", out_type="bf16", segments=[100, 0, 29], rows=130,
+         n=264, k=1536, block_m=128, block_n=256, bias=True,
+         activation="gelu", x_scale="tensor", w_scale="tensor"),
+    Case("int8_per_row_masked", "masked",
+         "INT8 masked_matmul with per-token [G, Mmax] x scales and a "
+         "tensor-wise w scale per weight: counts 0, a partial and a clamped "
+         "group, relu, bf16 out (int8 sums overflow f16)",
+         in_type="i8", out_type="bf16", counts=[0, 70, 200],
+         rows_per_group=96, n=72, k=128, block_m=64, block_n=64,
+         activation="relu", x_scale="per_row", w_scale="tensor"),
+    Case("int8_batched", "batched",
+         "INT8 batched_matmul with a tensor-wise x and per-channel w scales, "
+         "row_scale and accumulate, one CTA per tile, f32 out",
+         in_type="i8", out_type="f32", batch=3, rows_per_group=65, n=130,
+         k=256, row_scale=True, accumulate=True, grid="tiles", block_m=64,
+         block_n=128, x_scale="tensor", w_scale="per_row"),
+    Case("int8_swap_per_row", "segment",
+         "swap-AB INT8 segment_matmul with per-token and per-channel scales "
+         "(an i32 accumulator stored transposed)",
+         in_type="i8", out_type="f32", segments=[20, 0, 1, 50, 5],
          rows=80, n=136, k=128, block_m=24, block_n=128, swap_ab=True,
          x_scale="per_row", w_scale="per_row"),
     # --- swap-AB (ggemm-swap-ab) ----------------------------------------

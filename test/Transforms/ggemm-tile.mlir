@@ -309,6 +309,50 @@ func.func @fp8_per_row(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN
 
 // -----
 
+// INT8 (tensor-wise x, per-channel w scales): the K loop of the epilogue-
+// scaled FP8 form, but the mma sums into an i32 accumulator (wgmma's exact
+// s32.s8.s8), which the store dequantises.
+// CHECK-LABEL: func.func @int8_scaled(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xi8>, %[[W:[a-z0-9]+]]: memref<4x128x256xi8>, %[[P:[a-z0-9]+]]: memref<5xi32>, %[[XS:[a-z0-9]+]]: memref<1xf32>, %[[WS:[a-z0-9]+]]: memref<4x128xf32>, %[[Y:[a-z0-9]+]]: memref<?x128xf32>)
+// CHECK: ggemm.foreach_tile segment
+// CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
+// CHECK: %[[ZERO:.+]] = ggemm.zero_accumulator : !ggemm.accumulator<128x128xi32>
+// CHECK: %[[ACC:.+]] = scf.for %{{.+}} iter_args(%[[A:.+]] = %[[ZERO]]) -> (!ggemm.accumulator<128x128xi32>) {
+// CHECK: %[[TA:.+]] = ggemm.load_tile %[[X]]{{.*}} -> !ggemm.tile<128x128xi8>
+// CHECK-NEXT: %[[TB:.+]] = ggemm.load_tile %[[W]]{{.*}} -> !ggemm.tile<128x128xi8>
+// CHECK-NEXT: %[[NEXT:.+]] = ggemm.mma %[[TA]], %[[TB]], %[[A]] : !ggemm.tile<128x128xi8>, !ggemm.tile<128x128xi8> -> !ggemm.accumulator<128x128xi32>
+// CHECK-NEXT: scf.yield %[[NEXT]]
+// CHECK-NOT: ggemm.promote
+// CHECK: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: ggemm.store_tile %[[ACC]] to %[[Y]] row(%[[ROW]]) row_end(%[[END]]) col(%[[COL]]) x_scale(%[[XS]][%[[C0]]] : memref<1xf32>) w_scale(%[[WS]][%[[GRP]]] : memref<4x128xf32>) : !ggemm.accumulator<128x128xi32>, memref<?x128xf32>
+func.func @int8_scaled(%x: memref<?x256xi8>, %w: memref<4x128x256xi8>,
+                       %indptr: memref<5xi32>, %xs: memref<1xf32>, %ws: memref<4x128xf32>,
+                       %y: memref<?x128xf32>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xi8>, memref<4x128x256xi8>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<1xf32>, memref<4x128xf32>)
+      outs(%y : memref<?x128xf32>)
+      {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<per_row>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>}
+  return
+}
+
+// -----
+
+func.func @int8_kn(%x: memref<?x256xi8>, %w: memref<4x256x128xi8>,
+                   %indptr: memref<5xi32>, %xs: memref<1xf32>, %ws: memref<4xf32>,
+                   %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects weight_layout nk for 'i8' (wgmma reads FP8 and INT8 operands K-major only)}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xi8>, memref<4x256x128xi8>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<1xf32>, memref<4xf32>)
+      outs(%y : memref<?x128xbf16>)
+      {weight_layout = #ggemm.weight_layout<kn>,
+       x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>}
+  return
+}
+
+// -----
+
 func.func @fp8_scale_block_k(%x: memref<?x256xf8E4M3FN>, %w: memref<4x128x256xf8E4M3FN>,
                              %indptr: memref<5xi32>, %xs: memref<?x1xf32>, %ws: memref<4x1x1xf32>,
                              %y: memref<?x128xbf16>) {
@@ -532,7 +576,7 @@ func.func @scatter_atomic(%h: memref<?x128xbf16>, %w: memref<4x256x128xbf16>, %i
 func.func @fp8_gather(%x: memref<?x256xf8E4M3FN>, %w: memref<4x256x256xf8E4M3FN>, %indptr: memref<5xi32>,
                       %ri: memref<?xi32>, %xs: memref<?x2xf32>, %ws: memref<4x2x2xf32>,
                       %y: memref<?x256xbf16>) {
-  // expected-error @+1 {{'ggemm.segment_matmul' op expects bf16 or f16 operands with row_indices: the FP8 tile program has no gathered or gated form yet}}
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects bf16 or f16 operands with row_indices: the FP8 and INT8 tile programs have no gathered or gated form yet}}
   ggemm.segment_matmul ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x256x256xf8E4M3FN>)
       segments(%indptr : memref<5xi32>) row_indices(%ri : memref<?xi32>)
       scales(%xs, %ws : memref<?x2xf32>, memref<4x2x2xf32>)

@@ -292,8 +292,8 @@ LogicalResult LoopsTranslator::translateGGemmOp(Operation *op) {
       })
       .Case([&](ZeroAccumulatorOp zero) {
         Value acc = buffer(zero.getType(), loc);
-        Value fzero = arith::ConstantFloatOp::create(b, loc, b.getF32Type(),
-                                                     APFloat(0.0f));
+        Value fzero = arith::ConstantOp::create(
+            b, loc, b.getZeroAttr(zero.getType().getElementType()));
         ArrayRef<int64_t> shape = zero.getType().getShape();
         forEach2D(b, loc, shape[0], shape[1], [&](Value i, Value j) {
           memref::StoreOp::create(b, loc, fzero, acc, ValueRange{i, j});
@@ -461,6 +461,7 @@ LogicalResult LoopsTranslator::lowerMma(MmaOp op) {
   Value a = lookup(op.getA(), op), bTile = lookup(op.getB(), op);
   ArrayRef<int64_t> shape = op.getAcc().getType().getShape();
   int64_t k = op.getA().getType().getK();
+  bool integer = op.getAcc().getType().getElementType().isSignlessInteger(32);
   forEach2D(b, loc, shape[0], shape[1], [&](Value i, Value j) {
     Value init = memref::LoadOp::create(b, loc, acc, ValueRange{i, j});
     auto kLoop = scf::ForOp::create(
@@ -471,10 +472,23 @@ LogicalResult LoopsTranslator::lowerMma(MmaOp op) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(kLoop.getBody());
       Value kk = kLoop.getInductionVar();
-      Value av = toF32(b, loc, memref::LoadOp::create(b, loc, a, {i, kk}));
-      Value bv = toF32(b, loc, memref::LoadOp::create(b, loc, bTile, {j, kk}));
-      Value sum = arith::AddFOp::create(b, loc, kLoop.getRegionIterArg(0),
-                                        arith::MulFOp::create(b, loc, av, bv));
+      Value av = memref::LoadOp::create(b, loc, a, {i, kk});
+      Value bv = memref::LoadOp::create(b, loc, bTile, {j, kk});
+      Value sum;
+      if (integer) {
+        // wgmma's s8 x s8 -> s32: exact products, a wrapping sum.
+        Type i32 = b.getI32Type();
+        sum = arith::AddIOp::create(
+            b, loc, kLoop.getRegionIterArg(0),
+            arith::MulIOp::create(b, loc,
+                                  arith::ExtSIOp::create(b, loc, i32, av),
+                                  arith::ExtSIOp::create(b, loc, i32, bv)));
+      } else {
+        sum = arith::AddFOp::create(b, loc, kLoop.getRegionIterArg(0),
+                                    arith::MulFOp::create(b, loc,
+                                                          toF32(b, loc, av),
+                                                          toF32(b, loc, bv)));
+      }
       scf::YieldOp::create(b, loc, sum);
     }
     memref::StoreOp::create(b, loc, kLoop.getResult(0), acc, ValueRange{i, j});
@@ -564,8 +578,13 @@ LogicalResult LoopsTranslator::lowerStore(StoreTileOp op) {
   Value c = colLoop.getInductionVar();
   Value j = arith::SubIOp::create(b, loc, c, col);
   auto accAt = [&](Value column) -> Value {
-    return transposed ? memref::LoadOp::create(b, loc, acc, {column, i})
-                      : memref::LoadOp::create(b, loc, acc, {i, column});
+    Value v = transposed ? memref::LoadOp::create(b, loc, acc, {column, i})
+                         : memref::LoadOp::create(b, loc, acc, {i, column});
+    // An INT8 product's int32 sum, as the GPU converts it (exact below
+    // 2^24, rounded to nearest even above).
+    if (v.getType().isSignlessInteger(32))
+      v = arith::SIToFPOp::create(b, loc, b.getF32Type(), v);
+    return v;
   };
   Value v = accAt(j);
   Value up, biasValue, upBias, old;

@@ -246,6 +246,8 @@ private:
   /// accumulator of its `blockN / 2` output columns: `silu(gate + bias) *
   /// (up + bias)` in f32.
   Value gateAccumulator(Value acc, Value col0, Value weight, int64_t blockN);
+  /// An i32 accumulator's registers (an INT8 product) as f32 ones.
+  Value accumulatorToF32(Value acc);
   LogicalResult translateStoreDrain(StoreDrainOp op);
   Value epiloguePair(Value v0, Value v1, Value rowScale, Value rowFactor,
                      Value row, Value col, Value weight, Value oldPair);

@@ -349,7 +349,7 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
   }
   if ((f.gather || f.scatter || f.gated) &&
       (f.schedule.getRowMapping() != RowMapping::segment || f.kRagged ||
-       isFp8(f.aElem()) || f.clusterM > 1))
+       isQuantized(f.aElem()) || f.clusterM > 1))
     return launch.emitOpError()
            << "expects gathered or scattered rows and a gated (swiglu) "
               "epilogue only in a bf16/f16 segment kernel without clusters "
@@ -401,11 +401,12 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
       return launch.emitOpError()
              << "expects either block scales or epilogue scales (x_scale, "
                 "w_scale on ggemm.store_tile), not both";
-  } else if (isFp8(f.aElem()) != f.epilogueScaled()) {
+  } else if (isQuantized(f.aElem()) != f.epilogueScaled()) {
     return launch.emitOpError()
            << "expects FP8 tiles with block scales (ggemm.load_scales and "
               "ggemm.promote) or with epilogue scales (x_scale, w_scale on "
-              "ggemm.store_tile), and no scales for "
+              "ggemm.store_tile), INT8 tiles with epilogue scales, and no "
+              "scales for "
            << f.aElem();
   }
   if (TypeRange(f.ring.getRing().getType().getTiles()) !=

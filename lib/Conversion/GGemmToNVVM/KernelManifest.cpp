@@ -24,6 +24,8 @@ StringRef dtypeName(Type t) {
     return "f8e4m3";
   if (isa<Float8E5M2Type>(t))
     return "f8e5m2";
+  if (t.isInteger(8))
+    return "s8";
   if (t.isInteger(32))
     return "i32";
   return "i64";

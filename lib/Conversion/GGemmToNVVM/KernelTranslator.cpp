@@ -192,12 +192,13 @@ LogicalResult KernelTranslator::translateGGemmOp(Operation *op) {
       .Case([&](ZeroAccumulatorOp zero) {
         // Set before the first wgmma fence, so ptxas does not have to
         // serialise around register moves (FACTS.md §2).
-        mapping.map(zero.getAcc(),
-                    LLVM::ZeroOp::create(
-                        b, loc,
-                        LLVM::LLVMStructType::getLiteral(
-                            ctx, SmallVector<Type>(
-                                     zero.getType().getShape()[1] / 2, f32))));
+        mapping.map(
+            zero.getAcc(),
+            LLVM::ZeroOp::create(
+                b, loc,
+                LLVM::LLVMStructType::getLiteral(
+                    ctx, SmallVector<Type>(zero.getType().getShape()[1] / 2,
+                                           zero.getType().getElementType()))));
         return success();
       })
       .Case<LoadTileOp, LoadScalesOp>([&](Operation *load) -> LogicalResult {

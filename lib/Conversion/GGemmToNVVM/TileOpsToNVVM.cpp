@@ -25,6 +25,8 @@ static NVVM::WGMMATypes wgmmaType(Type t) {
     return NVVM::WGMMATypes::f16;
   if (isa<Float8E4M3FNType>(t))
     return NVVM::WGMMATypes::e4m3;
+  if (isInt8(t))
+    return NVVM::WGMMATypes::s8;
   return NVVM::WGMMATypes::e5m2;
 }
 
@@ -117,13 +119,17 @@ LogicalResult KernelTranslator::translateMma(MmaOp op) {
     return type.isMNMajor() ? (kk * wgmmaK * kSwizzleBytes) >> 4
                             : (kk * wgmmaK * elemBytes) >> 4;
   };
+  // INT8: the exact s32 sum (wrapping on overflow, which a K below 2^31 /
+  // 128^2 cannot reach).
+  NVVM::WGMMATypes accType =
+      isInt8(elem) ? NVVM::WGMMATypes::s32 : NVVM::WGMMATypes::f32;
   for (int64_t kk = 0; kk < blockK / wgmmaK; ++kk) {
     Value dA = kk ? add(descA, c64(kStep(aType, kk))) : descA;
     Value dB = kk ? add(descB, c64(kStep(bType, kk))) : descB;
     acc = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, acc.getType(), acc, dA, dB,
         NVVM::MMAShapeAttr::get(ctx, 64, blockN, wgmmaK), wgmmaType(elem),
-        wgmmaType(elem), NVVM::WGMMATypes::f32,
+        wgmmaType(elem), accType,
         kk == 0 && fromZero ? NVVM::WGMMAScaleOut::zero
                             : NVVM::WGMMAScaleOut::one,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
@@ -296,6 +302,21 @@ void KernelTranslator::storeElement(Value value, Value rowScale,
   LLVM::StoreOp::create(b, loc, v, address);
 }
 
+Value KernelTranslator::accumulatorToF32(Value acc) {
+  auto type = cast<LLVM::LLVMStructType>(acc.getType());
+  int64_t registers = type.getBody().size();
+  Value out = LLVM::UndefOp::create(
+      b, loc,
+      LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(registers, f32)));
+  for (int64_t r = 0; r < registers; ++r)
+    out = LLVM::InsertValueOp::create(
+        b, loc, out,
+        arith::SIToFPOp::create(b, loc, f32,
+                                LLVM::ExtractValueOp::create(b, loc, acc, r)),
+        r);
+  return out;
+}
+
 Value KernelTranslator::gateAccumulator(Value acc, Value col0, Value weight,
                                         int64_t blockN) {
   // wgmma's fragments repeat every 8 columns, so the thread holding gate
@@ -380,8 +401,14 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
   Value weight = op.getWeight() ? lookup(op.getWeight(), op) : Value();
   if (!acc || !row0 || !rowEnd || !col0 || (op.getWeight() && !weight))
     return failure();
-  // FP8 tensor-wise and per-row scales: the tensor-wise factors once per
-  // tile, the per-row and per-channel ones where the rows and columns are.
+  // An INT8 product's int32 registers become f32 ones first (cvt.rn.f32.s32:
+  // exact below 2^24); the dequantisation and the epilogue follow as for
+  // FP8.
+  if (op.getAcc().getType().getElementType().isSignlessInteger(32))
+    acc = accumulatorToF32(acc);
+  // FP8 / INT8 tensor-wise and per-row scales: the tensor-wise factors once
+  // per tile, the per-row and per-channel ones where the rows and columns
+  // are.
   tileDequant = Value();
   dequantWeight = Value();
   if (op.getXScale()) {

@@ -29,6 +29,16 @@ bool mlir::ggemm::isFp8(Type type) {
   return isa<Float8E4M3FNType, Float8E5M2Type>(type);
 }
 
+bool mlir::ggemm::isInt8(Type type) { return type.isSignlessInteger(8); }
+
+bool mlir::ggemm::isQuantized(Type type) { return isFp8(type) || isInt8(type); }
+
+Type mlir::ggemm::getAccumulatorElementType(Type operand) {
+  MLIRContext *ctx = operand.getContext();
+  return isInt8(operand) ? Type(IntegerType::get(ctx, 32))
+                         : Type(Float32Type::get(ctx));
+}
+
 int64_t mlir::ggemm::getRingSlotBytes(Type entry) {
   if (auto scales = dyn_cast<ScalesType>(entry))
     return kScalesHeaderBytes + 4 * (scales.getCount() + kScalesSlackRows);

@@ -77,11 +77,12 @@ LogicalResult mlir::ggemm::detail::verifyOperandTypes(Operation *op, Type a,
                                                       Type b) {
   if (isFp8(a) && isFp8(b))
     return success();
-  if ((a.isBF16() && b.isBF16()) || (a.isF16() && b.isF16()))
+  if ((a.isBF16() && b.isBF16()) || (a.isF16() && b.isF16()) ||
+      (isInt8(a) && isInt8(b)))
     return success();
   return op->emitOpError()
-         << "expects x and w to be both bf16, both f16, or both FP8 "
-            "(f8E4M3FN/f8E5M2), got "
+         << "expects x and w to be both bf16, both f16, both FP8 "
+            "(f8E4M3FN/f8E5M2) or both i8, got "
          << a << " and " << b;
 }
 
@@ -138,27 +139,41 @@ SmallVector<int64_t> expectedScaleShape(ArrayRef<int64_t> lead, int64_t rows,
   return shape;
 }
 
-/// Verifies the FP8 scale operands and attributes of a problem op.
+/// Verifies the FP8 / INT8 scale operands and attributes of a problem op.
 LogicalResult verifyScales(Operation *op, Type aType, Value xScale,
                            Value wScale, ScaleBlockAttr xBlock,
                            ScaleBlockAttr wBlock, ArrayRef<int64_t> xLead,
                            int64_t rows, const ProblemDims &dims) {
-  bool fp8 = isFp8(aType);
-  if (!fp8) {
+  if (!isQuantized(aType)) {
     if (xScale || wScale)
       return op->emitOpError() << "expects no scales for " << aType
-                               << " operands; scales apply to FP8 only";
+                               << " operands; scales apply to FP8 and INT8 "
+                                  "only";
     if (xBlock || wBlock)
       return op->emitOpError() << "expects no scale_block attributes for "
                                << aType << " operands";
     return success();
   }
+  StringRef kind = isInt8(aType) ? "INT8" : "FP8";
   if (!xScale || !wScale)
-    return op->emitOpError() << "expects `scales(x_scale, w_scale)` for FP8 "
-                                "operands";
+    return op->emitOpError()
+           << "expects `scales(x_scale, w_scale)` for " << kind << " operands";
   if (!xBlock || !wBlock)
     return op->emitOpError() << "expects `x_scale_block` and `w_scale_block` "
-                                "attributes for FP8 operands";
+                                "attributes for "
+                             << kind << " operands";
+  // The int32 sum of a K block cannot be scaled per block without losing
+  // its exactness: INT8 is dequantised once, in the epilogue.
+  if (isInt8(aType))
+    for (auto [name, block] :
+         {std::pair<StringRef, ScaleBlockAttr>{"x_scale_block", xBlock},
+          {"w_scale_block", wBlock}})
+      if (block.isBlock())
+        return op->emitOpError()
+               << "expects a tensor-wise or per-row " << name
+               << " for INT8 operands (they are dequantised once, in the "
+                  "epilogue), got "
+               << block;
   for (ScaleBlockAttr block : {xBlock, wBlock}) {
     if (!block.isBlock() || ShapedType::isDynamic(dims.k))
       continue;

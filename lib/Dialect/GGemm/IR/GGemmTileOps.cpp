@@ -75,9 +75,10 @@ LogicalResult LoadTileOp::verify() {
     return emitOpError() << "expects the tile's element type "
                          << tileType.getElementType() << " to be source's, "
                          << sourceType.getElementType();
-  if (isFp8(tileType.getElementType()) && tileType.isMNMajor())
-    return emitOpError() << "expects a k_major FP8 tile (wgmma reads FP8 "
-                            "operands K-major only), got mn_major";
+  if (isQuantized(tileType.getElementType()) && tileType.isMNMajor())
+    return emitOpError() << "expects a k_major " << tileType.getElementType()
+                         << " tile (wgmma reads FP8 and INT8 operands K-major "
+                            "only), got mn_major";
   if (static_cast<bool>(getGather()) != static_cast<bool>(getGatherEnd()))
     return emitOpError() << "expects gather indices and their end together";
   if (getGather()) {
@@ -115,9 +116,15 @@ LogicalResult MmaOp::verify() {
                          << a.getK() << " and " << b.getK();
   if (failed(verifyOperandTypes(*this, a.getElementType(), b.getElementType())))
     return failure();
-  if (isFp8(a.getElementType()) && (a.isMNMajor() || b.isMNMajor()))
-    return emitOpError() << "expects k_major FP8 tiles (wgmma reads FP8 "
-                            "operands K-major only)";
+  if (isQuantized(a.getElementType()) && (a.isMNMajor() || b.isMNMajor()))
+    return emitOpError() << "expects k_major " << a.getElementType()
+                         << " tiles (wgmma reads FP8 and INT8 operands "
+                            "K-major only)";
+  Type accElem = getAccumulatorElementType(a.getElementType());
+  if (acc.getElementType() != accElem)
+    return emitOpError() << "expects an " << accElem << " accumulator for "
+                         << a.getElementType() << " tiles, got "
+                         << acc.getElementType();
   return success();
 }
 
@@ -145,6 +152,10 @@ LogicalResult LoadScalesOp::verify() {
 
 LogicalResult PromoteOp::verify() {
   ArrayRef<int64_t> shape = getAcc().getType().getShape();
+  if (!getAcc().getType().getElementType().isF32())
+    return emitOpError() << "expects an f32 accumulator (block scales promote "
+                            "FP8 products), got "
+                         << getAcc().getType().getElementType();
   if (!getAScales() && !getBScales())
     return emitOpError() << "expects a_scales, b_scales or both (without "
                             "scales the partial is added by ggemm.mma)";
@@ -235,6 +246,12 @@ LogicalResult StoreTileOp::verify() {
   }
   if (failed(verifyEpilogueScales(*this, rows, n, gated)))
     return failure();
+  // An INT8 product's exact int32 sum becomes a number only through its
+  // dequantisation.
+  if (getAcc().getType().getElementType().isSignlessInteger(32) && !getXScale())
+    return emitOpError() << "expects x_scale and w_scale for an i32 "
+                            "accumulator (an INT8 product is dequantised by "
+                            "its store)";
   if (gated) {
     int64_t accCols = getAcc().getType().getShape()[1];
     if (getTransposed() || accCols % 2 != 0)

@@ -69,8 +69,10 @@ AccumulatorType::verify(function_ref<InFlightDiagnostic()> emitError,
                         ArrayRef<int64_t> shape, Type elementType) {
   if (failed(verifyTileShape(emitError, "accumulator", shape)))
     return failure();
-  if (!elementType.isF32())
-    return emitError() << "expects an f32 accumulator, got " << elementType;
+  if (!elementType.isF32() && !elementType.isSignlessInteger(32))
+    return emitError() << "expects an f32 or (INT8 products) i32 "
+                          "accumulator, got "
+                       << elementType;
   return success();
 }
 
@@ -116,8 +118,9 @@ LogicalResult TileType::verify(function_ref<InFlightDiagnostic()> emitError,
                                TileLayout) {
   if (failed(verifyTileShape(emitError, "tile", shape)))
     return failure();
-  if (!(elementType.isBF16() || elementType.isF16() || isFp8(elementType)))
-    return emitError() << "expects a bf16, f16 or FP8 tile, got "
+  if (!(elementType.isBF16() || elementType.isF16() ||
+        isQuantized(elementType)))
+    return emitError() << "expects a bf16, f16, FP8 or i8 tile, got "
                        << elementType;
   return success();
 }

@@ -119,13 +119,16 @@ Value kBlockCount(OpBuilder &b, Location loc, Value v, int64_t d,
       b, loc, sum, arith::ConstantIndexOp::create(b, loc, divisor));
 }
 
-/// Checks that this pass can tile the FP8 scales of `p`: block scales on
-/// both operands, promoted per K block with one K block per scale block, or
-/// tensor-wise / per-row scales on both, applied once in the epilogue.
-LogicalResult checkFp8Scales(Operation *op, const TileProblem &p) {
+/// Checks that this pass can tile the FP8 or INT8 scales of `p`: block
+/// scales on both operands, promoted per K block with one K block per scale
+/// block, or tensor-wise / per-row scales on both, applied once in the
+/// epilogue (INT8's only kind: the op's verifier refuses INT8 blocks).
+LogicalResult checkQuantizedScales(Operation *op, const TileProblem &p,
+                                   Type elementType) {
   if (p.layout != WeightLayout::nk)
-    return op->emitOpError() << "expects weight_layout nk for FP8 (wgmma "
-                                "reads FP8 operands K-major only)";
+    return op->emitOpError()
+           << "expects weight_layout nk for " << elementType
+           << " (wgmma reads FP8 and INT8 operands K-major only)";
   if (p.xBlock.isBlock() != p.wBlock.isBlock())
     return op->emitOpError()
            << "expects block scales on both FP8 operands or on neither (block "
@@ -189,18 +192,19 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   Location loc = op->getLoc();
   MemRefType xType = cast<MemRefType>(p.x.getType());
   Type elementType = xType.getElementType();
-  bool fp8 = isFp8(elementType);
-  if (fp8 && failed(checkFp8Scales(op, p)))
+  bool quantized = isQuantized(elementType);
+  if (quantized && failed(checkQuantizedScales(op, p, elementType)))
     return failure();
   // Block scales are promoted per K block; tensor-wise and per-row ones
   // scale the whole accumulator in the store.
-  bool blockScaled = fp8 && p.xBlock.isBlock();
+  bool blockScaled = quantized && p.xBlock.isBlock();
   bool gated = p.epilogue && p.epilogue.isGated();
-  if (fp8 && (gated || p.rowIndices))
+  if (quantized && (gated || p.rowIndices))
     return op->emitOpError()
            << "expects bf16 or f16 operands with "
            << (gated ? "activation = swiglu" : "row_indices")
-           << ": the FP8 tile program has no gathered or gated form yet";
+           << ": the FP8 and INT8 tile programs have no gathered or gated "
+              "form yet";
   // The tile rows are the segments' rows: x's, or row_indices' when x is
   // gathered.
   Value numRows = dim(b, loc, p.rowIndices ? p.rowIndices : p.x, 0);
@@ -222,7 +226,9 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   int64_t blockM = p.config.getBlockM(), blockN = p.config.getBlockN(),
           blockK = p.config.getBlockK();
   MLIRContext *ctx = b.getContext();
-  auto accType = AccumulatorType::get(ctx, {blockM, blockN}, b.getF32Type());
+  // INT8 products sum exactly in i32; everything else in f32.
+  auto accType = AccumulatorType::get(ctx, {blockM, blockN},
+                                      getAccumulatorElementType(elementType));
   auto aType =
       TileType::get(ctx, {blockM, blockK}, elementType, TileLayout::k_major);
   auto bType = TileType::get(ctx, {blockN, blockK}, elementType,
@@ -291,7 +297,7 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   // Epilogue scales: a tensor-wise x scale is read at its one entry, a
   // per-row one at the output row; w's at the tile's weight.
   Value xScale, xScaleIndex, wScale, wScaleIndex;
-  if (fp8 && !blockScaled) {
+  if (quantized && !blockScaled) {
     xScale = p.xScale;
     if (p.xBlock.isTensorWise())
       xScaleIndex = arith::ConstantIndexOp::create(b, loc, 0);

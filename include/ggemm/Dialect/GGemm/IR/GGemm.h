@@ -60,6 +60,14 @@ constexpr int64_t kMaxSmemBytesPerCta = 227 * 1024;
 int64_t getElementBytes(Type type);
 /// True for the FP8 element types wgmma accepts.
 bool isFp8(Type type);
+/// True for INT8 operands (signless i8, read as signed: wgmma's s8).
+bool isInt8(Type type);
+/// True for the quantised operand types (FP8 and INT8): one byte, read by
+/// wgmma K-major only, dequantised by `x_scale` and `w_scale`.
+bool isQuantized(Type type);
+/// The accumulator element type of a product of `operand`s: i32 for INT8
+/// (wgmma's exact s32 sum), f32 otherwise.
+Type getAccumulatorElementType(Type operand);
 /// Bytes of one entry of a `!ggemm.ring` stage: a `!ggemm.tile` or a
 /// `!ggemm.scales`.
 int64_t getRingEntryBytes(Type entry);

@@ -14,7 +14,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 // Operand constraints
 //===----------------------------------------------------------------------===//
 
-def GGemm_OperandElement : AnyTypeOf<[BF16, F16, F8E4M3FN, F8E5M2]>;
+def GGemm_OperandElement : AnyTypeOf<[BF16, F16, F8E4M3FN, F8E5M2, I8]>;
 def GGemm_OutputElement : AnyTypeOf<[BF16, F16, F32]>;
 def GGemm_IndexElement : AnyTypeOf<[I32, I64]>;
 
@@ -70,7 +70,10 @@ def GGemm_SegmentMatmulOp : GGemm_ProblemOp<"segment_matmul"> {
 
     FP8 operands (`f8E4M3FN`, `f8E5M2`) need `scales`: `x_scale` with
     `x_scale_block` and `w_scale` with `w_scale_block` (see
-    `#ggemm.scale_block`), applied before the epilogue.
+    `#ggemm.scale_block`), applied before the epilogue. INT8 operands (`i8`,
+    signed) need them too, tensor-wise or per-row only: the int32 sum of
+    `x · Wᵀ` (exact: wgmma's `s32.s8.s8`) is converted to f32 and scaled
+    before the epilogue (aiter's `int8_gemm`).
 
     MoE layers without glue (issue 13):
     - `row_indices` (optional, device-side `[M]` i32) gathers x: segment

@@ -14,13 +14,16 @@ class GGemm_Type<string name, string typeMnemonic, list<Trait> traits = []>
 def GGemm_AccumulatorType : GGemm_Type<"Accumulator", "accumulator"> {
   let summary = "a CTA's accumulator tile";
   let description = [{
-    The `block_m x block_n` f32 accumulator a CTA holds for one output tile.
+    The `block_m x block_n` accumulator a CTA holds for one output tile:
+    f32, or i32 for INT8 products (wgmma's exact `s32` sum, converted to f32
+    by the store's dequantisation).
     On the GPU it lives in the consumer warpgroups' registers in wgmma's
     fragment layout (each consumer warpgroup holds 64 of its rows); the CPU
     reference back end keeps it in a buffer.
 
     ```mlir
     !ggemm.accumulator<128x256xf32>
+    !ggemm.accumulator<128x256xi32>
     ```
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
