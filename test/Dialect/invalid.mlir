@@ -407,6 +407,20 @@ func.func @int8_weight_block_scales(%x: memref<4x64x256xi8>, %w: memref<4x128x25
 
 // -----
 
+func.func @int8_swap_ab_n(%x: memref<?x256xi8>, %w: memref<4x128x256xi8>,
+                          %indptr: memref<5xi32>, %xs: memref<1xf32>, %ws: memref<4xf32>,
+                          %y: memref<?x128xbf16>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects the tile's wgmma N (block_m with swap_ab) to be 8, 16, 24 or a multiple of 16 for i8 operands (the N of wgmma's s8 forms), got 88}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xi8>, memref<4x128x256xi8>)
+      segments(%indptr : memref<5xi32>) scales(%xs, %ws : memref<1xf32>, memref<4xf32>)
+      outs(%y : memref<?x128xbf16>)
+      {x_scale_block = #ggemm.scale_block<tensor>, w_scale_block = #ggemm.scale_block<tensor>,
+       config = #ggemm.tile_config<block_m = 88, block_n = 128, block_k = 128, swap_ab = true>}
+  return
+}
+
+// -----
+
 func.func @int8_with_bf16_weights(%x: memref<?x256xi8>, %w: memref<4x128x256xbf16>,
                                   %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
   // expected-error @+1 {{'ggemm.segment_matmul' op expects x and w to be both bf16, both f16, both FP8 (f8E4M3FN/f8E5M2) or both i8, got 'i8' and 'bf16'}}

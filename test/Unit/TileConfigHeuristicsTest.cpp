@@ -193,6 +193,21 @@ TEST(ChooseTileConfig, SmallGroupsSwapAB) {
     EXPECT_EQ(c.blockN, 128) << rows;
     EXPECT_EQ(c.consumerWarpgroups, 2) << rows;
   }
+  // INT8: wgmma's s8 forms take N = 8, 16, 24 or a multiple of 16 (40 and
+  // 64 rows would be 56 and 88 in steps of 8).
+  for (auto [rows, blockM] : {std::pair<int64_t, int64_t>{6, 8},
+                              {16, 24},
+                              {20, 32},
+                              {32, 48},
+                              {40, 64},
+                              {64, 96}}) {
+    ProblemSummary p = problem(4096, 7168, rows, 8);
+    p.elementBytes = 1;
+    p.integerOperands = true;
+    TileChoice c = chooseTileConfig(p, kH100SMs);
+    EXPECT_TRUE(c.swapAB) << rows;
+    EXPECT_EQ(c.blockM, blockM) << rows;
+  }
   // Narrow N: one warpgroup of 64 weight rows.
   TileChoice narrow = chooseTileConfig(problem(64, 7168, 16, 8), kH100SMs);
   EXPECT_TRUE(narrow.swapAB);

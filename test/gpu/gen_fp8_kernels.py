@@ -9,8 +9,9 @@ config is left to ggemm-select-config. The shapes are DeepGEMM's test lists
 epilogue variants. Kernels named `*_rowwise`, `*_tensor`, `*_mixed`,
 `*_channel` take tensor-wise (`[1]` for x, `[G]` for w) or per-row (`[M]` /
 `[G, Mmax]` for x, `[G, N]` for w) scales instead, applied in the
-epilogue (torch._scaled_mm row-wise, FlashInfer's bmm_fp8). Regenerate
-after editing:
+epilogue (torch._scaled_mm row-wise, FlashInfer's bmm_fp8). Kernels named
+`int8_*` are the same forms with i8 operands (aiter's int8_gemm): exact
+s32 sums, tensor-wise or per-row scales. Regenerate after editing:
 
     python3 test/gpu/gen_fp8_kernels.py
 """
@@ -81,12 +82,12 @@ def epilogue(act, acc):
 
 
 def grouped(op, n, k, out="bf16", scales=BLOCKS, name=None, act=None,
-            acc=False):
+            acc=False, f8=F8):
     name = name or f"fp8_{op}_n{n}_k{k}"
     xs, ws = scale_types(*scales, k, n, "?x")
-    args = [f"%x: memref<?x?x{k}x{F8}>", f"%w: memref<?x{n}x{k}x{F8}>"]
-    lines = [f"  ggemm.{op}_matmul ins(%x, %w : memref<?x?x{k}x{F8}>, "
-             f"memref<?x{n}x{k}x{F8}>)"]
+    args = [f"%x: memref<?x?x{k}x{f8}>", f"%w: memref<?x{n}x{k}x{f8}>"]
+    lines = [f"  ggemm.{op}_matmul ins(%x, %w : memref<?x?x{k}x{f8}>, "
+             f"memref<?x{n}x{k}x{f8}>)"]
     if op == "masked":
         args.append("%m: memref<?xi32>")
         lines.append("      masked_m(%m : memref<?xi32>)")
@@ -180,6 +181,36 @@ def main():
     kernels.append(grouped("batched", 1000, 1024, out="f32", act="relu",
                            acc=True, scales=("per_row", "tensor"),
                            name="fp8_batched_n1000_k1024_mixed_relu_acc"))
+    # INT8 (i8 x i8 -> exact s32, aiter's int8_gemm): the tensor-wise and
+    # per-row forms above with i8 operands; one f32 kernel with unit scales
+    # checks the integer sum exactly.
+    i8 = dict(f8="i8")
+    kernels.append(segment(4096, 7168, name="int8_seg_n4096_k7168_rowwise",
+                           scales=rowwise, **i8))
+    kernels.append(segment(2112, 7168, name="int8_seg_n2112_k7168_tensor",
+                           scales=tensor, **i8))
+    kernels.append(segment(2049, 1600, widx=True, bias=True, act="gelu",
+                           name="int8_seg_n2049_k1600_mixed_idx_bias_gelu",
+                           scales=("per_row", "tensor"), **i8))
+    kernels.append(segment(999, 1024, out="f32", rs=True, acc=True,
+                           name="int8_seg_n999_k1024_channel_rs_acc",
+                           scales=("tensor", "per_row"), **i8))
+    kernels.append(segment(520, 1024, out="f32", scales=tensor,
+                           name="int8_seg_n520_k1024_exact", **i8))
+    kernels.append(with_config(
+        segment(4096, 7168, widx=True, scales=rowwise,
+                name="int8_seg_n4096_k7168_rowwise_swap32_idx", **i8),
+        swap_config(32, 128)))
+    kernels.append(grouped("masked", 7168, 2048, scales=("tensor", "per_row"),
+                           name="int8_masked_n7168_k2048_channel", **i8))
+    kernels.append(with_config(
+        grouped("masked", 7168, 2048, scales=rowwise,
+                name="int8_masked_n7168_k2048_rowwise_swap24", **i8),
+        swap_config(24, 64)))
+    kernels.append(grouped("batched", 1000, 1024, out="f32", act="relu",
+                           acc=True, scales=("per_row", "tensor"),
+                           name="int8_batched_n1000_k1024_mixed_relu_acc",
+                           **i8))
     # 2-CTA clusters sharing the weight tile by TMA multicast (a config
     # option; ggemm-select-config does not choose it).
     cluster = ("#ggemm.tile_config<block_m = 128, block_n = 128, "

@@ -98,6 +98,15 @@ LogicalResult mlir::ggemm::detail::verifyConfigForType(Operation *op,
               "swizzle row) for "
            << elementType << ", i.e. block_k = " << 128 / bytes << ", got "
            << config.getBlockK();
+  // wgmma's s8 forms take fewer N than the float ones.
+  int64_t wgmmaN = config.getSwapAb() ? config.getBlockM() : config.getBlockN();
+  if (isInt8(elementType) && wgmmaN > 24 && wgmmaN % 16 != 0)
+    return op->emitOpError()
+           << "expects the tile's wgmma N ("
+           << (config.getSwapAb() ? "block_m with swap_ab" : "block_n")
+           << ") to be 8, 16, 24 or a multiple of 16 for i8 operands (the N "
+              "of wgmma's s8 forms), got "
+           << wgmmaN;
   int64_t smem = config.getPipelineSmemBytes(bytes);
   if (smem > kMaxSmemBytesPerCta)
     return op->emitOpError()

@@ -35,6 +35,7 @@ ProblemSummary summarise(OpTy op, int64_t groups, int64_t rowsPerGroup) {
   p.n = known(kn ? wType.getDimSize(2) : wType.getDimSize(1));
   p.k = known(kn ? wType.getDimSize(1) : wType.getDimSize(2));
   p.elementBytes = getElementBytes(wType.getElementType());
+  p.integerOperands = isInt8(wType.getElementType());
   p.weightsNMajor = kn;
   p.blockScaled = op.getXScaleBlockAttr() && op.getXScaleBlockAttr().isBlock();
   EpilogueAttr epilogue = op.getEpilogueAttr();

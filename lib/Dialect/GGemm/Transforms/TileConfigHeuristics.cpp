@@ -20,7 +20,8 @@ static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// Swap-AB for groups of at most kSwapAbMaxRows rows: the weight tile fills
 /// wgmma's M (128 rows over two consumer warpgroups) and the token tile its
 /// N, sized to the expected rows with room for +30 % (masked counts and
-/// segment lengths vary around the expectation) in steps of 8.
+/// segment lengths vary around the expectation) in steps of 8 (of 16 above
+/// 24 rows for INT8: the N values wgmma's s8 forms take).
 static TileChoice chooseSwapAbConfig(const ProblemSummary &problem) {
   TileChoice choice;
   choice.swapAB = true;
@@ -30,7 +31,9 @@ static TileChoice chooseSwapAbConfig(const ProblemSummary &problem) {
     rows = std::min(rows, problem.maxRowsPerGroup);
   // FP8 activation scales arrive as one TMA box of block_m + 4 <= 256.
   int64_t maxRows = problem.blockScaled ? 248 : 256;
-  choice.blockM = std::min<int64_t>(maxRows, llvm::alignTo(rows, 8));
+  choice.blockM = std::min<int64_t>(
+      maxRows,
+      llvm::alignTo(rows, problem.integerOperands && rows > 24 ? 16 : 8));
   bool narrow = problem.n > 0 && problem.n <= 64;
   choice.blockN = narrow ? 64 : 128;
   choice.consumerWarpgroups = choice.blockN / 64;

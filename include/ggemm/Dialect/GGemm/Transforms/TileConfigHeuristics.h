@@ -25,6 +25,9 @@ struct ProblemSummary {
   /// accumulator, so a consumer holds two f32 register sets, and each stage
   /// carries the block's scales.
   bool blockScaled = false;
+  /// INT8 operands: wgmma's s8 forms take N = 8, 16, 24 or a multiple of
+  /// 16, so a swap-AB token tile above 24 rows is rounded to 16.
+  bool integerOperands = false;
   /// The tile program has no swapped form (a gated epilogue, gathered or
   /// scattered rows): small groups get 64-row tiles instead of swap-AB.
   bool noSwapAB = false;
