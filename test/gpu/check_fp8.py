@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""GPU check and benchmark of GGEMM's FP8 kernels (on Hopper).
+"""GPU check and benchmark of GGEMM's FP8 and INT8 kernels (on Hopper).
 
 Loads the FP8 bundles compiled here by test/gpu/build_bundles.sh (from
 test/gpu/kernels_fp8, written by gen_fp8_kernels.py) and runs them through
@@ -15,7 +15,13 @@ the runtime on DeepGEMM's shape lists:
   `*_mixed`, `*_channel`: torch._scaled_mm row-wise, FlashInfer's
   bmm_fp8), every kind and mix on segment, masked and batched kernels, odd
   N, segments ending inside a tile, empty groups, swap-AB, bias, gelu,
-  relu, row scale and accumulate after the scales.
+  relu, row scale and accumulate after the scales;
+- INT8 (the kernels `int8_*`: s8 x s8 summed exactly in s32, aiter's
+  int8_gemm): the same forms with symmetric per-row / tensor-wise int8
+  quantisation (amax / 127), criterion calc_diff < 1e-5, and one kernel
+  with unit scales and f32 output whose results must equal the exact
+  integer product (float64 sums of integers below 2^53) bit for bit, on
+  full-range int8 inputs (-128 .. 127).
 
 Every case quantises fresh random bf16 inputs like DeepGEMM's
 per_token_cast_to_fp8 / per_block_cast_to_fp8 (amax / 448 per 1x128 and
@@ -29,10 +35,13 @@ scales are passed MN-major (strides (1, M_pad)), as the kernel wants them.
 
 With --bench it then times the dense and grouped shapes against torch's
 block-scaled FP8 (cuBLAS through torch._scaled_mm, per group for grouped
-shapes) in the same run (medians of CUDA-event timings, fresh inputs).
+shapes) in the same run (medians of CUDA-event timings, fresh inputs), and
+the INT8 kernels against torch._int_mm (cuBLAS int8) followed by the same
+dequantisation in torch.
 
-Prints `gpu-check-fp8: N passed, M failed` and, with --bench,
-`fp8-bench: min ratio vs best peer R over S shapes`.
+Prints `gpu-check-fp8: N passed, M failed` (INT8 cases included) and, with
+--bench, `fp8-bench: min ratio vs best peer R over S shapes` and
+`int8-bench: min ratio vs torch._int_mm + dequant R over S shapes`.
 """
 import argparse
 import datetime
@@ -52,6 +61,8 @@ from ggemm.runtime import Kernel  # noqa: E402
 F8_TYPES = {"f8e4m3": (torch.float8_e4m3fn, 448.0),
             "f8e5m2": (torch.float8_e5m2, 57344.0)}
 F8, F8_MAX = F8_TYPES["f8e4m3"]
+#: INT8: symmetric quantisation to [-127, 127] (the kernels take -128 too).
+I8_MAX = 127.0
 OUT_DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
 
 
@@ -104,10 +115,25 @@ def scale_blocks(manifest):
     return p.get("x_scale_block", "1x128"), p.get("w_scale_block", "128x128")
 
 
+def quantize_int8(t: torch.Tensor, dims):
+    """Symmetric INT8 quantisation of `t` with one scale per index of the
+    dimensions not in `dims` (amax over `dims` / 127): (int8, the f32
+    scales, the float64 dequantised t)."""
+    tf = t.float()
+    amax = (tf.abs().amax(dim=dims, keepdim=True) if t.numel() else
+            torch.ones([1] * t.dim(), device=t.device))
+    s = amax.clamp(min=1e-4) / I8_MAX
+    q = torch.round(tf / s).clamp(-I8_MAX, I8_MAX).to(torch.int8)
+    return q.contiguous(), s, q.double() * s.double()
+
+
 def quantize_x(x: torch.Tensor, kind: str, dtype: str = "f8e4m3"):
-    """x [M, K] -> (FP8 [M, K], the scales as the kernel takes them, the
-    float64 dequantised x) for x_scale_block `kind`: 1x128 blocks (MN-major
-    scales), per row ([M]) or per tensor ([1])."""
+    """x [M, K] -> (FP8 or INT8 [M, K], the scales as the kernel takes them,
+    the float64 dequantised x) for x_scale_block `kind`: 1x128 blocks
+    (MN-major scales, FP8 only), per row ([M]) or per tensor ([1])."""
+    if dtype == "s8":
+        q, s, d = quantize_int8(x, (1,) if kind == "per_row" else (0, 1))
+        return q, s.reshape(-1).contiguous(), d
     if kind == "1x128":
         q, s = quantize_rows(x, dtype)
         return q, mn_major(s), dequant_rows(q, s, x.shape[1])
@@ -127,9 +153,14 @@ def quantize_x(x: torch.Tensor, kind: str, dtype: str = "f8e4m3"):
 
 
 def quantize_w(w: torch.Tensor, kind: str, dtype: str = "f8e4m3"):
-    """w [G, N, K] -> (FP8, the scales as the kernel takes them, the float64
-    dequantised w) for w_scale_block `kind`: 128x128 blocks, per output
-    channel ([G, N]) or per weight ([G])."""
+    """w [G, N, K] -> (FP8 or INT8, the scales as the kernel takes them, the
+    float64 dequantised w) for w_scale_block `kind`: 128x128 blocks (FP8
+    only), per output channel ([G, N]) or per weight ([G])."""
+    if dtype == "s8":
+        per_row = kind == "per_row"
+        q, s, d = quantize_int8(w, (2,) if per_row else (1, 2))
+        s = s.reshape(w.shape[0], -1) if per_row else s.reshape(-1)
+        return q, s.contiguous(), d
     if kind == "128x128":
         q, s = quantize_blocks(w, dtype)
         return q, s, dequant_w(q, s)
@@ -204,6 +235,52 @@ def check_rows(y, y_before, ref_rows, own_mask, tolerance=1e-3):
     return diff
 
 
+def tolerance_of(p) -> float:
+    """The calc_diff bound of a kernel: DeepGEMM's 1e-3 for FP8; INT8 sums
+    exactly, so only the output's rounding is left (calc_diff of bf16
+    rounding is about 1e-6)."""
+    return 1e-5 if p["a_dtype"] == "s8" else 1e-3
+
+
+def run_int8_exact(kernel, lengths, n, k, device="cuda"):
+    """Full-range int8 x and w (-128 .. 127), unit tensor-wise scales, f32
+    out: every row of a group must equal the exact integer product (K <=
+    1024 keeps |sum| <= 2^24, exact in f32) bit for bit; rows of no group
+    untouched."""
+    g = len(lengths)
+    offsets = [0]
+    for length in lengths:
+        offsets.append(offsets[-1] + length)
+    m = offsets[-1] + 5
+    x = torch.randint(-128, 128, (m, k), device=device, dtype=torch.int8)
+    w = torch.randint(-128, 128, (g, n, k), device=device, dtype=torch.int8)
+    # The extremes at least once: -128 * -128 in every K position of row 0.
+    if m:
+        x[0] = -128
+        w[:, 0] = -128
+    y = torch.full((m, n), float("nan"), device=device)
+    y_before = y.clone()
+    kernel(x=x, w=w, x_scale=torch.ones(1, device=device),
+           w_scale=torch.ones(g, device=device), y=y,
+           seg_indptr=torch.tensor(offsets, dtype=torch.int32, device=device))
+    torch.cuda.synchronize()
+    own = torch.zeros(m, dtype=torch.bool, device=device)
+    for gi in range(g):
+        b, e = offsets[gi], offsets[gi + 1]
+        if b == e:
+            continue
+        exact = x[b:e].double() @ w[gi].double().t()
+        if not torch.equal(y[b:e].double(), exact):
+            bad = (y[b:e].double() != exact).sum().item()
+            raise Failure(f"group {gi}: {bad} of {exact.numel()} values differ "
+                          f"from the exact integer product")
+        own[b:e] = True
+    other = ~own
+    if not torch.equal(torch.isnan(y[other]), torch.isnan(y_before[other])):
+        raise Failure("a row of no group was written")
+    return 0.0
+
+
 def weights(g, n, k, device="cuda", dtype="f8e4m3"):
     w = torch.randn(g, n, k, device=device, dtype=torch.bfloat16)
     return quantize_blocks(w, dtype)
@@ -265,7 +342,7 @@ def run_segment(kernel, manifest, lengths, n, k, rng, device="cuda"):
             part = part + y_before[b:e].double()
         ref[b:e] = part
         own[b:e] = True
-    return check_rows(y, y_before, ref[own], own)
+    return check_rows(y, y_before, ref[own], own, tolerance_of(p))
 
 
 def run_grouped(kernel, manifest, counts, mmax, n, k, device="cuda"):
@@ -275,9 +352,10 @@ def run_grouped(kernel, manifest, counts, mmax, n, k, device="cuda"):
     g = len(counts)
     x_kind, w_kind = scale_blocks(manifest)
     x = torch.randn(g * mmax, k, device=device, dtype=torch.bfloat16)
-    xq, xs_kernel, xd = quantize_x(x, x_kind)
+    xq, xs_kernel, xd = quantize_x(x, x_kind, p["a_dtype"])
     wq, ws, wd = quantize_w(
-        torch.randn(g, n, k, device=device, dtype=torch.bfloat16), w_kind)
+        torch.randn(g, n, k, device=device, dtype=torch.bfloat16), w_kind,
+        p["b_dtype"])
     out_dtype = OUT_DTYPES[p["out_dtype"]]
     if p["accumulate"]:
         y = torch.randn(g, mmax, n, device=device).to(out_dtype)
@@ -314,7 +392,7 @@ def run_grouped(kernel, manifest, counts, mmax, n, k, device="cuda"):
             own[gi, :c] = True
     ref = torch.cat(refs) if refs else torch.zeros(0, n, dtype=torch.float64,
                                                   device=device)
-    return check_rows(y, y_before, ref, own)
+    return check_rows(y, y_before, ref, own, tolerance_of(p))
 
 
 def varied(rng, mean, g, empty_fraction):
@@ -376,6 +454,7 @@ def build_cases(names, rng):
         cases.append((f"batched B={g} m={m} n=1024 k=1024", "fp8_batched_n1024_k1024_kernel",
                       ("batched", [m] * g, m, 1024, 1024)))
     cases += scale_kind_cases(names, rng)
+    cases += int8_cases(names, rng)
     small = [name for name in names if name.startswith("fp8_seg_")]
     for i in range(110):
         name = small[i % len(small)]
@@ -446,8 +525,57 @@ def scale_kind_cases(names, rng):
     return cases
 
 
+def int8_cases(names, rng):
+    """Cases of the INT8 kernels (those that are in the bundles): the
+    shapes of the tensor-wise / per-row FP8 cases, and the exact check."""
+    cases = []
+
+    def add(label, name, spec):
+        if name + "_kernel" in names:
+            cases.append((f"int8 {label}", name + "_kernel", spec))
+
+    for name, n, k in (("int8_seg_n4096_k7168_rowwise", 4096, 7168),
+                       ("int8_seg_n2112_k7168_tensor", 2112, 7168)):
+        kind = name.rsplit("_", 1)[1]
+        for m in (1, 128, 4096):
+            add(f"dense {kind} m={m} n={n} k={k}", name, ("segment", [m], n, k))
+        for g, mean, empty in ((4, 8192, 0.0), (8, 4096, 0.25)):
+            add(f"grouped {kind} G={g} rows~{mean} {int(empty * 100)}% empty "
+                f"n={n} k={k}", name,
+                ("segment", varied(rng, mean, g, empty), n, k))
+    for name, n, k in (("int8_seg_n2049_k1600_mixed_idx_bias_gelu", 2049, 1600),
+                       ("int8_seg_n999_k1024_channel_rs_acc", 999, 1024)):
+        for lengths in ([1, 0, 129, 200, 63, 0, 5], [300, 0, 0, 1],
+                        varied(rng, 700, 6, 0.3)):
+            add(f"segments {lengths[:4]}... n={n} k={k} "
+                f"{name.split('_', 4)[4]}", name, ("segment", lengths, n, k))
+    for g, mean in ((8, 20), (16, 40), (3, 64)):
+        add(f"swap-AB rowwise G={g} rows~{mean} n=4096 k=7168",
+            "int8_seg_n4096_k7168_rowwise_swap32_idx",
+            ("segment", varied(rng, mean, g, 0.2), 4096, 7168))
+    for g, m in ((32, 192), (6, 1024), (32, 20), (6, 20)):
+        add(f"masked channel G={g} m~{m} max_m=1024 n=7168 k=2048",
+            "int8_masked_n7168_k2048_channel",
+            ("masked", varied(rng, m, g, 0.1), 1024, 7168, 2048))
+    for g, m in ((32, 20), (6, 40)):
+        add(f"masked swap-AB rowwise G={g} m~{m} max_m=256 n=7168 k=2048",
+            "int8_masked_n7168_k2048_rowwise_swap24",
+            ("masked", varied(rng, m, g, 0.1), 256, 7168, 2048))
+    for g, m in ((1, 65), (3, 257)):
+        add(f"batched mixed relu acc f32 B={g} m={m} n=1000 k=1024",
+            "int8_batched_n1000_k1024_mixed_relu_acc",
+            ("batched", [m] * g, m, 1000, 1024))
+    for lengths in ([1, 0, 129, 700, 63, 5], [2000], varied(rng, 300, 5, 0.2)):
+        add(f"exact integer sums G={len(lengths)} n=520 k=1024",
+            "int8_seg_n520_k1024_exact", ("exact", lengths, 520, 1024))
+    return cases
+
+
 def run_case(kernels, manifests, name, spec, rng):
     kind = spec[0]
+    if kind == "exact":
+        _, lengths, n, k = spec
+        return run_int8_exact(kernels[name], lengths, n, k)
     if kind == "segment":
         _, lengths, n, k = spec
         return run_segment(kernels[name], manifests[name], lengths, n, k, rng)
@@ -643,12 +771,89 @@ def bench_scaled(kernels, lines):
     print(summary, flush=True)
 
 
+def bench_int8(kernels, lines):
+    """The INT8 kernels against cuBLAS's int8 GEMM (torch._int_mm, one call
+    per group) followed by the same dequantisation in torch (int32 sum to
+    f32, times the scales, to bf16): what a torch user writes without a
+    fused kernel. The peer's _int_mm alone is listed too."""
+    shapes = [("per_row", "int8_seg_n4096_k7168_rowwise_kernel", g, rows,
+               4096, 7168) for g, rows in ((1, 128), (1, 4096), (8, 4096))]
+    shapes += [("tensor", "int8_seg_n2112_k7168_tensor_kernel", g, rows,
+                2112, 7168) for g, rows in ((1, 128), (1, 4096), (4, 8192))]
+    ratios = []
+    lines += ["", "## Speed, INT8 (same run; median of 20 CUDA-event "
+              "timings; TOPS = 2 M N K / time)", "",
+              "| scales | shape | GGEMM ms | GGEMM TOPS | _int_mm + dequant ms "
+              "| peer TOPS | _int_mm alone ms | ratio |",
+              "|---|---|---|---|---|---|---|---|"]
+    for kind, name, g, rows, n, k in shapes:
+        if name not in kernels:
+            continue
+        m = g * rows
+        xq, xs, _ = quantize_x(torch.randn(m, k, device="cuda",
+                                           dtype=torch.bfloat16), kind, "s8")
+        wq, ws, _ = quantize_w(torch.randn(g, n, k, device="cuda",
+                                           dtype=torch.bfloat16), kind, "s8")
+        offsets = torch.arange(0, m + 1, rows, dtype=torch.int32,
+                               device="cuda")
+        y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        kern = kernels[name]
+        t_ours = median_ms(lambda: kern(x=xq, w=wq, x_scale=xs, w_scale=ws,
+                                        seg_indptr=offsets, y=y))
+        parts = [slice(gi * rows, (gi + 1) * rows) for gi in range(g)]
+        wt = [wq[gi].t() for gi in range(g)]  # [K, N], column-major
+
+        def x_scale(part):
+            return xs.reshape(1, 1) if kind == "tensor" else \
+                xs[part].reshape(-1, 1)
+
+        def w_scale(gi):
+            return ws[gi].reshape(1, 1) if kind == "tensor" else \
+                ws[gi].reshape(1, -1)
+
+        def peer_mm():
+            return [torch._int_mm(xq[part], wt[gi])
+                    for gi, part in enumerate(parts)]
+
+        def peer():
+            return [(acc.float() * x_scale(part) * w_scale(gi)).to(
+                torch.bfloat16) for gi, (part, acc) in
+                enumerate(zip(parts, peer_mm()))]
+
+        tops = lambda ms: 2.0 * m * n * k / ms / 1e9  # noqa: E731
+        label = f"G={g} M={m} N={n} K={k}"
+        try:
+            peer()
+            t_peer, t_mm = median_ms(peer), median_ms(peer_mm)
+        except Exception as error:  # noqa: BLE001 - the peer is optional
+            lines.append(f"| {kind} | {label} | {t_ours:.3f} | "
+                         f"{tops(t_ours):.0f} | torch._int_mm refused: "
+                         f"{type(error).__name__}: {str(error)[:100]} | | | |")
+            print(lines[-1], flush=True)
+            continue
+        ratios.append(t_peer / t_ours)
+        lines.append(f"| {kind} | {label} | {t_ours:.3f} | {tops(t_ours):.0f} "
+                     f"| {t_peer:.3f} | {tops(t_peer):.0f} | {t_mm:.3f} | "
+                     f"{t_peer / t_ours:.2f} |")
+        print(lines[-1], flush=True)
+    summary = (f"int8-bench: min ratio vs torch._int_mm + dequant "
+               f"{min(ratios):.2f} over {len(ratios)} shapes" if ratios else
+               "int8-bench: no peer ran")
+    lines += ["", summary]
+    print(summary, flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundles", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--report", type=Path)
     parser.add_argument("--bench", action="store_true")
+    parser.add_argument("--bench-kinds", nargs="+",
+                        choices=("block", "scaled", "int8"),
+                        default=["block", "scaled", "int8"],
+                        help="which tables --bench times: block-scaled FP8, "
+                        "tensor-wise / per-row FP8, INT8 (default: all)")
     parser.add_argument("--baseline", type=Path,
                         help="bundles of an earlier version to time in the same run")
     parser.add_argument("--commit", default=os.environ.get("GGEMM_COMMIT", "unknown"))
@@ -684,19 +889,23 @@ def main() -> int:
     summary = f"gpu-check-fp8: {passed} passed, {failed} failed"
     props = torch.cuda.get_device_properties(0)
     lines = [
-        "# FP8 GPU check (block, tensor-wise and per-row scales)",
+        "# FP8 and INT8 GPU check (block, tensor-wise and per-row scales)",
         "",
         f"- device: {props.name} ({props.multi_processor_count} SMs), torch "
         f"{torch.__version__}, CUDA {torch.version.cuda}",
         f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"- commit: {args.commit}",
         f"- script: test/gpu/check_fp8.py --seed {args.seed}"
-        + (" --bench" if args.bench else ""),
+        + (f" --bench --bench-kinds {' '.join(args.bench_kinds)}"
+           if args.bench else ""),
         "- criterion: DeepGEMM's calc_diff(out, ref) < 1e-3 against the float64 "
         "product of the dequantised e4m3 operands (1x128 / 128x128, per-row, "
         "per-channel or tensor-wise scales, amax/448), no NaN poison left "
         "in rows of a group, rows of no group "
-        "bit-identical; fresh random inputs per case",
+        "bit-identical; fresh random inputs per case. INT8 (`int8 ...` "
+        "cases): calc_diff < 1e-5 against the float64 product of the "
+        "dequantised int8 operands (amax / 127), and the `exact` cases "
+        "equal to the integer product bit for bit",
         "",
         "| # | case | kernel | result | |",
         "|---|---|---|---|---|",
@@ -709,8 +918,12 @@ def main() -> int:
                         for path in sorted(args.baseline.glob("*.json"))}
             lines += ["", f"Baseline: {args.baseline} (commit "
                       f"{(args.baseline / 'COMMIT').read_text().strip() if (args.baseline / 'COMMIT').exists() else 'unknown'})"]
-        bench(kernels, manifests, lines, baseline)
-        bench_scaled(kernels, lines)
+        if "block" in args.bench_kinds:
+            bench(kernels, manifests, lines, baseline)
+        if "scaled" in args.bench_kinds:
+            bench_scaled(kernels, lines)
+        if "int8" in args.bench_kinds:
+            bench_int8(kernels, lines)
     if args.report:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text("\n".join(lines) + "\n")

@@ -2,7 +2,8 @@
 # Runs on the GPU machine (through the device tool): builds the CUDA runtime
 # with CMake (no LLVM there), then the GPU checks and the benchmark on the
 # bundles carried in .device/bundles (.device/bundles_fp8 for the fp8 step,
-# FP8_BENCH=1 to time them too, FP8_BASELINE=DIR to time earlier FP8 bundles
+# FP8 and INT8 kernels; FP8_BENCH=1 to time them too, FP8_BENCH_KINDS="int8"
+# (block, scaled, int8) to time only some tables, FP8_BASELINE=DIR to time earlier FP8 bundles
 # in the same run; .device/bundles_kragged for the kragged step, KRAGGED_BENCH=1
 # to time them against torch too, KRAGGED_BASELINE=DIR to time earlier ones in
 # the same run, with .device/bundles_kragged_ablation
@@ -58,7 +59,8 @@ for step in $steps; do
   fp8)
     GGEMM_COMMIT=$(cat .device/bundles_fp8/COMMIT 2>/dev/null || echo "$commit") \
     python3 test/gpu/check_fp8.py --bundles .device/bundles_fp8 \
-      ${FP8_BENCH:+--bench} ${FP8_BASELINE:+--baseline "$FP8_BASELINE"} \
+      ${FP8_BENCH:+--bench} ${FP8_BENCH_KINDS:+--bench-kinds $FP8_BENCH_KINDS} \
+      ${FP8_BASELINE:+--baseline "$FP8_BASELINE"} \
       --report "$OUT/fp8.md" 2>&1 | tee "$OUT/fp8.log" \
       | grep -v "PASS$" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
