@@ -176,7 +176,7 @@ def test_bad_manifest_dtype(tmp_path: Path) -> None:
         Kernel(write_bundle(tmp_path, manifest))
     assert error.value.status == Status.BAD_MANIFEST
     assert ("k.json: /problem/a_dtype: expected one of bf16, f16, f32, "
-            "f8e4m3 or f8e5m2, got string \"bf8\"") in str(error.value)
+            "f8e4m3, f8e5m2 or s8, got string \"bf8\"") in str(error.value)
 
 
 def test_malformed_json(tmp_path: Path) -> None:
