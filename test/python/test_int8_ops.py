@@ -1,13 +1,13 @@
 """INT8 (s8 x s8 -> exact int32, dequantised by tensor-wise or per-row
 scales) in the Python layer on a CPU: the problem and its IR text, catalog
-spec lines, the ops' argument checks and the eager launch path. Stand-in
-tensors, no torch, no GPU; the runtime's side of an s8 kernel is in
-test_runtime.py."""
+spec lines, the ops' argument checks, the eager launch path and aiter's
+``int8_gemm``. Stand-in tensors, no torch, no GPU; the runtime's side of an
+s8 kernel is in test_runtime.py."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, List
 
 import pytest
 
@@ -370,6 +370,123 @@ def test_int8_launches_directly(eager, monkeypatch) -> None:  # noqa: F811
                        "ops yet"):
         ggemm.segment_matmul(**args, out=out, x_scale=x_scale,
                              w_scale=w_scale)
+
+
+# -- compat: aiter's int8_gemm ------------------------------------------------
+
+@pytest.fixture
+def batched(monkeypatch) -> List[Any]:
+    """Records int8_gemm's batched_matmul calls; returns a [1, M, N]
+    stand-in for y."""
+    calls: List[Any] = []
+
+    def fake(x: Any, w: Any, **kwargs: Any) -> Tensor:
+        calls.append((x, w, kwargs))
+        return Tensor((1, x.shape[1], w.shape[1]),
+                      {"bf16": "bfloat16", "f16": "float16",
+                       "f32": "float32", None: "bfloat16"}[
+                           kwargs["out_dtype"]])
+    monkeypatch.setattr(ops, "batched_matmul", fake)
+    return calls
+
+
+def test_aiter_int8_gemm_maps_onto_one_batch(batched: List[Any]) -> None:
+    from ggemm.compat import aiter
+    x, w = Tensor((100, 512), I8), Tensor((384, 512), I8)
+    x_scale, w_scale = Tensor((100, 1), "float32"), Tensor((1, 384),
+                                                            "float32")
+    y = aiter.int8_gemm(x, w, x_scale, w_scale)
+    assert y.shape == (100, 384) and str(y.dtype) == "torch.bfloat16"
+    (xb, wb, kwargs), = batched
+    # x [1, M, K] and w [1, N, K], views of the caller's tensors.
+    assert xb.shape == (1, 100, 512) and xb.base is x
+    assert wb.shape == (1, 384, 512) and wb.base is w
+    assert set(kwargs) == {"out_dtype", "x_scale", "w_scale"}
+    assert kwargs["out_dtype"] is None
+    # Per-token [M, 1] -> [1, M]; per-channel [1, N] -> [Gw = 1, N].
+    assert kwargs["x_scale"].shape == (1, 100)
+    assert kwargs["x_scale"].base is x_scale
+    assert kwargs["w_scale"].shape == (1, 384)
+    assert kwargs["w_scale"].base is w_scale
+
+
+@pytest.mark.parametrize("x_shape, w_shape, x_out, w_out", [
+    ((100,), (384,), (1, 100), (1, 384)),      # [M], [N]
+    ((100, 1), (384, 1), (1, 100), (1, 384)),  # [M, 1], [N, 1]
+    ((), (), (), ()),                          # scalars: tensor-wise
+    ((1,), (1, 1), (1,), (1,)),
+])
+def test_aiter_int8_gemm_scale_shapes(batched: List[Any], x_shape: tuple,
+                                      w_shape: tuple, x_out: tuple,
+                                      w_out: tuple) -> None:
+    from ggemm.compat import aiter
+    x_scale, w_scale = Tensor(x_shape, "float32"), Tensor(w_shape, "float32")
+    aiter.int8_gemm(Tensor((100, 512), I8), Tensor((384, 512), I8), x_scale,
+                    w_scale, "f32")
+    (_, _, kwargs), = batched
+    assert kwargs["x_scale"].shape == x_out
+    assert kwargs["w_scale"].shape == w_out
+    assert kwargs["out_dtype"] == "f32"
+
+
+def test_aiter_int8_gemm_output_dtypes(batched: List[Any]) -> None:
+    from ggemm.compat import aiter
+    x, w = Tensor((100, 512), I8), Tensor((384, 512), I8)
+    s, t = Tensor((100,), "float32"), Tensor((384,), "float32")
+    for dtype in ("bf16", "f16", "f32"):
+        assert aiter.int8_gemm(x, w, s, t, dtype).dtype.name == \
+            {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}[dtype]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"x": Tensor((100, 512))}, "x: expected dtype torch.int8, got "
+     "torch.bfloat16"),
+    ({"w": Tensor((384, 512), "float8_e4m3fn")},
+     "w: expected dtype torch.int8, got torch.float8_e4m3fn"),
+    ({"x": Tensor((2, 100, 512), I8)}, r"x: expected a \[M, K\] torch.int8 "
+     r"tensor, got shape \[2, 100, 512\]"),
+    ({"w": Tensor((384, 256), I8)}, r"w: expected \[N, K\] with K = 512 "
+     r"\(x.shape\[1\]\), got shape \[384, 256\]"),
+    ({"x_scale": Tensor((1, 100), "float32")}, r"x_scale: expected one f32 "
+     r"per token \(\[100, 1\] or \[100\]\) or one for all \(\[\] or \[1\]\), "
+     r"got shape \[1, 100\]"),
+    ({"w_scale": Tensor((384, 4), "float32")}, r"w_scale: expected one f32 "
+     r"per output channel \(\[1, 384\] or \[384\] or \[384, 1\]\)"),
+    ({"w_scale": 0.5}, "w_scale: expected a float32 tensor, got float"),
+    ({"output_dtype": "s8"}, "output_dtype: expected torch.bfloat16, "
+     "torch.float16 or torch.float32, got s8"),
+])
+def test_aiter_int8_gemm_rejects(batched: List[Any], change: dict,
+                                 message: str) -> None:
+    from ggemm.compat import aiter
+    args = dict(x=Tensor((100, 512), I8), w=Tensor((384, 512), I8),
+                x_scale=Tensor((100, 1), "float32"),
+                w_scale=Tensor((1, 384), "float32"), output_dtype=None)
+    args.update(change)
+    with pytest.raises(ops.ArgumentError, match=message):
+        aiter.int8_gemm(**args)
+    assert batched == []
+
+
+def test_aiter_int8_gemm_checks_reach_the_op(monkeypatch) -> None:
+    """What int8_gemm passes is what batched_matmul's own checks accept:
+    its plan of the mapped call is INT8 with per-token and per-channel
+    scales, [1, M, N] out."""
+    from ggemm.compat import aiter
+    plans: List[ops._Plan] = []
+
+    def plan_only(x: Any, w: Any, **kwargs: Any) -> Tensor:
+        plans.append(ops.plan_batched_matmul(x, w, **kwargs))
+        return Tensor(plans[-1].out_shape)
+    monkeypatch.setattr(ops, "batched_matmul", plan_only)
+    aiter.int8_gemm(Tensor((100, 512), I8), Tensor((384, 512), I8),
+                    Tensor((100, 1), "float32"), Tensor((1, 384), "float32"))
+    (plan,) = plans
+    p = plan.problem
+    assert (p.op, p.dtype, p.n, p.k, p.groups) == ("batched_matmul", "s8",
+                                                   384, 512, 1)
+    assert (p.x_scale_block, p.w_scale_block) == ("per_row", "per_row")
+    assert plan.out_shape == (1, 100, 384) and plan.out_dtype == "bf16"
 
 
 # -- the compiler -------------------------------------------------------------

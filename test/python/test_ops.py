@@ -740,7 +740,7 @@ def test_kragged_no_rows_writes_zeros_without_a_launch(kragged_eager) -> None:
 # -- compat ------------------------------------------------------------------
 
 def test_compat_entry_points_that_are_not_lowered() -> None:
-    from ggemm.compat import aiter, deep_gemm, flag_gems, flashinfer
+    from ggemm.compat import deep_gemm, flag_gems, flashinfer
     a = FakeTensor((16, 128))
     cases = [
         (lambda: deep_gemm.fp8_gemm_nt(a, a, a), "fp8_gemm_nt: needs FP8"),
@@ -752,7 +752,6 @@ def test_compat_entry_points_that_are_not_lowered() -> None:
         (lambda: flag_gems.w8a8_block_fp8_bmm(a, a, a, a,
                                               block_size=[1, 128]),
          r"block_size: only \[128, 128\] is lowered yet"),
-        (lambda: aiter.int8_gemm(a, a), "int8_gemm: needs INT8"),
     ]
     for call, message in cases:
         with pytest.raises(ggemm.NotLoweredError, match=message) as error:
