@@ -35,7 +35,8 @@ import os
 from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 from .cache import kernel_for
-from .problem import ACTIVATIONS, FP8_DTYPES, Problem, TileConfig
+from .problem import (ACTIVATIONS, FP8_DTYPES, INT8_DTYPES, SCALED_DTYPES,
+                      Problem, TileConfig)
 from .runtime import GGemmError
 
 try:  # torch is optional for the package, required by these ops.
@@ -60,14 +61,15 @@ class NotLoweredError(GGemmError, NotImplementedError):
 _DTYPE_NAMES = {"torch.bfloat16": "bf16", "torch.float16": "f16",
                 "torch.float32": "f32", "torch.int32": "i32",
                 "torch.int64": "i64", "torch.float8_e4m3fn": "f8e4m3",
-                "torch.float8_e5m2": "f8e5m2"}
+                "torch.float8_e5m2": "f8e5m2", "torch.int8": "s8"}
 _TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
 _TORCH_DTYPE_NAMES = () if torch is None else (
     (torch.bfloat16, "bf16"), (torch.float16, "f16"), (torch.float32, "f32"),
     (torch.int32, "i32"), (torch.int64, "i64"),
-    (torch.float8_e4m3fn, "f8e4m3"), (torch.float8_e5m2, "f8e5m2"))
-#: Operand dtypes of x and w.
-_OPERAND_DTYPES = ("bf16", "f16", "f8e4m3")
+    (torch.float8_e4m3fn, "f8e4m3"), (torch.float8_e5m2, "f8e5m2"),
+    (torch.int8, "s8"))
+#: Operand dtypes of x and w (s8: torch.int8, INT8 with scales).
+_OPERAND_DTYPES = ("bf16", "f16", "f8e4m3", "s8")
 _OTHER_LAYOUT = {"nk": "kn", "kn": "nk"}
 
 
@@ -80,8 +82,9 @@ def _require_torch() -> Any:
 
 
 def dtype_name(tensor: Any) -> str:
-    """``"bf16"``, ``"f16"``, ``"f32"``, ``"i32"``, ``"i64"`` or the
-    tensor's dtype as printed."""
+    """``"bf16"``, ``"f16"``, ``"f32"``, ``"i32"``, ``"i64"``,
+    ``"f8e4m3"``, ``"f8e5m2"``, ``"s8"`` (``torch.int8``) or the tensor's
+    dtype as printed."""
     dtype = tensor.dtype
     if torch is not None and isinstance(dtype, torch.dtype):
         # Comparisons, not str(): torch.compile traces these without a
@@ -285,8 +288,8 @@ def _check_out(out: Any, shape: Tuple[int, ...], out_dtype: Optional[str],
 
 def _check_operands(x: Any, x_rank: int, x_shape: str, w: Any,
                     weight_layout: str, x_scale: Any, w_scale: Any):
-    """Checks x, w (same dtype and device) and the FP8 scales; returns
-    (dtype name, device, layout)."""
+    """Checks x, w (same dtype and device) and the presence of the FP8 or
+    INT8 scales; returns (dtype name, device, layout)."""
     _not_lowered_dtype(x)
     dtype = _check("x", x, x_rank, _OPERAND_DTYPES, x_shape)
     device = x.device
@@ -295,7 +298,7 @@ def _check_operands(x: Any, x_rank: int, x_shape: str, w: Any,
                      "[G, N, K]" if layout == "nk" else "[G, K, N]", device)
     if w_dtype != dtype:
         raise ArgumentError(f"w: dtype {w.dtype} differs from x's {x.dtype}")
-    _check_fp8(dtype, x, layout, x_scale, w_scale)
+    _check_scaled(dtype, x, layout, x_scale, w_scale)
     return dtype, device, layout
 
 
@@ -344,6 +347,11 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
                                   "lowered yet (which rows of x_scale a "
                                   "gathered row reads is not defined); "
                                   "gather x and x_scale with torch first")
+        if dtype in INT8_DTYPES:
+            raise ArgumentError("row_indices: expected None with INT8 "
+                                "(torch.int8) operands, which take no "
+                                "gathered rows; gather x and x_scale with "
+                                "torch first")
         _check_indices("row_indices", row_indices, device)
         rows, rows_are = row_indices.shape[0], "M, as row_indices.shape[0]"
         tensors["row_indices"] = row_indices
@@ -375,9 +383,9 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
         _check_extent("row_scale", row_scale, 0, rows, rows_are)
         tensors["row_scale"] = _as_f32("row_scale", row_scale)
     scale_blocks = ("", "")
-    if dtype in FP8_DTYPES:
+    if dtype in SCALED_DTYPES:
         scale_blocks = _plan_scales(tensors, x_scale, w_scale, None, rows,
-                                    w_n, k, num_weights, device)
+                                    w_n, k, num_weights, device, dtype)
     if not isinstance(atomic, bool):
         raise ArgumentError(f"atomic: expected a bool, got {atomic!r}")
     if atomic and scatter_indices is None:
@@ -447,8 +455,9 @@ def _check_scatter_out(out: Any, n: int, out_dtype: Optional[str],
 
 
 def _default_out(dtype: str) -> str:
-    """The output dtype without out= or out_dtype=: x's, bf16 for FP8."""
-    return "bf16" if dtype in FP8_DTYPES else dtype
+    """The output dtype without out= or out_dtype=: x's, bf16 for FP8 and
+    INT8."""
+    return "bf16" if dtype in SCALED_DTYPES else dtype
 
 
 def _not_lowered_dtype(x: Any) -> None:
@@ -457,27 +466,40 @@ def _not_lowered_dtype(x: Any) -> None:
                               "(FP8 is e4m3 only: torch.float8_e4m3fn)")
 
 
-def _check_fp8(dtype: str, x: Any, layout: str, x_scale: Any,
-               w_scale: Any) -> None:
-    """What FP8 needs and what is not lowered yet, named by argument."""
-    if dtype not in FP8_DTYPES:
+def _check_scaled(dtype: str, x: Any, layout: str, x_scale: Any,
+                  w_scale: Any) -> None:
+    """What FP8 and INT8 need and what is not lowered yet, named by
+    argument: both scales, ``nk`` weights. INT8's limits are its contract
+    (ArgumentError); FP8's ``kn`` is a missing lowering (NotLoweredError)."""
+    if dtype not in SCALED_DTYPES:
         for name, scale in (("x_scale", x_scale), ("w_scale", w_scale)):
             if scale is not None:
                 raise ArgumentError(f"{name}: scales apply to FP8 "
-                                    f"(float8_e4m3fn) operands only; x is "
-                                    f"{x.dtype}")
+                                    f"(float8_e4m3fn) and INT8 (int8) "
+                                    f"operands only; x is {x.dtype}")
         return
+    int8 = dtype in INT8_DTYPES
+    if layout != "nk" and int8:
+        raise ArgumentError("weight_layout: expected 'nk' with INT8 "
+                            "(torch.int8) operands (w as [G, N, K], K "
+                            "contiguous), got 'kn'")
     if layout != "nk":
         raise NotLoweredError("weight_layout: 'kn' with FP8 operands is not "
                               "lowered yet; pass w as [G, N, K] "
                               "(weight_layout='nk')")
-    for name, scale, what in (
-            ("x_scale", x_scale, "f32: one for all of x, one per row, or one "
-             "per row and 128-wide K block"),
-            ("w_scale", w_scale, "f32: one per weight matrix, one per output "
-             "channel, or one per 128x128 block of w")):
+    if int8:
+        needs = (("x_scale", "f32: one for all of x, or one per row"),
+                 ("w_scale", "f32: one per weight matrix, or one per output "
+                  "channel"))
+    else:
+        needs = (("x_scale", "f32: one for all of x, one per row, or one "
+                  "per row and 128-wide K block"),
+                 ("w_scale", "f32: one per weight matrix, one per output "
+                  "channel, or one per 128x128 block of w"))
+    for (name, what), scale in zip(needs, (x_scale, w_scale)):
         if scale is None:
-            raise ArgumentError(f"{name}: FP8 operands need {name} ({what})")
+            raise ArgumentError(f"{name}: {'INT8' if int8 else 'FP8'} "
+                                f"operands need {name} ({what})")
 
 
 def _scale_tensor(name: str, tensor: Any, device: Any) -> None:
@@ -529,8 +551,8 @@ def mn_major_scales(scale: Any) -> Any:
 
 
 def _scale_kinds(x_scale: Any, w_scale: Any, lead: Tuple[int, ...],
-                 rows: int, n: int, k: int,
-                 num_weights: int) -> Tuple[str, str]:
+                 rows: int, n: int, k: int, num_weights: int,
+                 int8: bool = False) -> Tuple[str, str]:
     """The scale blocks the shapes of ``x_scale`` and ``w_scale`` give
     (``#ggemm.scale_block``): x's ``"tensor"`` (one value), ``"per_row"``
     (``lead + [M]`` or ``lead + [M, 1]``) or ``"1x128"`` (``lead + [M,
@@ -538,25 +560,35 @@ def _scale_kinds(x_scale: Any, w_scale: Any, lead: Tuple[int, ...],
     ``"per_row"`` (``[Gw, N]``, ``[Gw, N, 1]`` or ``[Gw, 1, N]``) or
     ``"128x128"``. Shapes both kinds fit (``[M, 1]`` with K = 128) are
     block scales when the other operand's are; an unknown shape raises
-    ArgumentError naming every accepted one."""
+    ArgumentError naming every accepted one. INT8 (``int8``) takes no block
+    scales: their shapes raise ArgumentError saying so, and shapes both
+    kinds fit are tensor-wise or per-row."""
     kb, nb = -(-k // 128), -(-n // 128)
     xs, ws = tuple(x_scale.shape), tuple(w_scale.shape)
-    x_block = k % 128 == 0 and xs == lead + (rows, kb)
-    w_block = k % 128 == 0 and ws == (num_weights, nb, kb)
+    x_blocks, w_blocks = xs == lead + (rows, kb), ws == (num_weights, nb, kb)
+    x_block = k % 128 == 0 and x_blocks and not int8
+    w_block = k % 128 == 0 and w_blocks and not int8
     if x_block and w_block:
         return "1x128", "128x128"
-    if k % 128 and xs == lead + (rows, kb) and ws == (num_weights, nb, kb) \
-            and kb > 1:
+    if k % 128 and x_blocks and w_blocks and kb > 1 and not int8:
         raise ArgumentError(f"x: K = {k} must be a multiple of 128 with FP8 "
                             f"block scales (the 128-wide scale blocks)")
+    text = "G, M" if lead else "M"
+    # INT8's messages name only what INT8 takes, and why blocks are out.
+    int8_takes = "INT8 takes tensor-wise or per-row scales: "
     if xs in ((), (1,)):
         x_kind = "tensor"
     elif xs in (lead + (rows,), lead + (rows, 1)):
         x_kind = "per_row"
     elif x_block:
         x_kind = "1x128"
+    elif int8:
+        raise ArgumentError(
+            f"x_scale: {int8_takes}expected shape [1] (one scale for all of "
+            f"x) or [{text}] = {list(lead + (rows,))} (one per row), got "
+            f"{list(xs)}" + (" (1x128 block scales are FP8's)" if x_blocks
+                             else ""))
     else:
-        text = "G, M" if lead else "M"
         raise ArgumentError(
             f"x_scale: expected shape [1] (one scale for all of x), "
             f"[{text}] (one per row) or [{text}, ceil(K/128)] = "
@@ -568,6 +600,12 @@ def _scale_kinds(x_scale: Any, w_scale: Any, lead: Tuple[int, ...],
         w_kind = "per_row"
     elif w_block:
         w_kind = "128x128"
+    elif int8:
+        raise ArgumentError(
+            f"w_scale: {int8_takes}expected shape [Gw] = [{num_weights}] "
+            f"(one per weight matrix) or [Gw, N] = [{num_weights}, {n}] (one "
+            f"per output channel), got {list(ws)}"
+            + (" (128x128 block scales are FP8's)" if w_blocks else ""))
     else:
         raise ArgumentError(
             f"w_scale: expected shape [Gw] = [{num_weights}] (one per weight "
@@ -605,16 +643,17 @@ def _dense_scales(scale: Any, shape: Tuple[int, ...]) -> Any:
 
 def _plan_scales(tensors: Dict[str, Any], x_scale: Any, w_scale: Any,
                  groups: Optional[int], rows: int, n: int, k: int,
-                 num_weights: int, device: Any) -> Tuple[str, str]:
-    """Checks the FP8 scales, puts them in ``tensors`` as the kernel reads
-    them (1x128 activation scales made MN-major, per-row ones ``lead +
-    [M]``, a tensor-wise weight scale one per weight); returns the scale
-    blocks of the key."""
+                 num_weights: int, device: Any,
+                 dtype: str = "f8e4m3") -> Tuple[str, str]:
+    """Checks the FP8 or INT8 (``dtype``) scales, puts them in ``tensors``
+    as the kernel reads them (1x128 activation scales made MN-major,
+    per-row ones ``lead + [M]``, a tensor-wise weight scale one per
+    weight); returns the scale blocks of the key."""
     lead = () if groups is None else (groups,)
     _scale_tensor("x_scale", x_scale, device)
     _scale_tensor("w_scale", w_scale, device)
     x_kind, w_kind = _scale_kinds(x_scale, w_scale, lead, rows, n, k,
-                                  num_weights)
+                                  num_weights, dtype in INT8_DTYPES)
     if x_kind == "1x128":
         if not _is_mn_major(x_scale, groups, rows):
             x_scale = mn_major_scales(x_scale)
@@ -642,9 +681,11 @@ def _check_k_n(k: int, n: int, layout: str, dtype: str = "bf16",
     if dtype in FP8_DTYPES and scale_blocks[0] == "1x128" and k % 128:
         raise ArgumentError(f"x: K = {k} must be a multiple of 128 with FP8 "
                             f"operands (the 128-wide scale blocks)")
-    if dtype in FP8_DTYPES and k % 16:
-        raise ArgumentError(f"x: K = {k} must be a multiple of 16 with FP8 "
-                            f"operands (TMA reads rows in 16-byte steps)")
+    if dtype in SCALED_DTYPES and k % 16:
+        family = "INT8" if dtype in INT8_DTYPES else "FP8"
+        raise ArgumentError(f"x: K = {k} must be a multiple of 16 with "
+                            f"{family} operands (TMA reads rows in 16-byte "
+                            f"steps)")
     if k % 8:
         raise ArgumentError(f"x: K = {k} must be a multiple of 8 (TMA reads "
                             f"rows of x and w in 16-byte steps)")
@@ -689,9 +730,9 @@ def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
         _check_extent("row_scale", row_scale, 1, rows, "M, as x.shape[1]")
         tensors["row_scale"] = _as_f32("row_scale", row_scale)
     scale_blocks = ("", "")
-    if dtype in FP8_DTYPES:
+    if dtype in SCALED_DTYPES:
         scale_blocks = _plan_scales(tensors, x_scale, w_scale, groups, rows,
-                                    n, k, groups, device)
+                                    n, k, groups, device, dtype)
     act = _activation(activation, op)
     out_name = _check_out(out, (groups, rows, n), _out_dtype_name(out_dtype),
                           device, accumulate) or _default_out(dtype)
@@ -906,6 +947,17 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
       from the shapes. e5m2, ``"kn"``, ``row_indices`` and block scales on
       one operand only raise :class:`NotLoweredError`. FP8 calls are not
       differentiable and not registered for ``torch.compile`` yet.
+    - INT8: ``x`` and ``w`` ``torch.int8`` (K a multiple of 16,
+      ``weight_layout="nk"``) with the scales FP8 applies in the epilogue,
+      required: ``x_scale`` one f32 for all of x or ``[M]`` (per token;
+      ``[M, 1]`` too), ``w_scale`` ``[Gw]`` or ``[Gw, N]`` (per output
+      channel), in any mix. ``x @ wᵀ`` is summed exactly in int32, then
+      ``y = act(float(x @ wᵀ) * x_scale[m] * w_scale[g, n] + bias) *
+      row_scale``; the output defaults to bf16 (``out_dtype`` bf16, fp16
+      or float32). Block scales, ``"kn"``, ``row_indices``, int8 with
+      another dtype and int8 without scales raise :class:`ArgumentError`.
+      Like FP8 calls, INT8 calls are not differentiable and not
+      registered for ``torch.compile``.
 
     Launches on the current stream; never synchronises. Differentiable in
     x, w, bias and row_scale, with ``row_indices`` and swiglu too (see
@@ -927,10 +979,14 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
         ggemm.segment_matmul(h, w2, seg_indptr, row_scale=weight,
                              scatter_indices=token, out=y32,
                              accumulate=True, atomic=True)
+        # INT8: int8 x [M, K] and w [Gw, N, K], per-token and per-channel
+        y = ggemm.segment_matmul(x_i8, w_i8, seg_indptr,
+                                 x_scale=x_scale,   # f32 [M]
+                                 w_scale=w_scale)   # f32 [Gw, N]
     """
     _require_torch()
-    fp8 = _fp8_call(x_scale, w_scale)
-    if not fp8 and _needs_torch_ops(x, w, bias, row_scale, out):
+    scaled = _scaled_call(x_scale, w_scale)
+    if not scaled and _needs_torch_ops(x, w, bias, row_scale, out):
         return _library_ops().segment_matmul_via_library(
             x, w, seg_indptr, weight_indices, weight_layout, bias, activation,
             row_scale, accumulate, out, out_dtype, config, row_indices,
@@ -956,13 +1012,14 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
     return _run(plan, out, True, catalog)
 
 
-def _fp8_call(x_scale: Any, w_scale: Any) -> bool:
-    """Whether scales were given (an FP8 call, which has no torch.library
-    op yet: it launches directly, and raises under torch.compile)."""
+def _scaled_call(x_scale: Any, w_scale: Any) -> bool:
+    """Whether scales were given (an FP8 or INT8 call, which has no
+    torch.library op yet: it launches directly, so it is not
+    differentiable, and raises under torch.compile)."""
     if x_scale is None and w_scale is None:
         return False
     if torch.compiler.is_compiling():
-        raise NotLoweredError("x_scale, w_scale: FP8 calls are not "
+        raise NotLoweredError("x_scale, w_scale: FP8 and INT8 calls are not "
                               "registered as torch.library ops yet, so they "
                               "cannot be traced by torch.compile; call them "
                               "outside the compiled region")
@@ -990,7 +1047,9 @@ def masked_matmul(x: Any, w: Any, masked_m: Any, *, weight_layout: str = "nk",
       ceil(K/128)]`` (MN-major: group stride ``M``, see
       :func:`mn_major_scales`) and ``w_scale`` ``[G, ceil(N/128),
       ceil(K/128)]``; or per-token ``x_scale`` ``[G, M]`` / one for all of
-      x, and ``w_scale`` ``[G, N]`` / ``[G]``.
+      x, and ``w_scale`` ``[G, N]`` / ``[G]``. INT8 (``torch.int8`` x and
+      w) as in :func:`segment_matmul`, with those per-token / tensor-wise
+      scales only.
     - ``expected_m``: the rows per group the caller expects (DeepGEMM's
       hint; ``masked_m`` stays on the device). A kernel compiled with
       several tile variants launches the one for ``expected_m`` rows, else
@@ -1026,8 +1085,8 @@ def _grouped(op: str, x: Any, w: Any, counts: Any, weight_layout: str,
              catalog: Any, x_scale: Any = None, w_scale: Any = None,
              expected_m: Optional[int] = None) -> Any:
     _require_torch()
-    fp8 = _fp8_call(x_scale, w_scale)
-    if not fp8 and _needs_torch_ops(x, w, bias, row_scale, out):
+    scaled = _scaled_call(x_scale, w_scale)
+    if not scaled and _needs_torch_ops(x, w, bias, row_scale, out):
         return _library_ops().grouped_via_library(
             op, x, w, counts, weight_layout, bias, activation, row_scale,
             accumulate, out, out_dtype, config)
@@ -1080,11 +1139,14 @@ def batched_matmul(x: Any, w: Any, *, weight_layout: str = "nk",
     ``x``: ``[B, M, K]`` (batches packed), ``w``: ``[B, N, K]`` (``"nk"``)
     or ``[B, K, N]`` (``"kn"``, i.e. ``torch.bmm(x, w)``); ``bias``:
     ``[B, N]``; ``row_scale``: ``[B, M]``; ``out``: ``[B, M, N]``. FP8
-    scales as in :func:`masked_matmul`.
+    and INT8 scales as in :func:`masked_matmul`.
 
     Example::
 
         y = ggemm.batched_matmul(x, w, weight_layout="kn")  # torch.bmm(x, w)
+        # INT8, one scale per batch row and per output channel
+        y = ggemm.batched_matmul(x_i8, w_i8, x_scale=xs,   # f32 [B, M]
+                                 w_scale=ws)               # f32 [B, N]
     """
     return _grouped("batched_matmul", x, w, None, weight_layout, bias,
                     activation, row_scale, accumulate, out, out_dtype, config,

@@ -31,8 +31,8 @@ from typing import Any, ClassVar, Dict, Mapping, Optional, Tuple, Union
 from .runtime import GGemmError
 
 __all__ = ["OPS", "ROUTING_OPS", "QUANTIZE_OPS", "ACTIVATIONS", "FP8_DTYPES",
-           "Problem", "RoutingProblem", "QuantizeProblem", "TileConfig",
-           "SpecError", "problem_from_spec"]
+           "INT8_DTYPES", "SCALED_DTYPES", "Problem", "RoutingProblem",
+           "QuantizeProblem", "TileConfig", "SpecError", "problem_from_spec"]
 
 #: Problem ops the Python layer builds. ``segment_matmul_k`` is the K-ragged
 #: weight gradient (``dw[g] = dy[seg_g]ᵀ · x[seg_g]``): bf16/f16 operands,
@@ -55,11 +55,17 @@ ACTIVATIONS = ("none", "relu", "gelu", "silu", "swiglu")
 #: The fields only ``segment_matmul`` takes: gather-A (``row_indices``),
 #: scatter (``scatter``), atomic scatter-adds (``atomic``).
 SEGMENT_ONLY = ("row_indices", "scatter", "atomic")
-#: Operand (x, w) element types: bf16/fp16, and FP8 e4m3 with block scales.
-INPUT_DTYPES = ("bf16", "f16", "f8e4m3")
-#: FP8 operand types, and the ggemm IR element type of every operand type.
+#: Operand (x, w) element types: bf16/fp16, FP8 e4m3 with scales, and INT8
+#: (s8) with tensor-wise or per-row scales.
+INPUT_DTYPES = ("bf16", "f16", "f8e4m3", "s8")
+#: FP8 operand types; INT8 ones (s8 x s8 -> exact int32 accumulator,
+#: dequantised in the epilogue); the one-byte operand types, which take
+#: ``x_scale`` and ``w_scale``; the ggemm IR element type of every operand
+#: type.
 FP8_DTYPES = ("f8e4m3",)
-MLIR_TYPES = {"bf16": "bf16", "f16": "f16", "f8e4m3": "f8E4M3FN"}
+INT8_DTYPES = ("s8",)
+SCALED_DTYPES = FP8_DTYPES + INT8_DTYPES
+MLIR_TYPES = {"bf16": "bf16", "f16": "f16", "f8e4m3": "f8E4M3FN", "s8": "i8"}
 #: The FP8 scale granularities that are lowered (``#ggemm.scale_block``):
 #: 1x128 activation blocks (one f32 per row and 128 K) with 128x128 weight
 #: blocks, promoted per K block; or, applied once in the epilogue,
@@ -68,6 +74,10 @@ MLIR_TYPES = {"bf16": "bf16", "f16": "f16", "f8e4m3": "f8E4M3FN"}
 #: of each is the default.
 X_SCALE_BLOCKS = ("1x128", "tensor", "per_row")
 W_SCALE_BLOCKS = ("128x128", "tensor", "per_row")
+#: INT8's scale granularities, for x and w alike: its int32 accumulator is
+#: scaled once, in the epilogue (no per-K-block promotion, so no block
+#: scales). The first is the default: per token and per output channel.
+INT8_SCALE_BLOCKS = ("per_row", "tensor")
 #: The block kinds, which go together.
 BLOCK_SCALES = ("1x128", "128x128")
 OUTPUT_DTYPES = ("bf16", "f16", "f32")
@@ -203,7 +213,10 @@ class Problem(_Named):
     ``w_scale``: ``x_scale_block`` "1x128" with ``w_scale_block`` "128x128"
     (the defaults; K a multiple of 128), or any mix of "tensor" (x ``[1]``,
     w ``[Gw]``) and "per_row" (x one per row, w ``[Gw, N]``), applied in
-    the epilogue; the output defaults to bf16.
+    the epilogue; the output defaults to bf16. ``dtype="s8"`` (INT8: an
+    exact int32 accumulator) takes the same "tensor" and "per_row" scales,
+    "per_row" by default, and no block scales. One-byte operands need K a
+    multiple of 16, ``weight_layout="nk"`` and no ``row_indices``.
 
     ``segment_matmul`` only: ``row_indices`` (gather-A: i32 ``[M]``, row r
     of a segment reads x row ``row_indices[r]``; x has its own row count),
@@ -252,40 +265,19 @@ class Problem(_Named):
             raise SpecError("dtype: f8e5m2 is not lowered yet (FP8 is e4m3 "
                             "only: dtype 'f8e4m3')")
         _choice("dtype", self.dtype, INPUT_DTYPES)
-        fp8 = self.dtype in FP8_DTYPES
+        scaled = self.dtype in SCALED_DTYPES
         if self.op == "segment_matmul_k":
             self._check_kragged()
         if not self.out_dtype:
-            # FP8 products come out in bf16, as DeepGEMM's do.
-            object.__setattr__(self, "out_dtype", "bf16" if fp8 else self.dtype)
-        if fp8:
-            for field, default in (("x_scale_block", X_SCALE_BLOCKS),
-                                   ("w_scale_block", W_SCALE_BLOCKS)):
-                value = getattr(self, field) or default[0]
-                if value not in default:
-                    raise SpecError(f"{field}: {value!r} is not lowered "
-                                    f"(one of {', '.join(default)})")
-                object.__setattr__(self, field, value)
-            if (self.x_scale_block in BLOCK_SCALES) != \
-                    (self.w_scale_block in BLOCK_SCALES):
-                raise SpecError(f"x_scale_block, w_scale_block: "
-                                f"{self.x_scale_block!r} with "
-                                f"{self.w_scale_block!r} is not lowered "
-                                f"(block scales go together; tensor and "
-                                f"per_row mix freely)")
-            if self.weight_layout != "nk":
-                raise SpecError("weight_layout: 'kn' with FP8 operands is "
-                                "not lowered yet (only 'nk')")
-            if self.block_scaled and self.k % 128:
-                raise SpecError(f"k ({self.k}) must be a multiple of 128 "
-                                f"with FP8 (the 128-wide scale blocks)")
-            if self.config is not None and \
-                    TileConfig.from_any(self.config).block_k != 128:
-                raise SpecError("config.block_k must be 128 with FP8 (one "
-                                "128-byte row per stage)")
+            # FP8 and INT8 products come out in bf16, as DeepGEMM's do.
+            object.__setattr__(self, "out_dtype",
+                               "bf16" if scaled else self.dtype)
+        if scaled:
+            self._check_scaled()
         elif self.x_scale_block or self.w_scale_block:
             raise SpecError(f"x_scale_block, w_scale_block: scales apply to "
-                            f"FP8 operands only, not {self.dtype}")
+                            f"FP8 and INT8 (s8) operands only, not "
+                            f"{self.dtype}")
         _choice("out_dtype", self.out_dtype, OUTPUT_DTYPES)
         _choice("weight_layout", self.weight_layout, LAYOUTS)
         _choice("index_dtype", self.index_dtype, INDEX_DTYPES)
@@ -316,6 +308,52 @@ class Problem(_Named):
             raise SpecError(f"n ({self.n}) must be a multiple of 8 with "
                             f"weight_layout 'kn' (w rows are N long)")
 
+    def _family(self) -> str:
+        """``"INT8"``, ``"FP8"`` or the operand dtype, for messages."""
+        return ("INT8" if self.dtype in INT8_DTYPES else
+                "FP8" if self.dtype in FP8_DTYPES else self.dtype)
+
+    def _check_scaled(self) -> None:
+        """The scale blocks (defaults filled in) and the limits of one-byte
+        operands, FP8 and INT8 alike: K in 16-byte rows, ``nk`` weights,
+        128-element (128-byte) K steps."""
+        int8 = self.dtype in INT8_DTYPES
+        for field, allowed in (
+                ("x_scale_block", INT8_SCALE_BLOCKS if int8 else
+                 X_SCALE_BLOCKS),
+                ("w_scale_block", INT8_SCALE_BLOCKS if int8 else
+                 W_SCALE_BLOCKS)):
+            value = getattr(self, field) or allowed[0]
+            if value not in allowed:
+                if int8:
+                    raise SpecError(f"{field}: INT8 takes tensor-wise or "
+                                    f"per-row scales ('per_row' or "
+                                    f"'tensor'), got {value!r}")
+                raise SpecError(f"{field}: {value!r} is not lowered "
+                                f"(one of {', '.join(allowed)})")
+            object.__setattr__(self, field, value)
+        if (self.x_scale_block in BLOCK_SCALES) != \
+                (self.w_scale_block in BLOCK_SCALES):
+            raise SpecError(f"x_scale_block, w_scale_block: "
+                            f"{self.x_scale_block!r} with "
+                            f"{self.w_scale_block!r} is not lowered "
+                            f"(block scales go together; tensor and "
+                            f"per_row mix freely)")
+        if self.weight_layout != "nk":
+            raise SpecError(f"weight_layout: 'kn' with {self._family()} "
+                            f"operands is not lowered yet (only 'nk')")
+        if self.block_scaled and self.k % 128:
+            raise SpecError(f"k ({self.k}) must be a multiple of 128 "
+                            f"with FP8 (the 128-wide scale blocks)")
+        if isinstance(self.k, int) and self.k % 16:
+            raise SpecError(f"k ({self.k}) must be a multiple of 16 with "
+                            f"{self._family()} operands (TMA reads rows of "
+                            f"1-byte elements in 16-byte steps)")
+        if self.config is not None and \
+                TileConfig.from_any(self.config).block_k != 128:
+            raise SpecError(f"config.block_k must be 128 with "
+                            f"{self._family()} (one 128-byte row per stage)")
+
     @property
     def block_scaled(self) -> bool:
         """FP8 with 1x128 / 128x128 block scales (promoted per K block)."""
@@ -345,10 +383,10 @@ class Problem(_Named):
             raise SpecError("atomic: atomic adds need accumulate (they add "
                             "to y)")
         self._check_gate_up_block()
-        if self.row_indices and self.dtype in FP8_DTYPES:
-            raise SpecError("row_indices: gathered FP8 rows are not lowered "
-                            "yet (which rows of x_scale a gathered row reads "
-                            "is not defined)")
+        if self.row_indices and self.dtype in SCALED_DTYPES:
+            raise SpecError(f"row_indices: gathered {self._family()} rows are "
+                            f"not lowered yet (which rows of x_scale a "
+                            f"gathered row reads is not defined)")
 
     def _check_gate_up_block(self) -> None:
         """Interleaved gate/up blocks of a swiglu weight: B a multiple of 8
@@ -390,8 +428,8 @@ class Problem(_Named):
         8 (the rows of dy and x in 16-byte steps)."""
         if self.dtype not in KRAGGED_DTYPES:
             raise SpecError(f"dtype: segment_matmul_k takes bf16 or f16 "
-                            f"operands; FP8 K-ragged is not lowered "
-                            f"(got {self.dtype!r})")
+                            f"operands; {self._family()} K-ragged is not "
+                            f"lowered (got {self.dtype!r})")
         for field, default in (("weight_indices", False), ("bias", False),
                                ("row_scale", False), ("activation", "none"),
                                ("x_scale_block", ""), ("w_scale_block", "")):
@@ -423,11 +461,11 @@ class Problem(_Named):
         # Defaults of everything but the five fields above: weight_indices
         # and num_weights stay in the line (two problems that differ only
         # there must not share a key or a kernel name).
-        # Scale blocks other than the default (block) ones are always in the
-        # line; the defaults take them too, since K need not fit the
-        # 128-wide blocks then.
+        # Scale blocks other than FP8's default (block) ones are always in
+        # the line (INT8's always); the defaults take them too, since K need
+        # not fit the 128-wide blocks then.
         blocks: Dict[str, Any] = {}
-        if self.dtype in FP8_DTYPES and not self.block_scaled:
+        if self.dtype in SCALED_DTYPES and not self.block_scaled:
             blocks = {"x_scale_block": self.x_scale_block,
                       "w_scale_block": self.w_scale_block}
             line.update(blocks)
@@ -502,21 +540,21 @@ class Problem(_Named):
         elif self.op == "masked_matmul":
             args.append(f"%masked_m: {rows_type}")
             clauses.append(f"masked_m(%masked_m : {rows_type})")
-        if self.dtype in FP8_DTYPES and self.block_scaled:
+        if self.dtype in SCALED_DTYPES and self.block_scaled:
             # Activation scales MN-major (docs/Design.md, "FP8 block
             # scales"): rows contiguous, the K-block stride dynamic.
             xs_type = (f"memref<?x{kb}xf32, strided<[1, ?]>>"
                        if self.op == "segment_matmul" else
                        f"memref<{g}x?x{kb}xf32, strided<[?, 1, ?]>>")
             ws_type = f"memref<{gw}x{nb}x{kb}xf32>"
-        elif self.dtype in FP8_DTYPES:
+        elif self.dtype in SCALED_DTYPES:
             # Tensor-wise: one for all of x ([1]), one per weight ([Gw]);
             # per row: one per row of x (as row_scale), per output channel.
             xs_type = ("memref<1xf32>" if self.x_scale_block == "tensor"
                        else row_scale_type)
             ws_type = (f"memref<{gw}xf32>" if self.w_scale_block == "tensor"
                        else f"memref<{gw}x{wn}xf32>")
-        if self.dtype in FP8_DTYPES:
+        if self.dtype in SCALED_DTYPES:
             args += [f"%x_scale: {xs_type}", f"%w_scale: {ws_type}"]
             clauses.append(f"scales(%x_scale, %w_scale : {xs_type}, "
                            f"{ws_type})")
@@ -548,7 +586,7 @@ class Problem(_Named):
                             if self.gate_up_block else "") + ">")
         if self.config is not None:
             attrs.append(f"config = {self.config.mlir()}")
-        if self.dtype in FP8_DTYPES:
+        if self.dtype in SCALED_DTYPES:
             attrs.append(f"x_scale_block = #ggemm.scale_block<"
                          f"{self.x_scale_block}>")
             attrs.append(f"w_scale_block = #ggemm.scale_block<"

@@ -79,6 +79,8 @@ class DType(enum.IntEnum):
     F8E5M2 = 4
     I32 = 5
     I64 = 6
+    #: Signed 8-bit integers (``torch.int8``): INT8 GEMM operands.
+    S8 = 7
 
 
 class GGemmError(RuntimeError):
@@ -124,6 +126,8 @@ _DTYPES: Dict[str, DType] = {
     "int64": DType.I64,
     "long": DType.I64,
     "i64": DType.I64,
+    "int8": DType.S8,
+    "s8": DType.S8,
 }
 
 #: Tensor names a kernel may take (which ones depends on its manifest;
@@ -358,7 +362,7 @@ class _DLTensor(ctypes.Structure):
 # DLPack (code, bits) -> DType; lanes must be 1.
 _DLPACK_DTYPES = {(4, 16): DType.BF16, (2, 16): DType.F16, (2, 32): DType.F32,
                   (10, 8): DType.F8E4M3, (12, 8): DType.F8E5M2,
-                  (0, 32): DType.I32, (0, 64): DType.I64}
+                  (0, 8): DType.S8, (0, 32): DType.I32, (0, 64): DType.I64}
 _DL_CUDA = 2  # kDLCUDA
 _DL_DEVICE_NAMES = {1: "CPU", 2: "CUDA", 3: "CUDA host", 13: "CUDA managed"}
 

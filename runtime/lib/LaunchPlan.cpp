@@ -1186,8 +1186,11 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
   case GGEMM_DTYPE_F32:
     result.dataType = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     break;
+  // One-byte operands are copied, not converted: TMA has no fp8 or signed
+  // 8-bit type, and zero fill is the zero of each.
   case GGEMM_DTYPE_F8E4M3:
   case GGEMM_DTYPE_F8E5M2:
+  case GGEMM_DTYPE_S8:
     result.dataType = CU_TENSOR_MAP_DATA_TYPE_UINT8;
     break;
   default:

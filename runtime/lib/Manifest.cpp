@@ -39,6 +39,8 @@ const char *dtypeName(ggemm_dtype dtype) {
     return "i32";
   case GGEMM_DTYPE_I64:
     return "i64";
+  case GGEMM_DTYPE_S8:
+    return "s8";
   }
   return "<invalid dtype>";
 }
@@ -47,6 +49,7 @@ int64_t dtypeSize(ggemm_dtype dtype) {
   switch (dtype) {
   case GGEMM_DTYPE_F8E4M3:
   case GGEMM_DTYPE_F8E5M2:
+  case GGEMM_DTYPE_S8:
     return 1;
   case GGEMM_DTYPE_BF16:
   case GGEMM_DTYPE_F16:
@@ -61,7 +64,7 @@ int64_t dtypeSize(ggemm_dtype dtype) {
 }
 
 bool isValidDtype(int dtype) {
-  return dtype >= GGEMM_DTYPE_BF16 && dtype <= GGEMM_DTYPE_I64;
+  return dtype >= GGEMM_DTYPE_BF16 && dtype <= GGEMM_DTYPE_S8;
 }
 
 const char *tensorRoleName(TensorRole role) {
@@ -242,13 +245,19 @@ const EnumEntry<ggemm_dtype> kFloatDtypes[] = {{"bf16", GGEMM_DTYPE_BF16},
                                                {"f32", GGEMM_DTYPE_F32},
                                                {"f8e4m3", GGEMM_DTYPE_F8E4M3},
                                                {"f8e5m2", GGEMM_DTYPE_F8E5M2}};
+// What x and w (and the TMA descriptors of x, w and y) may hold: the float
+// types and s8, INT8's operands. Outputs stay float (kFloatDtypes).
+const EnumEntry<ggemm_dtype> kOperandDtypes[] = {
+    {"bf16", GGEMM_DTYPE_BF16},     {"f16", GGEMM_DTYPE_F16},
+    {"f32", GGEMM_DTYPE_F32},       {"f8e4m3", GGEMM_DTYPE_F8E4M3},
+    {"f8e5m2", GGEMM_DTYPE_F8E5M2}, {"s8", GGEMM_DTYPE_S8}};
 const EnumEntry<ggemm_dtype> kIndexDtypes[] = {{"i32", GGEMM_DTYPE_I32},
                                                {"i64", GGEMM_DTYPE_I64}};
 const EnumEntry<ggemm_dtype> kAllDtypes[] = {
     {"bf16", GGEMM_DTYPE_BF16},     {"f16", GGEMM_DTYPE_F16},
     {"f32", GGEMM_DTYPE_F32},       {"f8e4m3", GGEMM_DTYPE_F8E4M3},
     {"f8e5m2", GGEMM_DTYPE_F8E5M2}, {"i32", GGEMM_DTYPE_I32},
-    {"i64", GGEMM_DTYPE_I64}};
+    {"i64", GGEMM_DTYPE_I64},       {"s8", GGEMM_DTYPE_S8}};
 const EnumEntry<WeightLayout> kWeightLayouts[] = {{"nk", WeightLayout::NK},
                                                   {"kn", WeightLayout::KN}};
 const EnumEntry<GridPolicy> kGridPolicies[] = {
@@ -719,8 +728,10 @@ Status checkKRaggedProblem(const Reader &reader, const Pointer &at,
         at / "a_dtype",
         std::string(op) + " reads dy and x as bf16 or f16, got " +
             dtypeName(problem.aDtype) +
-            (dtypeSize(problem.aDtype) == 1 ? " (fp8 K-ragged is not defined)"
-                                            : ""));
+            (problem.aDtype == GGEMM_DTYPE_S8
+                 ? " (int8 K-ragged is not defined)"
+             : dtypeSize(problem.aDtype) == 1 ? " (fp8 K-ragged is not defined)"
+                                              : ""));
   if (problem.bDtype != problem.aDtype)
     return reader.error(at / "b_dtype", std::string("expected a_dtype (") +
                                             dtypeName(problem.aDtype) +
@@ -819,6 +830,48 @@ Status checkGatherScatterProblem(const Reader &reader, const Pointer &at,
   return Status::success();
 }
 
+/// INT8 (s8 x s8 -> s32 wgmma): x and w are both s8, and the exact int32
+/// accumulator reaches y only through the epilogue's scales, which are
+/// tensor-wise or per row (an s8 kernel has no per-K-block promotion, so
+/// no 1x128 / 128x128 blocks); y is bf16, f16 or f32. parseProblem has
+/// made the scale blocks come together. A no-op without s8 operands.
+Status checkInt8Problem(const Reader &reader, const Pointer &at,
+                        const ProblemSpec &problem) {
+  const bool aInt8 = problem.aDtype == GGEMM_DTYPE_S8;
+  const bool bInt8 = problem.bDtype == GGEMM_DTYPE_S8;
+  if (!aInt8 && !bInt8)
+    return Status::success();
+  if (aInt8 != bInt8)
+    return reader.error(at / (aInt8 ? "b_dtype" : "a_dtype"),
+                        std::string("expected s8 like ") +
+                            (aInt8 ? "a_dtype" : "b_dtype") +
+                            " (x and w of an int8 kernel are both s8), got " +
+                            dtypeName(aInt8 ? problem.bDtype : problem.aDtype));
+  if (problem.xScaleBlock == ScaleBlock::None)
+    return reader.error(at / "x_scale_block",
+                        "missing, but s8 operands need x_scale_block and "
+                        "w_scale_block (\"tensor\" or \"per_row\") to "
+                        "dequantise the int32 accumulator");
+  const std::pair<const char *, ScaleBlock> blocks[] = {
+      {"x_scale_block", problem.xScaleBlock},
+      {"w_scale_block", problem.wScaleBlock}};
+  for (const auto &[key, block] : blocks)
+    if (block != ScaleBlock::Tensor && block != ScaleBlock::PerRow)
+      return reader.error(at / key,
+                          std::string("s8 operands take \"tensor\" or "
+                                      "\"per_row\" scales, got ") +
+                              quote(scaleBlockName(block)) +
+                              " (block scales are for fp8)");
+  if (problem.outDtype != GGEMM_DTYPE_BF16 &&
+      problem.outDtype != GGEMM_DTYPE_F16 &&
+      problem.outDtype != GGEMM_DTYPE_F32)
+    return reader.error(at / "out_dtype",
+                        std::string("an int8 kernel writes y as bf16, f16 or "
+                                    "f32, got ") +
+                            dtypeName(problem.outDtype));
+  return Status::success();
+}
+
 /// sort_by_expert's problem: none of a GEMM's fields, its own three. Its
 /// index_dtype (topk_ids') is required: a kernel reading i64 ids through an
 /// i32 default would read garbage.
@@ -871,8 +924,8 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
   if (Status status = reader.readObject(
           object, at,
           {reader.choice("op", Required, kOps, problem.op),
-           reader.choice("a_dtype", Required, kFloatDtypes, problem.aDtype),
-           reader.choice("b_dtype", Required, kFloatDtypes, problem.bDtype),
+           reader.choice("a_dtype", Required, kOperandDtypes, problem.aDtype),
+           reader.choice("b_dtype", Required, kOperandDtypes, problem.bDtype),
            reader.choice("out_dtype", Required, kFloatDtypes, problem.outDtype),
            reader.choice("index_dtype", Optional, kIndexDtypes,
                          problem.indexDtype),
@@ -938,12 +991,14 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
                             " (x and w are scaled together: give both scale "
                             "blocks or neither)");
   }
+  if (Status status = checkInt8Problem(reader, at, problem); !status.ok())
+    return status;
   if (xScaled && problem.aDtype != GGEMM_DTYPE_F8E4M3 &&
-      problem.aDtype != GGEMM_DTYPE_F8E5M2)
+      problem.aDtype != GGEMM_DTYPE_F8E5M2 && problem.aDtype != GGEMM_DTYPE_S8)
     return reader.error(at / "x_scale_block",
-                        std::string("scale blocks are for fp8 inputs "
-                                    "(a_dtype f8e4m3 or f8e5m2), but a_dtype "
-                                    "is ") +
+                        std::string("scale blocks are for fp8 and s8 inputs "
+                                    "(a_dtype f8e4m3, f8e5m2 or s8), but "
+                                    "a_dtype is ") +
                             dtypeName(problem.aDtype));
 
   if (!problem.hasWeightIndices && problem.numGroups != -1 &&
@@ -1130,7 +1185,7 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
   status = reader.readObject(
       object, at,
       {ignored("name"), ignored("kind"), ignored("tensor"),
-       reader.choice("dtype", Required, kFloatDtypes, param.dtype),
+       reader.choice("dtype", Required, kOperandDtypes, param.dtype),
        reader.integer("rank", Required, 1, kMaxTensorMapRank, param.rank),
        ignored("box"),
        reader.choice("swizzle", Required, kSwizzles, param.swizzle),
@@ -1183,11 +1238,11 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
         at / "box", "innermost box extent is " + std::to_string(innerBytes) +
                         " bytes, expected the swizzle width " +
                         std::to_string(swizzleWidth) + " bytes");
-  if (param.oobFill == OobFill::Nan &&
-      (param.dtype == GGEMM_DTYPE_F8E4M3 || param.dtype == GGEMM_DTYPE_F8E5M2))
+  if (param.oobFill == OobFill::Nan && dtypeSize(param.dtype) == 1)
     return reader.error(at / "oob_fill",
-                        "\"nan\" fill is not available for fp8 tensors (TMA "
-                        "sees them as uint8)");
+                        std::string("\"nan\" fill is not available for ") +
+                            (param.dtype == GGEMM_DTYPE_S8 ? "s8" : "fp8") +
+                            " tensors (TMA sees them as uint8)");
   return Status::success();
 }
 

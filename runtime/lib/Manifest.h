@@ -84,7 +84,8 @@ enum class OobFill { Zero, Nan };
 enum class Activation { None, Relu, Gelu, Silu, Swiglu };
 
 /// How many elements of x or w share one f32 scale (fp8 block scaling,
-/// DeepSeek-V3 style). None: the kernel takes no scales.
+/// DeepSeek-V3 style; s8 kernels take only PerRow and Tensor). None: the
+/// kernel takes no scales.
 enum class ScaleBlock {
   None,
   Block1x128,   // x: one scale per row and 128 columns of K
@@ -166,7 +167,8 @@ struct ProblemSpec {
   /// block_n is one block); 0: side by side, gate rows [0, n) then up rows
   /// [n, 2n). The tensors' shapes are the same either way.
   int64_t gateUpBlock = 0;
-  /// Both None or both set, and set only for an fp8 a_dtype.
+  /// Both None or both set, and set only for an fp8 or s8 a_dtype (always
+  /// for s8, and then PerRow or Tensor).
   ScaleBlock xScaleBlock = ScaleBlock::None;
   ScaleBlock wScaleBlock = ScaleBlock::None;
   /// sort_by_expert only (its indexDtype is topk_ids' dtype): E, the

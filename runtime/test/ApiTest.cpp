@@ -160,6 +160,47 @@ TEST(Api, ScaleTensorsByName) {
   ggemm_kernel_destroy(kernel);
 }
 
+// An INT8 kernel through the C API, without the driver: s8 tensors (enum
+// value 7) are taken, scales by name, and an s8 manifest with block scales
+// does not load.
+TEST(Api, Int8Kernel) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::s8SegmentManifest()));
+  ASSERT_NE(kernel, nullptr);
+  test::S8SegmentTensors t;
+  int grid = -1;
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 6, 132, &grid),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(grid, 132);
+  ggemm_tensor reordered[] = {t.wScale, t.xScale, t.indptr, t.y, t.w, t.x};
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, reordered, 6, 132, &grid),
+            GGEMM_OK)
+      << ggemm_last_error();
+  test::S8SegmentTensors u;
+  u.w.dtype = GGEMM_DTYPE_BF16;
+  EXPECT_EQ(ggemm_kernel_launch(kernel, u.get(), 6, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(ggemm_last_error(), "tensor 'w': expected dtype s8, got bf16");
+  EXPECT_EQ(ggemm_kernel_launch(kernel, t.get(), 5, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(ggemm_last_error(),
+                  "missing tensor 'w_scale' (the kernel was compiled with "
+                  "w_scale_block \"per_row\")");
+  ggemm_kernel_destroy(kernel);
+
+  ggemm_kernel *bad = nullptr;
+  std::string path =
+      dir.writeBundle(test::s8SegmentManifest("per_row", "128x128"));
+  EXPECT_EQ(ggemm_kernel_load(path.c_str(), &bad), GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_EQ(bad, nullptr);
+  EXPECT_STREQ(ggemm_last_error(),
+               (path + ": /problem/w_scale_block: s8 operands take \"tensor\" "
+                       "or \"per_row\" scales, got \"128x128\" (block scales "
+                       "are for fp8)")
+                   .c_str());
+}
+
 TEST(Api, GridForSmCount) {
   TempDir dir;
   ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kSegmentManifest));

@@ -361,6 +361,63 @@ TEST_F(FakeDriver, LaunchesFp8EpilogueScaledKernel) {
   EXPECT_EQ(paramValue<uint64_t>(14), test::kWScale);
 }
 
+// INT8 (as the compiler writes it: the FP8 per-row kernel with s8 x and
+// w): x and w encoded as uint8 with 1-byte strides, the scales' pointers in
+// their slots, and what an s8 kernel cannot take refused by name.
+TEST_F(FakeDriver, LaunchesInt8ScaledKernel) {
+  FakeDriverConfig &fake = *config();
+  fake.numKernelParams = 15;
+  fake.kernelParamSizes[13] = 8; // x_scale
+  fake.kernelParamSizes[14] = 8; // w_scale
+  const std::string manifest = test::s8SegmentManifest();
+  test::S8SegmentTensors t;
+  ASSERT_EQ(launch(manifest, t.get(), 6), GGEMM_OK) << lastError;
+  ASSERT_EQ(launchCount(), 1);
+  ASSERT_EQ(encodeCount(), 2); // x and w only
+  const FakeLaunchRecord &record = *lastLaunch();
+  const uint64_t *aWords =
+      reinterpret_cast<const uint64_t *>(record.paramBytes[0]);
+  const uint64_t *bWords =
+      reinterpret_cast<const uint64_t *>(record.paramBytes[1]);
+  const FakeEncodeRecord &a = *encode(static_cast<int>(aWords[1]));
+  const FakeEncodeRecord &b = *encode(static_cast<int>(bWords[1]));
+  EXPECT_EQ(a.globalAddress, reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(a.dataType, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  EXPECT_EQ(a.globalDim[0], 7168u);
+  EXPECT_EQ(a.globalDim[1], 1000u);
+  EXPECT_EQ(a.globalStrides[0], 7168u);
+  EXPECT_EQ(a.boxDim[0], 128u);
+  EXPECT_EQ(a.boxDim[1], 128u);
+  EXPECT_EQ(a.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  EXPECT_EQ(b.globalAddress, reinterpret_cast<void *>(test::kW));
+  EXPECT_EQ(b.dataType, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  EXPECT_EQ(b.globalStrides[1], 4096u * 7168u);
+  EXPECT_EQ(paramValue<uint64_t>(13), test::kXScale);
+  EXPECT_EQ(paramValue<uint64_t>(14), test::kWScale);
+
+  // fp8 tensors are not s8, and 1x128 scales are not per-row ones.
+  test::S8SegmentTensors fp8;
+  fp8.x.dtype = fp8.w.dtype = GGEMM_DTYPE_F8E4M3;
+  EXPECT_EQ(launch(manifest, fp8.get(), 6), GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(lastError, "tensor 'x': expected dtype s8, got f8e4m3");
+  test::S8SegmentTensors blocks;
+  blocks.xScale = test::makeStrided("x_scale", test::kXScale, GGEMM_DTYPE_F32,
+                                    {1000, 56}, {1, 1000});
+  EXPECT_EQ(launch(manifest, blocks.get(), 6), GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(lastError, "tensor 'x_scale': expected rank 1 ([m] for "
+                             "x_scale_block \"per_row\")");
+  EXPECT_EQ(launch(manifest, t.get(), 4), GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(lastError, "missing tensor 'x_scale'");
+
+  // Tensor-wise: one x scale, one per weight matrix.
+  t.setTensorScales();
+  ASSERT_EQ(launch(test::s8SegmentManifest("tensor", "tensor"), t.get(), 6),
+            GGEMM_OK)
+      << lastError;
+  EXPECT_EQ(paramValue<uint64_t>(13), test::kXScale);
+  EXPECT_EQ(paramValue<uint64_t>(14), test::kWScale);
+}
+
 // The MoE kernel of docs/Runtime.md: x rows gathered through row_indices
 // (one TMA box per row), results scattered through scatter_indices with
 // atomic adds, a swiglu weight of 2N rows; 16 parameters, the last three

@@ -113,8 +113,8 @@ TEST(Json, WrongTypesNameTheField) {
       {"\"has_bias\": false", "\"has_bias\": 0",
        "k.json: /problem/has_bias: expected true or false, got 0"},
       {"\"a_dtype\": \"bf16\"", "\"a_dtype\": 16",
-       "k.json: /problem/a_dtype: expected one of bf16, f16, f32, f8e4m3 or "
-       "f8e5m2, got 16"},
+       "k.json: /problem/a_dtype: expected one of bf16, f16, f32, f8e4m3, "
+       "f8e5m2 or s8, got 16"},
       {"\"name\": \"a_desc\"", "\"name\": 7",
        "k.json: /params/0/name: expected a string, got 7"},
       {"\"tile\": {", "\"tile\": [], \"unused\": {",

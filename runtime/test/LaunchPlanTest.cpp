@@ -996,6 +996,114 @@ TEST(Bind, PerRowAndTensorScales) {
                       "tensors 'x' and 'x_scale' disagree on m"}});
 }
 
+//===----------------------------------------------------------------------===//
+// INT8: s8 x and w, tensor-wise / per-row scales by pointer
+//===----------------------------------------------------------------------===//
+
+using S8Segment = test::S8SegmentTensors;
+
+/// s8 masked tensors: x [4, 256, 512], w [4, 1024, 512], per-row scales
+/// x_scale [4, 256] (groups back to back) and w_scale [4, 1024].
+struct S8MaskedTensors {
+  ggemm_tensor x = makeTensor("x", test::kX, GGEMM_DTYPE_S8, {4, 256, 512});
+  ggemm_tensor w = makeTensor("w", test::kW, GGEMM_DTYPE_S8, {4, 1024, 512});
+  ggemm_tensor y = makeTensor("y", test::kY, GGEMM_DTYPE_BF16, {4, 256, 1024});
+  ggemm_tensor maskedM =
+      makeTensor("masked_m", test::kIndptr, GGEMM_DTYPE_I32, {4});
+  ggemm_tensor xScale =
+      makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32, {4, 256});
+  ggemm_tensor wScale =
+      makeTensor("w_scale", test::kWScale, GGEMM_DTYPE_F32, {4, 1024});
+
+  ggemm_tensor list[6];
+  int count = 6;
+
+  const ggemm_tensor *get() {
+    int index = 0;
+    for (const ggemm_tensor &tensor : {x, w, y, maskedM, xScale, wScale})
+      list[index++] = tensor;
+    return list;
+  }
+};
+
+TEST(Bind, Int8OperandsAndScales) {
+  Manifest perRow = manifestFrom(test::s8SegmentManifest());
+  expectBinds<S8Segment>(perRow, [](auto &) {});
+  expectBindErrors<S8Segment>(
+      perRow,
+      {// x and w are s8, both of them; the scales f32.
+       {[](auto &t) { t.x.dtype = GGEMM_DTYPE_F8E4M3; },
+        "tensor 'x': expected dtype s8, got f8e4m3"},
+       {[](auto &t) { t.w.dtype = GGEMM_DTYPE_BF16; },
+        "tensor 'w': expected dtype s8, got bf16"},
+       {[](auto &t) { t.y.dtype = GGEMM_DTYPE_S8; },
+        "tensor 'y': expected dtype bf16, got s8"},
+       {[](auto &t) { t.xScale.dtype = GGEMM_DTYPE_BF16; },
+        "tensor 'x_scale': expected dtype f32, got bf16"},
+       // Per-row scales: x's [m], w's [num_weights, n], dense.
+       {[](auto &t) { t.xScale.shape[0] = 999; },
+        "tensors 'x' and 'x_scale' disagree on m: x dimension 0 (m) is 1000, "
+        "x_scale dimension 0 (m) is 999"},
+       {[](auto &t) {
+          t.xScale = test::makeStrided("x_scale", test::kXScale,
+                                       GGEMM_DTYPE_F32, {1000, 56}, {1, 1000});
+        },
+        "tensor 'x_scale': expected rank 1 ([m] for x_scale_block "
+        "\"per_row\"), got rank 2"},
+       {[](auto &t) {
+          t.wScale = makeTensor("w_scale", test::kWScale, GGEMM_DTYPE_F32,
+                                {8, 32, 56});
+        },
+        "tensor 'w_scale': expected rank 2 ([num_weights, n] for "
+        "w_scale_block \"per_row\")"},
+       {[](auto &t) { t.wScale.shape[1] = 4095; },
+        "tensor 'w_scale': dimension 1 (n) is 4095, expected 4096 (the kernel "
+        "was compiled for n = 4096)"},
+       // Strides count 1-byte elements: TMA needs 16-byte row strides.
+       {[](auto &t) { t.x.strides[0] = 7176; },
+        "tensor 'x': stride of dimension 0 is 7176 elements (7176 bytes), "
+        "expected a multiple of 16 bytes"}});
+  // The scales are required.
+  S8Segment t;
+  EXPECT_CONTAINS(bindError(perRow, t.get(), 4),
+                  "missing tensor 'x_scale' (the kernel was compiled with "
+                  "x_scale_block \"per_row\")");
+  EXPECT_CONTAINS(bindError(perRow, t.get(), 5),
+                  "missing tensor 'w_scale' (the kernel was compiled with "
+                  "w_scale_block \"per_row\")");
+
+  Manifest perTensor =
+      manifestFrom(test::s8SegmentManifest("tensor", "tensor"));
+  expectBinds<S8Segment>(perTensor, [](auto &t) { t.setTensorScales(); });
+  expectBindErrors<S8Segment>(
+      perTensor, {{[](auto &t) {
+                     t.setTensorScales();
+                     t.xScale.shape[0] = 2;
+                   },
+                   "tensor 'x_scale': dimension 0 is 2, expected 1 (one scale "
+                   "for all of x)"},
+                  {[](auto &t) {
+                     t.setTensorScales();
+                     t.wScale.shape[0] = 9;
+                   },
+                   "tensor 'w_scale': dimension 0 (num_weights: one per group "
+                   "without weight_indices) is 9, expected 8"}});
+  // Mixed: per-token x scales with one scale per weight matrix.
+  expectBinds<S8Segment>(
+      manifestFrom(test::s8SegmentManifest("per_row", "tensor")), [](auto &t) {
+        t.wScale = makeTensor("w_scale", test::kWScale, GGEMM_DTYPE_F32, {8});
+      });
+
+  // Masked per-row scales are [G, Mmax], like x's rows.
+  Manifest masked = manifestFrom(asMasked(test::s8SegmentManifest()));
+  expectBinds<S8MaskedTensors>(masked, [](auto &) {});
+  expectBindErrors<S8MaskedTensors>(
+      masked, {{[](auto &t) { t.xScale.shape[1] = 128; },
+                "tensors 'x' and 'x_scale' disagree on m"},
+               {[](auto &t) { t.x.dtype = GGEMM_DTYPE_BF16; },
+                "tensor 'x': expected dtype s8, got bf16"}});
+}
+
 TEST(Grid, TileBound) {
   // segment: ceil(N / bn) * (ceil(M / bm) + G).
   EXPECT_EQ(computeTileBound(Op::SegmentMatmul, 1000, 0, 8, 4096, 128, 128),
@@ -1359,6 +1467,34 @@ TEST(Plan, Fp8ScaleParams) {
   EXPECT_EQ(plan.params[14].pointer, test::kWScale);
   EXPECT_EQ(paramSize(manifest.params[13]), 128u);
   EXPECT_EQ(paramSize(manifest.params[14]), 8u);
+}
+
+// s8 operands are described to TMA as uint8 (copied, not converted), with
+// 1-byte strides; the scales are plain pointers.
+TEST(Plan, Int8DescriptorsAndScales) {
+  Manifest manifest = manifestFrom(test::s8SegmentManifest());
+  S8Segment t;
+  LaunchPlan plan;
+  Status status = planLaunch(manifest, t.get(), 6, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  ASSERT_EQ(plan.params.size(), 15u);
+  const TensorMapArgs &a = plan.params[0].tensorMap;
+  EXPECT_EQ(a.dataType, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  EXPECT_EQ(a.globalAddress, reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(a.globalDim[0], 7168u);
+  EXPECT_EQ(a.globalDim[1], 1000u);
+  EXPECT_EQ(a.globalStrides[0], 7168u);
+  EXPECT_EQ(a.boxDim[0], 128u);
+  EXPECT_EQ(a.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  const TensorMapArgs &b = plan.params[1].tensorMap;
+  EXPECT_EQ(b.dataType, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  EXPECT_EQ(b.globalStrides[0], 7168u);
+  EXPECT_EQ(b.globalStrides[1], 4096u * 7168u);
+  EXPECT_EQ(plan.params[13].pointer, test::kXScale);
+  EXPECT_EQ(plan.params[14].pointer, test::kWScale);
+  EXPECT_EQ(paramSize(manifest.params[13]), 8u);
+  EXPECT_EQ(paramSize(manifest.params[14]), 8u);
+  EXPECT_EQ(plan.params[11].scalar, 7168); // k
 }
 
 TEST(Plan, EmptyProblemPlansNothing) {

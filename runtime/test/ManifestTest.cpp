@@ -159,9 +159,8 @@ TEST(Manifest, RejectsMissingKeys) {
 TEST(Manifest, RejectsBadEnums) {
   EXPECT_CONTAINS(
       parseError(withManifest("\"a_dtype\": \"bf16\"", "\"a_dtype\": \"bf8\"")),
-      "k.json: /problem/a_dtype: expected one of bf16, f16, f32, f8e4m3 or "
-      "f8e5m2, got "
-      "string \"bf8\"");
+      "k.json: /problem/a_dtype: expected one of bf16, f16, f32, f8e4m3, "
+      "f8e5m2 or s8, got string \"bf8\"");
   EXPECT_CONTAINS(
       parseError(withManifest("\"segment_matmul\"", "\"gemm\"")),
       "k.json: /problem/op: expected one of segment_matmul, masked_matmul, "
@@ -444,13 +443,14 @@ TEST(Manifest, RejectsBadScaleBlocks) {
           "\"x_scale_block\": null, \"w_scale_block\": \"128x128\"")),
       "k.json: /problem/x_scale_block: missing while w_scale_block is "
       "\"128x128\"");
-  // Only fp8 inputs are scaled.
+  // Only fp8 and s8 inputs are scaled.
   std::string bf16 =
       test::replaced(test::fp8SegmentManifest(), "\"a_dtype\": \"f8e4m3\"",
                      "\"a_dtype\": \"bf16\"");
   EXPECT_CONTAINS(parseError(bf16),
                   "k.json: /problem/x_scale_block: scale blocks are for fp8 "
-                  "inputs (a_dtype f8e4m3 or f8e5m2), but a_dtype is bf16");
+                  "and s8 inputs (a_dtype f8e4m3, f8e5m2 or s8), but a_dtype "
+                  "is bf16");
   // f8e5m2 is fp8 too.
   std::string e5m2 =
       test::replaced(test::fp8SegmentManifest(), "f8e4m3", "f8e5m2");
@@ -537,6 +537,175 @@ TEST(Manifest, RejectsInconsistentScaleParams) {
       parseError(withFp8Manifest("\"box\": [128, 1]", "\"box\": [2, 1]")),
       "k.json: /params/13/box: innermost box extent is 8 bytes; TMA needs a "
       "multiple of 16 bytes");
+}
+
+//===----------------------------------------------------------------------===//
+// INT8: s8 x s8 -> s32, dequantised by tensor-wise / per-row scales
+//===----------------------------------------------------------------------===//
+
+using test::s8SegmentManifest;
+using test::withS8Manifest;
+
+TEST(Int8Manifest, S8IsAOneByteDtype) {
+  EXPECT_EQ(GGEMM_DTYPE_S8, 7); // ABI: appended after i64
+  EXPECT_STREQ(dtypeName(GGEMM_DTYPE_S8), "s8");
+  EXPECT_EQ(dtypeSize(GGEMM_DTYPE_S8), 1);
+  EXPECT_TRUE(isValidDtype(GGEMM_DTYPE_S8));
+  EXPECT_FALSE(isValidDtype(GGEMM_DTYPE_S8 + 1));
+}
+
+TEST(Int8Manifest, ParsesTheInt8Manifest) {
+  Manifest manifest = parseOk(s8SegmentManifest());
+  const ProblemSpec &problem = manifest.problem;
+  EXPECT_EQ(problem.aDtype, GGEMM_DTYPE_S8);
+  EXPECT_EQ(problem.bDtype, GGEMM_DTYPE_S8);
+  EXPECT_EQ(problem.outDtype, GGEMM_DTYPE_BF16);
+  EXPECT_EQ(problem.xScaleBlock, ScaleBlock::PerRow);
+  EXPECT_EQ(problem.wScaleBlock, ScaleBlock::PerRow);
+  ASSERT_EQ(manifest.params.size(), 15u);
+  EXPECT_EQ(manifest.params[0].dtype, GGEMM_DTYPE_S8);
+  EXPECT_EQ(manifest.params[0].box[0], 128u); // 128 bytes: the swizzle width
+  EXPECT_EQ(manifest.params[1].dtype, GGEMM_DTYPE_S8);
+  for (size_t i : {13u, 14u}) {
+    EXPECT_EQ(manifest.params[i].kind, ParamKind::Pointer);
+    EXPECT_EQ(manifest.params[i].dtype, GGEMM_DTYPE_F32);
+    EXPECT_FALSE(manifest.params[i].optional);
+  }
+  EXPECT_EQ(manifest.params[13].tensor, TensorRole::XScale);
+  EXPECT_EQ(manifest.params[14].tensor, TensorRole::WScale);
+  EXPECT_EQ(expectedTensorDtype(problem, TensorRole::X), GGEMM_DTYPE_S8);
+  EXPECT_EQ(expectedTensorDtype(problem, TensorRole::W), GGEMM_DTYPE_S8);
+}
+
+TEST(Int8Manifest, AcceptsTensorAndPerRowScalesInAnyMix) {
+  struct Case {
+    const char *x;
+    const char *w;
+    ScaleBlock xBlock;
+    ScaleBlock wBlock;
+  };
+  const Case cases[] = {
+      {"per_row", "per_row", ScaleBlock::PerRow, ScaleBlock::PerRow},
+      {"tensor", "tensor", ScaleBlock::Tensor, ScaleBlock::Tensor},
+      {"per_row", "tensor", ScaleBlock::PerRow, ScaleBlock::Tensor},
+      {"tensor", "per_row", ScaleBlock::Tensor, ScaleBlock::PerRow},
+  };
+  for (const Case &c : cases) {
+    Manifest manifest = parseOk(s8SegmentManifest(c.x, c.w));
+    EXPECT_EQ(manifest.problem.xScaleBlock, c.xBlock) << c.x;
+    EXPECT_EQ(manifest.problem.wScaleBlock, c.wBlock) << c.w;
+  }
+  // Every float output, and a masked kernel too.
+  const std::pair<const char *, ggemm_dtype> outputs[] = {
+      {"\"out_dtype\": \"f16\"", GGEMM_DTYPE_F16},
+      {"\"out_dtype\": \"f32\"", GGEMM_DTYPE_F32}};
+  for (const auto &[key, dtype] : outputs)
+    EXPECT_EQ(parseOk(withS8Manifest("\"out_dtype\": \"bf16\"", key))
+                  .problem.outDtype,
+              dtype);
+  std::string masked =
+      withS8Manifest("\"segment_matmul\"", "\"masked_matmul\"");
+  EXPECT_EQ(parseOk(test::replaced(masked, "\"seg_indptr\"", "\"masked_m\""))
+                .problem.op,
+            Op::MaskedMatmul);
+}
+
+TEST(Int8Manifest, RejectsInt8WithoutScales) {
+  std::string text = withS8Manifest(
+      "\"x_scale_block\": \"per_row\", \"w_scale_block\": \"per_row\"",
+      "\"x_scale_block\": null, \"w_scale_block\": null");
+  text =
+      test::replaced(text, std::string(",\n    ") + test::kXScalePointer, "");
+  text =
+      test::replaced(text, std::string(",\n    ") + test::kWScalePointer, "");
+  const char *const missing =
+      "k.json: /problem/x_scale_block: missing, but s8 operands need "
+      "x_scale_block and w_scale_block (\"tensor\" or \"per_row\") to "
+      "dequantise the int32 accumulator";
+  EXPECT_CONTAINS(parseError(text), missing);
+  EXPECT_CONTAINS(
+      parseError(test::replaced(
+          text, ",\n    \"x_scale_block\": null, \"w_scale_block\": null", "")),
+      missing);
+  // One of the two is the generic error of scales that come together.
+  EXPECT_CONTAINS(
+      parseError(withS8Manifest("\"w_scale_block\": \"per_row\"",
+                                "\"w_scale_block\": null")),
+      "k.json: /problem/w_scale_block: missing while x_scale_block is "
+      "\"per_row\"");
+}
+
+TEST(Int8Manifest, RejectsBlockScales) {
+  EXPECT_CONTAINS(parseError(s8SegmentManifest("1x128", "128x128")),
+                  "k.json: /problem/x_scale_block: s8 operands take "
+                  "\"tensor\" or \"per_row\" scales, got \"1x128\" (block "
+                  "scales are for fp8)");
+  EXPECT_CONTAINS(parseError(s8SegmentManifest("per_row", "128x128")),
+                  "k.json: /problem/w_scale_block: s8 operands take "
+                  "\"tensor\" or \"per_row\" scales, got \"128x128\" (block "
+                  "scales are for fp8)");
+  EXPECT_CONTAINS(parseError(s8SegmentManifest("1x128", "tensor")),
+                  "k.json: /problem/x_scale_block: s8 operands take "
+                  "\"tensor\" or \"per_row\" scales, got \"1x128\"");
+}
+
+TEST(Int8Manifest, RejectsMixedOperandDtypes) {
+  EXPECT_CONTAINS(
+      parseError(
+          withS8Manifest("\"b_dtype\": \"s8\"", "\"b_dtype\": \"f8e4m3\"")),
+      "k.json: /problem/b_dtype: expected s8 like a_dtype (x and w of an "
+      "int8 kernel are both s8), got f8e4m3");
+  EXPECT_CONTAINS(
+      parseError(
+          withS8Manifest("\"a_dtype\": \"s8\"", "\"a_dtype\": \"bf16\"")),
+      "k.json: /problem/a_dtype: expected s8 like b_dtype (x and w of an "
+      "int8 kernel are both s8), got bf16");
+}
+
+TEST(Int8Manifest, RejectsNonFloatOutputs) {
+  EXPECT_CONTAINS(
+      parseError(withS8Manifest("\"out_dtype\": \"bf16\"",
+                                "\"out_dtype\": \"f8e4m3\"")),
+      "k.json: /problem/out_dtype: an int8 kernel writes y as bf16, f16 or "
+      "f32, got f8e4m3");
+  // The accumulator's s32 is not an output dtype of any kernel.
+  EXPECT_CONTAINS(parseError(withS8Manifest("\"out_dtype\": \"bf16\"",
+                                            "\"out_dtype\": \"s8\"")),
+                  "k.json: /problem/out_dtype: expected one of bf16, f16, "
+                  "f32, f8e4m3 or f8e5m2, got string \"s8\"");
+}
+
+TEST(Int8Manifest, DescriptorsFollowTheOperandDtype) {
+  // x's and w's descriptors say s8; any other element type is refused.
+  EXPECT_CONTAINS(
+      parseError(withS8Manifest("\"tensor\": \"x\", \"dtype\": \"s8\"",
+                                "\"tensor\": \"x\", \"dtype\": \"f8e4m3\"")),
+      "k.json: /params/0/dtype: tensor \"x\" has dtype s8 in this problem, "
+      "got f8e4m3");
+  EXPECT_CONTAINS(
+      parseError(test::replaced(test::fp8SegmentManifest(),
+                                "\"tensor\": \"w\", \"dtype\": \"f8e4m3\"",
+                                "\"tensor\": \"w\", \"dtype\": \"s8\"")),
+      "k.json: /params/1/dtype: tensor \"w\" has dtype f8e4m3 in this "
+      "problem, got s8");
+  // 1-byte rows: 64 s8 are 64 bytes, not the 128-byte swizzle.
+  EXPECT_CONTAINS(
+      parseError(withS8Manifest("\"box\": [128, 128]", "\"box\": [64, 128]")),
+      "k.json: /params/0/box: innermost box extent is 64 bytes, expected the "
+      "swizzle width 128 bytes");
+  EXPECT_CONTAINS(
+      parseError(withS8Manifest("\"box\": [128, 128], \"swizzle\": \"128B\", "
+                                "\"oob_fill\": \"zero\"",
+                                "\"box\": [128, 128], \"swizzle\": \"128B\", "
+                                "\"oob_fill\": \"nan\"")),
+      "k.json: /params/0/oob_fill: \"nan\" fill is not available for s8 "
+      "tensors (TMA sees them as uint8)");
+  // s8 pointers may say their dtype, and it must agree.
+  EXPECT_CONTAINS(
+      parseError(withS8Manifest("\"tensor\": \"y\"",
+                                "\"tensor\": \"y\", \"dtype\": \"s8\"")),
+      "k.json: /params/2/dtype: tensor \"y\" has dtype bf16 in this problem, "
+      "got s8");
 }
 
 TEST(Manifest, ScalarLiteralsMustFitTheirDtype) {
@@ -635,6 +804,12 @@ TEST(KRaggedManifest, RejectsFp8AndF32Inputs) {
           "\"a_dtype\": \"f8e4m3\", \"b_dtype\": \"f8e4m3\"")),
       "k.json: /problem/a_dtype: segment_matmul_k reads dy and x as bf16 or "
       "f16, got f8e4m3 (fp8 K-ragged is not defined)");
+  EXPECT_CONTAINS(
+      parseError(
+          withKRaggedManifest("\"a_dtype\": \"bf16\", \"b_dtype\": \"bf16\"",
+                              "\"a_dtype\": \"s8\", \"b_dtype\": \"s8\"")),
+      "k.json: /problem/a_dtype: segment_matmul_k reads dy and x as bf16 or "
+      "f16, got s8 (int8 K-ragged is not defined)");
   EXPECT_CONTAINS(
       parseError(
           withKRaggedManifest("\"a_dtype\": \"bf16\"", "\"a_dtype\": \"f32\"")),

@@ -127,6 +127,31 @@ inline std::string withFp8Manifest(const std::string &from,
   return replaced(fp8SegmentManifest(), from, to);
 }
 
+/// The x_scale pointer of a kernel whose scales are applied in the epilogue
+/// ("tensor" or "per_row" x scales), as the compiler writes it.
+inline const char *const kXScalePointer =
+    R"json({"name": "x_scale", "kind": "pointer", "tensor": "x_scale", "optional": false})json";
+
+/// fp8SegmentManifest() as the compiler writes an INT8 kernel
+/// (docs/Bundle.md, "INT8 kernels"): s8 x and w (128 of them fill the
+/// 128-byte swizzle, as fp8's do), the exact int32 accumulator dequantised
+/// in the epilogue by `xBlock` and `wBlock` scales ("tensor" or "per_row"),
+/// both passed by pointer as parameters 13 and 14.
+inline std::string s8SegmentManifest(const std::string &xBlock = "per_row",
+                                     const std::string &wBlock = "per_row") {
+  std::string text = replaced(fp8SegmentManifest(), "f8e4m3", "s8");
+  text = replaced(
+      text, "\"x_scale_block\": \"1x128\", \"w_scale_block\": \"128x128\"",
+      "\"x_scale_block\": \"" + xBlock + "\", \"w_scale_block\": \"" + wBlock +
+          "\"");
+  return replaced(text, kXScaleDescriptor, kXScalePointer);
+}
+
+inline std::string withS8Manifest(const std::string &from,
+                                  const std::string &to) {
+  return replaced(s8SegmentManifest(), from, to);
+}
+
 /// kSegmentManifest (or another version 1 manifest, `kernel`) as a version 2
 /// bundle of two variants, as the compiler writes one for dynamic rows:
 /// "small" (64-row tiles, 256 threads, 99 KB, small.ptx) for at most 64 rows
@@ -540,6 +565,34 @@ struct Fp8SegmentTensors : SegmentTensors {
   Fp8SegmentTensors() {
     x.dtype = GGEMM_DTYPE_F8E4M3;
     w.dtype = GGEMM_DTYPE_F8E4M3;
+  }
+
+  /// x, w, y, seg_indptr, x_scale, w_scale followed by `extra` (at most 2).
+  const ggemm_tensor *get(std::initializer_list<ggemm_tensor> extra = {}) {
+    SegmentTensors::get({xScale, wScale});
+    for (const ggemm_tensor &tensor : extra)
+      list[count++] = tensor;
+    return list;
+  }
+};
+
+/// The tensors of s8SegmentManifest(): Fp8SegmentTensors' shapes with s8 x
+/// and w and per-row scales, x_scale [1000] (one per token) and w_scale
+/// [8, 4096] (one per output channel of each weight).
+struct S8SegmentTensors : SegmentTensors {
+  ggemm_tensor xScale = makeTensor("x_scale", kXScale, GGEMM_DTYPE_F32, {1000});
+  ggemm_tensor wScale =
+      makeTensor("w_scale", kWScale, GGEMM_DTYPE_F32, {8, 4096});
+
+  S8SegmentTensors() {
+    x.dtype = GGEMM_DTYPE_S8;
+    w.dtype = GGEMM_DTYPE_S8;
+  }
+
+  /// Tensor-wise scales: one for all of x, one per weight matrix.
+  void setTensorScales() {
+    xScale = makeTensor("x_scale", kXScale, GGEMM_DTYPE_F32, {1});
+    wScale = makeTensor("w_scale", kWScale, GGEMM_DTYPE_F32, {8});
   }
 
   /// x, w, y, seg_indptr, x_scale, w_scale followed by `extra` (at most 2).

@@ -149,7 +149,8 @@ def test_keys_are_canonical() -> None:
      "w_scale_block: '1x128' is not lowered"),
     ({"dtype": "f8e4m3", "config": {"block_k": 64}},
      "config.block_k must be 128 with FP8"),
-    ({"x_scale_block": "1x128"}, "scales apply to FP8 operands only"),
+    ({"x_scale_block": "1x128"},
+     r"scales apply to FP8 and INT8 \(s8\) operands only"),
     ({"k": 100}, r"k \(100\) must be a multiple of 8"),
     ({"n": 0}, "n must be a positive integer"),
     ({"num_weights": 3}, r"num_weights \(3\) must equal groups"),
@@ -366,7 +367,7 @@ def test_catalog_build_reports_failures(tmp_path: Path, monkeypatch) -> None:
 @pytest.mark.parametrize("overrides, message", [
     ({"x": FakeTensor((1000, 512, 1))}, r"x: expected 2 dimensions \[M, K\]"),
     ({"x": FakeTensor((1000, 512), "float32")},
-     "x: expected dtype bf16 or f16 or f8e4m3, got torch.float32"),
+     "x: expected dtype bf16 or f16 or f8e4m3 or s8, got torch.float32"),
     ({"w": FakeTensor((8, 256, 512), "float16")},
      "w: dtype torch.float16 differs from x's torch.bfloat16"),
     ({"w": FakeTensor((8, 256, 384))},
@@ -739,7 +740,7 @@ def test_kragged_no_rows_writes_zeros_without_a_launch(kragged_eager) -> None:
 # -- compat ------------------------------------------------------------------
 
 def test_compat_entry_points_that_are_not_lowered() -> None:
-    from ggemm.compat import aiter, deep_gemm, flag_gems, flashinfer
+    from ggemm.compat import deep_gemm, flag_gems, flashinfer
     a = FakeTensor((16, 128))
     cases = [
         (lambda: deep_gemm.fp8_gemm_nt(a, a, a), "fp8_gemm_nt: needs FP8"),
@@ -751,7 +752,6 @@ def test_compat_entry_points_that_are_not_lowered() -> None:
         (lambda: flag_gems.w8a8_block_fp8_bmm(a, a, a, a,
                                               block_size=[1, 128]),
          r"block_size: only \[128, 128\] is lowered yet"),
-        (lambda: aiter.int8_gemm(a, a), "int8_gemm: needs INT8"),
     ]
     for call, message in cases:
         with pytest.raises(ggemm.NotLoweredError, match=message) as error:
@@ -912,7 +912,7 @@ def test_a_repeated_call_is_not_checked_again(eager) -> None:
     ({"x": DeviceTensor((1000, 512), strides=(1, 1000))},
      "x: the last dimension must be contiguous"),
     ({"x": DeviceTensor((1000, 512), "float32")},
-     "x: expected dtype bf16 or f16 or f8e4m3, got torch.float32"),
+     "x: expected dtype bf16 or f16 or f8e4m3 or s8, got torch.float32"),
     ({"w": DeviceTensor((8, 256, 512), device="cuda:1")},
      "w: on cuda:1, but x is on cuda:0"),
     ({"x": DeviceTensor((1000, 512), device="cpu"),

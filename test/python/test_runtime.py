@@ -176,7 +176,7 @@ def test_bad_manifest_dtype(tmp_path: Path) -> None:
         Kernel(write_bundle(tmp_path, manifest))
     assert error.value.status == Status.BAD_MANIFEST
     assert ("k.json: /problem/a_dtype: expected one of bf16, f16, f32, "
-            "f8e4m3 or f8e5m2, got string \"bf8\"") in str(error.value)
+            "f8e4m3, f8e5m2 or s8, got string \"bf8\"") in str(error.value)
 
 
 def test_malformed_json(tmp_path: Path) -> None:
@@ -360,6 +360,124 @@ def test_bad_scale_block(tmp_path: Path) -> None:
     assert error.value.status == Status.BAD_MANIFEST
     assert ("k.json: /problem/w_scale_block: missing while x_scale_block is "
             "\"1x128\"") in str(error.value)
+
+
+# -- INT8: s8 x and w, tensor-wise / per-row scales -------------------------
+
+def s8_manifest(x_block: str = "per_row", w_block: str = "per_row"
+                ) -> Dict[str, Any]:
+    """MANIFEST as the compiler writes an INT8 kernel: fp8_manifest() with
+    s8 operands and scales applied in the epilogue, both by pointer."""
+    manifest = fp8_manifest()
+    manifest["problem"].update(a_dtype="s8", b_dtype="s8",
+                               x_scale_block=x_block, w_scale_block=w_block)
+    for param in manifest["params"][:2]:
+        param["dtype"] = "s8"
+    manifest["params"][13] = {"name": "x_scale", "kind": "pointer",
+                              "tensor": "x_scale", "optional": False}
+    return manifest
+
+
+def s8_tensors(**overrides: Any) -> Dict[str, Any]:
+    """Tensors of s8_manifest(): int8 x [1000, 7168] and w [8, 4096, 7168],
+    per-token x_scale [1000] and per-channel w_scale [8, 4096]."""
+    tensors = segment_tensors(
+        x=FakeTensor(BASE + 0x100000, (1000, 7168), "int8"),
+        w=FakeTensor(BASE + 0x200000, (8, 4096, 7168), "int8"),
+        x_scale=FakeTensor(BASE + 0x600000, (1000,), "float32"),
+        w_scale=FakeTensor(BASE + 0x700000, (8, 4096), "float32"))
+    tensors.update(overrides)
+    return tensors
+
+
+def test_s8_dtype() -> None:
+    # The C enum's value (ggemm_runtime.h), appended after i64.
+    assert runtime.DType.S8 == 7
+    assert runtime._dtype_of("x", FakeTensor(BASE, (4,), "int8")) \
+        == runtime.DType.S8
+    packed = runtime._tensor_bytes("x", FakeTensor(BASE, (2, 16), "int8"))
+    _, data, dtype, rank, *rest = runtime._TENSOR_LAYOUT.unpack(packed)
+    assert (data, dtype, rank) == (BASE, runtime.DType.S8, 2)
+    assert rest[:2] == [2, 16] and rest[4:6] == [16, 1]
+
+
+def test_int8_kernel_by_keyword(tmp_path: Path) -> None:
+    with Kernel(write_bundle(tmp_path, s8_manifest())) as int8:
+        assert int8.grid(sm_count=132, **s8_tensors()) == 132
+        # x and w are int8; the library names the tensor that is not.
+        fp8_x = FakeTensor(BASE + 0x100000, (1000, 7168), "float8_e4m3fn")
+        expect_invalid(int8, "tensor 'x': expected dtype s8, got f8e4m3",
+                       **s8_tensors(x=fp8_x))
+        bf16_w = FakeTensor(BASE + 0x200000, (8, 4096, 7168), "bfloat16")
+        expect_invalid(int8, "tensor 'w': expected dtype s8, got bf16",
+                       **s8_tensors(w=bf16_w))
+        # Per-row scales, not 1x128 blocks; and required.
+        blocks = FakeTensor(BASE + 0x600000, (1000, 56), "float32", (1, 1000))
+        expect_invalid(int8, "tensor 'x_scale': expected rank 1 ([m] for "
+                       "x_scale_block \"per_row\"), got rank 2",
+                       **s8_tensors(x_scale=blocks))
+        expect_invalid(int8, "missing tensor 'w_scale' (the kernel was "
+                       "compiled with w_scale_block \"per_row\")",
+                       **s8_tensors(w_scale=None))
+        # 1-byte elements: x's row stride of 7176 bytes is not 16-byte.
+        padded = FakeTensor(BASE + 0x100000, (1000, 7168), "int8", (7176, 1))
+        expect_invalid(int8, "tensor 'x': stride of dimension 0 is 7176 "
+                       "elements (7176 bytes), expected a multiple of 16 "
+                       "bytes", **s8_tensors(x=padded))
+    tensor_wise = tmp_path / "tensor"
+    tensor_wise.mkdir()
+    with Kernel(write_bundle(tensor_wise, s8_manifest("tensor", "tensor"))) \
+            as int8:
+        scales = dict(x_scale=FakeTensor(BASE + 0x600000, (1,), "float32"),
+                      w_scale=FakeTensor(BASE + 0x700000, (8,), "float32"))
+        assert int8.grid(sm_count=132, **s8_tensors(**scales)) == 132
+
+
+@pytest.mark.parametrize("blocks, message", [
+    (("1x128", "128x128"), "k.json: /problem/x_scale_block: s8 operands "
+     "take \"tensor\" or \"per_row\" scales, got \"1x128\" (block scales "
+     "are for fp8)"),
+    ((None, None), "k.json: /problem/x_scale_block: missing, but s8 "
+     "operands need x_scale_block and w_scale_block"),
+])
+def test_bad_int8_manifest(tmp_path: Path, blocks: Any, message: str) -> None:
+    manifest = s8_manifest(*blocks)
+    if blocks[0] is None:
+        del manifest["params"][13:]
+    with pytest.raises(GGemmError) as error:
+        Kernel(write_bundle(tmp_path, manifest))
+    assert error.value.status == Status.BAD_MANIFEST
+    assert message in str(error.value)
+
+
+@pytest.mark.skipif(not FAKE_DRIVER, reason="GGEMM_FAKE_CUDA_DRIVER not set "
+                    "(CTest sets it to the fake driver of runtime/test)")
+def test_fake_driver_launches_int8(tmp_path: Path) -> None:
+    """An s8 launch through the bindings reaches the (fake) driver: the
+    dtype value and the scales cross the C API as the library expects."""
+    write_bundle(tmp_path, s8_manifest())
+    script = """
+    import ctypes, json, os
+    from ggemm.runtime import Kernel
+    from test_runtime import s8_tensors
+
+    fake = ctypes.CDLL(os.environ["GGEMM_CUDA_DRIVER"])
+    kernel = Kernel(os.environ["GGEMM_TEST_BUNDLE"])
+    before = fake.ggemmFakeLaunchCount()
+    kernel(**s8_tensors(), stream=0x5eed)
+    print(json.dumps({"launches": fake.ggemmFakeLaunchCount() - before}))
+    """
+    env = dict(os.environ)
+    env["GGEMM_CUDA_DRIVER"] = FAKE_DRIVER
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT / "python"), str(Path(__file__).resolve().parent)])
+    env["GGEMM_TEST_BUNDLE"] = str(tmp_path / "k.json")
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], env=env,
+        capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == \
+        {"launches": 1}
 
 
 # -- segment_matmul_k (K-ragged weight gradients, issue 12) -----------------
@@ -698,7 +816,7 @@ _capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 # (code, bits) of DLPack's types by name.
 _DL_TYPES = {"bfloat16": (4, 16), "float16": (2, 16), "float32": (2, 32),
-             "int32": (0, 32), "float64": (2, 64)}
+             "int8": (0, 8), "int32": (0, 32), "float64": (2, 64)}
 
 
 class DLPackArray:
@@ -771,6 +889,14 @@ def test_dlpack_layout_strides_and_offset() -> None:
                                                     "bfloat16"))
     rest = runtime._TENSOR_LAYOUT.unpack(packed)[4:]
     assert rest[:3] == (2, 3, 5) and rest[4:7] == (15, 5, 1)
+
+
+def test_dlpack_int8_is_s8() -> None:
+    # DLPack's kDLInt of 8 bits: an INT8 kernel's operands (CuPy's int8).
+    packed = runtime._tensor_bytes("x", DLPackArray(BASE, (4, 32), "int8"))
+    _, data, dtype, rank, *rest = runtime._TENSOR_LAYOUT.unpack(packed)
+    assert (data, dtype, rank) == (BASE, runtime.DType.S8, 2)
+    assert rest[4:6] == [32, 1]
 
 
 def test_dlpack_rejects_host_memory_and_unknown_dtypes(kernel: Kernel) -> None:

@@ -13,7 +13,7 @@ each with its peer's signature and semantics.
 
 An argument GGEMM cannot honour raises :class:`ggemm.ArgumentError` naming
 it; an entry point whose compiler path is not there yet (some FP8 forms,
-FP8 K-ragged, INT8) raises :class:`ggemm.NotLoweredError` naming what is
+FP8 K-ragged) raises :class:`ggemm.NotLoweredError` naming what is
 missing. Nothing computes something else silently.
 
 Example::

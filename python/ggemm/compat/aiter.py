@@ -19,21 +19,31 @@
   and one ``segment_matmul`` gathers the token rows and scatters each
   result to its pair: no padding, no permuted copy of ``input``, no
   synchronisation.
-- ``int8_gemm`` raises until INT8 lands.
+- ``int8_gemm(x, w, x_scale, w_scale, output_dtype=torch.bfloat16)``:
+  aiter's INT8 GEMM (``gemm_a8w8``, per-token activation and per-channel
+  weight scales): ``x`` ``[M, K]`` and ``w`` ``[N, K]`` ``torch.int8``
+  (K a multiple of 16), ``x_scale`` f32 ``[M, 1]`` or ``[M]`` (or one
+  value for all of x), ``w_scale`` f32 ``[1, N]``, ``[N]`` or ``[N, 1]``
+  (or one value); returns ``(x @ wᵀ) * x_scale * w_scale``, summed exactly
+  in int32 and scaled once, as ``[M, N]`` in ``output_dtype`` (bf16,
+  fp16 or float32). One :func:`ggemm.batched_matmul` of one batch with
+  INT8 operands; the scales are reshaped (views, no copies, when they are
+  contiguous). Not differentiable.
 
 Example::
 
     from ggemm.compat import aiter
     y = aiter.gemm_gelu(a, b, bias)
+    y = aiter.int8_gemm(x_i8, w_i8, x_scale, w_scale, torch.bfloat16)
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from .. import ops
 from ..routing import sort_by_expert
-from . import ArgumentError, not_lowered
+from . import ArgumentError
 
 __all__ = ["batched_gemm", "gemm_bias", "gemm_gelu", "gemm_relu",
            "cutlass_gemm", "int8_gemm", "grouped_gemm"]
@@ -112,9 +122,68 @@ def cutlass_gemm(a: Any, b: Any, alpha: float = 1.0, beta: float = 0.0,
                  row_scale=row_scale)
 
 
-def int8_gemm(*args: Any, **kwargs: Any) -> Any:
-    raise not_lowered("int8_gemm", "INT8 operands with per-row/per-column "
-                      "scales")
+def _int8_operand(name: str, tensor: Any, shape: str) -> None:
+    """x and w: 2-D torch.int8 (the ops check device and strides)."""
+    if getattr(tensor, "dim", lambda: 0)() != 2:
+        raise ArgumentError(f"{name}: expected a {shape} torch.int8 tensor, "
+                            f"got shape {list(getattr(tensor, 'shape', []))}")
+    if ops.dtype_name(tensor) != "s8":
+        raise ArgumentError(f"{name}: expected dtype torch.int8, got "
+                            f"{tensor.dtype}")
+
+
+def _int8_scale(name: str, scale: Any, per: str,
+                shapes: Tuple[Tuple[int, ...], ...],
+                as_grouped: Tuple[int, ...]) -> Any:
+    """One of ``int8_gemm``'s scales as the grouped op of one group reads
+    it: one value stays one value (tensor-wise); one per token or channel
+    (any of ``shapes``) becomes ``as_grouped``, a view when the scale is
+    contiguous (the op copies a strided one). The op checks the dtype."""
+    if not hasattr(scale, "reshape") or not hasattr(scale, "shape"):
+        raise ArgumentError(f"{name}: expected a float32 tensor, got "
+                            f"{type(scale).__name__}")
+    shape = tuple(scale.shape)
+    if shape in ((), (1,), (1, 1)):
+        return scale if len(shape) < 2 else scale.reshape(1)
+    if shape in shapes:
+        return scale.reshape(*as_grouped)
+    accepted = " or ".join(str(list(s)) for s in shapes)
+    raise ArgumentError(f"{name}: expected one f32 {per} ({accepted}) or "
+                        f"one for all ([] or [1]), got shape {list(shape)}")
+
+
+def int8_gemm(x: Any, w: Any, x_scale: Any, w_scale: Any,
+              output_dtype: Any = None) -> Any:
+    """``(x @ wᵀ) * x_scale * w_scale`` in ``output_dtype`` (None:
+    torch.bfloat16), aiter's INT8 GEMM (see the module docstring).
+
+    Example::
+
+        # x_i8 [M, K], w_i8 [N, K] int8; x_scale [M, 1], w_scale [1, N] f32
+        y = aiter.int8_gemm(x_i8, w_i8, x_scale, w_scale)   # [M, N] bf16
+    """
+    _int8_operand("x", x, "[M, K]")
+    _int8_operand("w", w, "[N, K]")
+    (rows, k), (n, w_k) = tuple(x.shape), tuple(w.shape)
+    if w_k != k:
+        raise ArgumentError(f"w: expected [N, K] with K = {k} (x.shape[1]), "
+                            f"got shape {list(w.shape)}")
+    try:
+        out_dtype = ops._out_dtype_name(output_dtype)
+    except ArgumentError:
+        raise ArgumentError(f"output_dtype: expected torch.bfloat16, "
+                            f"torch.float16 or torch.float32, got "
+                            f"{output_dtype}") from None
+    # One batch: x [1, M, K], w [1, N, K]; per-token scales [1, M], per-
+    # channel ones [Gw = 1, N].
+    x_scale = _int8_scale("x_scale", x_scale, "per token",
+                          ((rows, 1), (rows,)), (1, rows))
+    w_scale = _int8_scale("w_scale", w_scale, "per output channel",
+                          ((1, n), (n,), (n, 1)), (1, n))
+    y = ops.batched_matmul(x.unsqueeze(0), w.unsqueeze(0),
+                           out_dtype=out_dtype, x_scale=x_scale,
+                           w_scale=w_scale)
+    return y[0]
 
 
 def grouped_gemm(input: Any, weights: Any, expert_ids: Any, topk: int,

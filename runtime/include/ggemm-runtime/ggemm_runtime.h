@@ -66,7 +66,11 @@ typedef enum ggemm_dtype {
   GGEMM_DTYPE_F8E4M3 = 3,
   GGEMM_DTYPE_F8E5M2 = 4,
   GGEMM_DTYPE_I32 = 5,
-  GGEMM_DTYPE_I64 = 6
+  GGEMM_DTYPE_I64 = 6,
+  /* Signed 8-bit integers: the operands of INT8 GEMMs (s8 x s8 -> s32
+   * wgmma, dequantised by tensor-wise or per-row scales). Appended: the
+   * values above are ABI and never change. */
+  GGEMM_DTYPE_S8 = 7
 } ggemm_dtype;
 
 #define GGEMM_MAX_RANK 4
