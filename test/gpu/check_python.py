@@ -106,6 +106,16 @@ def spec() -> dict:
         # FlashInfer's bmm_fp8: tensor-wise scales
         dict(bat, dtype="f8e4m3", n=N, k=K, groups=2, x_scale_block="tensor",
              w_scale_block="tensor"),
+        # INT8 (s8, exact int32 sums): the ops with per-row and tensor-wise
+        # scales, and aiter's int8_gemm (one batch, bf16 and f32 out)
+        dict(seg, dtype="s8", n=N, k=K, groups=G, x_scale_block="per_row",
+             w_scale_block="per_row"),
+        dict(op="masked_matmul", dtype="s8", n=N, k=K, groups=4,
+             x_scale_block="tensor", w_scale_block="per_row"),
+        dict(bat, dtype="s8", n=N, k=K, groups=1, x_scale_block="per_row",
+             w_scale_block="per_row"),
+        dict(bat, dtype="s8", n=N, k=K, groups=1, x_scale_block="per_row",
+             w_scale_block="per_row", out_dtype="f32"),
         # autograd with weight_layout kn and weight indices: the forward,
         # dx (the other layout) and dW (below, K-ragged per segment)
         dict(seg, dtype=bf, n=N2, k=K2, groups=5, num_weights=3,
@@ -684,6 +694,88 @@ def cases(check: Checker) -> None:
     check.run("deep_gemm m_grouped fp8 contiguous", fp8_contiguous_case)
     check.run("deep_gemm m_grouped fp8 masked", fp8_masked_case)
     check.run("flag_gems w8a8_block_fp8_bmm", fp8_bmm_case)
+
+    # -- INT8: s8 x s8 summed exactly in int32, dequantised in the epilogue
+    def int8_rand(*shape):
+        return torch.randint(-128, 128, shape, device=dev, dtype=torch.int8)
+
+    def int8_segment_case():
+        offsets, rows = segments(rng, G)
+        x, w = int8_rand(rows, K), int8_rand(G, N, K)
+        xs = torch.rand(rows, device=dev) + 0.5
+        ws = torch.rand(G, N, device=dev) / 1000
+        indptr = torch.tensor(offsets, dtype=torch.int32, device=dev)
+        y = torch.full((rows, N), float("nan"), device=dev, dtype=bf)
+        ggemm.segment_matmul(x, w, indptr, x_scale=xs, w_scale=ws, out=y)
+        torch.cuda.synchronize()
+        ref = seg_reference(x, w, offsets)
+        for g in range(G):
+            b, e = offsets[g], offsets[g + 1]
+            ref[b:e] *= xs[b:e, None].double() * ws[g].double()
+        inside = torch.zeros(rows, dtype=torch.bool, device=dev)
+        inside[offsets[0]:offsets[-1]] = True
+        expect_close(y[inside], ref[inside])
+        if not bool(torch.isnan(y[~inside].float()).all()):
+            raise AssertionError("rows outside every segment were written")
+        return f"rel err {rel_err(y[inside], ref[inside]):.1e}"
+
+    def int8_masked_case():
+        groups, rows = 4, 160
+        counts = [rng.choice([0, 1, 50, 160, 300]) for _ in range(groups)]
+        x, w = int8_rand(groups, rows, K), int8_rand(groups, N, K)
+        xs = torch.rand(1, device=dev) / 100
+        ws = torch.rand(groups, N, device=dev) / 100
+        m = torch.tensor(counts, dtype=torch.int32, device=dev)
+        y = torch.full((groups, rows, N), float("nan"), device=dev, dtype=bf)
+        ggemm.masked_matmul(x, w, m, x_scale=xs, w_scale=ws, out=y)
+        torch.cuda.synchronize()
+        errors = []
+        for g, c in enumerate(counts):
+            c = min(c, rows)
+            ref = (x[g, :c].double() @ w[g].double().t()) * xs.double() \
+                * ws[g].double()
+            if c:
+                expect_close(y[g, :c], ref, f"group {g}")
+                errors.append(rel_err(y[g, :c], ref))
+            if not bool(torch.isnan(y[g, c:].float()).all()):
+                raise AssertionError(f"group {g}: rows past masked_m written")
+        return f"max rel err {max(errors, default=0):.1e}"
+
+    def aiter_int8_case():
+        from ggemm.compat import aiter
+        m = rng.choice([1, 33, 200])
+        x, w = int8_rand(m, K), int8_rand(N, K)
+        x_scale = torch.rand(m, 1, device=dev) / 100
+        w_scale = torch.rand(1, N, device=dev) / 100
+        y = aiter.int8_gemm(x, w, x_scale, w_scale, torch.bfloat16)
+        torch.cuda.synchronize()
+        if y.shape != (m, N) or y.dtype != bf:
+            raise AssertionError(f"got {tuple(y.shape)} {y.dtype}")
+        ref = (x.double() @ w.double().t()) * x_scale.double() \
+            * w_scale.double()
+        expect_close(y, ref)
+        return f"rel err {rel_err(y, ref):.1e}"
+
+    def aiter_int8_exact_case():
+        # Unit scales, f32 out, K = 256: |sum| <= 2^22, so the int32 sum
+        # converted to f32 is the exact integer product.
+        from ggemm.compat import aiter
+        m = rng.choice([17, 256])
+        x, w = int8_rand(m, K), int8_rand(N, K)
+        x[0], w[0] = -128, -128
+        y = aiter.int8_gemm(x, w, torch.ones(m, 1, device=dev),
+                            torch.ones(1, N, device=dev), torch.float32)
+        torch.cuda.synchronize()
+        exact = x.double() @ w.double().t()
+        if not torch.equal(y.double(), exact):
+            raise AssertionError(f"{int((y.double() != exact).sum())} values "
+                                 f"differ from the exact integer product")
+        return "equal to the integer product"
+
+    check.run("int8 segment_matmul per-row scales", int8_segment_case)
+    check.run("int8 masked_matmul tensor x, channel w", int8_masked_case)
+    check.run("aiter int8_gemm per-token/per-channel", aiter_int8_case)
+    check.run("aiter int8_gemm f32 unit scales exact", aiter_int8_exact_case)
 
     check.run("deep_gemm bf16_gemm_nt (+c)", dg_gemm_case)
     check.run("deep_gemm m_grouped contiguous m_indices", dg_contiguous_case)
