@@ -181,6 +181,11 @@ private:
   LogicalResult lowerMma(MmaOp op);
   LogicalResult lowerPromote(PromoteOp op);
   LogicalResult lowerStore(StoreTileOp op);
+  /// The quantised store of one row of an e4m3 y (with `y_scale`): columns
+  /// `[col, colLimit)`, each value given by `epilogueAt(column, old, type)`.
+  void quantizedRow(StoreTileOp op, Value y, Value yScale, Value row,
+                    Value col, Value colLimit, int64_t tileCols,
+                    function_ref<Value(Value, Value, Type)> epilogueAt);
 
   OpBuilder &allocas;
   int64_t numCtas;
@@ -573,43 +578,103 @@ LogicalResult LoopsTranslator::lowerStore(StoreTileOp op) {
         /*withElseRegion=*/false);
     b.setInsertionPointToStart(inside.thenBlock());
   }
+  // The epilogue's value at column c of the row, in `type` (f32 before an
+  // e4m3 y's quantisation); `old` is y's value there (accumulate).
+  auto epilogueAt = [&](Value c, Value old, Type type) -> Value {
+    Value j = arith::SubIOp::create(b, loc, c, col);
+    auto accAt = [&](Value column) -> Value {
+    Value v = transposed ? memref::LoadOp::create(b, loc, acc, {column, i})
+                         : memref::LoadOp::create(b, loc, acc, {i, column});
+      // An INT8 product's int32 sum, as the GPU converts it (exact below
+      // 2^24, rounded to nearest even above).
+      if (v.getType().isSignlessInteger(32))
+        v = arith::SIToFPOp::create(b, loc, b.getF32Type(), v);
+      return v;
+    };
+    Value v = accAt(j);
+    Value up, biasValue, upBias;
+    if (gated)
+      up = accAt(arith::AddIOp::create(
+          b, loc, j, arith::ConstantIndexOp::create(b, loc, tileCols)));
+    if (bias)
+      biasValue = memref::LoadOp::create(b, loc, bias, {weight, c});
+    Value dequant = rowDequant;
+    if (op.hasPerChannelWScale())
+      dequant =
+          mulFactors(b, loc, rowDequant,
+                     memref::LoadOp::create(b, loc, wScale, {wScaleIndex, c}));
+    if (bias && gated)
+      upBias = memref::LoadOp::create(
+          b, loc, bias, {weight, arith::AddIOp::create(b, loc, c, n)});
+    return gated ? buildGatedEpilogue(b, loc, v, up, biasValue, upBias, scale,
+                                      old, type)
+                 : buildEpilogue(b, loc, v, dequant, biasValue, activation,
+                                 scale, old, type);
+  };
+  if (Value yScale = lookup(op.getYScale(), op)) {
+    quantizedRow(op, y, yScale, target, col, colLimit, tileCols, epilogueAt);
+    return success();
+  }
   auto colLoop = scf::ForOp::create(b, loc, col, colLimit, one);
   b.setInsertionPointToStart(colLoop.getBody());
   Value c = colLoop.getInductionVar();
-  Value j = arith::SubIOp::create(b, loc, c, col);
-  auto accAt = [&](Value column) -> Value {
-    Value v = transposed ? memref::LoadOp::create(b, loc, acc, {column, i})
-                         : memref::LoadOp::create(b, loc, acc, {i, column});
-    // An INT8 product's int32 sum, as the GPU converts it (exact below
-    // 2^24, rounded to nearest even above).
-    if (v.getType().isSignlessInteger(32))
-      v = arith::SIToFPOp::create(b, loc, b.getF32Type(), v);
-    return v;
-  };
-  Value v = accAt(j);
-  Value up, biasValue, upBias, old;
-  if (gated)
-    up = accAt(arith::AddIOp::create(
-        b, loc, j, arith::ConstantIndexOp::create(b, loc, tileCols)));
-  if (bias)
-    biasValue = memref::LoadOp::create(b, loc, bias, {weight, c});
-  Value dequant = rowDequant;
-  if (op.hasPerChannelWScale())
-    dequant =
-        mulFactors(b, loc, rowDequant,
-                   memref::LoadOp::create(b, loc, wScale, {wScaleIndex, c}));
-  if (bias && gated)
-    upBias = memref::LoadOp::create(
-        b, loc, bias, {weight, arith::AddIOp::create(b, loc, c, n)});
   // Sequential on the CPU, an atomic add is this read, add and write.
+  Value old;
   if (accumulate)
     old = memref::LoadOp::create(b, loc, y, {target, c});
-  Value out = gated ? buildGatedEpilogue(b, loc, v, up, biasValue, upBias,
-                                         scale, old, outType)
-                    : buildEpilogue(b, loc, v, dequant, biasValue, activation,
-                                    scale, old, outType);
-  memref::StoreOp::create(b, loc, out, y, {target, c});
+  memref::StoreOp::create(b, loc, epilogueAt(c, old, outType), y,
+                          {target, c});
   return success();
+}
+
+void LoopsTranslator::quantizedRow(
+    StoreTileOp op, Value y, Value yScale, Value row, Value col,
+    Value colLimit, int64_t tileCols,
+    function_ref<Value(Value, Value, Type)> epilogueAt) {
+  // An e4m3 y: per 128 columns of the row (the tile's columns are whole
+  // blocks), the block's largest |value| gives its scale, then each value
+  // is scaled and encoded, as ggemm.quantize does with 1x128 blocks.
+  Location loc = op.getLoc();
+  Type f32 = b.getF32Type();
+  Type fp8Type = op.getY().getType().getElementType();
+  constexpr double kE4m3Max = 448.0;
+  auto idx = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  OpBuilder::InsertionGuard guard(b);
+  auto blocks = scf::ForOp::create(b, loc, col, colLimit, idx(128));
+  b.setInsertionPointToStart(blocks.getBody());
+  Value c0 = blocks.getInductionVar();
+  Value c1 = arith::MinSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, c0, idx(128)), colLimit);
+  auto maxLoop = scf::ForOp::create(
+      b, loc, c0, c1, idx(1),
+      ValueRange{arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
+                                                APFloat(0.0f))
+                     .getResult()});
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(maxLoop.getBody());
+    Value v = epilogueAt(maxLoop.getInductionVar(), Value(), f32);
+    // |v| as max(v, -v): NaN propagates, as in ggemm.quantize.
+    Value absV =
+        arith::MaximumFOp::create(b, loc, v, arith::NegFOp::create(b, loc, v));
+    scf::YieldOp::create(b, loc,
+                         ValueRange{arith::MaximumFOp::create(
+                             b, loc, maxLoop.getRegionIterArgs()[0], absV)});
+  }
+  auto [scale, factor] =
+      buildFp8ScaleAndFactor(b, loc, maxLoop.getResult(0), kE4m3Max);
+  memref::StoreOp::create(
+      b, loc, scale, yScale,
+      ValueRange{row, arith::DivUIOp::create(b, loc, c0, idx(128))});
+  auto storeLoop = scf::ForOp::create(b, loc, c0, c1, idx(1));
+  b.setInsertionPointToStart(storeLoop.getBody());
+  Value c = storeLoop.getInductionVar();
+  Value scaled =
+      arith::MulFOp::create(b, loc, epilogueAt(c, Value(), f32), factor);
+  memref::StoreOp::create(b, loc, encodeFp8(b, loc, scaled, fp8Type, kE4m3Max),
+                          y, ValueRange{row, c});
 }
 
 /// What the in-place lowering needs: accumulators flow linearly (each value

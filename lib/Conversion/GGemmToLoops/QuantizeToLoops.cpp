@@ -19,6 +19,8 @@
 
 #include "QuantizeToLoops.h"
 
+#include "ggemm/Dialect/GGemm/Transforms/Epilogue.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -69,7 +71,6 @@ private:
       return v;
     return arith::ExtFOp::create(b, loc, f32, v);
   }
-  Value encodeFp8(Value v, Type fp8Type);
   /// The block (lead, rowBlock, colBlock): its maximum, scale and bytes.
   void quantizeBlock(ArrayRef<Value> lead, Value rowBlock, Value colBlock);
 
@@ -81,14 +82,102 @@ private:
   Value rows;
 };
 
+void QuantizeLoopsBuilder::quantizeBlock(ArrayRef<Value> lead, Value rowBlock,
+                                         Value colBlock) {
+  ScaleBlockAttr block = op.getBlockShape();
+  Value row0 = arith::MulIOp::create(b, loc, rowBlock, idx(block.getRows()));
+  Value rowEnd = arith::MinUIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, row0, idx(block.getRows())), rows);
+  Value col0 = arith::MulIOp::create(b, loc, colBlock, idx(block.getCols()));
+  Value colEnd = arith::AddIOp::create(b, loc, col0, idx(block.getCols()));
+  auto rowLoop =
+      scf::ForOp::create(b, loc, row0, rowEnd, idx(1), ValueRange{cf(0.0)});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(rowLoop.getBody());
+    auto colLoop = scf::ForOp::create(b, loc, col0, colEnd, idx(1),
+                                      rowLoop.getRegionIterArgs());
+    {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(colLoop.getBody());
+      Value x =
+          loadX(lead, rowLoop.getInductionVar(), colLoop.getInductionVar());
+      // |x| as max(x, -x): NaN propagates, as torch's amax does.
+      Value absX = arith::MaximumFOp::create(b, loc, x,
+                                             arith::NegFOp::create(b, loc, x));
+      scf::YieldOp::create(b, loc,
+                           ValueRange{arith::MaximumFOp::create(
+                               b, loc, colLoop.getRegionIterArgs()[0], absX)});
+    }
+    scf::YieldOp::create(b, loc, colLoop.getResults());
+  }
+  auto [scale, factor] = buildFp8ScaleAndFactor(b, loc, rowLoop.getResult(0),
+                                                op.getFp8Max());
+  SmallVector<Value> scaleIndices(lead);
+  scaleIndices.append({rowBlock, colBlock});
+  memref::StoreOp::create(b, loc, scale, op.getScale(), scaleIndices);
+  Type fp8Type = op.getQ().getType().getElementType();
+  forRange(row0, rowEnd, [&](Value row) {
+    forRange(col0, colEnd, [&](Value col) {
+      Value scaled =
+          arith::MulFOp::create(b, loc, loadX(lead, row, col), factor);
+      SmallVector<Value> indices(lead);
+      indices.append({row, col});
+      memref::StoreOp::create(
+          b, loc, encodeFp8(b, loc, scaled, fp8Type, op.getFp8Max()),
+          op.getQ(), indices);
+    });
+  });
+}
+
+void QuantizeLoopsBuilder::build() {
+  Value x = op.getX();
+  int64_t rank = op.getX().getType().getRank();
+  rows = memref::DimOp::create(b, loc, x, rank - 2);
+  ScaleBlockAttr block = op.getBlockShape();
+  Value rowBlocks =
+      arith::CeilDivUIOp::create(b, loc, rows, idx(block.getRows()));
+  Value colBlocks = arith::DivUIOp::create(
+      b, loc, memref::DimOp::create(b, loc, x, rank - 1), idx(block.getCols()));
+  auto blocks = [&](ArrayRef<Value> lead) {
+    forRange(idx(0), rowBlocks, [&](Value rowBlock) {
+      forRange(idx(0), colBlocks, [&](Value colBlock) {
+        quantizeBlock(lead, rowBlock, colBlock);
+      });
+    });
+  };
+  if (rank == 2)
+    blocks({});
+  else
+    forRange(idx(0), memref::DimOp::create(b, loc, x, 0),
+             [&](Value g) { blocks({g}); });
+  op.erase();
+}
+
+} // namespace
+
 /// f32 -> FP8 bits, round to nearest even, saturating at +-fp8_max; NaN
 /// gives 0x7f (cvt.rn.satfinite's NaN). f8E4M3FN: bias 7, 3 mantissa bits;
 /// f8E5M2: bias 15, 2 mantissa bits.
-Value QuantizeLoopsBuilder::encodeFp8(Value v, Type fp8Type) {
+Value mlir::ggemm::encodeFp8(OpBuilder &b, Location loc, Value v,
+                             Type fp8Type, double fp8Max) {
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  auto c32 = [&](int64_t c) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i32, c).getResult();
+  };
+  auto cf = [&](double c) -> Value {
+    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
+                                          APFloat(static_cast<float>(c)));
+  };
+  auto cmpf = [&](arith::CmpFPredicate p, Value x, Value y) -> Value {
+    return arith::CmpFOp::create(b, loc, p, x, y);
+  };
+  auto select = [&](Value c, Value x, Value y) -> Value {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  };
   bool e4m3 = isa<Float8E4M3FNType>(fp8Type);
   int64_t mantissaBits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
   int64_t minNormalExp = 1 - bias;
-  double fp8Max = op.getFp8Max();
   Value clamped =
       select(cmpf(arith::CmpFPredicate::OGT, v, cf(fp8Max)), cf(fp8Max), v);
   clamped = select(cmpf(arith::CmpFPredicate::OLT, clamped, cf(-fp8Max)),
@@ -127,82 +216,6 @@ Value QuantizeLoopsBuilder::encodeFp8(Value v, Type fp8Type) {
   return arith::BitcastOp::create(b, loc, fp8Type, byte);
 }
 
-void QuantizeLoopsBuilder::quantizeBlock(ArrayRef<Value> lead, Value rowBlock,
-                                         Value colBlock) {
-  ScaleBlockAttr block = op.getBlockShape();
-  Value row0 = arith::MulIOp::create(b, loc, rowBlock, idx(block.getRows()));
-  Value rowEnd = arith::MinUIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, row0, idx(block.getRows())), rows);
-  Value col0 = arith::MulIOp::create(b, loc, colBlock, idx(block.getCols()));
-  Value colEnd = arith::AddIOp::create(b, loc, col0, idx(block.getCols()));
-  auto rowLoop =
-      scf::ForOp::create(b, loc, row0, rowEnd, idx(1), ValueRange{cf(0.0)});
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(rowLoop.getBody());
-    auto colLoop = scf::ForOp::create(b, loc, col0, colEnd, idx(1),
-                                      rowLoop.getRegionIterArgs());
-    {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPointToStart(colLoop.getBody());
-      Value x =
-          loadX(lead, rowLoop.getInductionVar(), colLoop.getInductionVar());
-      // |x| as max(x, -x): NaN propagates, as torch's amax does.
-      Value absX = arith::MaximumFOp::create(b, loc, x,
-                                             arith::NegFOp::create(b, loc, x));
-      scf::YieldOp::create(b, loc,
-                           ValueRange{arith::MaximumFOp::create(
-                               b, loc, colLoop.getRegionIterArgs()[0], absX)});
-    }
-    scf::YieldOp::create(b, loc, colLoop.getResults());
-  }
-  Value amax =
-      arith::MaximumFOp::create(b, loc, rowLoop.getResult(0), cf(1e-4));
-  double fp8Max = op.getFp8Max();
-  Value scale = arith::MulFOp::create(b, loc, amax, cf(1.0 / fp8Max));
-  SmallVector<Value> scaleIndices(lead);
-  scaleIndices.append({rowBlock, colBlock});
-  memref::StoreOp::create(b, loc, scale, op.getScale(), scaleIndices);
-  Value factor = arith::MulFOp::create(
-      b, loc, arith::DivFOp::create(b, loc, cf(1.0), amax), cf(fp8Max));
-  Type fp8Type = op.getQ().getType().getElementType();
-  forRange(row0, rowEnd, [&](Value row) {
-    forRange(col0, colEnd, [&](Value col) {
-      Value scaled =
-          arith::MulFOp::create(b, loc, loadX(lead, row, col), factor);
-      SmallVector<Value> indices(lead);
-      indices.append({row, col});
-      memref::StoreOp::create(b, loc, encodeFp8(scaled, fp8Type), op.getQ(),
-                              indices);
-    });
-  });
-}
-
-void QuantizeLoopsBuilder::build() {
-  Value x = op.getX();
-  int64_t rank = op.getX().getType().getRank();
-  rows = memref::DimOp::create(b, loc, x, rank - 2);
-  ScaleBlockAttr block = op.getBlockShape();
-  Value rowBlocks =
-      arith::CeilDivUIOp::create(b, loc, rows, idx(block.getRows()));
-  Value colBlocks = arith::DivUIOp::create(
-      b, loc, memref::DimOp::create(b, loc, x, rank - 1), idx(block.getCols()));
-  auto blocks = [&](ArrayRef<Value> lead) {
-    forRange(idx(0), rowBlocks, [&](Value rowBlock) {
-      forRange(idx(0), colBlocks, [&](Value colBlock) {
-        quantizeBlock(lead, rowBlock, colBlock);
-      });
-    });
-  };
-  if (rank == 2)
-    blocks({});
-  else
-    forRange(idx(0), memref::DimOp::create(b, loc, x, 0),
-             [&](Value g) { blocks({g}); });
-  op.erase();
-}
-
-} // namespace
 
 void mlir::ggemm::lowerQuantizeToLoops(QuantizeOp op) {
   QuantizeLoopsBuilder(op).build();

@@ -47,8 +47,8 @@ struct KernelFacts;
 
 /// The parameter types, in the order above (with the scale parameters when
 /// `blockScaled`, then y's TMA descriptor when `staged`, then the gather
-/// indices, then the scatter indices and y's rows, then the epilogue scales;
-/// see KernelFacts).
+/// indices, then the scatter indices and y's rows, then the epilogue scales,
+/// then an e4m3 y's scales; see KernelFacts).
 SmallVector<Type> kernelParamTypes(MLIRContext *ctx, const KernelFacts &facts);
 
 /// Bytes of one 128-byte swizzle row: the contiguous extent of every smem
@@ -115,6 +115,8 @@ struct KernelFacts {
   /// per weight.
   Value xEpilogueScale, wEpilogueScale;
   bool perRowXScale = false, perChannelWScale = false;
+  /// An e4m3 y's 1x128 scales, written by the store (null without).
+  Value yScale;
   /// A gated weight's layout: side by side (0), its tile split into a gate
   /// half and an up half N rows apart (`splitB`), or interleaved in blocks
   /// of `gateUpBlock` rows, its tile one box of both.
@@ -143,6 +145,13 @@ struct KernelFacts {
   /// by address.
   unsigned xScaleParam() const { return scatterParam() + (scatter ? 2 : 0); }
   unsigned wScaleParam() const { return xScaleParam() + 1; }
+  /// With an e4m3 y, after the epilogue scales: y_scale's address and its
+  /// row and column strides (elements).
+  unsigned yScaleParam() const {
+    return xScaleParam() + (epilogueScaled() ? 2 : 0);
+  }
+  unsigned yScaleRowStrideParam() const { return yScaleParam() + 1; }
+  unsigned yScaleColStrideParam() const { return yScaleParam() + 2; }
   bool epilogueScaled() const { return bool(xEpilogueScale); }
   bool blockScaled() const { return bool(aScales); }
   Type aElem() const { return aTile.getElementType(); }
@@ -242,6 +251,10 @@ private:
                    Value weight, int64_t blockN);
   void storeStaged(StoreTileOp op, Value acc, Value row0, Value col0,
                    Value weight, int64_t blockN);
+  /// An e4m3 y: each row's 128-column blocks quantised (y_scale) and
+  /// stored with masked byte-pair stores.
+  void storeQuantized(Value acc, Value row0, Value rowEnd, Value col0,
+                      Value weight, int64_t blockN);
   /// A gated (swiglu) tile's accumulator of `blockN` columns as the
   /// accumulator of its `blockN / 2` output columns: `silu(gate + bias) *
   /// (up + bias)` in f32.

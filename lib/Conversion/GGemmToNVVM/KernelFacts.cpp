@@ -25,6 +25,8 @@ SmallVector<Type> mlir::ggemm::nvvm::kernelParamTypes(MLIRContext *ctx,
     types.append({ptrGlobal, i64});
   if (f.epilogueScaled())
     types.append({ptrGlobal, ptrGlobal});
+  if (f.yScale)
+    types.append({ptrGlobal, i64, i64});
   return types;
 }
 
@@ -231,7 +233,8 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
           succeeded(
               ok = bind(op, "x_scale", f.xEpilogueScale, store.getXScale())) &&
           succeeded(
-              ok = bind(op, "w_scale", f.wEpilogueScale, store.getWScale())))
+              ok = bind(op, "w_scale", f.wEpilogueScale, store.getWScale())) &&
+          succeeded(ok = bind(op, "y_scale", f.yScale, store.getYScale())))
         ok = bind(op, "scatter_indices", f.scatter, store.getScatter());
       f.perRowXScale = store.hasPerRowXScale();
       f.perChannelWScale = store.hasPerChannelWScale();

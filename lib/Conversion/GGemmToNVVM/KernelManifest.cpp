@@ -102,6 +102,8 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
     problem.push_back(
         named("w_scale_block", s(f.perChannelWScale ? "per_row" : "tensor")));
   }
+  if (f.yScale)
+    problem.push_back(named("y_scale_block", s("1x128")));
   int64_t blockK = f.aTile.getK();
   SmallVector<NamedAttribute> tile = {
       named("block_m", i(f.aTile.getRows())),
@@ -241,6 +243,19 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
           param({named("name", s(tensor)), named("kind", s("pointer")),
                  named("tensor", s(tensor)),
                  named("optional", b.getBoolAttr(false))}));
+  }
+  if (f.yScale) {
+    // An e4m3 y's 1x128 scales: written at (row, column block) with the
+    // strides the runtime reads off the tensor (rows of all groups one
+    // strided column).
+    params.push_back(
+        param({named("name", s("y_scale")), named("kind", s("pointer")),
+               named("tensor", s("y_scale")),
+               named("optional", b.getBoolAttr(false))}));
+    for (StringRef pname : {"y_scale_stride_row", "y_scale_stride_col"})
+      params.push_back(
+          param({named("name", s(pname)), named("kind", s("scalar")),
+                 named("dtype", s("i64")), named("value", s(pname))}));
   }
   SmallVector<NamedAttribute> manifest = {
       named("format", s("ggemm-bundle")),

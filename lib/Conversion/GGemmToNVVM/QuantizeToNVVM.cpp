@@ -28,6 +28,8 @@
 #include "Kernel.h"
 #include "StandaloneKernel.h"
 
+#include "ggemm/Dialect/GGemm/Transforms/Epilogue.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -141,12 +143,7 @@ private:
   }
   /// amax floored, and the scale and factor of the file comment.
   std::pair<Value, Value> scaleAndFactor(Value amax) {
-    double fp8Max = op.getFp8Max();
-    amax = fmax(amax, cf(1e-4));
-    Value scale = arith::MulFOp::create(b, loc, amax, cf(1.0 / fp8Max));
-    Value factor = arith::MulFOp::create(
-        b, loc, arith::DivFOp::create(b, loc, cf(1.0), amax), cf(fp8Max));
-    return {scale, factor};
+    return buildFp8ScaleAndFactor(b, loc, amax, op.getFp8Max());
   }
   /// Stores the kChunk FP8 bytes of `values * factor` at byte `element`
   /// of q (8 bytes, two words).

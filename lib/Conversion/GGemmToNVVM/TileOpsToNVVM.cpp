@@ -436,6 +436,10 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
     acc = gateAccumulator(acc, col0, weight, blockN);
     blockN /= 2;
   }
+  if (facts.yScale) {
+    storeQuantized(acc, row0, rowEnd, col0, weight, blockN);
+    return success();
+  }
   if (!op.getStagingAttr()) {
     storeDirect(acc, row0, rowEnd, col0, weight, blockN);
     return success();
@@ -535,6 +539,149 @@ void KernelTranslator::storeDirect(Value acc, Value row0, Value rowEnd,
         OpBuilder::InsertionGuard colGuard(b);
         b.setInsertionPointToStart(colIf.thenBlock());
         storeElement(e ? v1 : v0, rowScale, rowFactor, row, colE, weight);
+      }
+    }
+  }
+}
+
+void KernelTranslator::storeQuantized(Value acc, Value row0, Value rowEnd,
+                                      Value col0, Value weight,
+                                      int64_t blockN) {
+  // ggemm.quantize's 1x128 arithmetic on the epilogue's f32 values. A wgmma
+  // fragment gives each lane of a quad (the four lanes with one lane / 4)
+  // two adjacent columns of every 8 of the quad's two rows, so a row's 128
+  // columns are the quad's 4 x 32 values: each lane takes the maximum of
+  // its own, two butterfly shuffles (lane ^ 1, lane ^ 2) that of the block.
+  // The shuffles involve the whole warp, so every lane computes its values
+  // (rows past row_end too, from loads of row 0) and only the stores are
+  // masked.
+  constexpr double kE4m3Max = 448.0;
+  FragmentBase fragment = fragmentBase();
+  Value rowBase = add(row0, fragment.row);
+  Value colBase = add(col0, fragment.col);
+  Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+  Value quadLeader =
+      cmp(arith::CmpIPredicate::eq, arith::RemUIOp::create(b, loc, lane, idx(4)),
+          idx(0));
+  Value zero = arith::ConstantFloatOp::create(b, loc, f32, APFloat(0.0f));
+  Value yScales = param(KernelParam(facts.yScaleParam()));
+  Value scaleRowStride = toIndex(param(KernelParam(facts.yScaleRowStrideParam())));
+  Value scaleColStride = toIndex(param(KernelParam(facts.yScaleColStrideParam())));
+  // Pairs of e4m3 bytes go out as 16-bit stores where y keeps them aligned.
+  Value yAddress = LLVM::PtrToIntOp::create(b, loc, i64, param(kY));
+  Value pairAligned = arith::AndIOp::create(
+      b, loc,
+      cmp(arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(b, loc, yAddress, c64(2)), c64(0)),
+      cmp(arith::CmpIPredicate::eq, arith::RemUIOp::create(b, loc, ldy, idx(2)),
+          idx(0)));
+  Value lastCol = arith::SubIOp::create(b, loc, n, idx(1));
+  OpBuilder::InsertionGuard guard(b);
+  for (int64_t h = 0; h < 2; ++h) {
+    Value row = add(rowBase, idx(8 * h));
+    Value rowOk = cmp(arith::CmpIPredicate::ult, row, rowEnd);
+    // Rows past the group's end read row 0's factors: in bounds, unused.
+    Value safeRow = arith::SelectOp::create(b, loc, rowOk, row, idx(0));
+    Value rowScale;
+    if (facts.rowScale)
+      rowScale = load(f32, elementAddress(param(kRowScale), f32, safeRow));
+    Value rowFactor = rowDequant(safeRow);
+    for (int64_t block = 0; block < blockN / 128; ++block) {
+      // The block's 32 values of this lane: epilogue values in f32, those
+      // of columns at or past N read at column N - 1 and left out of the
+      // maximum.
+      SmallVector<Value> values;
+      SmallVector<Value> cols;
+      Value amax = zero;
+      for (int64_t i = 16 * block; i < 16 * (block + 1); ++i) {
+        Value col = add(colBase, idx(8 * i));
+        cols.push_back(col);
+        for (int64_t e = 0; e < 2; ++e) {
+          Value colE = add(col, idx(e));
+          Value colOk = cmp(arith::CmpIPredicate::ult, colE, n);
+          Value safeCol = arith::SelectOp::create(
+              b, loc, colOk, colE, arith::MinUIOp::create(b, loc, colE, lastCol));
+          Value bias;
+          if (facts.bias && !facts.gated)
+            bias = load(f32, elementAddress(param(kBias), f32,
+                                            add(mul(weight, n), safeCol)));
+          Value v = buildEpilogue(
+              b, loc,
+              LLVM::ExtractValueOp::create(b, loc, acc,
+                                           ArrayRef<int64_t>{4 * i + 2 * h + e}),
+              elementDequant(rowFactor, safeCol), bias, storeActivation(facts),
+              rowScale, Value(), f32);
+          values.push_back(v);
+          Value magnitude =
+              arith::MaximumFOp::create(b, loc, v, arith::NegFOp::create(b, loc, v));
+          amax = arith::MaximumFOp::create(
+              b, loc, amax,
+              arith::SelectOp::create(b, loc, colOk, magnitude, zero));
+        }
+      }
+      for (int64_t delta : {1, 2}) {
+        Value other =
+            NVVM::ShflOp::create(b, loc, f32, c32(-1), amax, c32(delta),
+                                 c32(31), NVVM::ShflKind::bfly, UnitAttr())
+                .getResult();
+        amax = arith::MaximumFOp::create(b, loc, amax, other);
+      }
+      auto [scale, factor] = buildFp8ScaleAndFactor(b, loc, amax, kE4m3Max);
+      Value blockCol = add(col0, idx(128 * block));
+      auto rowIf = scf::IfOp::create(b, loc, rowOk, false);
+      OpBuilder::InsertionGuard rowGuard(b);
+      b.setInsertionPointToStart(rowIf.thenBlock());
+      // The block's scale, once per row (by the quad's first lane), where
+      // the block has columns.
+      auto scaleIf = scf::IfOp::create(
+          b, loc,
+          arith::AndIOp::create(b, loc, quadLeader,
+                                cmp(arith::CmpIPredicate::ult, blockCol, n)),
+          false);
+      {
+        OpBuilder::InsertionGuard scaleGuard(b);
+        b.setInsertionPointToStart(scaleIf.thenBlock());
+        Value at = add(mul(row, scaleRowStride),
+                       mul(arith::DivUIOp::create(b, loc, blockCol, idx(128)),
+                           scaleColStride));
+        LLVM::StoreOp::create(b, loc, scale, elementAddress(yScales, f32, at));
+      }
+      for (auto [i, col] : llvm::enumerate(cols)) {
+        // The first operand goes to the upper byte: column col + 1.
+        Value packed = NVVM::ConvertF32x2ToF8x2Op::create(
+            b, loc, b.getI16Type(),
+            arith::MulFOp::create(b, loc, values[2 * i + 1], factor),
+            arith::MulFOp::create(b, loc, values[2 * i], factor),
+            NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
+            /*relu=*/false, facts.outElem);
+        Value address =
+            elementAddress(param(kY), b.getI8Type(), add(mul(row, ldy), col));
+        Value pairOk = arith::AndIOp::create(
+            b, loc, pairAligned,
+            cmp(arith::CmpIPredicate::ult, add(col, idx(1)), n));
+        auto pairIf = scf::IfOp::create(b, loc, pairOk, /*withElse=*/true);
+        OpBuilder::InsertionGuard pairGuard(b);
+        b.setInsertionPointToStart(pairIf.thenBlock());
+        LLVM::StoreOp::create(b, loc, packed, address, /*alignment=*/2);
+        b.setInsertionPointToStart(pairIf.elseBlock());
+        for (int64_t e = 0; e < 2; ++e) {
+          auto colIf = scf::IfOp::create(
+              b, loc, cmp(arith::CmpIPredicate::ult, add(col, idx(e)), n),
+              false);
+          OpBuilder::InsertionGuard colGuard(b);
+          b.setInsertionPointToStart(colIf.thenBlock());
+          Value byte = arith::TruncIOp::create(
+              b, loc, b.getI8Type(),
+              e ? arith::ShRUIOp::create(
+                      b, loc, packed,
+                      arith::ConstantIntOp::create(b, loc, b.getI16Type(), 8))
+                      .getResult()
+                : packed);
+          LLVM::StoreOp::create(
+              b, loc, byte,
+              elementAddress(param(kY), b.getI8Type(),
+                             add(mul(row, ldy), add(col, idx(e)))));
+        }
       }
     }
   }

@@ -202,6 +202,53 @@ LogicalResult verifyScales(Operation *op, Type aType, Value xScale,
   return verifyShape(op, "w_scale", cast<MemRefType>(wScale.getType()), wShape);
 }
 
+/// Verifies an e4m3 y's 1x128 scales: `y_scale` exactly with an e4m3 y,
+/// `[lead..., rows, ceil(N/128)]` (ggemm-tile checks that the groups of a
+/// masked or batched one collapse, as it does for y), an epilogue that
+/// computes every value it quantises, and a tile config of whole,
+/// unswapped 128-column blocks.
+template <typename OpTy>
+LogicalResult verifyYScale(OpTy op, ArrayRef<int64_t> lead,
+                           const ProblemDims &dims, Value scatterIndices,
+                           bool gated) {
+  auto yType = cast<MemRefType>(op.getY().getType());
+  Value yScale = op.getYScale();
+  bool fp8Out = isa<Float8E4M3FNType>(yType.getElementType());
+  if (fp8Out && !yScale)
+    return op.emitOpError() << "expects `y_scale` with an e4m3 y (its 1x128 "
+                               "scales, computed in the epilogue)";
+  if (!fp8Out && yScale)
+    return op.emitOpError() << "expects no `y_scale` for a "
+                            << yType.getElementType()
+                            << " y (y_scale goes with an e4m3 y)";
+  if (!yScale)
+    return success();
+  EpilogueAttr epilogue = op.getEpilogueAttr();
+  if (epilogue && (epilogue.getAccumulate() || epilogue.getAtomic()))
+    return op.emitOpError() << "expects no accumulate or atomic epilogue with "
+                               "an e4m3 y (the epilogue quantises the values "
+                               "it computes)";
+  if (scatterIndices)
+    return op.emitOpError() << "expects no scatter_indices with an e4m3 y";
+  auto scaleType = cast<MemRefType>(yScale.getType());
+  SmallVector<int64_t> shape(lead);
+  shape.push_back(yType.getDimSize(lead.size()));
+  shape.push_back(ShapedType::isDynamic(dims.n) ? ShapedType::kDynamic
+                                                : llvm::divideCeil(dims.n, 128));
+  if (failed(verifyShape(op, "y_scale", scaleType, shape)))
+    return failure();
+  if (TileConfigAttr config = op.getConfigAttr()) {
+    int64_t outCols = gated ? config.getBlockN() / 2 : config.getBlockN();
+    if (config.getSwapAb() || outCols % 128 != 0)
+      return op.emitOpError()
+             << "expects a tile config without swap_ab whose tiles are whole "
+                "128-column blocks of an e4m3 y (each row's block maximum "
+                "is taken in the tile), got block_n = "
+             << config.getBlockN() << (config.getSwapAb() ? " with swap_ab" : "");
+  }
+  return success();
+}
+
 /// Verifies what segment, masked and batched matmul share: x is
 /// `[lead..., rows, K]`, w is `[Gw, N, K]` or `[Gw, K, N]`, y is
 /// `[lead..., rows, N]`.
@@ -282,6 +329,8 @@ LogicalResult verifyGroupedMatmul(OpTy op, ArrayRef<int64_t> lead,
       failed(verifyShape(operation, "scatter_indices",
                          cast<MemRefType>(scatterIndices.getType()),
                          {dims.rows})))
+    return failure();
+  if (failed(verifyYScale(op, lead, dims, scatterIndices, gated)))
     return failure();
 
   if (failed(verifyTmaOperand(operation, "x", xType)) ||

@@ -218,6 +218,44 @@ static LogicalResult verifyEpilogueScales(StoreTileOp op, int64_t rows,
   return success();
 }
 
+/// An e4m3 y's store: `y_scale` exactly with an e4m3 y, `[rows,
+/// ceil(N/128)]`, over whole 128-column blocks of an untransposed,
+/// unstaged tile whose epilogue computes every value it writes.
+static LogicalResult verifyQuantizedStore(StoreTileOp op, int64_t rows,
+                                          int64_t n, bool gated) {
+  Type yElem = op.getY().getType().getElementType();
+  bool fp8Out = isa<Float8E4M3FNType>(yElem);
+  Value yScale = op.getYScale();
+  if (fp8Out != static_cast<bool>(yScale))
+    return op.emitOpError()
+           << (fp8Out ? "expects `y_scale` with an e4m3 y (its 1x128 scales)"
+                      : "expects `y_scale` only with an e4m3 y");
+  if (!yScale)
+    return success();
+  EpilogueAttr epilogue = op.getEpilogueAttr();
+  if (op.getTransposed() || op.getStagingAttr() || op.getScatter() ||
+      (epilogue && (epilogue.getAccumulate() || epilogue.getAtomic())))
+    return op.emitOpError()
+           << "expects an e4m3 store without `transposed`, `staging`, "
+              "`scatter`, accumulate or atomic (each row's 128-column block "
+              "is quantised as the tile computes it)";
+  int64_t cols = op.getAcc().getType().getShape()[1] / (gated ? 2 : 1);
+  if (cols % 128 != 0)
+    return op.emitOpError() << "expects the tile's output columns (" << cols
+                            << ") to be whole 128-column blocks of y";
+  auto scaleType = cast<MemRefType>(yScale.getType());
+  int64_t blocks = ShapedType::isDynamic(n) ? ShapedType::kDynamic
+                                            : llvm::divideCeil(n, 128);
+  if (!compatible(scaleType.getDimSize(0), rows) ||
+      !compatible(scaleType.getDimSize(1), blocks))
+    return op.emitOpError() << "expects y_scale of [" << dimStr(rows) << ", "
+                            << dimStr(blocks)
+                            << "] (one scale per row and 128 columns), got ["
+                            << dimStr(scaleType.getDimSize(0)) << ", "
+                            << dimStr(scaleType.getDimSize(1)) << "]";
+  return success();
+}
+
 LogicalResult StoreTileOp::verify() {
   MemRefType yType = getY().getType();
   int64_t n = yType.getDimSize(1);
@@ -294,5 +332,7 @@ LogicalResult StoreTileOp::verify() {
                            << acc[1] << ") to be whole staging boxes of "
                            << staging.getRows() << "x" << staging.getCols();
   }
+  if (failed(verifyQuantizedStore(*this, rows, n, gated)))
+    return failure();
   return success();
 }

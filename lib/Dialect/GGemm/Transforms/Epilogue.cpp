@@ -84,3 +84,19 @@ Value mlir::ggemm::buildEpilogue(OpBuilder &b, Location loc, Value acc,
   }
   return finishEpilogue(b, loc, v, rowScale, old, outType);
 }
+
+std::pair<Value, Value> mlir::ggemm::buildFp8ScaleAndFactor(OpBuilder &b,
+                                                            Location loc,
+                                                            Value amax,
+                                                            double fp8Max) {
+  Type f32 = b.getF32Type();
+  auto cf = [&](double v) -> Value {
+    return arith::ConstantFloatOp::create(b, loc, cast<FloatType>(f32),
+                                          APFloat(static_cast<float>(v)));
+  };
+  amax = arith::MaximumFOp::create(b, loc, amax, cf(1e-4));
+  Value scale = arith::MulFOp::create(b, loc, amax, cf(1.0 / fp8Max));
+  Value factor = arith::MulFOp::create(
+      b, loc, arith::DivFOp::create(b, loc, cf(1.0), amax), cf(fp8Max));
+  return {scale, factor};
+}

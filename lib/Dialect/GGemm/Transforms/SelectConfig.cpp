@@ -39,7 +39,9 @@ ProblemSummary summarise(OpTy op, int64_t groups, int64_t rowsPerGroup) {
   p.weightsNMajor = kn;
   p.blockScaled = op.getXScaleBlockAttr() && op.getXScaleBlockAttr().isBlock();
   EpilogueAttr epilogue = op.getEpilogueAttr();
-  p.noSwapAB = epilogue && epilogue.isGated();
+  p.gated = epilogue && epilogue.isGated();
+  p.fp8Output = isa<Float8E4M3FNType>(op.getY().getType().getElementType());
+  p.noSwapAB = p.gated || p.fp8Output;
   if (epilogue && epilogue.isGated())
     p.gateUpBlock = epilogue.getGateUpBlock();
   if constexpr (std::is_same_v<OpTy, SegmentMatmulOp>)

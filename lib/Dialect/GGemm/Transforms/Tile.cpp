@@ -22,6 +22,8 @@ struct TileProblem {
   Value groupRows;               // seg_indptr / masked_m / null
   Value numGroups, rowsPerGroup; // index
   Value x, w, y, weightIndices, bias, rowScale;
+  /// An e4m3 y's 1x128 scales (`[rows, ceil(N/128)]`), null otherwise.
+  Value yScale;
   /// segment_matmul only: gathered x rows, scattered y rows.
   Value rowIndices, scatterIndices;
   /// FP8 only: the scales and their blocks.
@@ -307,7 +309,8 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
   StoreTileOp::create(b, loc, kLoop.getResult(0), p.y, row, loop.getRowEndArg(),
                       outCol, p.bias, p.bias ? weight : Value(), p.rowScale,
                       xScale, xScaleIndex, wScale, wScaleIndex,
-                      p.scatterIndices, p.epilogue, /*transposed=*/false,
+                      p.scatterIndices, p.yScale, p.epilogue,
+                      /*transposed=*/false,
                       /*staging=*/StoreStagingAttr());
   YieldOp::create(b, loc);
   return success();
@@ -391,7 +394,8 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
                                  /*atomic=*/false, /*gateUpBlock=*/0);
   auto store = StoreTileOp::create(
       b, loc, kLoop.getResult(0), dw, row, loop.getRowEndArg(), col, Value(),
-      Value(), Value(), Value(), Value(), Value(), Value(), Value(), epilogue,
+      Value(), Value(), Value(), Value(), Value(), Value(), Value(), Value(),
+      epilogue,
       /*transposed=*/false,
       /*staging=*/StoreStagingAttr());
   store->setAttr(kKRaggedLayoutAttrName,
@@ -445,6 +449,7 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
         p.x = seg.getX();
         p.w = seg.getW();
         p.y = seg.getY();
+        p.yScale = seg.getYScale();
         p.weightIndices = seg.getWeightIndices();
         p.rowIndices = seg.getRowIndices();
         p.scatterIndices = seg.getScatterIndices();
@@ -461,6 +466,7 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
                 op,
                 {{"x", masked.getX()},
                  {"y", masked.getY()},
+                 {"y_scale", masked.getYScale()},
                  {"row_scale", masked.getRowScale()},
                  {"x_scale", scalesWithRows(masked.getXScale(),
                                             masked.getXScaleBlockAttr())}})))
@@ -472,6 +478,7 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
         p.x = collapseLeading(b, loc, masked.getX());
         p.w = masked.getW();
         p.y = collapseLeading(b, loc, masked.getY());
+        p.yScale = collapseLeading(b, loc, masked.getYScale());
         p.bias = masked.getBias();
         p.rowScale = collapseLeading(b, loc, masked.getRowScale());
         p.layout = masked.getWeightLayout();
@@ -487,6 +494,7 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
                 op,
                 {{"x", batched.getX()},
                  {"y", batched.getY()},
+                 {"y_scale", batched.getYScale()},
                  {"row_scale", batched.getRowScale()},
                  {"x_scale", scalesWithRows(batched.getXScale(),
                                             batched.getXScaleBlockAttr())}})))
@@ -497,6 +505,7 @@ struct TilePass : public ggemm::impl::GGemmTileBase<TilePass> {
         p.x = collapseLeading(b, loc, batched.getX());
         p.w = batched.getW();
         p.y = collapseLeading(b, loc, batched.getY());
+        p.yScale = collapseLeading(b, loc, batched.getYScale());
         p.bias = batched.getBias();
         p.rowScale = collapseLeading(b, loc, batched.getRowScale());
         p.layout = batched.getWeightLayout();

@@ -86,6 +86,10 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
         continue;
       if (problem.weightsNMajor && bn % 64 != 0)
         continue;
+      // An e4m3 y: whole 128-column blocks of y per tile (half the
+      // tile's columns when gated).
+      if (problem.fp8Output && (problem.gated ? bn / 2 : bn) % 128 != 0)
+        continue;
       if (bn > 64 && problem.n <= bn / 2)
         continue; // more than half the tile would be padding
       double colTiles = double(ceilDiv(problem.n, bn));

@@ -16,20 +16,23 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def GGemm_OperandElement : AnyTypeOf<[BF16, F16, F8E4M3FN, F8E5M2, I8]>;
 def GGemm_OutputElement : AnyTypeOf<[BF16, F16, F32]>;
+// y of the forward ops may also be e4m3, with its 1x128 scales (y_scale).
+def GGemm_YElement : AnyTypeOf<[BF16, F16, F32, F8E4M3FN]>;
 def GGemm_IndexElement : AnyTypeOf<[I32, I64]>;
 
 // Each is GGemm_Checked: a wrong type is reported under the operand's name.
 def GGemm_Matrix : GGemm_Checked<MemRefRankOf<[GGemm_OperandElement], [2]>>;
 def GGemm_Batch : GGemm_Checked<MemRefRankOf<[GGemm_OperandElement], [3]>>;
 def GGemm_OperandMemref : GGemm_Checked<MemRefOf<[GGemm_OperandElement]>>;
-def GGemm_OutMatrix : GGemm_Checked<MemRefRankOf<[GGemm_OutputElement], [2]>>;
-def GGemm_OutBatch : GGemm_Checked<MemRefRankOf<[GGemm_OutputElement], [3]>>;
+def GGemm_OutMatrix : GGemm_Checked<MemRefRankOf<[GGemm_YElement], [2]>>;
+def GGemm_OutBatch : GGemm_Checked<MemRefRankOf<[GGemm_YElement], [3]>>;
 def GGemm_IndexVector : GGemm_Checked<MemRefRankOf<[GGemm_IndexElement], [1]>>;
 def GGemm_I32Vector : GGemm_Checked<MemRefRankOf<[I32], [1]>>;
 def GGemm_ScaleTensor : GGemm_Checked<MemRefOf<[F32]>>;
 def GGemm_F32Memref : GGemm_Checked<MemRefOf<[F32]>>;
 def GGemm_F32Vector : GGemm_Checked<MemRefRankOf<[F32], [1]>>;
 def GGemm_F32Matrix : GGemm_Checked<MemRefRankOf<[F32], [2]>>;
+def GGemm_F32Batch : GGemm_Checked<MemRefRankOf<[F32], [3]>>;
 def GGemm_GradBatch : GGemm_Checked<MemRefRankOf<[GGemm_OutputElement], [3]>>;
 def GGemm_HighMatrixOrBatch
     : GGemm_Checked<MemRefRankOf<[BF16, F16, F32], [2, 3]>>;
@@ -74,6 +77,17 @@ def GGemm_SegmentMatmulOp : GGemm_ProblemOp<"segment_matmul"> {
     signed) need them too, tensor-wise or per-row only: the int32 sum of
     `x · Wᵀ` (exact: wgmma's `s32.s8.s8`) is converted to f32 and scaled
     before the epilogue (aiter's `int8_gemm`).
+
+    An e4m3 `y` (`f8E4M3FN`) is quantised in the epilogue for the next FP8
+    layer, with `y_scale` (`[M, ceil(N/128)]` f32, any strides; masked and
+    batched: `[G, Mmax, ceil(N/128)]` with the group stride `Mmax` times the
+    row stride): for each row and 128 columns the epilogue's f32 values `v`
+    (everything but `accumulate`) give `amax = max(max |v|, 1e-4)`, `y_scale
+    = amax * f32(1/448)` and `y = e4m3(v * ((1 / amax) * 448))` (round to
+    nearest even, saturating), the arithmetic of `ggemm.quantize` with
+    `1x128` blocks. MN-major `y_scale` (rows contiguous) feeds the next FP8
+    op's `x_scale` as it is. Not with `accumulate`, `atomic` or
+    `scatter_indices`; tiles whole 128-column blocks of y, not swapped.
 
     MoE layers without glue (issue 13):
     - `row_indices` (optional, device-side `[M]` i32) gathers x: segment
@@ -139,6 +153,7 @@ def GGemm_SegmentMatmulOp : GGemm_ProblemOp<"segment_matmul"> {
                    Optional<GGemm_F32Vector>:$row_scale,
                    Optional<GGemm_I32Vector>:$scatter_indices,
                    GGemm_OutMatrix:$y,
+                   Optional<GGemm_F32Matrix>:$y_scale,
                    DefaultValuedAttr<GGemm_WeightLayoutAttr,
                        "::mlir::ggemm::WeightLayout::nk">:$weight_layout,
                    OptionalAttr<GGemm_EpilogueAttr>:$epilogue,
@@ -156,6 +171,7 @@ def GGemm_SegmentMatmulOp : GGemm_ProblemOp<"segment_matmul"> {
     (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
     (`scatter_indices` `(` $scatter_indices^ `:` type($scatter_indices) `)`)?
     `outs` `(` $y `:` type($y) `)`
+    (`y_scale` `(` $y_scale^ `:` type($y_scale) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
@@ -189,6 +205,7 @@ def GGemm_MaskedMatmulOp : GGemm_ProblemOp<"masked_matmul"> {
                    Optional<GGemm_F32Matrix>:$bias,
                    Optional<GGemm_F32Matrix>:$row_scale,
                    GGemm_OutBatch:$y,
+                   Optional<GGemm_F32Batch>:$y_scale,
                    DefaultValuedAttr<GGemm_WeightLayoutAttr,
                        "::mlir::ggemm::WeightLayout::nk">:$weight_layout,
                    OptionalAttr<GGemm_EpilogueAttr>:$epilogue,
@@ -203,6 +220,7 @@ def GGemm_MaskedMatmulOp : GGemm_ProblemOp<"masked_matmul"> {
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
     `outs` `(` $y `:` type($y) `)`
+    (`y_scale` `(` $y_scale^ `:` type($y_scale) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
@@ -230,6 +248,7 @@ def GGemm_BatchedMatmulOp : GGemm_ProblemOp<"batched_matmul"> {
                    Optional<GGemm_F32Matrix>:$bias,
                    Optional<GGemm_F32Matrix>:$row_scale,
                    GGemm_OutBatch:$y,
+                   Optional<GGemm_F32Batch>:$y_scale,
                    DefaultValuedAttr<GGemm_WeightLayoutAttr,
                        "::mlir::ggemm::WeightLayout::nk">:$weight_layout,
                    OptionalAttr<GGemm_EpilogueAttr>:$epilogue,
@@ -243,6 +262,7 @@ def GGemm_BatchedMatmulOp : GGemm_ProblemOp<"batched_matmul"> {
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
     `outs` `(` $y `:` type($y) `)`
+    (`y_scale` `(` $y_scale^ `:` type($y_scale) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;

@@ -429,6 +429,16 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
     `scatter[r]`, or nowhere when that is outside y; `row_scale` is still
     read at `r`. An `atomic` epilogue adds it in with atomic adds.
 
+    `y_scale` (an e4m3 `y`, `[rows, ceil(N/128)]` f32): the tile's
+    epilogue values are quantised per row and 128 columns, `y_scale[r, j]
+    = amax * f32(1/448)` with `amax = max(max |v|, 1e-4)` over the block's
+    columns before N, `y = e4m3(v * ((1 / amax) * 448))`, as
+    `ggemm.quantize` does with `1x128` blocks; the tile's columns are whole
+    blocks (`col` and the accumulator's columns, halved when gated, are
+    multiples of 128), it is not `transposed` or staged, and there is no
+    accumulate, atomic or scatter. On the GPU each row's block maximum is
+    a quad's: four lanes hold a row's 128 columns of a wgmma fragment.
+
     ```mlir
     ggemm.store_tile %acc to %y row(%row) row_end(%end) col(%col)
         bias(%b[%widx] : memref<4x256xf32>)
@@ -442,6 +452,10 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
     ggemm.store_tile %acc to %y row(%row) row_end(%end) col(%col)
         x_scale(%xs[%c0] : memref<1xf32>) w_scale(%ws[%widx] : memref<4xf32>)
         : !ggemm.accumulator<128x256xf32>, memref<?x256xbf16>
+    // An e4m3 y for the next FP8 layer, with its MN-major 1x128 scales.
+    ggemm.store_tile %acc to %y row(%row) row_end(%end) col(%col)
+        y_scale(%ys : memref<?x2xf32, strided<[1, ?]>>)
+        : !ggemm.accumulator<128x256xf32>, memref<?x256xf8E4M3FN>
     ```
   }];
   let arguments = (ins GGemm_Accumulator:$acc, GGemm_OutMatrix:$y,
@@ -454,6 +468,7 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
                    Optional<GGemm_F32Memref>:$w_scale,
                    Optional<GGemm_Index>:$w_scale_index,
                    Optional<GGemm_I32Vector>:$scatter,
+                   Optional<GGemm_F32Matrix>:$y_scale,
                    OptionalAttr<GGemm_EpilogueAttr>:$epilogue,
                    UnitAttr:$transposed,
                    OptionalAttr<GGemm_StoreStagingAttr>:$staging);
@@ -465,6 +480,7 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
     (`x_scale` `(` $x_scale^ (`[` $x_scale_index^ `]`)? `:` type($x_scale) `)`)?
     (`w_scale` `(` $w_scale^ `[` $w_scale_index `]` `:` type($w_scale) `)`)?
     (`scatter` `(` $scatter^ `:` type($scatter) `)`)?
+    (`y_scale` `(` $y_scale^ `:` type($y_scale) `)`)?
     attr-dict `:` qualified(type($acc)) `,` type($y)
   }];
   let hasVerifier = 1;

@@ -36,6 +36,15 @@ Value buildGatedEpilogue(OpBuilder &b, Location loc, Value gate, Value up,
                          Value gateBias, Value upBias, Value rowScale,
                          Value old, Type outType);
 
+/// The FP8 quantisation of a block whose largest |value| is `amax` (f32),
+/// as `ggemm.quantize` and an e4m3 y's epilogue define it: `{scale,
+/// factor}` with `amax` floored at 1e-4 (`arith.maximumf`: NaN stays),
+/// `scale = amax * f32(1 / fp8Max)` (torch's division by a scalar on the
+/// GPU) and `factor = (1 / amax) * fp8Max`; a value `v` is stored as
+/// `fp8(clamp(v * factor))` and read back as `fp8 * scale`.
+std::pair<Value, Value> buildFp8ScaleAndFactor(OpBuilder &b, Location loc,
+                                               Value amax, double fp8Max);
+
 } // namespace mlir::ggemm
 
 #endif // GGEMM_DIALECT_GGEMM_TRANSFORMS_EPILOGUE_H

@@ -28,6 +28,13 @@ struct ProblemSummary {
   /// INT8 operands: wgmma's s8 forms take N = 8, 16, 24 or a multiple of
   /// 16, so a swap-AB token tile above 24 rows is rounded to 16.
   bool integerOperands = false;
+  /// An e4m3 y quantised per row and 128 columns in the epilogue: a tile's
+  /// output columns are whole blocks of 128 (block_n, or block_n / 2 when
+  /// gated), and never swap-AB (set `noSwapAB` too).
+  bool fp8Output = false;
+  /// A gated (swiglu) epilogue: a tile of block_n weight rows writes
+  /// block_n / 2 columns of y.
+  bool gated = false;
   /// The tile program has no swapped form (a gated epilogue, gathered or
   /// scattered rows): small groups get 64-row tiles instead of swap-AB.
   bool noSwapAB = false;
