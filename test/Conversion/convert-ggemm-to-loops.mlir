@@ -339,9 +339,9 @@ func.func @sort_by_expert(%ids: memref<?xi64>, %indptr: memref<5xi32>,
 // CHECK: arith.maximumf
 // CHECK: %[[FLOORED:.+]] = arith.maximumf %[[AMAX]], %{{.+}} : f32
 // CHECK: %[[SCALE:.+]] = arith.mulf %[[FLOORED]], %{{.+}} : f32
-// CHECK: memref.store %[[SCALE]], %[[S]][%[[RB]], %[[CB]]] : memref<?x2xf32, strided<[1, ?]>>
 // CHECK: %[[RECIP:.+]] = arith.divf %{{.+}}, %[[FLOORED]] : f32
 // CHECK: %[[FACTOR:.+]] = arith.mulf %[[RECIP]], %{{.+}} : f32
+// CHECK: memref.store %[[SCALE]], %[[S]][%[[RB]], %[[CB]]] : memref<?x2xf32, strided<[1, ?]>>
 // CHECK: arith.mulf %{{.+}}, %[[FACTOR]] : f32
 // CHECK: arith.cmpf ogt
 // CHECK: arith.cmpf olt

@@ -1278,6 +1278,100 @@ func.func @int8_rowwise(%arg0: memref<?x256xi8>, %arg1: memref<2x128x256xi8>, %a
 
 // -----
 
+// An e4m3 y: each row's 128-column block of a tile is quantised by the
+// quad of lanes that holds it. The lane's maximum |value| goes through two
+// butterfly shuffles (xor 1, 2: the quad), ggemm.quantize's arithmetic
+// gives the scale and factor, the quad's first lane stores the scale at
+// (row, block) with y_scale's two strides, and pairs of columns are packed
+// by cvt.rn.satfinite.e4m3x2 and stored as 16 bits.
+// CHECK: {kind = "pointer", name = "y_scale", optional = false, tensor = "y_scale"}, {dtype = "i64", kind = "scalar", name = "y_scale_stride_row", value = "y_scale_stride_row"}, {dtype = "i64", kind = "scalar", name = "y_scale_stride_col", value = "y_scale_stride_col"}]
+// CHECK-SAME: out_dtype = "f8e4m3"
+// CHECK-SAME: y_scale_block = "1x128"
+// CHECK-LABEL: gpu.func @fp8_out_kernel(
+// CHECK-SAME: %[[YS:arg14]]: !llvm.ptr<1>, %{{arg15}}: i64, %{{arg16}}: i64)
+// CHECK: %[[S1:.+]] = nvvm.shfl.sync bfly %{{.+}}, %[[L:.+]], %c1_i32, %{{.+}} : f32 -> f32
+// CHECK-NEXT: %[[M1:.+]] = arith.maximumf %[[L]], %[[S1]] : f32
+// CHECK: %[[S2:.+]] = nvvm.shfl.sync bfly %{{.+}}, %[[M1]], %c2_i32, %{{.+}} : f32 -> f32
+// CHECK-NEXT: %[[AMAX:.+]] = arith.maximumf %[[M1]], %[[S2]] : f32
+// CHECK: %[[FLOORED:.+]] = arith.maximumf %[[AMAX]], %{{.+}} : f32
+// CHECK: %[[SCALE:.+]] = arith.mulf %[[FLOORED]], %{{.+}} : f32
+// CHECK: %[[RECIP:.+]] = arith.divf %{{.+}}, %[[FLOORED]] : f32
+// CHECK: %[[FACTOR:.+]] = arith.mulf %[[RECIP]], %{{.+}} : f32
+// CHECK: scf.if
+// CHECK: %[[AT:.+]] = llvm.getelementptr %[[YS]][%{{.+}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK-NEXT: llvm.store %[[SCALE]], %[[AT]] : f32, !llvm.ptr<1>
+// CHECK: %[[LO:.+]] = arith.mulf %{{.+}}, %[[FACTOR]] : f32
+// CHECK: %[[HI:.+]] = arith.mulf %{{.+}}, %[[FACTOR]] : f32
+// CHECK: %[[PAIR:.+]] = nvvm.convert.f32x2.to.f8x2 %[[HI]], %[[LO]] {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
+// CHECK: llvm.store %[[PAIR]], %{{.+}} {alignment = 2 : i64} : i16, !llvm.ptr<1>
+func.func @fp8_out(%arg0: memref<?x256xbf16>, %arg1: memref<2x128x256xbf16>, %arg2: memref<3xi32>, %arg3: memref<?x128xf8E4M3FN>, %arg4: memref<?x1xf32, strided<[1, ?]>>) {
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  %c0_0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0_0 : memref<?x256xbf16>
+  %c128 = arith.constant 128 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<3xi32>) groups(%c2) rows_per_group(%c0) num_rows(%dim) num_cols(%c128) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    %2 = ggemm.tile_count %0
+    ggemm.warp_specialize producer registers(40) {
+      %c0_1 = arith.constant 0 : index
+      %3 = scf.for %arg5 = %cta to %2 step %num_ctas iter_args(%arg6 = %c0_1) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg5]
+        %c4 = arith.constant 4 : index
+        %c64 = arith.constant 64 : index
+        %c0_2 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %4 = scf.for %arg7 = %c0_2 to %c4 step %c1 iter_args(%arg8 = %arg6) -> (index) {
+          %5 = arith.muli %arg7, %c64 : index
+          %6 = ggemm.load_tile %arg0[%row, %5] : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
+          %7 = ggemm.load_tile %arg1[%group, %col, %5] : memref<2x128x256xbf16> -> !ggemm.tile<128x64xbf16>
+          ggemm.ring_put %1[%arg8], %6, %7 : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          %c1_3 = arith.constant 1 : index
+          %8 = arith.addi %arg8, %c1_3 : index
+          scf.yield %8 : index
+        }
+        scf.yield %4 : index
+      }
+    } consumers(2) registers(232) {
+      %c0_1 = arith.constant 0 : index
+      %3 = scf.for %arg5 = %cta to %2 step %num_ctas iter_args(%arg6 = %c0_1) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg5]
+        %c4 = arith.constant 4 : index
+        %c0_2 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %4 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+        %5:2 = scf.for %arg7 = %c0_2 to %c4 step %c1 iter_args(%arg8 = %4, %arg9 = %arg6) -> (!ggemm.accumulator<128x128xf32>, index) {
+          %8:2 = ggemm.ring_get %1[%arg9] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          %9 = ggemm.mma %8#0, %8#1, %arg8 {pending = 1 : i64} : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<128x128xf32>
+          %10 = arith.cmpi ugt, %arg7, %c0_2 : index
+          scf.if %10 {
+            %c1_4 = arith.constant 1 : index
+            %12 = arith.subi %arg9, %c1_4 : index
+            ggemm.ring_release %1[%12] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+          }
+          %c1_3 = arith.constant 1 : index
+          %11 = arith.addi %arg9, %c1_3 : index
+          scf.yield %9, %11 : !ggemm.accumulator<128x128xf32>, index
+        }
+        %6 = ggemm.mma_wait %5#0 : !ggemm.accumulator<128x128xf32>
+        %7 = arith.cmpi ugt, %5#1, %arg6 : index
+        scf.if %7 {
+          %c1_3 = arith.constant 1 : index
+          %8 = arith.subi %5#1, %c1_3 : index
+          ggemm.ring_release %1[%8] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+        }
+        ggemm.store_tile %6 to %arg3 row(%row) row_end(%row_end) col(%col) y_scale(%arg4 : memref<?x1xf32, strided<[1, ?]>>) : !ggemm.accumulator<128x128xf32>, memref<?x128xf8E4M3FN>
+        scf.yield %5#1 : index
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // A staged epilogue (ggemm-tma-store): y's descriptor is the last
 // parameter (passed by value), and per 64-column box each consumer
 // warpgroup waits until the store that last read the box has finished

@@ -297,6 +297,64 @@ func.func @promote_i32(%p: !ggemm.accumulator<128x128xi32>,
 
 // -----
 
+func.func @store_tile_e4m3_without_scale(%acc: !ggemm.accumulator<128x128xf32>,
+                                         %y: memref<?x128xf8E4M3FN>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects `y_scale` with an e4m3 y (its 1x128 scales)}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i)
+      : !ggemm.accumulator<128x128xf32>, memref<?x128xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @store_tile_e4m3_transposed(%acc: !ggemm.accumulator<128x128xf32>,
+                                      %y: memref<?x128xf8E4M3FN>,
+                                      %ys: memref<?x1xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects an e4m3 store without `transposed`, `staging`, `scatter`, accumulate or atomic (each row's 128-column block is quantised as the tile computes it)}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) transposed
+      y_scale(%ys : memref<?x1xf32>)
+      : !ggemm.accumulator<128x128xf32>, memref<?x128xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @store_tile_e4m3_partial_block(%acc: !ggemm.accumulator<128x64xf32>,
+                                         %y: memref<?x128xf8E4M3FN>,
+                                         %ys: memref<?x1xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects the tile's output columns (64) to be whole 128-column blocks of y}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i)
+      y_scale(%ys : memref<?x1xf32>)
+      : !ggemm.accumulator<128x64xf32>, memref<?x128xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @store_tile_e4m3_scale_shape(%acc: !ggemm.accumulator<128x128xf32>,
+                                       %y: memref<?x300xf8E4M3FN>,
+                                       %ys: memref<?x2xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects y_scale of [?, 3] (one scale per row and 128 columns), got [?, 2]}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i)
+      y_scale(%ys : memref<?x2xf32>)
+      : !ggemm.accumulator<128x128xf32>, memref<?x300xf8E4M3FN>
+  return
+}
+
+// -----
+
+func.func @store_tile_y_scale_for_bf16(%acc: !ggemm.accumulator<128x128xf32>,
+                                       %y: memref<?x128xbf16>,
+                                       %ys: memref<?x1xf32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects `y_scale` only with an e4m3 y}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i)
+      y_scale(%ys : memref<?x1xf32>)
+      : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+  return
+}
+
+// -----
+
 func.func @accumulator_i16(%acc: !ggemm.accumulator<128x128xi16>) {
   // expected-error @-1 {{expects an f32 or (INT8 products) i32 accumulator, got 'i16'}}
   return
@@ -318,7 +376,7 @@ func.func @store_tile_weight_without_bias(%acc: !ggemm.accumulator<128x128xf32>,
                                           %y: memref<?x128xbf16>, %i: index) {
   // expected-error @+1 {{'ggemm.store_tile' op expects a `weight` index exactly when a bias is given (the bias row to read)}}
   "ggemm.store_tile"(%acc, %y, %i, %i, %i, %i)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0>}>
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0>}>
       : (!ggemm.accumulator<128x128xf32>, memref<?x128xbf16>, index, index, index, index) -> ()
   return
 }
@@ -393,7 +451,7 @@ func.func @store_tile_w_scale_index(%acc: !ggemm.accumulator<128x128xf32>,
                                     %ws: memref<4xf32>, %i: index) {
   // expected-error @+1 {{'ggemm.store_tile' op expects a w_scale index exactly when w_scale is given (the weight matrix to read)}}
   "ggemm.store_tile"(%acc, %y, %i, %i, %i, %xs, %i, %ws)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0>}>
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0>}>
       : (!ggemm.accumulator<128x128xf32>, memref<?x128xbf16>, index, index, index, memref<1xf32>, index, memref<4xf32>) -> ()
   return
 }

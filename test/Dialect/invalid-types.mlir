@@ -10,7 +10,7 @@ func.func @tensor_activation(%x: tensor<4x128xbf16>, %w: memref<2x64x128xbf16>,
                              %p: memref<3xi32>, %y: memref<?x64xbf16>) {
   // expected-error @+1 {{'ggemm.segment_matmul' op operand 'x' must be 2D memref of bfloat16 type or 16-bit float or f8E4M3FN type or f8E5M2 type or 8-bit signless integer values, but got 'tensor<4x128xbf16>'}}
   "ggemm.segment_matmul"(%x, %w, %p, %y)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}>
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0>}>
       : (tensor<4x128xbf16>, memref<2x64x128xbf16>, memref<3xi32>, memref<?x64xbf16>) -> ()
   return
 }

@@ -17,10 +17,10 @@ func.func @ods_integer_activation(%x: memref<?x256xi16>, %w: memref<4x128x256xi1
 // -----
 
 func.func @ods_fp8_output(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
-                          %indptr: memref<5xi32>, %y: memref<?x128xf8E4M3FN>) {
-  // expected-error @+1 {{'ggemm.segment_matmul' op operand 'y' must be 2D memref of bfloat16 type or 16-bit float or 32-bit float values, but got 'memref<?x128xf8E4M3FN>'}}
+                          %indptr: memref<5xi32>, %y: memref<?x128xf8E5M2>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op operand 'y' must be 2D memref of bfloat16 type or 16-bit float or 32-bit float or f8E4M3FN type values, but got 'memref<?x128xf8E5M2>'}}
   ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
-      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xf8E5M2>)
   return
 }
 
@@ -371,6 +371,73 @@ func.func @scales_for_bf16(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
 
 // -----
 
+func.func @fp8_out_without_scale(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                                 %indptr: memref<5xi32>, %y: memref<?x128xf8E4M3FN>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects `y_scale` with an e4m3 y (its 1x128 scales, computed in the epilogue)}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xf8E4M3FN>)
+  return
+}
+
+// -----
+
+func.func @y_scale_for_bf16(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                            %indptr: memref<5xi32>, %y: memref<?x128xbf16>,
+                            %ys: memref<?x1xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects no `y_scale` for a 'bf16' y (y_scale goes with an e4m3 y)}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xbf16>) y_scale(%ys : memref<?x1xf32>)
+  return
+}
+
+// -----
+
+func.func @fp8_out_accumulate(%x: memref<4x64x256xbf16>, %w: memref<4x128x256xbf16>,
+                              %y: memref<4x64x128xf8E4M3FN>, %ys: memref<4x64x1xf32>) {
+  // expected-error @+1 {{'ggemm.batched_matmul' op expects no accumulate or atomic epilogue with an e4m3 y (the epilogue quantises the values it computes)}}
+  ggemm.batched_matmul ins(%x, %w : memref<4x64x256xbf16>, memref<4x128x256xbf16>)
+      outs(%y : memref<4x64x128xf8E4M3FN>) y_scale(%ys : memref<4x64x1xf32>)
+      {epilogue = #ggemm.epilogue<accumulate = true>}
+  return
+}
+
+// -----
+
+func.func @fp8_out_scatter(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                           %indptr: memref<5xi32>, %s: memref<?xi32>,
+                           %y: memref<?x128xf8E4M3FN>, %ys: memref<?x1xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects no scatter_indices with an e4m3 y}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) scatter_indices(%s : memref<?xi32>)
+      outs(%y : memref<?x128xf8E4M3FN>) y_scale(%ys : memref<?x1xf32>)
+  return
+}
+
+// -----
+
+func.func @fp8_out_scale_shape(%x: memref<?x256xbf16>, %w: memref<4x200x256xbf16>,
+                               %indptr: memref<5xi32>, %y: memref<?x200xf8E4M3FN>,
+                               %ys: memref<?x1xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects y_scale of shape [?, 2], got [?, 1]}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x200x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x200xf8E4M3FN>) y_scale(%ys : memref<?x1xf32>)
+  return
+}
+
+// -----
+
+func.func @fp8_out_narrow_tiles(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>,
+                                %indptr: memref<5xi32>, %y: memref<?x128xf8E4M3FN>,
+                                %ys: memref<?x1xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul' op expects a tile config without swap_ab whose tiles are whole 128-column blocks of an e4m3 y (each row's block maximum is taken in the tile), got block_n = 64}}
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xbf16>, memref<4x128x256xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%y : memref<?x128xf8E4M3FN>) y_scale(%ys : memref<?x1xf32>)
+      {config = #ggemm.tile_config<block_m = 128, block_n = 64, block_k = 64>}
+  return
+}
+
+// -----
+
 func.func @int8_without_scales(%x: memref<?x256xi8>, %w: memref<4x128x256xi8>,
                                %indptr: memref<5xi32>, %y: memref<?x128xbf16>) {
   // expected-error @+1 {{'ggemm.segment_matmul' op expects `scales(x_scale, w_scale)` for INT8 operands}}
@@ -459,7 +526,7 @@ func.func @fp8_one_scale(%x: memref<?x256xf8E5M2>, %w: memref<4x128x256xf8E5M2>,
                          %y: memref<?x128xbf16>) {
   // expected-error @+1 {{'ggemm.segment_matmul' op expects `scales(x_scale, w_scale)` for FP8 operands}}
   "ggemm.segment_matmul"(%x, %w, %indptr, %xs, %y)
-      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 1>,
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 1, 0>,
         x_scale_block = #ggemm.scale_block<1x128>,
         w_scale_block = #ggemm.scale_block<128x128>}>
       : (memref<?x256xf8E5M2>, memref<4x128x256xf8E5M2>, memref<5xi32>, memref<?x2xf32>,

@@ -189,6 +189,29 @@ func.func @segment_matmul_all(%x: memref<?x512xf8E4M3FN>, %w: memref<4x256x512xf
   return
 }
 
+// An e4m3 y with its 1x128 scales (MN-major), on each problem op.
+// CHECK-LABEL: func.func @fp8_output(
+// CHECK: outs(%{{.*}} : memref<?x256xf8E4M3FN>) y_scale(%{{.*}} : memref<?x2xf32, strided<[1, ?]>>)
+// CHECK: outs(%{{.*}} : memref<4x64x256xf8E4M3FN>) y_scale(%{{.*}} : memref<4x64x2xf32, strided<[64, 1, 256]>>)
+// CHECK: outs(%{{.*}} : memref<4x64x256xf8E4M3FN>) y_scale(%{{.*}} : memref<4x64x2xf32>)
+func.func @fp8_output(%x: memref<?x512xbf16>, %xb: memref<4x64x512xbf16>,
+                      %w: memref<4x256x512xbf16>, %indptr: memref<5xi32>,
+                      %m: memref<4xi32>, %y: memref<?x256xf8E4M3FN>,
+                      %ys: memref<?x2xf32, strided<[1, ?]>>,
+                      %yb: memref<4x64x256xf8E4M3FN>,
+                      %ysb: memref<4x64x2xf32, strided<[64, 1, 256]>>,
+                      %ysr: memref<4x64x2xf32>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x512xbf16>, memref<4x256x512xbf16>)
+      segments(%indptr : memref<5xi32>)
+      outs(%y : memref<?x256xf8E4M3FN>) y_scale(%ys : memref<?x2xf32, strided<[1, ?]>>)
+  ggemm.masked_matmul ins(%xb, %w : memref<4x64x512xbf16>, memref<4x256x512xbf16>)
+      masked_m(%m : memref<4xi32>)
+      outs(%yb : memref<4x64x256xf8E4M3FN>) y_scale(%ysb : memref<4x64x2xf32, strided<[64, 1, 256]>>)
+  ggemm.batched_matmul ins(%xb, %w : memref<4x64x512xbf16>, memref<4x256x512xbf16>)
+      outs(%yb : memref<4x64x256xf8E4M3FN>) y_scale(%ysr : memref<4x64x2xf32>)
+  return
+}
+
 // INT8 (aiter's int8_gemm): i8 operands with tensor-wise or per-row scales,
 // on each problem op.
 // CHECK-LABEL: func.func @int8_scales(

@@ -31,6 +31,14 @@ take tensor-wise or per-row scales as above; the reference sums the products
 exactly in i64 and converts the sum to f32 once (as the kernel converts its
 exact i32 sum) before scaling: `f32(sum of x * w) * (x_scale * w_scale)`.
 
+An e4m3 y (out_type f8E4M3FN) comes with `y_scale`, MN-major (rows
+contiguous: the layout an FP8 op's x_scale takes). Per row and 128 columns
+the reference takes the largest |value| of its epilogue values, checks the
+kernel's scale against `max(amax, 1e-4) * f32(1/448)` (relative 1e-6), and
+each element's `e4m3 * scale` against the value within half an e4m3 step
+(2^-4 relative, or 2^-9 of the scale among the subnormals); rows outside
+every group must leave y and y_scale untouched.
+
 The generated files are committed so lit runs them directly. After changing
 this script, regenerate them:
 
@@ -59,7 +67,10 @@ POISON = -7680.0
 
 #: (absolute, relative) tolerance per output type: a rounding step of the
 #: output type, since kernel and reference may round a value differently.
-TOLERANCE = {"f32": (1e-5, 1e-5), "f16": (1e-3, 2e-3), "bf16": (1e-3, 1e-2)}
+TOLERANCE = {"f32": (1e-5, 1e-5), "f16": (1e-3, 2e-3), "bf16": (1e-3, 1e-2),
+             # An e4m3 y: half a step of its 3 mantissa bits (the absolute
+             # part, among the subnormals, is scaled by the block's scale).
+             "f8E4M3FN": (2.0 ** -9, 2.0 ** -4 + 2.0 ** -20)}
 
 
 @dataclasses.dataclass
@@ -140,6 +151,15 @@ class Case:
         return self.fp8 or self.int8
 
     @property
+    def fp8_out(self) -> bool:
+        """An e4m3 y quantised in the epilogue, with y_scale."""
+        return self.out_type == "f8E4M3FN"
+
+    @property
+    def y_blocks(self) -> int:
+        return -(-self.n // 128)
+
+    @property
     def block_k(self) -> int:
         return 128 if self.quantized else 64
 
@@ -195,9 +215,10 @@ class Case:
     def checked_elements(self) -> int:
         """Every element of y is checked: against the reference inside a
         group, against its old value outside."""
+        per_row = self.n + (self.y_blocks if self.fp8_out else 0)
         if self.op == "segment":
-            return self.rows * self.n
-        return self.groups * self.rows_per_group * self.n
+            return self.rows * per_row
+        return self.groups * self.rows_per_group * per_row
 
     def num_tiles(self) -> int:
         col_tiles = -(-self.n // self.block_n)
@@ -532,9 +553,24 @@ class TestWriter:
         self.widx_type = f"memref<{c.groups}xi32>"
         self.bias_type = f"memref<{c.weights}x{c.n}xf32>"
         self.rs_type = f"memref<{lead}xf32>"
+        if c.fp8_out:
+            # MN-major (rows contiguous), stored as [NB, rows] or [NB, G, M].
+            nb = c.y_blocks
+            if c.op == "segment":
+                self.ys_storage = f"memref<{nb}x?xf32>"
+                self.ys_type = f"memref<?x{nb}xf32, strided<[1, ?]>>"
+                self.ys_perm = "(d0, d1) -> (d1, d0)"
+            else:
+                g, mm = c.groups, c.rows_per_group
+                self.ys_storage = f"memref<{nb}x{g}x{mm}xf32>"
+                self.ys_type = (f"memref<{g}x{mm}x{nb}xf32, "
+                                f"strided<[{mm}, 1, {g * mm}]>>")
+                self.ys_perm = "(d0, d1, d2) -> (d1, d2, d0)"
         self.fills: set[tuple[int, str]] = set()
         #: Module-level ops the test needs (constant tables).
         self.globals: list[str] = []
+        if c.fp8_out and c.in_type != "f8E4M3FN":
+            self.globals.append(fp8_table("f8E4M3FN"))
         if c.quantized and not c.block_scaled:
             assert c.layout == "nk" and not c.dynamic
             assert c.x_scale in ("tensor", "per_row")
@@ -583,6 +619,8 @@ class TestWriter:
         if c.row_scale:
             args.append(("rs", self.rs_type))
         args.append(("y", self.y_type))
+        if c.fp8_out:
+            args.append(("ys", self.ys_type))
         sig = ", ".join(f"%{n}: {t}" for n, t in args)
         if c.tile_level:
             body = self.tile_level_body()
@@ -627,6 +665,8 @@ class TestWriter:
         if c.row_scale:
             lines.append(f"      row_scale(%rs : {self.rs_type})")
         lines.append(f"      outs(%y : {self.y_type})")
+        if c.fp8_out:
+            lines[-1] += f" y_scale(%ys : {self.ys_type})"
         attrs = self.attributes()
         if attrs:
             lines[-1] += " {" + ",\n       ".join(attrs) + "}"
@@ -711,6 +751,9 @@ class TestWriter:
         if c.fp8:
             name = FP8_VALUES[c.in_type][0]
             e.emit(f"%fp8_values = memref.get_global @{name}_values : "
+                   "memref<256xf32>")
+        if c.fp8_out:
+            e.emit("%e4m3_out_values = memref.get_global @e4m3_values : "
                    "memref<256xf32>")
         dyn_rows = ""
         if c.op == "segment":
@@ -806,6 +849,10 @@ class TestWriter:
         yr = 2 if c.op == "segment" else 3
         if c.accumulate:
             self.fill(e, y, self.y_type, yr, c.out_type, 5, 7, 3, 2.0)
+        elif c.fp8_out:
+            # One e4m3 code everywhere (FP8 fills take val() as a code
+            # index: modulus 1, offset -71).
+            self.fill(e, y, self.y_type, yr, c.out_type, 0, 1, -71, 1.0)
         else:
             # val() with modulus 1 is the constant -off / den.
             self.fill(e, y, self.y_type, yr, c.out_type, 0, 1, int(-POISON),
@@ -813,6 +860,24 @@ class TestWriter:
         e.emit(f"memref.copy {y}, {y_old} : {self.y_type} to {self.y_type}")
         args.append(y)
         types.append(self.y_type)
+        self.ys = self.ys_old = None
+        if c.fp8_out:
+            rows_dyn = "%m" if c.op == "segment" else ""
+            storage = e.op(f"memref.alloc({rows_dyn}) : {self.ys_storage}",
+                           "yst")
+            storage_old = e.op(f"memref.alloc({rows_dyn}) : "
+                               f"{self.ys_storage}", "ysold")
+            self.fill(e, storage, self.ys_storage, yr, "f32", 0, 1,
+                      int(-POISON), 1.0)
+            e.emit(f"memref.copy {storage}, {storage_old} : {self.ys_storage}"
+                   f" to {self.ys_storage}")
+            self.ys = e.op(f"memref.transpose {storage} {self.ys_perm} : "
+                           f"{self.ys_storage} to {self.ys_type}", "ys")
+            self.ys_old = e.op(f"memref.transpose {storage_old} "
+                               f"{self.ys_perm} : {self.ys_storage} to "
+                               f"{self.ys_type}", "ysold")
+            args.append(self.ys)
+            types.append(self.ys_type)
         e.emit(f"func.call @gemm({', '.join(args)}) : "
                f"({', '.join(types)}) -> ()")
 
@@ -851,10 +916,14 @@ class TestWriter:
             wi = g
         lead = [] if c.op == "segment" else [g]
         r = e.for_loop(begin, end, "r")
-        col = e.for_loop("%zero", n, "c")
-        self.check_element(e, lead, r, col, wi, x, w, bias, rs, y, y_old,
-                           stats, maxerr, k, atol_v, rtol_v)
-        e.end()
+        if c.fp8_out:
+            self.check_fp8_row(e, lead, r, wi, x, w, bias, rs, y, stats,
+                               maxerr, n, k, atol_v, rtol_v)
+        else:
+            col = e.for_loop("%zero", n, "c")
+            self.check_element(e, lead, r, col, wi, x, w, bias, rs, y, y_old,
+                               stats, maxerr, k, atol_v, rtol_v)
+            e.end()
         e.end()
         if c.op == "masked":
             # Rows past the count belong to no group.
@@ -884,6 +953,71 @@ class TestWriter:
                       rs: Optional[str], y: str, y_old: str, stats: str,
                       maxerr: str, k: str, atol_v: str, rtol_v: str) -> None:
         """Computes y[lead..., r, col] from the inputs and checks it."""
+        c = self.c
+        v = self.reference_value(e, lead, r, col, wi, x, w, bias, rs, k)
+        y_index = ", ".join(lead + [r, col])
+        if c.accumulate:
+            old = e.op(f"memref.load {y_old}[{y_index}] : {self.y_type}")
+            v = e.op(f"arith.addf {v}, {e.to_f32(old, c.out_type)} : f32")
+        # Compare in the output type: round the reference the same way.
+        expected = e.to_f32(e.from_f32(v, c.out_type), c.out_type)
+        got = e.op(f"memref.load {y}[{y_index}] : {self.y_type}")
+        e.emit(f"func.call @check({e.to_f32(got, c.out_type)}, {expected}, "
+               f"{atol_v}, {rtol_v}, {stats}, {maxerr}) : (f32, f32, f32, "
+               "f32, memref<2xi64>, memref<1xf32>) -> ()")
+
+    def check_fp8_row(self, e: Emitter, lead: list[str], r: str, wi: str,
+                      x: str, w: str, bias: Optional[str], rs: Optional[str],
+                      y: str, stats: str, maxerr: str, n: str, k: str,
+                      atol_v: str, rtol_v: str) -> None:
+        """Row r of an e4m3 y, block by block: the scale from the block's
+        reference values, then each element's e4m3 value times the scale
+        the kernel wrote against the reference value."""
+        c = self.c
+        blk = e.for_loop("%zero", e.const_index(c.y_blocks), "blk")
+        c0 = e.op(f"arith.muli {blk}, {e.const_index(128)} : index")
+        c1 = e.op(f"arith.addi {c0}, {e.const_index(128)} : index")
+        c1 = e.op(f"arith.minsi {c1}, {n} : index")
+        col, m, amax = e.fresh("c"), e.fresh("m"), e.fresh("amax")
+        e.emit(f"{amax} = scf.for {col} = {c0} to {c1} step %one "
+               f"iter_args({m} = {e.const_f32(0.0)}) -> (f32) {{")
+        e.indent += 2
+        v = self.reference_value(e, lead, r, col, wi, x, w, bias, rs, k)
+        neg = e.op(f"arith.negf {v} : f32")
+        mag = e.op(f"arith.maximumf {v}, {neg} : f32")
+        e.emit(f"scf.yield {e.op(f'arith.maximumf {m}, {mag} : f32')} : f32")
+        e.end()
+        floored = e.op(f"arith.maximumf {amax}, {e.const_f32(1e-4)} : f32")
+        want = e.op(f"arith.mulf {floored}, "
+                    f"{e.op('arith.constant ' + mlir_float(struct.unpack('f', struct.pack('f', 1 / 448))[0]) + ' : f32')}"
+                    " : f32")
+        scale_index = ", ".join(lead + [r, blk])
+        scale = e.op(f"memref.load {self.ys}[{scale_index}] : {self.ys_type}")
+        e.emit(f"func.call @check({scale}, {want}, {e.const_f32(0.0)}, "
+               f"{e.const_f32(1e-6)}, {stats}, {maxerr}) : (f32, f32, f32, "
+               "f32, memref<2xi64>, memref<1xf32>) -> ()")
+        col = e.for_loop(c0, c1, "c")
+        v = self.reference_value(e, lead, r, col, wi, x, w, bias, rs, k)
+        q = e.op(f"memref.load {y}[{', '.join(lead + [r, col])}] : "
+                 f"{self.y_type}")
+        byte = e.op(f"arith.bitcast {q} : f8E4M3FN to i8")
+        code = e.op(f"arith.index_cast {e.op(f'arith.extui {byte} : i8 to i32')}"
+                    " : i32 to index")
+        decoded = e.op(f"memref.load %e4m3_out_values[{code}] : "
+                       "memref<256xf32>")
+        got = e.op(f"arith.mulf {decoded}, {scale} : f32")
+        atol = e.op(f"arith.mulf {atol_v}, {scale} : f32")
+        e.emit(f"func.call @check({got}, {v}, {atol}, {rtol_v}, {stats}, "
+               f"{maxerr}) : (f32, f32, f32, f32, memref<2xi64>, "
+               "memref<1xf32>) -> ()")
+        e.end()
+        e.end()
+
+    def reference_value(self, e: Emitter, lead: list[str], r: str, col: str,
+                        wi: str, x: str, w: str, bias: Optional[str],
+                        rs: Optional[str], k: str) -> str:
+        """y[lead..., r, col] from the inputs in f32, before accumulate and
+        the rounding to the output type."""
         c = self.c
         if c.int8:
             v = self.int8_scaled_dot(e, lead, r, col, wi, x, w, k)
@@ -915,16 +1049,7 @@ class TestWriter:
             rv = e.op(f"memref.load {rs}[{', '.join(lead + [r])}] : "
                       f"{self.rs_type}")
             v = e.op(f"arith.mulf {v}, {rv} : f32")
-        y_index = ", ".join(lead + [r, col])
-        if c.accumulate:
-            old = e.op(f"memref.load {y_old}[{y_index}] : {self.y_type}")
-            v = e.op(f"arith.addf {v}, {e.to_f32(old, c.out_type)} : f32")
-        # Compare in the output type: round the reference the same way.
-        expected = e.to_f32(e.from_f32(v, c.out_type), c.out_type)
-        got = e.op(f"memref.load {y}[{y_index}] : {self.y_type}")
-        e.emit(f"func.call @check({e.to_f32(got, c.out_type)}, {expected}, "
-               f"{atol_v}, {rtol_v}, {stats}, {maxerr}) : (f32, f32, f32, "
-               "f32, memref<2xi64>, memref<1xf32>) -> ()")
+        return v
 
     def decode_fp8(self, e: Emitter, v: str) -> str:
         """The f32 value of an FP8 element, from the script's table."""
@@ -1057,11 +1182,29 @@ class TestWriter:
         index = ", ".join(lead + [r, col])
         got = e.op(f"memref.load {y}[{index}] : {self.y_type}")
         old = e.op(f"memref.load {y_old}[{index}] : {self.y_type}")
-        e.emit(f"func.call @check_untouched({e.to_f32(got, c.out_type)}, "
-               f"{e.to_f32(old, c.out_type)}, {stats}, {maxerr}) : (f32, f32, "
+        e.emit(f"func.call @check_untouched({self.as_f32_bits(e, got)}, "
+               f"{self.as_f32_bits(e, old)}, {stats}, {maxerr}) : (f32, f32, "
                "memref<2xi64>, memref<1xf32>) -> ()")
         e.end()
+        if c.fp8_out:
+            blk = e.for_loop("%zero", e.const_index(c.y_blocks), "blk")
+            index = ", ".join(lead + [r, blk])
+            got = e.op(f"memref.load {self.ys}[{index}] : {self.ys_type}")
+            old = e.op(f"memref.load {self.ys_old}[{index}] : {self.ys_type}")
+            e.emit(f"func.call @check_untouched({got}, {old}, {stats}, "
+                   f"{maxerr}) : (f32, f32, memref<2xi64>, memref<1xf32>) "
+                   "-> ()")
+            e.end()
         e.end()
+
+    def as_f32_bits(self, e: Emitter, v: str) -> str:
+        """y's value for an exact comparison: as f32, or an e4m3 byte's
+        code (LLVM has no FP8 conversion on the CPU)."""
+        c = self.c
+        if not c.fp8_out:
+            return e.to_f32(v, c.out_type)
+        byte = e.op(f"arith.bitcast {v} : {c.out_type} to i8")
+        return e.op(f"arith.uitofp {byte} : i8 to f32")
 
     def reference_activation(self, e: Emitter, v: str) -> str:
         """Written independently of the back ends' epilogue."""
@@ -1353,6 +1496,40 @@ CASES = [
          in_type="i8", out_type="f32", segments=[20, 0, 1, 50, 5],
          rows=80, n=136, k=128, block_m=24, block_n=128, swap_ab=True,
          x_scale="per_row", w_scale="per_row"),
+    # --- An e4m3 y, quantised per row and 128 columns in the epilogue ----
+    Case("fp8out_segment_bias_silu", "segment",
+         "segment_matmul bf16 -> e4m3 y with MN-major 1x128 y_scale: an "
+         "empty, a 1-row and multi-tile segments, trailing rows in no "
+         "segment, N = 200 (a partial last block), weight_indices, bias and "
+         "silu before the quantisation",
+         out_type="f8E4M3FN", segments=[70, 0, 1, 130, 5], rows=230, n=200,
+         k=104, block_m=64, block_n=128, weight_indices=[2, 0, 1, 2, 1],
+         num_weights=3, bias=True, activation="silu"),
+    Case("fp8out_masked_row_scale", "masked",
+         "masked_matmul f16 -> e4m3 y, two 128-column blocks per 256-wide "
+         "tile, row_scale and relu, counts 0, a partial and a clamped group "
+         "(rows past the count keep y and y_scale)",
+         in_type="f16", out_type="f8E4M3FN", counts=[0, 70, 200],
+         rows_per_group=96, n=256, k=72, block_m=64, block_n=256,
+         row_scale=True, activation="relu"),
+    Case("fp8out_batched_fp8_in", "batched",
+         "batched_matmul FP8 (1x128 / 128x128 block scales) -> e4m3 y: the "
+         "next FP8 layer's input from this one's, bias",
+         in_type="f8E4M3FN", out_type="f8E4M3FN", batch=3,
+         rows_per_group=65, n=384, k=256, block_m=64, block_n=128,
+         bias=True),
+    Case("fp8out_int8_segment", "segment",
+         "INT8 (per-token, per-channel scales) segment_matmul -> e4m3 y, N = "
+         "136 (a block of 8 columns), one CTA",
+         in_type="i8", out_type="f8E4M3FN", segments=[20, 0, 1, 50, 5],
+         rows=80, n=136, k=128, block_m=64, block_n=128, num_ctas=1,
+         x_scale="per_row", w_scale="per_row"),
+    Case("fp8out_selected_config", "segment",
+         "segment_matmul bf16 -> e4m3 y with the config ggemm-select-config "
+         "chooses (whole 128-column blocks per tile, no swap-AB although "
+         "the groups are small)",
+         out_type="f8E4M3FN", segments=[9, 40, 0, 33], rows=90, n=300, k=64,
+         explicit_config=False),
     # --- swap-AB (ggemm-swap-ab) ----------------------------------------
     Case("swap_segment_basic", "segment",
          "swap-AB segment_matmul (24-row token tiles, the weight tile in "

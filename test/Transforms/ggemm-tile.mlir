@@ -338,6 +338,38 @@ func.func @int8_scaled(%x: memref<?x256xi8>, %w: memref<4x128x256xi8>,
 
 // -----
 
+// An e4m3 y: the store carries y_scale (masked: collapsed to [G * Mmax,
+// NB] like y, the MN-major strides kept), and quantises what it computes.
+// CHECK-LABEL: func.func @fp8_out_masked(
+// CHECK-SAME: %[[YS:[a-z0-9]+]]: memref<4x64x2xf32, strided<[64, 1, 256]>>)
+// CHECK-DAG: %[[Y2:.+]] = memref.collapse_shape %{{.+}} {{\[\[}}0, 1], [2]] : memref<4x64x256xf8E4M3FN> into memref<256x256xf8E4M3FN>
+// CHECK-DAG: %[[YS2:.+]] = memref.collapse_shape %[[YS]] {{\[\[}}0, 1], [2]] : memref<4x64x2xf32, strided<[64, 1, 256]>> into memref<256x2xf32, strided<[1, 256]>>
+// CHECK: ggemm.store_tile %{{.+}} to %[[Y2]] row(%{{.+}}) row_end(%{{.+}}) col(%{{.+}}) y_scale(%[[YS2]] : memref<256x2xf32, strided<[1, 256]>>) : !ggemm.accumulator<64x256xf32>, memref<256x256xf8E4M3FN>
+func.func @fp8_out_masked(%x: memref<4x64x512xbf16>, %w: memref<4x256x512xbf16>,
+                          %m: memref<4xi32>, %y: memref<4x64x256xf8E4M3FN>,
+                          %ys: memref<4x64x2xf32, strided<[64, 1, 256]>>) {
+  ggemm.masked_matmul ins(%x, %w : memref<4x64x512xbf16>, memref<4x256x512xbf16>)
+      masked_m(%m : memref<4xi32>)
+      outs(%y : memref<4x64x256xf8E4M3FN>) y_scale(%ys : memref<4x64x2xf32, strided<[64, 1, 256]>>)
+      {config = #ggemm.tile_config<block_m = 64, block_n = 256, block_k = 64, consumer_warpgroups = 1>}
+  return
+}
+
+// -----
+
+func.func @fp8_out_padded_groups(%x: memref<4x64x512xbf16>, %w: memref<4x256x512xbf16>,
+                                 %m: memref<4xi32>, %y: memref<4x64x256xf8E4M3FN>,
+                                 %ys: memref<4x64x2xf32, strided<[256, 2, 1]>>) {
+  // expected-error @+1 {{'ggemm.masked_matmul' op expects y_scale to store its groups back to back (dimensions 0 and 1 collapsible into one), got 'memref<4x64x2xf32, strided<[256, 2, 1]>>'}}
+  ggemm.masked_matmul ins(%x, %w : memref<4x64x512xbf16>, memref<4x256x512xbf16>)
+      masked_m(%m : memref<4xi32>)
+      outs(%y : memref<4x64x256xf8E4M3FN>) y_scale(%ys : memref<4x64x2xf32, strided<[256, 2, 1]>>)
+      {config = #ggemm.tile_config<block_m = 64, block_n = 256, block_k = 64, consumer_warpgroups = 1>}
+  return
+}
+
+// -----
+
 func.func @int8_kn(%x: memref<?x256xi8>, %w: memref<4x256x128xi8>,
                    %indptr: memref<5xi32>, %xs: memref<1xf32>, %ws: memref<4xf32>,
                    %y: memref<?x128xbf16>) {

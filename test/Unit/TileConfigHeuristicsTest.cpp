@@ -208,6 +208,23 @@ TEST(ChooseTileConfig, SmallGroupsSwapAB) {
     EXPECT_TRUE(c.swapAB) << rows;
     EXPECT_EQ(c.blockM, blockM) << rows;
   }
+  // An e4m3 y: never swap-AB (each row's 128-column block is the tile's),
+  // and tiles of whole 128-column blocks of y (a gated tile writes half
+  // its columns).
+  for (auto [n, rows, gated] :
+       {std::tuple<int64_t, int64_t, bool>{4096, 16, false},
+        {200, 4096, false},
+        {96, 4096, false},
+        {2048, 16, true},
+        {2048, 4096, true}}) {
+    ProblemSummary p = problem(n, 7168, rows, 8);
+    p.fp8Output = true;
+    p.noSwapAB = true;
+    p.gated = gated;
+    TileChoice c = chooseTileConfig(p, kH100SMs);
+    EXPECT_FALSE(c.swapAB) << n << " " << rows;
+    EXPECT_EQ((gated ? c.blockN / 2 : c.blockN) % 128, 0) << n << " " << rows;
+  }
   // Narrow N: one warpgroup of 64 weight rows.
   TileChoice narrow = chooseTileConfig(problem(64, 7168, 16, 8), kH100SMs);
   EXPECT_TRUE(narrow.swapAB);

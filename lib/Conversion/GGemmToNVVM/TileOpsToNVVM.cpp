@@ -577,58 +577,65 @@ void KernelTranslator::storeQuantized(Value acc, Value row0, Value rowEnd,
           idx(0)));
   Value lastCol = arith::SubIOp::create(b, loc, n, idx(1));
   OpBuilder::InsertionGuard guard(b);
+  // The thread's two rows (8 apart): rows past the group's end read row 0's
+  // factors (in bounds, unused).
+  Value rows[2], rowOk[2], rowScale[2], rowFactor[2];
   for (int64_t h = 0; h < 2; ++h) {
-    Value row = add(rowBase, idx(8 * h));
-    Value rowOk = cmp(arith::CmpIPredicate::ult, row, rowEnd);
-    // Rows past the group's end read row 0's factors: in bounds, unused.
-    Value safeRow = arith::SelectOp::create(b, loc, rowOk, row, idx(0));
-    Value rowScale;
+    rows[h] = add(rowBase, idx(8 * h));
+    rowOk[h] = cmp(arith::CmpIPredicate::ult, rows[h], rowEnd);
+    Value safeRow = arith::SelectOp::create(b, loc, rowOk[h], rows[h], idx(0));
     if (facts.rowScale)
-      rowScale = load(f32, elementAddress(param(kRowScale), f32, safeRow));
-    Value rowFactor = rowDequant(safeRow);
-    for (int64_t block = 0; block < blockN / 128; ++block) {
-      // The block's 32 values of this lane: epilogue values in f32, those
-      // of columns at or past N read at column N - 1 and left out of the
-      // maximum.
-      SmallVector<Value> values;
-      SmallVector<Value> cols;
-      Value amax = zero;
-      for (int64_t i = 16 * block; i < 16 * (block + 1); ++i) {
-        Value col = add(colBase, idx(8 * i));
-        cols.push_back(col);
-        for (int64_t e = 0; e < 2; ++e) {
-          Value colE = add(col, idx(e));
-          Value colOk = cmp(arith::CmpIPredicate::ult, colE, n);
-          Value safeCol = arith::SelectOp::create(
-              b, loc, colOk, colE, arith::MinUIOp::create(b, loc, colE, lastCol));
-          Value bias;
-          if (facts.bias && !facts.gated)
-            bias = load(f32, elementAddress(param(kBias), f32,
-                                            add(mul(weight, n), safeCol)));
+      rowScale[h] = load(f32, elementAddress(param(kRowScale), f32, safeRow));
+    rowFactor[h] = rowDequant(safeRow);
+  }
+  for (int64_t block = 0; block < blockN / 128; ++block) {
+    // The block's epilogue values in f32, in place of their accumulator
+    // registers, both rows of a column together: a column's bias is read
+    // once and used at once (merged loads of the two rows, far apart, kept
+    // 32 biases beside the accumulator and spilled). Columns at or past N
+    // read column N - 1 and stay out of the maximum.
+    Value amax[2] = {zero, zero};
+    SmallVector<Value> cols;
+    for (int64_t i = 16 * block; i < 16 * (block + 1); ++i) {
+      Value col = add(colBase, idx(8 * i));
+      cols.push_back(col);
+      for (int64_t e = 0; e < 2; ++e) {
+        Value colE = add(col, idx(e));
+        Value colOk = cmp(arith::CmpIPredicate::ult, colE, n);
+        Value safeCol = arith::SelectOp::create(
+            b, loc, colOk, colE, arith::MinUIOp::create(b, loc, colE, lastCol));
+        Value bias;
+        if (facts.bias && !facts.gated)
+          bias = load(f32, elementAddress(param(kBias), f32,
+                                          add(mul(weight, n), safeCol)));
+        for (int64_t h = 0; h < 2; ++h) {
+          int64_t reg = 4 * i + 2 * h + e;
           Value v = buildEpilogue(
               b, loc,
-              LLVM::ExtractValueOp::create(b, loc, acc,
-                                           ArrayRef<int64_t>{4 * i + 2 * h + e}),
-              elementDequant(rowFactor, safeCol), bias, storeActivation(facts),
-              rowScale, Value(), f32);
-          values.push_back(v);
-          Value magnitude =
-              arith::MaximumFOp::create(b, loc, v, arith::NegFOp::create(b, loc, v));
-          amax = arith::MaximumFOp::create(
-              b, loc, amax,
+              LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{reg}),
+              elementDequant(rowFactor[h], safeCol), bias,
+              storeActivation(facts), rowScale[h], Value(), f32);
+          acc = LLVM::InsertValueOp::create(b, loc, acc, v, reg);
+          Value magnitude = arith::MaximumFOp::create(
+              b, loc, v, arith::NegFOp::create(b, loc, v));
+          amax[h] = arith::MaximumFOp::create(
+              b, loc, amax[h],
               arith::SelectOp::create(b, loc, colOk, magnitude, zero));
         }
       }
+    }
+    Value blockCol = add(col0, idx(128 * block));
+    for (int64_t h = 0; h < 2; ++h) {
       for (int64_t delta : {1, 2}) {
         Value other =
-            NVVM::ShflOp::create(b, loc, f32, c32(-1), amax, c32(delta),
+            NVVM::ShflOp::create(b, loc, f32, c32(-1), amax[h], c32(delta),
                                  c32(31), NVVM::ShflKind::bfly, UnitAttr())
                 .getResult();
-        amax = arith::MaximumFOp::create(b, loc, amax, other);
+        amax[h] = arith::MaximumFOp::create(b, loc, amax[h], other);
       }
-      auto [scale, factor] = buildFp8ScaleAndFactor(b, loc, amax, kE4m3Max);
-      Value blockCol = add(col0, idx(128 * block));
-      auto rowIf = scf::IfOp::create(b, loc, rowOk, false);
+      auto [scale, factor] = buildFp8ScaleAndFactor(b, loc, amax[h], kE4m3Max);
+      Value row = rows[h];
+      auto rowIf = scf::IfOp::create(b, loc, rowOk[h], false);
       OpBuilder::InsertionGuard rowGuard(b);
       b.setInsertionPointToStart(rowIf.thenBlock());
       // The block's scale, once per row (by the quad's first lane), where
@@ -646,14 +653,16 @@ void KernelTranslator::storeQuantized(Value acc, Value row0, Value rowEnd,
                            scaleColStride));
         LLVM::StoreOp::create(b, loc, scale, elementAddress(yScales, f32, at));
       }
-      for (auto [i, col] : llvm::enumerate(cols)) {
+      for (auto [j, col] : llvm::enumerate(cols)) {
+        int64_t reg = 4 * (16 * block + j) + 2 * h;
+        Value lo = arith::MulFOp::create(
+            b, loc, LLVM::ExtractValueOp::create(b, loc, acc, reg), factor);
+        Value hi = arith::MulFOp::create(
+            b, loc, LLVM::ExtractValueOp::create(b, loc, acc, reg + 1), factor);
         // The first operand goes to the upper byte: column col + 1.
         Value packed = NVVM::ConvertF32x2ToF8x2Op::create(
-            b, loc, b.getI16Type(),
-            arith::MulFOp::create(b, loc, values[2 * i + 1], factor),
-            arith::MulFOp::create(b, loc, values[2 * i], factor),
-            NVVM::FPRoundingMode::RN, NVVM::SaturationMode::SATFINITE,
-            /*relu=*/false, facts.outElem);
+            b, loc, b.getI16Type(), hi, lo, NVVM::FPRoundingMode::RN,
+            NVVM::SaturationMode::SATFINITE, /*relu=*/false, facts.outElem);
         Value address =
             elementAddress(param(kY), b.getI8Type(), add(mul(row, ldy), col));
         Value pairOk = arith::AndIOp::create(
