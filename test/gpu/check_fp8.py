@@ -21,7 +21,18 @@ the runtime on DeepGEMM's shape lists:
   quantisation (amax / 127), criterion calc_diff < 1e-5, and one kernel
   with unit scales and f32 output whose results must equal the exact
   integer product (float64 sums of integers below 2^53) bit for bit, on
-  full-range int8 inputs (-128 .. 127).
+  full-range int8 inputs (-128 .. 127);
+- an e4m3 y with 1x128 scales computed in the epilogue (the kernels
+  `fp8out_*`, from bf16, FP8 and INT8 inputs, segment / masked / batched,
+  bias, activations, row scale, SwiGLU): each block's scale against
+  max(amax, 1e-4) / 448 of the float64 reference (relative 1e-4), each
+  element's e4m3 value times its scale within half an e4m3 step of the
+  reference (2^-4 relative, 2^-9 of the scale among the subnormals, plus
+  1e-4 of the block's maximum for the f32 arithmetic), no poison left,
+  rows of no group untouched (y and y_scale); and a chain: a layer's e4m3
+  y and MN-major scales fed as they are to the FP8 block-scaled kernel of
+  the next layer, calc_diff < 1e-3 against the float64 product of what it
+  reads.
 
 Every case quantises fresh random bf16 inputs like DeepGEMM's
 per_token_cast_to_fp8 / per_block_cast_to_fp8 (amax / 448 per 1x128 and
@@ -455,6 +466,7 @@ def build_cases(names, rng):
                       ("batched", [m] * g, m, 1024, 1024)))
     cases += scale_kind_cases(names, rng)
     cases += int8_cases(names, rng)
+    cases += fp8_out_cases(names, rng)
     small = [name for name in names if name.startswith("fp8_seg_")]
     for i in range(110):
         name = small[i % len(small)]
@@ -525,6 +537,185 @@ def scale_kind_cases(names, rng):
     return cases
 
 
+def fp8_out_inputs(p, x_shape, w_shape, device="cuda"):
+    """x and w for an e4m3-output kernel of a_dtype p["a_dtype"]: the kernel
+    tensors and their float64 values (FP8 with 1x128 / 128x128 blocks,
+    INT8 per row)."""
+    x = torch.randn(*x_shape, device=device, dtype=torch.bfloat16)
+    w = torch.randn(*w_shape, device=device, dtype=torch.bfloat16) / 16
+    if p["a_dtype"] == "bf16":
+        return dict(x=x, w=w), x.double(), w.double()
+    x_kind, w_kind = scale_blocks({"problem": p})
+    flat = x.reshape(-1, x_shape[-1])
+    xq, xs, xd = quantize_x(flat, x_kind, p["a_dtype"])
+    wq, ws, wd = quantize_w(w, w_kind, p["b_dtype"])
+    if len(x_shape) == 3:
+        g, mmax = x_shape[:2]
+        xq = xq.view(*x_shape)
+        xs = (xs.view(g, mmax, -1) if x_kind == "1x128" else xs.view(g, mmax)
+              if x_kind == "per_row" else xs)
+    return (dict(x=xq, w=wq, x_scale=xs, w_scale=ws), xd.view(*x_shape), wd)
+
+
+def y_scales_mn_major(lead, rows, nb, device="cuda"):
+    """An MN-major y_scale (rows contiguous; rows padded to a multiple of 4
+    so that an FP8 op can read it by TMA), NaN-poisoned."""
+    pad = -(-rows // 4) * 4
+    if lead is None:
+        return torch.full((nb, pad), float("nan"), device=device)[:, :rows].t()
+    return torch.full((nb, lead, rows), float("nan"),
+                      device=device).permute(1, 2, 0)
+
+
+def check_fp8_rows(q, s, ref):
+    """An e4m3 y's rows `q` with their scales `s` ([R, NB]) against the
+    float64 epilogue values `ref` ([R, N]); returns calc_diff of the
+    dequantised rows."""
+    rows, n = ref.shape
+    nb = s.shape[1]
+    if rows == 0:
+        return 0.0
+    if bool((q.view(torch.uint8) == 0x7F).any()):
+        raise Failure("e4m3 poison (0x7f) left in rows of a group")
+    padded = torch.zeros(rows, nb * 128, dtype=torch.float64, device=ref.device)
+    padded[:, :n] = ref
+    amax = padded.abs().view(rows, nb, 128).amax(2).clamp(min=1e-4)
+    want = amax / 448
+    s = s.double()
+    if not bool(torch.isfinite(s).all()):
+        raise Failure("a y_scale of a group's row is not finite (unwritten?)")
+    off = ((s - want).abs() / want).max().item()
+    if not off <= 1e-4:
+        raise Failure(f"y_scale off by {off:.1e} (relative) from amax / 448")
+    full = s.repeat_interleave(128, dim=1)[:, :n]
+    yd = q.to(torch.float64) * full
+    bound = (2.0 ** -4) * ref.abs() + full * (2.0 ** -9 + 448e-4)
+    worst = ((yd - ref).abs() - bound).max().item()
+    if worst > 0:
+        raise Failure(f"an e4m3 value is {worst:.2e} past half an e4m3 step "
+                      f"from the reference")
+    return calc_diff(yd, ref)
+
+
+def epilogue64(p, part, bias, rs, n):
+    """bias, activation (SwiGLU: gate columns, then up) and row scale of
+    problem `p` on the float64 product `part` (rows x w rows)."""
+    if bias is not None:
+        part = part + bias.double()
+    if p["activation"] == "swiglu":
+        part = torch.nn.functional.silu(part[:, :n]) * part[:, n:]
+    else:
+        part, _ = epilogue_ref(part, p, None, None)
+    if rs is not None:
+        part = part * rs.double()[:, None]
+    return part
+
+
+def run_fp8_out(kernel, manifest, spec, device="cuda"):
+    """An e4m3-output kernel on random inputs: `spec` is ("fp8out",
+    lengths, n, k) for segments (masked: counts and max_m; batched: rows);
+    returns the worst calc_diff of the dequantised rows."""
+    p = manifest["problem"]
+    op = p["op"]
+    _, groups_spec, n, k = spec[:4]
+    gated = p["activation"] == "swiglu"
+    w_rows = 2 * n if gated else n
+    nb = -(-n // 128)
+    g = len(groups_spec)
+    if op == "segment_matmul":
+        offsets = [0]
+        for length in groups_spec:
+            offsets.append(offsets[-1] + length)
+        m = offsets[-1] + 3
+        tensors, xd, wd = fp8_out_inputs(p, (m, k), (g, w_rows, k), device)
+        tensors["seg_indptr"] = torch.tensor(offsets, dtype=torch.int32,
+                                             device=device)
+        y = torch.full((m, n), 0x7F, dtype=torch.uint8, device=device).view(
+            torch.float8_e4m3fn)
+        ys = y_scales_mn_major(None, m, nb, device)
+        bounds = [(gi, offsets[gi], offsets[gi + 1]) for gi in range(g)]
+        rows_of = lambda gi, b, e: slice(b, e)  # noqa: E731
+    else:
+        mmax = spec[4]
+        counts = [min(max(c, 0), mmax) for c in groups_spec]
+        tensors, xd, wd = fp8_out_inputs(p, (g, mmax, k), (g, w_rows, k),
+                                         device)
+        if op == "masked_matmul":
+            tensors["masked_m"] = torch.tensor(groups_spec, dtype=torch.int32,
+                                               device=device)
+        y = torch.full((g, mmax, n), 0x7F, dtype=torch.uint8,
+                       device=device).view(torch.float8_e4m3fn)
+        ys = y_scales_mn_major(g, mmax, nb, device)
+        bounds = [(gi, 0, counts[gi]) for gi in range(g)]
+        rows_of = lambda gi, b, e: (gi, slice(b, e))  # noqa: E731
+    bias = rs = None
+    if p["has_bias"]:
+        bias = torch.randn(g, w_rows, device=device)
+        tensors["bias"] = bias
+    if p["has_row_scale"]:
+        rs = torch.rand(*y.shape[:-1], device=device) + 0.5
+        tensors["row_scale"] = rs
+    y_before = y.clone()
+    kernel(**tensors, y=y, y_scale=ys)
+    torch.cuda.synchronize()
+    own = torch.zeros(y.shape[:-1], dtype=torch.bool, device=device)
+    diffs = [0.0]
+    for gi, b, e in bounds:
+        if b == e:
+            continue
+        at = rows_of(gi, b, e)
+        part = xd[at] @ wd[gi].t()
+        ref = epilogue64(p, part, None if bias is None else bias[gi],
+                         None if rs is None else rs[at], n)
+        diffs.append(check_fp8_rows(y[at], ys[at], ref))
+        own[at] = True
+    other = ~own
+    if not (torch.equal(y[other].view(torch.uint8),
+                        y_before[other].view(torch.uint8))
+            and bool(torch.isnan(ys[other]).all())):
+        raise Failure("a row of no group was written (y or y_scale)")
+    return max(diffs)
+
+
+def run_fp8_chain(kernels, manifests, rows, device="cuda"):
+    """A bf16 layer with bias and silu writes an e4m3 y (7168 columns) and
+    its MN-major scales; the FP8 block-scaled kernel of the next layer
+    (K = 7168) reads them as they are. calc_diff of the second layer
+    against the float64 product of what it read."""
+    first = kernels["fp8out_seg_n7168_k2048_bf16_bias_silu_kernel"]
+    second = kernels["fp8_seg_n4096_k7168_kernel"]
+    g = len(rows)
+    offsets = [0]
+    for length in rows:
+        offsets.append(offsets[-1] + length)
+    m = offsets[-1]
+    indptr = torch.tensor(offsets, dtype=torch.int32, device=device)
+    x = torch.randn(m, 2048, device=device, dtype=torch.bfloat16)
+    w1 = torch.randn(g, 7168, 2048, device=device, dtype=torch.bfloat16) / 16
+    b1 = torch.randn(g, 7168, device=device)
+    h = torch.empty(m, 7168, device=device, dtype=torch.float8_e4m3fn)
+    hs = y_scales_mn_major(None, m, 56, device)
+    first(x=x, w=w1, bias=b1, seg_indptr=indptr, y=h, y_scale=hs)
+    w2q, w2s = weights(g, 4096, 7168, device)
+    out = torch.full((m, 4096), float("nan"), device=device,
+                     dtype=torch.bfloat16)
+    second(x=h, w=w2q, x_scale=hs, w_scale=w2s, seg_indptr=indptr, y=out)
+    torch.cuda.synchronize()
+    hd = h.double() * hs.double().repeat_interleave(128, dim=1)[:, :7168]
+    wd2 = dequant_w(w2q, w2s)
+    diffs = []
+    for gi in range(g):
+        b, e = offsets[gi], offsets[gi + 1]
+        if b == e:
+            continue
+        ref = hd[b:e] @ wd2[gi].t()
+        diff = calc_diff(out[b:e], ref)
+        if not diff < 1e-3:
+            raise Failure(f"group {gi}: calc_diff {diff:.2e} >= 1e-3")
+        diffs.append(diff)
+    return max(diffs, default=0.0)
+
+
 def int8_cases(names, rng):
     """Cases of the INT8 kernels (those that are in the bundles): the
     shapes of the tensor-wise / per-row FP8 cases, and the exact check."""
@@ -571,11 +762,49 @@ def int8_cases(names, rng):
     return cases
 
 
+def fp8_out_cases(names, rng):
+    """Cases of the e4m3-output kernels (those that are in the bundles)."""
+    cases = []
+
+    def add(label, name, spec):
+        if name + "_kernel" in names:
+            cases.append((f"e4m3 y {label}", name + "_kernel", spec))
+
+    for name, n, k in (("fp8out_seg_n7168_k2048_bf16_bias_silu", 7168, 2048),
+                       ("fp8out_seg_n4096_k7168_fp8", 4096, 7168),
+                       ("fp8out_seg_n2112_k7168_int8", 2112, 7168),
+                       ("fp8out_seg_n768_k2048_bf16_swiglu", 768, 2048)):
+        kind = name.split("_", 4)[4]
+        for lengths in ([1, 0, 129, 300, 63, 0, 5], varied(rng, 2048, 4, 0.25),
+                        varied(rng, 20, 8, 0.2)):
+            add(f"segments {lengths[:4]}... n={n} k={k} {kind}", name,
+                ("fp8out", lengths, n, k))
+    for g, m in ((32, 192), (6, 1024), (32, 20)):
+        add(f"masked G={g} m~{m} max_m=1024 n=7168 k=2048",
+            "fp8out_masked_n7168_k2048_bf16",
+            ("fp8out", varied(rng, m, g, 0.1), 7168, 2048, 1024))
+    for g, m in ((1, 65), (3, 257)):
+        add(f"batched B={g} m={m} n=1000 k=1024 row_scale relu",
+            "fp8out_batched_n1000_k1024_bf16_rs_relu",
+            ("fp8out", [m] * g, 1000, 1024, m))
+    if {"fp8out_seg_n7168_k2048_bf16_bias_silu_kernel",
+            "fp8_seg_n4096_k7168_kernel"} <= set(names):
+        for lengths in ([128, 0, 1, 300], varied(rng, 1024, 4, 0.25)):
+            cases.append((f"e4m3 y chain: bf16 -> e4m3 (n=7168) -> FP8 "
+                          f"(n=4096) G={len(lengths)}",
+                          "fp8_seg_n4096_k7168_kernel", ("chain", lengths)))
+    return cases
+
+
 def run_case(kernels, manifests, name, spec, rng):
     kind = spec[0]
     if kind == "exact":
         _, lengths, n, k = spec
         return run_int8_exact(kernels[name], lengths, n, k)
+    if kind == "fp8out":
+        return run_fp8_out(kernels[name], manifests[name], spec)
+    if kind == "chain":
+        return run_fp8_chain(kernels, manifests, spec[1])
     if kind == "segment":
         _, lengths, n, k = spec
         return run_segment(kernels[name], manifests[name], lengths, n, k, rng)
