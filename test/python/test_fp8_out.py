@@ -1,24 +1,28 @@
 """An e4m3 output (``out_dtype="f8e4m3"``: y quantised in the epilogue with
 one f32 scale per row and 128 columns, ``y_scale``) in the Python layer on a
-CPU: the problem, its IR text and catalog lines, and (with the compiler
-library) that the IR verifies and compiles to a bundle the runtime loads.
-Stand-in tensors, no torch, no GPU; the runtime's side is in
-test_runtime.py."""
+CPU: the problem, its IR text and catalog lines, the ops' argument checks,
+the ``(y, y_scale)`` they return and its chaining into the next FP8 op, and
+(with the compiler library) that the IR verifies and compiles to a bundle
+the runtime loads. Stand-in tensors, no torch, no GPU; the runtime's side
+is in test_runtime.py."""
 from __future__ import annotations
 
 import json
+import types
 from pathlib import Path
+from typing import Any, List
 
 import pytest
 
 import ggemm
 from conftest import bundle_entries
-from ggemm import cache, catalog
+from ggemm import cache, catalog, ops
 from ggemm.problem import Problem, SpecError
 
-from test_ops import needs_compiler
+from test_ops import DeviceTensor, FakeDtype, FakeTensor, needs_compiler
 
 E4M3 = "f8e4m3"
+F8 = "float8_e4m3fn"
 
 
 # -- Problem and its IR -------------------------------------------------------
@@ -219,3 +223,324 @@ def test_fp8_output_compiles_through_the_disk_cache(
         return  # no runtime library: the manifest's fields are enough
     with Kernel(path) as kernel:
         assert kernel.num_variants >= 1
+
+
+# -- the ops: arguments, the returned (y, y_scale), chaining ------------------
+
+class Made(DeviceTensor):
+    """A tensor the stand-in torch allocated; zero_() is recorded."""
+
+    zeroed = False
+
+    def zero_(self) -> "Made":
+        self.zeroed = True
+        return self
+
+
+class StandInTorch:
+    """Enough of torch for the ops' eager path on a CPU: the dtypes they
+    name and the allocations of an output and its scales."""
+
+    bfloat16, float16, float32, float8_e4m3fn = (
+        FakeDtype("bfloat16"), FakeDtype("float16"), FakeDtype("float32"),
+        FakeDtype(F8))
+
+    def __init__(self) -> None:
+        self.compiler = types.SimpleNamespace(is_compiling=lambda: False)
+        self.dtype = FakeDtype
+        self.made: List[Made] = []
+
+    def is_grad_enabled(self) -> bool:
+        return False
+
+    def _make(self, shape: Any, dtype: Any, device: Any,
+              strides: Any = None, zeroed: bool = False) -> Made:
+        tensor = Made(shape, dtype.name, strides=strides, device=device)
+        tensor.zeroed = zeroed
+        self.made.append(tensor)
+        return tensor
+
+    def empty(self, shape, dtype=None, device=None):
+        return self._make(shape, dtype, device)
+
+    def zeros(self, shape, dtype=None, device=None):
+        return self._make(shape, dtype, device, zeroed=True)
+
+    def empty_strided(self, size, stride, dtype=None, device=None):
+        return self._make(size, dtype, device, strides=stride)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.launches: List[dict] = []
+
+    def launch(self, tensors: dict, expected_m: Any = None) -> None:
+        self.launches.append(dict(tensors))
+
+
+@pytest.fixture
+def fp8_eager(monkeypatch):
+    """The ops' eager path with the stand-in torch, a recording kernel, the
+    problems looked up and a count of checking plans."""
+    stand_in = StandInTorch()
+    monkeypatch.setattr(ops, "torch", stand_in)
+    monkeypatch.setattr(ops, "_checked", {})
+    monkeypatch.setattr(ops, "_kernels", {})
+    kernel = Recorder()
+    problems: List[Problem] = []
+
+    def kernel_for(problem: Problem, catalog: Any = None) -> Recorder:
+        problems.append(problem)
+        return kernel
+    monkeypatch.setattr(ops, "kernel_for", kernel_for)
+    plans = {"count": 0}
+    real_segment, real_grouped = ops.plan_segment_matmul, ops._plan_grouped
+
+    def plan_segment(*args, **kwargs):
+        plans["count"] += 1
+        return real_segment(*args, **kwargs)
+
+    def plan_grouped(*args, **kwargs):
+        plans["count"] += 1
+        return real_grouped(*args, **kwargs)
+    monkeypatch.setattr(ops, "plan_segment_matmul", plan_segment)
+    monkeypatch.setattr(ops, "_plan_grouped", plan_grouped)
+    return types.SimpleNamespace(torch=stand_in, kernel=kernel,
+                                 problems=problems, plans=plans)
+
+
+def seg_args(rows: int = 1000, n: int = 384, dtype: str = "bfloat16",
+             **overrides: Any) -> dict:
+    args = dict(x=DeviceTensor((rows, 512), dtype),
+                w=DeviceTensor((4, n, 512), dtype),
+                seg_indptr=DeviceTensor((5,), "int32"))
+    args.update(overrides)
+    return args
+
+
+def test_segment_matmul_returns_e4m3_and_its_scales(fp8_eager) -> None:
+    args = seg_args()
+    y, y_scale = ggemm.segment_matmul(**args, out_dtype=E4M3,
+                                      activation="silu")
+    assert y.shape == (1000, 384) and str(y.dtype) == "torch.float8_e4m3fn"
+    # MN-major, as the FP8 ops take x_scale: torch.empty(3, 1000).t().
+    assert y_scale.shape == (1000, 3) and y_scale.stride() == (1, 1000)
+    assert str(y_scale.dtype) == "torch.float32"
+    # Rows outside every segment are not written: both read zero.
+    assert y.zeroed and y_scale.zeroed
+    (launch,) = fp8_eager.kernel.launches
+    assert launch["y"] is y and launch["y_scale"] is y_scale
+    assert launch["x"] is args["x"]
+    (problem,) = fp8_eager.problems
+    assert problem.out_dtype == E4M3 and problem.activation == "silu"
+    assert "y_scale(%y_scale" in problem.mlir()
+    # torch.float8_e4m3fn names it too; the block stride is padded to 4
+    # rows (16 bytes), as TMA reads x_scale.
+    y, y_scale = ggemm.segment_matmul(**seg_args(rows=1001, n=200),
+                                      out_dtype=fp8_eager.torch.float8_e4m3fn)
+    assert y_scale.shape == (1001, 2) and y_scale.stride() == (1, 1004)
+
+
+def test_grouped_ops_return_e4m3_and_grouped_scales(fp8_eager) -> None:
+    x, w = DeviceTensor((3, 5, 512)), DeviceTensor((3, 384, 512))
+    counts = DeviceTensor((3,), "int32")
+    y, y_scale = ggemm.masked_matmul(x, w, counts, out_dtype=E4M3,
+                                     expected_m=4)
+    assert y.shape == (3, 5, 384) and str(y.dtype) == "torch.float8_e4m3fn"
+    # [G, Mmax, NB]: the groups' rows back to back (group stride Mmax), the
+    # block stride G * Mmax = 15 padded to 16.
+    assert y_scale.shape == (3, 5, 3) and y_scale.stride() == (5, 1, 16)
+    assert y.zeroed and y_scale.zeroed  # rows past masked_m[g]
+    y, y_scale = ggemm.batched_matmul(x, w, out_dtype=E4M3)
+    assert y_scale.shape == (3, 5, 3) and y_scale.stride() == (5, 1, 16)
+    assert not y.zeroed and not y_scale.zeroed  # every row is written
+    launch = fp8_eager.kernel.launches[-1]
+    assert launch["y"] is y and launch["y_scale"] is y_scale
+    assert [p.op for p in fp8_eager.problems] == ["masked_matmul",
+                                                  "batched_matmul"]
+    assert {p.out_dtype for p in fp8_eager.problems} == {E4M3}
+
+
+def test_an_empty_problem_returns_empty_scales(fp8_eager) -> None:
+    y, y_scale = ggemm.segment_matmul(**seg_args(rows=0), out_dtype=E4M3)
+    assert y.shape == (0, 384) and y_scale.shape == (0, 3)
+    assert fp8_eager.kernel.launches == []
+
+
+def test_the_pair_feeds_the_next_fp8_op_without_a_copy(fp8_eager,
+                                                       monkeypatch) -> None:
+    """y and y_scale of one op are x and x_scale of the next FP8 op as they
+    are: e4m3 x [M, K] and 1x128 scales MN-major with a 16-byte block
+    stride, which the FP8 ops would otherwise copy."""
+    copies: List[Any] = []
+    monkeypatch.setattr(ops, "mn_major_scales",
+                        lambda scale: copies.append(scale) or scale)
+    w2 = DeviceTensor((4, 256, 384), F8)
+    w2_scale = DeviceTensor((4, 2, 3), "float32")
+    for rows in (1000, 1001, 1):
+        y, y_scale = ggemm.segment_matmul(**seg_args(rows=rows),
+                                          out_dtype=E4M3)
+        plan = ops.plan_segment_matmul(y, w2, seg_args()["seg_indptr"],
+                                       x_scale=y_scale, w_scale=w2_scale)
+        assert plan.tensors["x"] is y and plan.tensors["x_scale"] is y_scale
+        assert plan.problem.x_scale_block == "1x128"
+        # The second op may write e4m3 too: its scales feed a third.
+        z, z_scale = ggemm.segment_matmul(y, w2, seg_args()["seg_indptr"],
+                                          x_scale=y_scale, w_scale=w2_scale,
+                                          out_dtype=E4M3)
+        assert z.shape == (rows, 256) and z_scale.shape == (rows, 2)
+    x, w = DeviceTensor((3, 5, 512)), DeviceTensor((3, 384, 512))
+    counts = DeviceTensor((3,), "int32")
+    y, y_scale = ggemm.masked_matmul(x, w, counts, out_dtype=E4M3)
+    plan = ops.plan_masked_matmul(y, DeviceTensor((3, 128, 384), F8), counts,
+                                  x_scale=y_scale,
+                                  w_scale=DeviceTensor((3, 1, 3), "float32"))
+    assert plan.tensors["x_scale"] is y_scale
+    assert copies == []
+
+
+def test_out_and_out_scale(fp8_eager) -> None:
+    out = DeviceTensor((1000, 384), F8)
+    for strides in ((1, 1000), (3, 1), (1, 1024)):
+        out_scale = DeviceTensor((1000, 3), "float32", strides=strides)
+        y, y_scale = ggemm.segment_matmul(**seg_args(), out=out,
+                                          out_scale=out_scale)
+        assert y is out and y_scale is out_scale
+        assert fp8_eager.kernel.launches[-1]["y_scale"] is out_scale
+    assert fp8_eager.torch.made == []  # nothing allocated
+    # A repeated call is not checked again; other strides are.
+    before = fp8_eager.plans["count"]
+    ggemm.segment_matmul(**seg_args(), out=out, out_scale=out_scale)
+    assert fp8_eager.plans["count"] == before
+    ggemm.segment_matmul(**seg_args(), out=out, out_scale=DeviceTensor(
+        (1000, 3), "float32", strides=(4, 1)))
+    assert fp8_eager.plans["count"] == before + 1
+    # Masked: [G, Mmax, NB], groups Mmax rows apart; row-major works too.
+    x, w = DeviceTensor((3, 5, 512)), DeviceTensor((3, 384, 512))
+    counts = DeviceTensor((3,), "int32")
+    for strides in ((5, 1, 15), (15, 3, 1)):
+        scale = DeviceTensor((3, 5, 3), "float32", strides=strides)
+        y, y_scale = ggemm.masked_matmul(
+            x, w, counts, out=DeviceTensor((3, 5, 384), F8), out_scale=scale)
+        assert y_scale is scale
+
+
+OUT = DeviceTensor((1000, 384), F8)
+SCALE = DeviceTensor((1000, 3), "float32", strides=(1, 1000))
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (dict(out=OUT), r"out_scale: out is torch.float8_e4m3fn, whose scales "
+     r"the kernel writes too: pass out_scale=, f32 \[M, ceil\(N/128\)\] = "
+     r"\[1000, 3\]"),
+    (dict(out=DeviceTensor((1000, 384)), out_scale=SCALE),
+     "out_scale: the scales of an e4m3 out .* but the output is bf16"),
+    (dict(out_scale=SCALE), r"out_scale: the scales of an e4m3 out"),
+    (dict(out_dtype=E4M3, out_scale=SCALE), "out_scale: needs out= "
+     r"\(the e4m3 tensor it scales\)"),
+    (dict(out=OUT, out_scale=DeviceTensor((1000, 4), "float32")),
+     r"out_scale: expected shape \[M, ceil\(N/128\)\] = \[1000, 3\] \(one "
+     r"f32 per row and 128 columns of out\), got \[1000, 4\]"),
+    (dict(out=OUT, out_scale=DeviceTensor((1000, 3), "bfloat16")),
+     r"out_scale: expected dtype f32 \(torch.float32\)"),
+    (dict(out=OUT, out_scale=DeviceTensor((1000, 3), "float32",
+                                          device="cpu")),
+     "out_scale: expected a CUDA tensor"),
+    (dict(out=OUT, out_scale=DeviceTensor((1000, 3), "float32",
+                                          strides=(1, 500))),
+     r"out_scale: strides \[1, 500\] for shape \[1000, 3\] may give two "
+     r"scales one element"),
+    (dict(out=DeviceTensor((1000, 384)), out_dtype=E4M3),
+     "out_dtype is f8e4m3 but out is torch.bfloat16"),
+    (dict(out=DeviceTensor((999, 384), F8), out_scale=SCALE),
+     r"out: expected shape \[1000, 384\], got \[999, 384\]"),
+    (dict(out_dtype="f8e5m2"), "out_dtype: expected torch.bfloat16, "
+     "torch.float16, torch.float32 or torch.float8_e4m3fn, got f8e5m2"),
+    (dict(out=OUT, out_scale=SCALE, accumulate=True), "accumulate: an e4m3 "
+     r"output \(torch.float8_e4m3fn\) is quantised from the values the "
+     "epilogue computes"),
+    (dict(out_dtype=E4M3, atomic=True), "atomic: an e4m3 output"),
+    (dict(out=OUT, out_scale=SCALE,
+          scatter_indices=DeviceTensor((1000,), "int32")),
+     "scatter_indices: an e4m3 output"),
+    (dict(out_dtype=E4M3, config={"block_n": 64}), "config: block_n = 64 "
+     "makes tiles of 64 columns of out; an e4m3 output needs whole blocks "
+     "of 128"),
+    (dict(out_dtype=E4M3, config={"block_m": 32, "swap_ab": True}),
+     "config: swap_ab=True is not available with an e4m3 output"),
+    (dict(out_dtype=E4M3, activation="swiglu", gate_up_block=64),
+     "gate_up_block: 64 with an e4m3 output must be 128"),
+    (dict(out_dtype=E4M3, activation="swiglu", config={"block_n": 128}),
+     "config: block_n = 128 makes tiles of 64 columns of out"),
+])
+def test_fp8_output_argument_errors(overrides: dict, message: str) -> None:
+    args = seg_args()
+    x, w, seg = args.pop("x"), args.pop("w"), args.pop("seg_indptr")
+    with pytest.raises(ops.ArgumentError, match=message):
+        ops.plan_segment_matmul(x, w, seg, **overrides)
+
+
+def test_fp8_output_grouped_argument_errors() -> None:
+    x, w = FakeTensor((3, 5, 512)), FakeTensor((3, 384, 512))
+    counts = FakeTensor((3,), "int32")
+    out = FakeTensor((3, 5, 384), F8)
+    with pytest.raises(ops.ArgumentError, match=r"out_scale: groups must be "
+                       r"M = 5 rows apart \(stride\(0\) == shape\[1\] \* "
+                       r"stride\(1\)\), got strides \[15, 1, 5\]; allocate "
+                       r"it MN-major as torch.empty\(3, 15\).t\(\).view\(3, "
+                       r"5, 3\)"):
+        # MN-major per group: torch.empty(3, 3, 5).transpose(1, 2).
+        ops.plan_masked_matmul(x, w, counts, out=out, out_scale=FakeTensor(
+            (3, 5, 3), "float32", strides=(15, 1, 5)))
+    with pytest.raises(ops.ArgumentError, match=r"out_scale: expected shape "
+                       r"\[G, M, ceil\(N/128\)\] = \[3, 5, 3\]"):
+        ops.plan_batched_matmul(x, w, out=out, out_scale=FakeTensor(
+            (15, 3), "float32"))
+    with pytest.raises(ops.ArgumentError, match="accumulate: an e4m3 output"):
+        ops.plan_batched_matmul(x, w, out=out, accumulate=True,
+                                out_scale=FakeTensor((3, 5, 3), "float32"))
+    plan = ops.plan_masked_matmul(x, w, counts, out_dtype=E4M3)
+    assert plan.out_dtype == E4M3 and plan.problem.fp8_output
+    assert plan.key != ops.plan_masked_matmul(x, w, counts).key
+    # segment_matmul_k's dw and aiter's INT8 GEMM stay float.
+    with pytest.raises(ops.ArgumentError, match="out_dtype: expected "
+                       "torch.bfloat16, torch.float16 or torch.float32, got "
+                       "f8e4m3"):
+        ops.plan_segment_matmul_k(FakeTensor((100, 256)),
+                                  FakeTensor((100, 128)),
+                                  FakeTensor((3,), "int32"), out_dtype=E4M3)
+    from ggemm.compat import aiter
+    with pytest.raises(ops.ArgumentError, match="output_dtype: expected "
+                       "torch.bfloat16, torch.float16 or torch.float32"):
+        aiter.int8_gemm(FakeTensor((8, 128), "int8"),
+                        FakeTensor((64, 128), "int8"),
+                        FakeTensor((8, 1), "float32"),
+                        FakeTensor((1, 64), "float32"), output_dtype=E4M3)
+
+
+def test_fp8_output_launches_directly(fp8_eager, monkeypatch) -> None:
+    """An e4m3 output has no torch.library op yet, as FP8 inputs have not:
+    it launches directly (not differentiable) even when an input requires
+    grad, and torch.compile refuses it by name."""
+    library: List[Any] = []
+    monkeypatch.setattr(ops, "_library_ops", lambda: library.append(1))
+    monkeypatch.setattr(fp8_eager.torch, "is_grad_enabled", lambda: True)
+    args = seg_args()
+    args["x"].requires_grad = True
+    y, y_scale = ggemm.segment_matmul(**args, out_dtype=E4M3)
+    assert library == [] and len(fp8_eager.kernel.launches) == 1
+    x, w = DeviceTensor((3, 5, 512)), DeviceTensor((3, 384, 512))
+    x.requires_grad = True
+    ggemm.batched_matmul(x, w, out=DeviceTensor((3, 5, 384), F8),
+                         out_scale=DeviceTensor((3, 5, 3), "float32"))
+    assert library == [] and len(fp8_eager.kernel.launches) == 2
+    monkeypatch.setattr(fp8_eager.torch.compiler, "is_compiling",
+                        lambda: True)
+    with pytest.raises(ggemm.NotLoweredError, match="out_dtype: e4m3 "
+                       "outputs .* are not registered as torch.library ops "
+                       "yet"):
+        ggemm.segment_matmul(**seg_args(), out_dtype=E4M3)
+    with pytest.raises(ggemm.NotLoweredError, match="out_dtype: e4m3"):
+        ggemm.masked_matmul(x, w, DeviceTensor((3,), "int32"),
+                            out=DeviceTensor((3, 5, 384), F8),
+                            out_scale=DeviceTensor((3, 5, 3), "float32"))
