@@ -16,7 +16,9 @@ kernels, one line per problem, with the fields of
 
 A list-valued field (other than ``config``) expands to one kernel per
 value (several lists: every combination); ``variants`` is a list of
-overrides, one kernel each. The MoE routing kernel of
+overrides, one kernel each. ``"out_dtype": "f8e4m3"`` is a kernel whose y
+is e4m3 with its 1x128 scales (what ``out_dtype=torch.float8_e4m3fn``
+calls), a kernel of its own. The MoE routing kernel of
 :func:`ggemm.sort_by_expert` has a line of its own, keyed by the experts E,
 the pairs per token and the ids' dtype (``i32`` or ``i64``; default
 ``i32``)::

@@ -16,7 +16,12 @@ Under ``torch.compile``, and when an input requires grad, the ops go through
 their ``torch.library`` custom ops (``torch.ops.ggemm.*``, see
 :mod:`ggemm.torch_ops`), which have fake implementations and, for
 ``segment_matmul``, autograd (its dW from :func:`segment_matmul_k`, the
-K-ragged weight-gradient kernel).
+K-ragged weight-gradient kernel). FP8 and INT8 inputs and e4m3 outputs
+have no custom op yet: they launch directly.
+
+With ``out_dtype=torch.float8_e4m3fn`` the forward ops return ``(y,
+y_scale)``: e4m3 y and its 1x128 scales, computed in the kernel's
+epilogue, in the layout the FP8 ops take as ``x`` and ``x_scale``.
 
 Example::
 
@@ -35,8 +40,9 @@ import os
 from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 from .cache import kernel_for
-from .problem import (ACTIVATIONS, FP8_DTYPES, INT8_DTYPES, SCALED_DTYPES,
-                      Problem, TileConfig)
+from .problem import (ACTIVATIONS, FP8_DTYPES, FP8_OUTPUT_DTYPES,
+                      INT8_DTYPES, SCALED_DTYPES, Y_SCALE_BLOCK, Problem,
+                      TileConfig)
 from .runtime import GGemmError
 
 try:  # torch is optional for the package, required by these ops.
@@ -62,7 +68,8 @@ _DTYPE_NAMES = {"torch.bfloat16": "bf16", "torch.float16": "f16",
                 "torch.float32": "f32", "torch.int32": "i32",
                 "torch.int64": "i64", "torch.float8_e4m3fn": "f8e4m3",
                 "torch.float8_e5m2": "f8e5m2", "torch.int8": "s8"}
-_TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32"}
+_TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32",
+                 "f8e4m3": "float8_e4m3fn"}
 _TORCH_DTYPE_NAMES = () if torch is None else (
     (torch.bfloat16, "bf16"), (torch.float16, "f16"), (torch.float32, "f32"),
     (torch.int32, "i32"), (torch.int64, "i64"),
@@ -70,6 +77,10 @@ _TORCH_DTYPE_NAMES = () if torch is None else (
     (torch.int8, "s8"))
 #: Operand dtypes of x and w (s8: torch.int8, INT8 with scales).
 _OPERAND_DTYPES = ("bf16", "f16", "f8e4m3", "s8")
+#: Output dtypes: float ones (every op's), and those of the forward ops,
+#: which may also write e4m3 with its 1x128 scales.
+_FLOAT_OUT_DTYPES = ("bf16", "f16", "f32")
+_Y_DTYPES = _FLOAT_OUT_DTYPES + FP8_OUTPUT_DTYPES
 _OTHER_LAYOUT = {"nk": "kn", "kn": "nk"}
 
 
@@ -100,7 +111,9 @@ def torch_dtype(name: str) -> Any:
     return getattr(_require_torch(), _TORCH_DTYPES[name])
 
 
-def _out_dtype_name(out_dtype: Any) -> Optional[str]:
+def _out_dtype_name(out_dtype: Any, fp8: bool = False) -> Optional[str]:
+    """``out_dtype`` as a dtype name (``None`` stays ``None``); ``fp8``:
+    the forward ops' ``torch.float8_e4m3fn`` (``"f8e4m3"``) too."""
     if out_dtype is None:
         return None
     name = out_dtype
@@ -108,9 +121,15 @@ def _out_dtype_name(out_dtype: Any) -> Optional[str]:
         for candidate, known in _TORCH_DTYPE_NAMES:
             if out_dtype == candidate:
                 name = known
-    if name not in ("bf16", "f16", "f32"):
-        raise ArgumentError(f"out_dtype: expected torch.bfloat16, "
-                            f"torch.float16 or torch.float32, got {out_dtype}")
+        if name is out_dtype:  # a stand-in dtype: by its printed name
+            name = _DTYPE_NAMES.get(str(out_dtype), out_dtype)
+    allowed = _Y_DTYPES if fp8 else _FLOAT_OUT_DTYPES
+    if name not in allowed:
+        names = ["torch.bfloat16", "torch.float16", "torch.float32"]
+        if fp8:
+            names.append("torch.float8_e4m3fn")
+        raise ArgumentError(f"out_dtype: expected {', '.join(names[:-1])} "
+                            f"or {names[-1]}, got {out_dtype}")
     return name
 
 
@@ -270,13 +289,14 @@ _kernels: Dict[tuple, Any] = {}
 
 
 def _check_out(out: Any, shape: Tuple[int, ...], out_dtype: Optional[str],
-               device: Any, accumulate: bool) -> str:
+               device: Any, accumulate: bool,
+               dtypes: Tuple[str, ...] = _FLOAT_OUT_DTYPES) -> str:
     if out is None:
         if accumulate:
             raise ArgumentError("accumulate=True needs out= (the tensor the "
                                 "product is added to)")
         return out_dtype
-    name = _check("out", out, len(shape), ("bf16", "f16", "f32"),
+    name = _check("out", out, len(shape), dtypes,
                   "[" + ", ".join(str(s) for s in shape) + "]", device)
     if tuple(out.shape) != tuple(shape):
         raise ArgumentError(f"out: expected shape {list(shape)}, got "
@@ -284,6 +304,142 @@ def _check_out(out: Any, shape: Tuple[int, ...], out_dtype: Optional[str],
     if out_dtype is not None and out_dtype != name:
         raise ArgumentError(f"out_dtype is {out_dtype} but out is {out.dtype}")
     return name
+
+
+def _wants_fp8_output(out: Any, out_dtype: Any) -> bool:
+    """Whether a call asks for an e4m3 y (``out_dtype`` or ``out``), before
+    either is checked."""
+    if out is not None and hasattr(out, "dtype") and \
+            dtype_name(out) in FP8_OUTPUT_DTYPES:
+        return True
+    try:
+        return _out_dtype_name(out_dtype, fp8=True) in FP8_OUTPUT_DTYPES
+    except ArgumentError:
+        return False
+
+
+#: Why an e4m3 output takes no accumulate, atomic adds or scatter.
+_FP8_OUTPUT_WHY = ("an e4m3 output (torch.float8_e4m3fn) is quantised from "
+                   "the values the epilogue computes, with one scale per "
+                   "row and 128 columns")
+
+
+def _check_fp8_output(accumulate: bool, atomic: bool, scatter_indices: Any,
+                      config: Any, activation: str, gate_up_block: int
+                      ) -> None:
+    """What an e4m3 output cannot be combined with, named by argument
+    before anything else is checked (the compiler's limits: no additions
+    to y, no scattered rows, tiles of whole 128-column blocks of y)."""
+    if accumulate:
+        raise ArgumentError(f"accumulate: {_FP8_OUTPUT_WHY}, so nothing is "
+                            f"added to out; accumulate into a bf16 or "
+                            f"float32 out and quantise it with "
+                            f"ggemm.quantize")
+    if atomic:
+        raise ArgumentError(f"atomic: {_FP8_OUTPUT_WHY}, so nothing is "
+                            f"added to out")
+    if scatter_indices is not None:
+        raise ArgumentError(f"scatter_indices: {_FP8_OUTPUT_WHY}; its rows "
+                            f"are the segment rows, not scattered ones")
+    tile = _config(config)
+    if tile is not None and tile.swap_ab:
+        raise ArgumentError("config: swap_ab=True is not available with an "
+                            "e4m3 output (each row's block maximum is taken "
+                            "in the tile, which a swapped tile does not "
+                            "hold)")
+    gated = activation == "swiglu"
+    columns = None if tile is None else (
+        tile.block_n // 2 if gated else tile.block_n)
+    if columns is not None and columns % Y_SCALE_BLOCK:
+        raise ArgumentError(f"config: block_n = {tile.block_n} makes tiles "
+                            f"of {columns} columns of out; an e4m3 output "
+                            f"needs whole blocks of {Y_SCALE_BLOCK} (block_n "
+                            f"a multiple of "
+                            f"{2 * Y_SCALE_BLOCK if gated else Y_SCALE_BLOCK}"
+                            f"{' with swiglu' if gated else ''})")
+    if gate_up_block and gate_up_block != Y_SCALE_BLOCK:
+        raise ArgumentError(f"gate_up_block: {gate_up_block} with an e4m3 "
+                            f"output must be {Y_SCALE_BLOCK}: a tile writes "
+                            f"gate_up_block columns of out, whole "
+                            f"{Y_SCALE_BLOCK}-column blocks")
+
+
+def _check_out_scale(out_scale: Any, out: Any, out_name: str,
+                     lead: Tuple[int, ...], rows: int, n: int,
+                     device: Any) -> None:
+    """``out_scale``: the scales of an e4m3 ``out`` (and only of one), f32
+    ``lead + [M, ceil(N/128)]`` in any strides that give each scale its own
+    element, groups M rows apart."""
+    if out_name not in FP8_OUTPUT_DTYPES:
+        if out_scale is not None:
+            raise ArgumentError(f"out_scale: the scales of an e4m3 out "
+                                f"(torch.float8_e4m3fn), but the output is "
+                                f"{out_name}; pass out_dtype="
+                                f"torch.float8_e4m3fn or drop out_scale")
+        return
+    blocks = -(-n // Y_SCALE_BLOCK)
+    shape = lead + (rows, blocks)
+    layout = "[G, M, ceil(N/128)]" if lead else "[M, ceil(N/128)]"
+    if out is None:
+        if out_scale is not None:
+            raise ArgumentError("out_scale: needs out= (the e4m3 tensor it "
+                                "scales); without out= both are allocated "
+                                "and returned")
+        return
+    if out_scale is None:
+        raise ArgumentError(f"out_scale: out is torch.float8_e4m3fn, whose "
+                            f"scales the kernel writes too: pass "
+                            f"out_scale=, f32 {layout} = {list(shape)} (one "
+                            f"per row and 128 columns of out)")
+    _scale_tensor("out_scale", out_scale, device)
+    if tuple(out_scale.shape) != shape:
+        raise ArgumentError(f"out_scale: expected shape {layout} = "
+                            f"{list(shape)} (one f32 per row and 128 columns "
+                            f"of out), got {list(out_scale.shape)}")
+    strides = tuple(out_scale.stride())
+    if lead and lead[0] > 1 and rows > 1 and strides[0] != rows * strides[1]:
+        raise ArgumentError(f"out_scale: groups must be M = {rows} rows "
+                            f"apart (stride(0) == shape[1] * stride(1)), got "
+                            f"strides {list(strides)}; allocate it MN-major "
+                            f"as torch.empty({blocks}, {lead[0] * rows}).t()"
+                            f".view({lead[0]}, {rows}, {blocks}), or "
+                            f"contiguous")
+    # The rows of all groups, one stride apart; blocks and rows must not
+    # share an element (the kernel writes every one).
+    total = rows * (lead[0] if lead else 1)
+    row_stride = strides[-2] if rows > 1 else (strides[0] if lead else 1)
+    block_stride = strides[-1]
+    if total > 1 and blocks > 1 and (
+            row_stride <= 0 or block_stride <= 0 or
+            (row_stride < blocks * block_stride and
+             block_stride < total * row_stride)):
+        raise ArgumentError(f"out_scale: strides {list(strides)} for shape "
+                            f"{list(shape)} may give two scales one element; "
+                            f"expected MN-major (stride 1 along the rows, "
+                            f"the block stride at least {total}) or "
+                            f"row-major scales")
+
+
+def _y_scale_buffer(out_shape: Tuple[int, ...], zero: bool,
+                    device: Any) -> Any:
+    """The scales of an e4m3 y of ``out_shape`` (``[M, N]`` or ``[G, M,
+    N]``) as the FP8 ops take x_scale, so that the pair feeds the next
+    one without a copy: MN-major, the block stride the rows of all groups
+    rounded up to 4 (16 bytes, for TMA) — :func:`mn_major_scales`'
+    layout. ``zero``: rows the kernel leaves unwritten read 0."""
+    *lead, rows, n = out_shape
+    blocks = -(-n // Y_SCALE_BLOCK)
+    total = rows * (lead[0] if lead else 1)
+    pad = -(-max(total, 1) // 4) * 4
+    if lead:
+        size, strides = (lead[0], rows, blocks), (rows, 1, pad)
+    else:
+        size, strides = (rows, blocks), (1, pad)
+    scale = torch.empty_strided(size, strides, dtype=torch.float32,
+                                device=device)
+    if zero:
+        scale.zero_()
+    return scale
 
 
 def _check_operands(x: Any, x_rank: int, x_shape: str, w: Any,
@@ -311,7 +467,7 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
                         w_scale: Any = None, row_indices: Any = None,
                         scatter_indices: Any = None, atomic: bool = False,
                         gate_up_block: Optional[int] = None,
-                        build: bool = True) -> _Plan:
+                        out_scale: Any = None, build: bool = True) -> _Plan:
     """Checks the arguments of :func:`segment_matmul` and returns what to
     launch; needs no GPU (tests call it with stand-in tensors). With
     ``build=False`` only checks (the torch.compile path, which launches
@@ -370,6 +526,9 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
         raise ArgumentError(f"config: block_n must be 2 * gate_up_block "
                             f"({2 * block}, one block of gate and up rows "
                             f"a tile), got {tile.block_n}")
+    if _wants_fp8_output(out, out_dtype):
+        _check_fp8_output(accumulate, atomic, scatter_indices, config, act,
+                          block)
     if bias is not None:
         _check("bias", bias, 2, ("bf16", "f16", "f32"), "[G, N]", device)
         _check_extent("bias", bias, 0, num_weights, "weights, as w.shape[0]")
@@ -404,8 +563,10 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
         out_shape = (out.shape[0], n)
     else:
         out_shape = (rows, n)
-        out_name = _check_out(out, out_shape, _out_dtype_name(out_dtype),
-                              device, accumulate) or _default_out(dtype)
+        out_name = _check_out(out, out_shape,
+                              _out_dtype_name(out_dtype, fp8=True), device,
+                              accumulate, _Y_DTYPES) or _default_out(dtype)
+    _check_out_scale(out_scale, out, out_name, (), rows, n, device)
     empty = rows == 0 or groups == 0 or n == 0 or out_shape[0] == 0
     key = None
     if not empty:
@@ -699,7 +860,7 @@ def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
                   bias: Any, activation: Optional[str], row_scale: Any,
                   accumulate: bool, out: Any, out_dtype: Any,
                   config: Any, x_scale: Any = None, w_scale: Any = None,
-                  build: bool = True) -> _Plan:
+                  out_scale: Any = None, build: bool = True) -> _Plan:
     dtype, device, layout = _check_operands(x, 3, "[G, M, K]", w,
                                             weight_layout, x_scale, w_scale)
     groups, rows, k = x.shape
@@ -734,13 +895,17 @@ def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
         scale_blocks = _plan_scales(tensors, x_scale, w_scale, groups, rows,
                                     n, k, groups, device, dtype)
     act = _activation(activation, op)
-    out_name = _check_out(out, (groups, rows, n), _out_dtype_name(out_dtype),
-                          device, accumulate) or _default_out(dtype)
+    if _wants_fp8_output(out, out_dtype):
+        _check_fp8_output(accumulate, False, None, config, act, 0)
+    out_name = _check_out(out, (groups, rows, n),
+                          _out_dtype_name(out_dtype, fp8=True), device,
+                          accumulate, _Y_DTYPES) or _default_out(dtype)
     if out is not None and groups > 1 and rows > 0 and \
             out.stride(0) != rows * out.stride(1):
         raise ArgumentError(f"out: groups must be packed (stride(0) == "
                             f"shape[1] * stride(1)), got strides "
                             f"{list(out.stride())}")
+    _check_out_scale(out_scale, out, out_name, (groups,), rows, n, device)
     empty = rows == 0 or groups == 0 or n == 0
     key = None
     if not empty:
@@ -754,16 +919,22 @@ def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
 
 
 def _run(plan: _Plan, out: Any, zero_fill: bool, catalog: Any,
-         expected_m: Optional[int] = None) -> Any:
-    """Allocates the output if needed and launches; returns the output.
-    ``expected_m`` picks among a multi-variant kernel's tiles."""
+         expected_m: Optional[int] = None, out_scale: Any = None) -> Any:
+    """Allocates the output if needed and launches; returns the output,
+    with an e4m3 one ``(y, y_scale)``. ``expected_m`` picks among a
+    multi-variant kernel's tiles."""
+    fp8_out = plan.out_dtype in FP8_OUTPUT_DTYPES
     if out is None:
         first = next(iter(plan.tensors.values()))
-        alloc = torch.zeros if zero_fill or plan.empty else torch.empty
+        zero = zero_fill or plan.empty
+        alloc = torch.zeros if zero else torch.empty
         out = alloc(plan.out_shape, dtype=torch_dtype(plan.out_dtype),
                     device=first.device)
+        if fp8_out:
+            out_scale = _y_scale_buffer(plan.out_shape, zero, first.device)
+    result = (out, out_scale) if fp8_out else out
     if plan.empty:
-        return out
+        return result
     token = (plan.key, catalog if catalog is None or isinstance(catalog, str)
              else str(catalog), os.environ.get("GGEMM_CATALOG"))
     kernel = _kernels.get(token)
@@ -772,8 +943,10 @@ def _run(plan: _Plan, out: Any, zero_fill: bool, catalog: Any,
         _kernels[token] = kernel
     tensors = plan.tensors
     tensors["y"] = out
+    if fp8_out:
+        tensors["y_scale"] = out_scale
     kernel.launch(tensors, expected_m=expected_m)
-    return out
+    return result
 
 
 # Eager calls already checked, by what the checks of plan_* read: each
@@ -887,7 +1060,8 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
                    catalog: Any = None, x_scale: Any = None,
                    w_scale: Any = None, row_indices: Any = None,
                    scatter_indices: Any = None, atomic: bool = False,
-                   gate_up_block: Optional[int] = None) -> Any:
+                   gate_up_block: Optional[int] = None,
+                   out_scale: Any = None) -> Any:
     """Ragged grouped matmul over row segments:
     ``y[s_g:s_{g+1}] = act(x[s_g:s_{g+1}] @ W[i_g]ᵀ + bias[i_g]) * row_scale``
     with ``s = seg_indptr`` and ``i_g = weight_indices[g]`` (``g`` without
@@ -958,6 +1132,26 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
       another dtype and int8 without scales raise :class:`ArgumentError`.
       Like FP8 calls, INT8 calls are not differentiable and not
       registered for ``torch.compile``.
+    - e4m3 output, ``out_dtype=torch.float8_e4m3fn`` (or ``"f8e4m3"``),
+      any operands: the epilogue's f32 values ``v`` (after bias,
+      activation, row_scale and the input scales) are quantised per row
+      and 128 columns of y, ``amax = max(max |v|, 1e-4)``, ``y_scale =
+      amax * f32(1/448)``, ``y = e4m3(v * (1 / amax * 448))`` (nearest
+      even, saturating: :func:`ggemm.quantize` with ``block=(1, 128)``),
+      and the call returns ``(y, y_scale)``: y ``[M, N]`` e4m3 and y_scale
+      ``[M, ceil(N/128)]`` f32 MN-major (``torch.empty(ceil(N/128),
+      M_pad).t()[:M]``, M_pad = M rounded up to 4: strides ``(1, M_pad)``),
+      the layout the FP8 ops take as 1x128 ``x_scale``, so the pair is the
+      next FP8 op's ``x`` and ``x_scale`` without a copy (when N, its K, is
+      a multiple of 128). Rows outside every segment read 0 in both. With
+      ``out=`` (e4m3 ``[M, N]``) pass ``out_scale=`` (f32 ``[M,
+      ceil(N/128)]`` in any strides that give each scale its own element);
+      the pair is returned. Not with ``accumulate``, ``atomic`` or
+      ``scatter_indices``; a ``config`` must cover whole 128-column blocks
+      of y (``block_n``, with swiglu ``block_n / 2``, a multiple of 128;
+      ``gate_up_block`` 128) without ``swap_ab``. Like FP8 and INT8 inputs,
+      e4m3 outputs are not differentiable and not registered for
+      ``torch.compile`` yet.
 
     Launches on the current stream; never synchronises. Differentiable in
     x, w, bias and row_scale, with ``row_indices`` and swiglu too (see
@@ -983,16 +1177,23 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
         y = ggemm.segment_matmul(x_i8, w_i8, seg_indptr,
                                  x_scale=x_scale,   # f32 [M]
                                  w_scale=w_scale)   # f32 [Gw, N]
+        # FP8 chain: an e4m3 output and its 1x128 scales are the next FP8
+        # op's x and x_scale (w2_q [Gw, H, N] e4m3, w2_s its 128x128 scales)
+        h, h_scale = ggemm.segment_matmul(x, w13, seg_indptr,
+                                          activation="swiglu",
+                                          out_dtype=torch.float8_e4m3fn)
+        y = ggemm.segment_matmul(h, w2_q, seg_indptr, x_scale=h_scale,
+                                 w_scale=w2_s)
     """
     _require_torch()
-    scaled = _scaled_call(x_scale, w_scale)
-    if not scaled and _needs_torch_ops(x, w, bias, row_scale, out):
+    direct = _direct_call(x_scale, w_scale, out, out_dtype, out_scale)
+    if not direct and _needs_torch_ops(x, w, bias, row_scale, out):
         return _library_ops().segment_matmul_via_library(
             x, w, seg_indptr, weight_indices, weight_layout, bias, activation,
             row_scale, accumulate, out, out_dtype, config, row_indices,
             scatter_indices, atomic, gate_up_block)
     tensors = (x, w, seg_indptr, weight_indices, bias, row_scale, out,
-               x_scale, w_scale, row_indices, scatter_indices)
+               x_scale, w_scale, row_indices, scatter_indices, out_scale)
     # Every other argument of this function (config aside) is in the key.
     key = None if config is not None else _call_key(
         "segment_matmul", tensors,
@@ -1007,22 +1208,33 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
             out_dtype=out_dtype, config=config, x_scale=x_scale,
             w_scale=w_scale, row_indices=row_indices,
             scatter_indices=scatter_indices, atomic=atomic,
-            gate_up_block=gate_up_block)
+            gate_up_block=gate_up_block, out_scale=out_scale)
         _remember(key, plan, tensors)
-    return _run(plan, out, True, catalog)
+    return _run(plan, out, True, catalog, out_scale=out_scale)
 
 
-def _scaled_call(x_scale: Any, w_scale: Any) -> bool:
-    """Whether scales were given (an FP8 or INT8 call, which has no
-    torch.library op yet: it launches directly, so it is not
-    differentiable, and raises under torch.compile)."""
-    if x_scale is None and w_scale is None:
+def _direct_call(x_scale: Any, w_scale: Any, out: Any = None,
+                 out_dtype: Any = None, out_scale: Any = None) -> bool:
+    """Whether the call launches its kernel directly: scales were given (an
+    FP8 or INT8 call) or the output is e4m3 (``out_dtype``, ``out`` or
+    ``out_scale``). Neither has a torch.library op yet, so such a call is
+    not differentiable, and raises under torch.compile."""
+    scaled = x_scale is not None or w_scale is not None
+    fp8_out = out_scale is not None or _wants_fp8_output(out, out_dtype)
+    if not scaled and not fp8_out:
         return False
     if torch.compiler.is_compiling():
-        raise NotLoweredError("x_scale, w_scale: FP8 and INT8 calls are not "
-                              "registered as torch.library ops yet, so they "
-                              "cannot be traced by torch.compile; call them "
-                              "outside the compiled region")
+        if scaled:
+            raise NotLoweredError("x_scale, w_scale: FP8 and INT8 calls are "
+                                  "not registered as torch.library ops yet, "
+                                  "so they cannot be traced by "
+                                  "torch.compile; call them outside the "
+                                  "compiled region")
+        raise NotLoweredError("out_dtype: e4m3 outputs "
+                              "(torch.float8_e4m3fn, with out_scale) are "
+                              "not registered as torch.library ops yet, so "
+                              "they cannot be traced by torch.compile; call "
+                              "them outside the compiled region")
     return True
 
 
@@ -1031,8 +1243,8 @@ def masked_matmul(x: Any, w: Any, masked_m: Any, *, weight_layout: str = "nk",
                   row_scale: Any = None, accumulate: bool = False,
                   out: Any = None, out_dtype: Any = None, config: Any = None,
                   catalog: Any = None, x_scale: Any = None,
-                  w_scale: Any = None, expected_m: Optional[int] = None
-                  ) -> Any:
+                  w_scale: Any = None, expected_m: Optional[int] = None,
+                  out_scale: Any = None) -> Any:
     """Grouped matmul with a device-side count of valid rows per group
     (DeepGEMM's "masked" layout, for decoding under CUDA graphs):
     ``y[g, :m_g] = act(x[g, :m_g] @ W[g]ᵀ + bias[g]) * row_scale[g, :m_g]``
@@ -1050,6 +1262,12 @@ def masked_matmul(x: Any, w: Any, masked_m: Any, *, weight_layout: str = "nk",
       x, and ``w_scale`` ``[G, N]`` / ``[G]``. INT8 (``torch.int8`` x and
       w) as in :func:`segment_matmul`, with those per-token / tensor-wise
       scales only.
+    - e4m3 output (``out_dtype=torch.float8_e4m3fn``) as in
+      :func:`segment_matmul`: ``(y, y_scale)`` with y_scale ``[G, M,
+      ceil(N/128)]`` f32 MN-major over all ``G M`` rows (group stride M,
+      row stride 1), the FP8 masked ops' ``x_scale`` layout; rows past
+      ``m_g`` read 0 in both. ``out_scale=`` goes with an e4m3 ``out=``
+      (any strides, the group stride M times the row stride).
     - ``expected_m``: the rows per group the caller expects (DeepGEMM's
       hint; ``masked_m`` stays on the device). A kernel compiled with
       several tile variants launches the one for ``expected_m`` rows, else
@@ -1061,11 +1279,16 @@ def masked_matmul(x: Any, w: Any, masked_m: Any, *, weight_layout: str = "nk",
 
         y = ggemm.masked_matmul(x, w, masked_m)
         y = ggemm.masked_matmul(x, w, masked_m, expected_m=20)
+        # e4m3 out, then the next masked FP8 op
+        h, h_scale = ggemm.masked_matmul(x, w1, masked_m,
+                                         out_dtype=torch.float8_e4m3fn)
+        y = ggemm.masked_matmul(h, w2_q, masked_m, x_scale=h_scale,
+                                w_scale=w2_s)
     """
     hint = _check_expected_m(expected_m)
     return _grouped("masked_matmul", x, w, masked_m, weight_layout, bias,
                     activation, row_scale, accumulate, out, out_dtype, config,
-                    catalog, x_scale, w_scale, hint)
+                    catalog, x_scale, w_scale, out_scale, hint)
 
 
 def _check_expected_m(expected_m: Any) -> Optional[int]:
@@ -1083,14 +1306,16 @@ def _grouped(op: str, x: Any, w: Any, counts: Any, weight_layout: str,
              bias: Any, activation: Optional[str], row_scale: Any,
              accumulate: bool, out: Any, out_dtype: Any, config: Any,
              catalog: Any, x_scale: Any = None, w_scale: Any = None,
+             out_scale: Any = None,
              expected_m: Optional[int] = None) -> Any:
     _require_torch()
-    scaled = _scaled_call(x_scale, w_scale)
-    if not scaled and _needs_torch_ops(x, w, bias, row_scale, out):
+    direct = _direct_call(x_scale, w_scale, out, out_dtype, out_scale)
+    if not direct and _needs_torch_ops(x, w, bias, row_scale, out):
         return _library_ops().grouped_via_library(
             op, x, w, counts, weight_layout, bias, activation, row_scale,
             accumulate, out, out_dtype, config)
-    tensors = (x, w, counts, bias, row_scale, out, x_scale, w_scale)
+    tensors = (x, w, counts, bias, row_scale, out, x_scale, w_scale,
+               out_scale)
     # Every other argument of this function (config aside) is in the key.
     key = None if config is not None else _call_key(
         op, tensors,
@@ -1101,10 +1326,12 @@ def _grouped(op: str, x: Any, w: Any, counts: Any, weight_layout: str,
                              bias=bias, activation=activation,
                              row_scale=row_scale, accumulate=accumulate,
                              out=out, out_dtype=out_dtype, config=config,
-                             x_scale=x_scale, w_scale=w_scale)
+                             x_scale=x_scale, w_scale=w_scale,
+                             out_scale=out_scale)
         _remember(key, plan, tensors)
     # Masked rows past the count are not written: zero them in a new output.
-    return _run(plan, out, op == "masked_matmul", catalog, expected_m)
+    return _run(plan, out, op == "masked_matmul", catalog, expected_m,
+                out_scale)
 
 
 def _plan_with_defaults(op: str, x: Any, w: Any, counts: Any,
@@ -1132,14 +1359,17 @@ def batched_matmul(x: Any, w: Any, *, weight_layout: str = "nk",
                    row_scale: Any = None, accumulate: bool = False,
                    out: Any = None, out_dtype: Any = None, config: Any = None,
                    catalog: Any = None, x_scale: Any = None,
-                   w_scale: Any = None) -> Any:
+                   w_scale: Any = None, out_scale: Any = None) -> Any:
     """Batched matmul, one weight per batch:
     ``y[b] = act(x[b] @ W[b]ᵀ + bias[b]) * row_scale[b]``.
 
     ``x``: ``[B, M, K]`` (batches packed), ``w``: ``[B, N, K]`` (``"nk"``)
     or ``[B, K, N]`` (``"kn"``, i.e. ``torch.bmm(x, w)``); ``bias``:
     ``[B, N]``; ``row_scale``: ``[B, M]``; ``out``: ``[B, M, N]``. FP8
-    and INT8 scales as in :func:`masked_matmul`.
+    and INT8 scales, and the e4m3 output (``out_dtype=
+    torch.float8_e4m3fn``: ``(y, y_scale)``, y_scale ``[B, M,
+    ceil(N/128)]`` MN-major; ``out_scale=`` with ``out=``), as in
+    :func:`masked_matmul`.
 
     Example::
 
@@ -1150,7 +1380,7 @@ def batched_matmul(x: Any, w: Any, *, weight_layout: str = "nk",
     """
     return _grouped("batched_matmul", x, w, None, weight_layout, bias,
                     activation, row_scale, accumulate, out, out_dtype, config,
-                    catalog, x_scale, w_scale)
+                    catalog, x_scale, w_scale, out_scale)
 
 
 class _KernelCannot(ArgumentError):

@@ -31,8 +31,9 @@ from typing import Any, ClassVar, Dict, Mapping, Optional, Tuple, Union
 from .runtime import GGemmError
 
 __all__ = ["OPS", "ROUTING_OPS", "QUANTIZE_OPS", "ACTIVATIONS", "FP8_DTYPES",
-           "INT8_DTYPES", "SCALED_DTYPES", "Problem", "RoutingProblem",
-           "QuantizeProblem", "TileConfig", "SpecError", "problem_from_spec"]
+           "INT8_DTYPES", "SCALED_DTYPES", "FP8_OUTPUT_DTYPES", "Problem",
+           "RoutingProblem", "QuantizeProblem", "TileConfig", "SpecError",
+           "problem_from_spec"]
 
 #: Problem ops the Python layer builds. ``segment_matmul_k`` is the K-ragged
 #: weight gradient (``dw[g] = dy[seg_g]ᵀ · x[seg_g]``): bf16/f16 operands,
@@ -81,6 +82,13 @@ INT8_SCALE_BLOCKS = ("per_row", "tensor")
 #: The block kinds, which go together.
 BLOCK_SCALES = ("1x128", "128x128")
 OUTPUT_DTYPES = ("bf16", "f16", "f32")
+#: The output types of the forward ops (``segment_matmul_k``'s dw is one
+#: of OUTPUT_DTYPES): also e4m3, quantised in the epilogue with one f32
+#: scale per row and 128 columns (``y_scale``), ready for the next FP8 op.
+FP8_OUTPUT_DTYPES = ("f8e4m3",)
+Y_DTYPES = OUTPUT_DTYPES + FP8_OUTPUT_DTYPES
+#: Columns of y per ``y_scale`` entry (its 1x128 blocks).
+Y_SCALE_BLOCK = 128
 INDEX_DTYPES = ("i32", "i64")
 LAYOUTS = ("nk", "kn")
 RASTERS = ("along_n", "along_m")
@@ -218,6 +226,15 @@ class Problem(_Named):
     "per_row" by default, and no block scales. One-byte operands need K a
     multiple of 16, ``weight_layout="nk"`` and no ``row_indices``.
 
+    ``out_dtype="f8e4m3"`` (segment, masked and batched matmul, any
+    operand dtype): y is e4m3, quantised in the epilogue per row and 128
+    columns, and the kernel writes those 1x128 scales to ``y_scale`` (f32
+    ``[M, ceil(n/128)]``, or ``[G, M, ceil(n/128)]``; MN-major in the IR,
+    as the FP8 ops read x_scale). Not with ``accumulate``, ``atomic`` or
+    ``scatter``; a tile config must not swap AB and must cover whole
+    128-column blocks of y (``block_n``, with swiglu ``block_n / 2``, a
+    multiple of 128; ``gate_up_block`` 128).
+
     ``segment_matmul`` only: ``row_indices`` (gather-A: i32 ``[M]``, row r
     of a segment reads x row ``row_indices[r]``; x has its own row count),
     ``scatter`` (i32 ``scatter_indices`` ``[M]``: result row r goes to y
@@ -278,7 +295,7 @@ class Problem(_Named):
             raise SpecError(f"x_scale_block, w_scale_block: scales apply to "
                             f"FP8 and INT8 (s8) operands only, not "
                             f"{self.dtype}")
-        _choice("out_dtype", self.out_dtype, OUTPUT_DTYPES)
+        _choice("out_dtype", self.out_dtype, Y_DTYPES)
         _choice("weight_layout", self.weight_layout, LAYOUTS)
         _choice("index_dtype", self.index_dtype, INDEX_DTYPES)
         _choice("activation", self.activation, ACTIVATIONS)
@@ -295,6 +312,8 @@ class Problem(_Named):
                             f"groups ({self.groups}) without weight_indices")
         self._check_moe_fields()
         object.__setattr__(self, "config", TileConfig.from_any(self.config))
+        if self.fp8_output:
+            self._check_fp8_output()
         # TMA needs 16-byte row strides: K elements of x and w rows, and N
         # elements of the rows of a [G, K, N] weight.
         if self.k % 8:
@@ -353,6 +372,45 @@ class Problem(_Named):
                 TileConfig.from_any(self.config).block_k != 128:
             raise SpecError(f"config.block_k must be 128 with "
                             f"{self._family()} (one 128-byte row per stage)")
+
+    @property
+    def fp8_output(self) -> bool:
+        """Whether y is e4m3, with its 1x128 scales (``y_scale``)."""
+        return self.out_dtype in FP8_OUTPUT_DTYPES
+
+    def _check_fp8_output(self) -> None:
+        """An e4m3 y is quantised from the values the epilogue computes, a
+        row's 128-column block at a time inside one tile: nothing is added
+        to y, its rows are its own, and a tile holds whole blocks."""
+        for field, why in (("accumulate", "adds to y"),
+                           ("atomic", "adds to y"),
+                           ("scatter", "scatters y's rows")):
+            if getattr(self, field):
+                raise SpecError(f"{field}: {why}, but an e4m3 y "
+                                f"(out_dtype 'f8e4m3') is quantised from "
+                                f"the values the epilogue computes, with "
+                                f"one scale per row of y")
+        gated = self.activation == "swiglu"
+        if self.gate_up_block and self.gate_up_block != Y_SCALE_BLOCK:
+            raise SpecError(f"gate_up_block ({self.gate_up_block}) must be "
+                            f"{Y_SCALE_BLOCK} with out_dtype 'f8e4m3': a "
+                            f"tile (one block of gate and up rows) writes "
+                            f"gate_up_block columns of y, which must be "
+                            f"whole 128-column blocks")
+        config = self.config
+        if config is None:
+            return
+        if config.swap_ab:
+            raise SpecError("config.swap_ab: an e4m3 y (out_dtype 'f8e4m3') "
+                            "takes each row's block maximum in the tile, "
+                            "which a swapped tile does not hold; drop "
+                            "swap_ab")
+        columns = config.block_n // 2 if gated else config.block_n
+        if columns % Y_SCALE_BLOCK:
+            raise SpecError(f"config.block_n ({config.block_n}) must make "
+                            f"tiles of whole 128-column blocks of an e4m3 "
+                            f"y: {'block_n / 2' if gated else 'block_n'} a "
+                            f"multiple of {Y_SCALE_BLOCK}")
 
     @property
     def block_scaled(self) -> bool:
@@ -436,6 +494,10 @@ class Problem(_Named):
             if getattr(self, field) != default:
                 raise SpecError(f"{field}: segment_matmul_k has none (got "
                                 f"{getattr(self, field)!r})")
+        if self.out_dtype and self.out_dtype not in OUTPUT_DTYPES:
+            raise SpecError(f"out_dtype: segment_matmul_k writes dw as "
+                            f"{', '.join(OUTPUT_DTYPES)}; got "
+                            f"{self.out_dtype!r}")
         if self.num_weights and self.num_weights != self.groups:
             raise SpecError(f"num_weights ({self.num_weights}) must equal "
                             f"groups ({self.groups}) for segment_matmul_k "
@@ -509,20 +571,26 @@ class Problem(_Named):
         """
         if self.op == "segment_matmul_k":
             return self._kragged_mlir()
-        a, out, g, gw = (MLIR_TYPES[self.dtype], self.out_dtype, self.groups,
-                         self.num_weights)
+        a, g, gw = MLIR_TYPES[self.dtype], self.groups, self.num_weights
+        out = MLIR_TYPES.get(self.out_dtype, self.out_dtype)
         n, k, wn = self.n, self.k, self.w_n
         kb, nb = -(-k // 128), -(-wn // 128)
+        # y's 1x128 blocks (y has n columns, also with swiglu).
+        ny = -(-n // Y_SCALE_BLOCK)
         w_type = (f"memref<{gw}x{wn}x{k}x{a}>" if self.weight_layout == "nk"
                   else f"memref<{gw}x{k}x{wn}x{a}>")
+        # An e4m3 y's scales MN-major, as the FP8 ops read x_scale (the
+        # kernel takes their strides at launch: any layout runs).
         if self.op == "segment_matmul":
             x_type = f"memref<?x{k}x{a}>"
             y_type = f"memref<?x{n}x{out}>"
+            ys_type = f"memref<?x{ny}xf32, strided<[1, ?]>>"
             rows_type = f"memref<{g + 1}x{self.index_dtype}>"
             row_scale_type = "memref<?xf32>"
         else:
             x_type = f"memref<{g}x?x{k}x{a}>"
             y_type = f"memref<{g}x?x{n}x{out}>"
+            ys_type = f"memref<{g}x?x{ny}xf32, strided<[?, 1, ?]>>"
             rows_type = f"memref<{g}x{self.index_dtype}>"
             row_scale_type = f"memref<{g}x?xf32>"
         args = [f"%x: {x_type}", f"%w: {w_type}"]
@@ -571,6 +639,9 @@ class Problem(_Named):
                 "scatter_indices(%scatter_indices : memref<?xi32>)")
         args.append(f"%y: {y_type}")
         clauses.append(f"outs(%y : {y_type})")
+        if self.fp8_output:
+            args.append(f"%y_scale: {ys_type}")
+            clauses[-1] += f" y_scale(%y_scale : {ys_type})"
         attrs = []
         if self.weight_layout != "nk":
             attrs.append(f"weight_layout = #ggemm.weight_layout<"

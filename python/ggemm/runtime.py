@@ -132,13 +132,14 @@ _DTYPES: Dict[str, DType] = {
 
 #: Tensor names a kernel may take (which ones depends on its manifest;
 #: ``dy`` and ``dw`` are segment_matmul_k's, ``row_indices`` (gather-A) and
-#: ``scatter_indices`` segment_matmul's; a routing kernel (sort_by_expert)
-#: takes ``topk_ids``, ``seg_indptr``, ``row_indices`` and
+#: ``scatter_indices`` segment_matmul's, ``y_scale`` (the 1x128 scales of
+#: an e4m3 y) that of a kernel with ``y_scale_block``; a routing kernel
+#: (sort_by_expert) takes ``topk_ids``, ``seg_indptr``, ``row_indices`` and
 #: ``pair_indices``; a quantize kernel ``x``, ``q`` and ``scale``).
 TENSOR_NAMES = ("x", "w", "y", "seg_indptr", "masked_m", "weight_indices",
                 "bias", "row_scale", "x_scale", "w_scale", "dy", "dw",
                 "row_indices", "scatter_indices", "topk_ids", "pair_indices",
-                "q", "scale")
+                "q", "scale", "y_scale")
 
 
 class _CTensor(ctypes.Structure):
@@ -690,11 +691,13 @@ class Kernel:
                  weight_indices: Any = None, bias: Any = None,
                  row_scale: Any = None, x_scale: Any = None,
                  w_scale: Any = None, dy: Any = None, dw: Any = None,
-                 stream: Any = None, expected_m: Optional[int] = None) -> None:
+                 y_scale: Any = None, stream: Any = None,
+                 expected_m: Optional[int] = None) -> None:
         """Launches the kernel; see :meth:`launch` for ``stream`` and
         ``expected_m``. Which tensors are required is the manifest's to say
         (``w`` and ``y`` for every op but segment_matmul_k, which takes
-        ``dy`` and ``dw`` instead); the runtime names a missing one.
+        ``dy`` and ``dw`` instead; ``y_scale`` with an e4m3 y); the runtime
+        names a missing one.
 
         Example::
 
@@ -703,12 +706,15 @@ class Kernel:
                        x_scale=x_scale, w_scale=w_scale)
             masked_kernel(x=x, w=w, y=y, masked_m=counts, expected_m=20)
             grad_kernel(dy=dy, x=x, seg_indptr=seg_indptr, dw=dw)
+            fp8_out_kernel(x=x, w=w, y=y_e4m3, seg_indptr=seg_indptr,
+                           y_scale=y_scale)
         """
         self._launch((("x", x), ("w", w), ("y", y),
                       ("seg_indptr", seg_indptr), ("masked_m", masked_m),
                       ("weight_indices", weight_indices), ("bias", bias),
                       ("row_scale", row_scale), ("x_scale", x_scale),
-                      ("w_scale", w_scale), ("dy", dy), ("dw", dw)),
+                      ("w_scale", w_scale), ("dy", dy), ("dw", dw),
+                      ("y_scale", y_scale)),
                      stream, expected_m)
 
     @staticmethod

@@ -354,6 +354,56 @@ Status checkMnMajorScales(const TensorArg &tensor) {
   return Status::success();
 }
 
+/// An f8e4m3 y's scales, written by the epilogue one f32 at a time at
+/// y_scale + R * y_scale_stride_row + j * y_scale_stride_col, R the row of
+/// all groups (g * Mmax + r) and j the 128-column block: any strides that
+/// give every (R, j) its own element. [G, Mmax, NB] must space its groups
+/// Mmax rows apart, so that its rows read as G * Mmax rows of one stride
+/// (MN-major, the FP8 ops' 1x128 x_scale layout, or row-major both do).
+Status checkYScaleLayout(const TensorArg &tensor) {
+  if (tensor.empty)
+    return Status::success();
+  const bool grouped = tensor.rank == 3;
+  const int rowDim = tensor.rank - 2;
+  const int blockDim = tensor.rank - 1;
+  if (grouped && tensor.shape[0] > 1 &&
+      tensor.strides[0] != tensor.shape[1] * tensor.strides[1])
+    return invalidArgument(
+        tensorPrefix(tensor) + "stride of dimension 0 is " +
+        std::to_string(tensor.strides[0]) + ", expected " +
+        std::to_string(tensor.shape[1] * tensor.strides[1]) +
+        " (shape[1] * stride[1]): the kernel writes the scales of group g's "
+        "row r as row g * " +
+        std::to_string(tensor.shape[1]) +
+        " + r, so the groups' rows must be one stride apart; strides are " +
+        shapeText(tensor.strides.data(), tensor.rank) + " (MN-major " +
+        "torch.empty(" + std::to_string(tensor.shape[2]) + ", " +
+        std::to_string(tensor.shape[0] * tensor.shape[1]) + ").t().view(" +
+        std::to_string(tensor.shape[0]) + ", " +
+        std::to_string(tensor.shape[1]) + ", " +
+        std::to_string(tensor.shape[2]) + ") or a contiguous tensor has it)");
+  const int64_t rows =
+      grouped ? tensor.shape[0] * tensor.shape[1] : tensor.shape[0];
+  const int64_t blocks = tensor.shape[blockDim];
+  const int64_t rowStride = tensor.strides[rowDim];
+  const int64_t blockStride = tensor.strides[blockDim];
+  // Strides of extent-1 dimensions were made the contiguous ones: a lone
+  // row or block is never stepped.
+  if (rows > 1 && blocks > 1 && rowStride < blocks * blockStride &&
+      blockStride < rows * rowStride)
+    return invalidArgument(
+        tensorPrefix(tensor) + "strides " +
+        shapeText(tensor.strides.data(), tensor.rank) + " for shape " +
+        shapeText(tensor.shape.data(), tensor.rank) +
+        " may give two scales one element (the kernel writes every one): "
+        "expected the row stride to be at least " +
+        std::to_string(blocks) +
+        " * the block stride (row-major) or the "
+        "block stride at least " +
+        std::to_string(rows) + " * the row stride (MN-major)");
+  return Status::success();
+}
+
 Status bindTensor(const Manifest &manifest, const ggemm_tensor &input,
                   int index, BoundArgs &args) {
   const Op op = manifest.problem.op;
@@ -469,6 +519,8 @@ Status checkPresence(const Manifest &manifest, const BoundArgs &args) {
        "x_scale_block", true, problem.xScaleBlock},
       {TensorRole::WScale, problem.wScaleBlock != ScaleBlock::None,
        "w_scale_block", true, problem.wScaleBlock},
+      {TensorRole::YScale, problem.yScaleBlock != ScaleBlock::None,
+       "y_scale_block", true, problem.yScaleBlock},
   };
   for (const Option &option : options) {
     bool present = args.get(option.role).present;
@@ -771,6 +823,7 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
   const TensorArg &wScale = args.get(TensorRole::WScale);
   const TensorArg &rowIndices = args.get(TensorRole::RowIndices);
   const TensorArg &scatterIndices = args.get(TensorRole::ScatterIndices);
+  const TensorArg &yScale = args.get(TensorRole::YScale);
   // segment_matmul only (parseManifest): x's rows are gathered and y's
   // scattered, so their rows are not the segment rows M.
   const bool gather = problem.hasRowIndices;
@@ -839,6 +892,9 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
                        "and swiglu"
                      : "[num_weights, n] for w_scale_block \"per_row\"")
            : "[num_weights] for w_scale_block \"tensor\""},
+      {yScale, segment ? 2 : 3,
+       segment ? "[m, ceil(n / 128)] for y_scale_block \"1x128\""
+               : "[groups, m, ceil(n / 128)] for y_scale_block \"1x128\""},
   };
   for (const RankRule &rule : ranks)
     if (rule.tensor.present)
@@ -890,9 +946,11 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
                                           : SizeSource{Role::Y, rowDim}};
   if (segment || groupedScale)
     rows.push_back({Role::RowScale, rowDim});
-  // x's scales follow x's rows.
+  // x's scales follow x's rows, y's y's (parseManifest admits no scatter
+  // with them).
   if (xScaleRows && !gather)
     rows.push_back({Role::XScale, rowDim});
+  rows.push_back({Role::YScale, rowDim});
   if (Status status = bindSize(args, "m", problem.m, rows, shape.m);
       !status.ok())
     return status;
@@ -916,6 +974,8 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
     groups.push_back({Role::RowScale, 0});
   if (!segment && xScaleRows)
     groups.push_back({Role::XScale, 0});
+  if (!segment)
+    groups.push_back({Role::YScale, 0});
   std::vector<SizeSource> weights = {
       {Role::W, 0}, {Role::Bias, 0}, {Role::WScale, 0}};
   int64_t staticGroups = problem.numGroups;
@@ -975,6 +1035,12 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
             checkExtent(xScale, 0, 1, nullptr, "one scale for all of x");
         !status.ok())
       return status;
+  if (yScale.present)
+    if (Status status = checkExtent(
+            yScale, yScale.rank - 1, ceilDiv(shape.n, kScaleBlock), nullptr,
+            "ceil(n / " + std::to_string(kScaleBlock) + ")");
+        !status.ok())
+      return status;
   if (wScale.present && wBlock == ScaleBlock::Block128x128) {
     if (Status status = checkExtent(
             wScale, 1, ceilDiv(weightRowFactor * shape.n, kScaleBlock), nullptr,
@@ -1015,6 +1081,16 @@ Status checkTensors(const Manifest &manifest, BoundArgs &args) {
       return status;
     if (Status status = checkAlignment(xScale, 16, tmaWhy); !status.ok())
       return status;
+  }
+  if (yScale.present) {
+    if (Status status = checkYScaleLayout(yScale); !status.ok())
+      return status;
+    if (Status status =
+            checkAlignment(yScale, 4, "natural alignment of its dtype");
+        !status.ok())
+      return status;
+    shape.yScaleStrides = {yScale.strides[yScale.rank - 2],
+                           yScale.strides[yScale.rank - 1]};
   }
   for (TensorRole role :
        {TensorRole::SegIndptr, TensorRole::MaskedM, TensorRole::WeightIndices,
@@ -1160,6 +1236,10 @@ int64_t scalarValue(const ParamSpec &param, const ProblemShape &shape) {
     return shape.scaleStrides[1];
   case ScalarSource::ScaleStrideCol:
     return shape.scaleStrides[2];
+  case ScalarSource::YScaleStrideRow:
+    return shape.yScaleStrides[0];
+  case ScalarSource::YScaleStrideCol:
+    return shape.yScaleStrides[1];
   }
   return 0;
 }

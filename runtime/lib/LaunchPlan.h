@@ -60,6 +60,9 @@ struct ProblemShape {
   /// quantize: scale's element strides over (group, row block, k block),
   /// the group's 0 for rank 2.
   std::array<int64_t, 3> scaleStrides{};
+  /// An f8e4m3 y's y_scale: element strides over (row of all groups,
+  /// 128-column block); {0, 0} without it.
+  std::array<int64_t, 2> yScaleStrides{};
 };
 
 struct BoundArgs {

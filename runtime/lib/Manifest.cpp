@@ -105,6 +105,8 @@ const char *tensorRoleName(TensorRole role) {
     return "q";
   case TensorRole::Scale:
     return "scale";
+  case TensorRole::YScale:
+    return "y_scale";
   }
   return "<invalid tensor>";
 }
@@ -191,6 +193,7 @@ ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role) {
   case TensorRole::XScale:
   case TensorRole::WScale:
   case TensorRole::Scale:
+  case TensorRole::YScale:
     return GGEMM_DTYPE_F32;
   }
   return GGEMM_DTYPE_F32;
@@ -212,6 +215,10 @@ bool tensorExistsForOp(TensorRole role, Op op) {
            role == TensorRole::SegIndptr || role == TensorRole::Dw;
   if (role == TensorRole::Dy || role == TensorRole::Dw)
     return false;
+  // An f8e4m3 y's scales: the forward GEMMs' (segment_matmul_k returned
+  // above).
+  if (role == TensorRole::YScale)
+    return true;
   if (role == TensorRole::SegIndptr || role == TensorRole::RowIndices ||
       role == TensorRole::ScatterIndices)
     return op == Op::SegmentMatmul;
@@ -292,7 +299,8 @@ const EnumEntry<TensorRole> kTensorRoles[] = {
     {"topk_ids", TensorRole::TopkIds},
     {"pair_indices", TensorRole::PairIndices},
     {"q", TensorRole::Q},
-    {"scale", TensorRole::Scale}};
+    {"scale", TensorRole::Scale},
+    {"y_scale", TensorRole::YScale}};
 // quantize: what its kernel reads, writes and how its scales are blocked.
 const EnumEntry<ggemm_dtype> kQuantizeInputDtypes[] = {
     {"bf16", GGEMM_DTYPE_BF16}, {"f16", GGEMM_DTYPE_F16}};
@@ -300,6 +308,9 @@ const EnumEntry<ggemm_dtype> kFp8Dtypes[] = {{"f8e4m3", GGEMM_DTYPE_F8E4M3},
                                              {"f8e5m2", GGEMM_DTYPE_F8E5M2}};
 const EnumEntry<ScaleBlock> kQuantizeScaleBlocks[] = {
     {"1x128", ScaleBlock::Block1x128}, {"128x128", ScaleBlock::Block128x128}};
+// An f8e4m3 y's scales: one per row and 128 columns of y.
+const EnumEntry<ScaleBlock> kYScaleBlocks[] = {
+    {"1x128", ScaleBlock::Block1x128}};
 const EnumEntry<ScaleBlock> kScaleBlocks[] = {
     {"1x128", ScaleBlock::Block1x128},
     {"128x128", ScaleBlock::Block128x128},
@@ -321,7 +332,9 @@ const EnumEntry<ScalarSource> kScalarSources[] = {
     {"num_pairs", ScalarSource::NumPairs},
     {"scale_stride_group", ScalarSource::ScaleStrideGroup},
     {"scale_stride_row", ScalarSource::ScaleStrideRow},
-    {"scale_stride_col", ScalarSource::ScaleStrideCol}};
+    {"scale_stride_col", ScalarSource::ScaleStrideCol},
+    {"y_scale_stride_row", ScalarSource::YScaleStrideRow},
+    {"y_scale_stride_col", ScalarSource::YScaleStrideCol}};
 const EnumEntry<Activation> kActivations[] = {{"none", Activation::None},
                                               {"relu", Activation::Relu},
                                               {"gelu", Activation::Gelu},
@@ -766,7 +779,8 @@ Status checkKRaggedProblem(const Reader &reader, const Pointer &at,
                                                ", expected false, got true");
   const std::pair<const char *, ScaleBlock> absentScales[] = {
       {"x_scale_block", problem.xScaleBlock},
-      {"w_scale_block", problem.wScaleBlock}};
+      {"w_scale_block", problem.wScaleBlock},
+      {"y_scale_block", problem.yScaleBlock}};
   for (const auto &[key, block] : absentScales)
     if (block != ScaleBlock::None)
       return reader.error(at / key, std::string(op) +
@@ -833,8 +847,9 @@ Status checkGatherScatterProblem(const Reader &reader, const Pointer &at,
 /// INT8 (s8 x s8 -> s32 wgmma): x and w are both s8, and the exact int32
 /// accumulator reaches y only through the epilogue's scales, which are
 /// tensor-wise or per row (an s8 kernel has no per-K-block promotion, so
-/// no 1x128 / 128x128 blocks); y is bf16, f16 or f32. parseProblem has
-/// made the scale blocks come together. A no-op without s8 operands.
+/// no 1x128 / 128x128 blocks); y is any output (checkOutputProblem).
+/// parseProblem has made the scale blocks come together. A no-op without
+/// s8 operands.
 Status checkInt8Problem(const Reader &reader, const Pointer &at,
                         const ProblemSpec &problem) {
   const bool aInt8 = problem.aDtype == GGEMM_DTYPE_S8;
@@ -862,13 +877,56 @@ Status checkInt8Problem(const Reader &reader, const Pointer &at,
                                       "\"per_row\" scales, got ") +
                               quote(scaleBlockName(block)) +
                               " (block scales are for fp8)");
-  if (problem.outDtype != GGEMM_DTYPE_BF16 &&
-      problem.outDtype != GGEMM_DTYPE_F16 &&
-      problem.outDtype != GGEMM_DTYPE_F32)
+  return Status::success();
+}
+
+/// y of segment, masked and batched matmul: bf16, f16, f32 or f8e4m3 (an
+/// e5m2 y is no kernel's), whatever x and w are. An f8e4m3 y is quantised
+/// in the epilogue, per row and 128 columns, into its 1x128 scales
+/// (y_scale), so y_scale_block "1x128" comes with it and only with it; the
+/// values quantised are those the epilogue computes, so nothing is added
+/// to y (accumulate, atomic) and its rows are y's own (no scatter).
+Status checkOutputProblem(const Reader &reader, const Pointer &at,
+                          const ProblemSpec &problem) {
+  if (problem.outDtype == GGEMM_DTYPE_F8E5M2)
     return reader.error(at / "out_dtype",
-                        std::string("an int8 kernel writes y as bf16, f16 or "
-                                    "f32, got ") +
+                        std::string(opName(problem.op)) +
+                            " writes y as bf16, f16, f32 or f8e4m3 (with "
+                            "y_scale_block \"1x128\"), got f8e5m2");
+  const bool fp8Out = problem.outDtype == GGEMM_DTYPE_F8E4M3;
+  const bool yScaled = problem.yScaleBlock != ScaleBlock::None;
+  if (fp8Out && !yScaled)
+    return reader.error(at / "y_scale_block",
+                        "missing, but an f8e4m3 y needs y_scale_block "
+                        "\"1x128\" (the epilogue writes its scales to "
+                        "y_scale)");
+  if (!fp8Out && yScaled)
+    return reader.error(at / "y_scale_block",
+                        std::string("\"1x128\" scales an f8e4m3 y, but "
+                                    "out_dtype is ") +
                             dtypeName(problem.outDtype));
+  if (!fp8Out)
+    return Status::success();
+  struct Excluded {
+    const char *key;
+    bool value;
+    const char *why;
+  };
+  const Excluded excluded[] = {
+      {"atomic", problem.atomic,
+       "adds to y, but an f8e4m3 y is quantised from the values the "
+       "epilogue computes"},
+      {"accumulate", problem.accumulate,
+       "adds to y, but an f8e4m3 y is quantised from the values the "
+       "epilogue computes"},
+      {"has_scatter_indices", problem.hasScatterIndices,
+       "scatters rows of y, but an f8e4m3 y and its scales have the segment "
+       "rows"}};
+  for (const Excluded &flag : excluded)
+    if (flag.value)
+      return reader.error(at / flag.key, std::string(flag.key) + " " +
+                                             flag.why +
+                                             ": expected false, got true");
   return Status::success();
 }
 
@@ -949,6 +1007,8 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
                                  ScaleBlock::None, problem.xScaleBlock),
            reader.nullableChoice("w_scale_block", kScaleBlocks,
                                  ScaleBlock::None, problem.wScaleBlock),
+           reader.nullableChoice("y_scale_block", kYScaleBlocks,
+                                 ScaleBlock::None, problem.yScaleBlock),
            // The compiler's epilogue applies it; the runtime checks it
            // where an op has none, and swiglu's weight of 2N rows.
            {"activation", Optional,
@@ -968,6 +1028,9 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
   if (Status status = checkGatherScatterProblem(reader, at, problem);
       !status.ok())
     return status;
+  if (problem.op != Op::SegmentMatmulK)
+    if (Status status = checkOutputProblem(reader, at, problem); !status.ok())
+      return status;
 
   // fp8 block scaling: x's and w's scales come together, and only fp8 inputs
   // are scaled.
@@ -1073,6 +1136,14 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
                                     std::string("the scale strides are values "
                                                 "of quantize, not of ") +
                                         opName(problem.op));
+              if ((param.source == ScalarSource::YScaleStrideRow ||
+                   param.source == ScalarSource::YScaleStrideCol) &&
+                  problem.yScaleBlock == ScaleBlock::None)
+                return reader.error(valueAt,
+                                    describe(value) +
+                                        " is a value of a kernel that writes "
+                                        "an f8e4m3 y and its y_scale, which "
+                                        "needs problem.y_scale_block");
               if (!routing && param.source == ScalarSource::NumPairs)
                 return reader.error(valueAt,
                                     std::string("\"num_pairs\" is a value "
@@ -1133,6 +1204,13 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
                         std::string("tensor ") + quote(tensorName) +
                             " needs problem." + tensorName +
                             "_block, but the problem has no scales");
+  if (param.tensor == TensorRole::YScale &&
+      problem.yScaleBlock == ScaleBlock::None)
+    return reader.error(at / "tensor",
+                        std::string("tensor \"y_scale\" needs "
+                                    "problem.y_scale_block (an f8e4m3 y), but "
+                                    "out_dtype is ") +
+                            dtypeName(problem.outDtype));
   ggemm_dtype expectedDtype = expectedTensorDtype(problem, param.tensor);
   auto checkDtype = [&](ggemm_dtype dtype) {
     if (dtype == expectedDtype)
@@ -1371,6 +1449,8 @@ Status parseParams(const Reader &reader, const Json &array, const Pointer &at,
        scaleReason("x_scale_block", problem.xScaleBlock)},
       {TensorRole::WScale, problem.wScaleBlock != ScaleBlock::None,
        scaleReason("w_scale_block", problem.wScaleBlock)},
+      {TensorRole::YScale, problem.yScaleBlock != ScaleBlock::None,
+       scaleReason("y_scale_block", problem.yScaleBlock)},
   };
   for (const Requirement &requirement : requirements)
     if (requirement.required && !manifest.usesTensor(requirement.role))
@@ -1405,6 +1485,22 @@ Status parseParams(const Reader &reader, const Json &array, const Pointer &at,
     return reader.error(at, "no scalar parameter carries \"y_rows\" "
                             "(problem.has_scatter_indices is true: the kernel "
                             "skips rows scattered outside [0, y_rows))");
+  // The kernel writes an f8e4m3 y's scales at these strides.
+  const std::pair<ScalarSource, const char *> yScaleStrides[] = {
+      {ScalarSource::YScaleStrideRow, "y_scale_stride_row"},
+      {ScalarSource::YScaleStrideCol, "y_scale_stride_col"}};
+  if (problem.yScaleBlock != ScaleBlock::None)
+    for (const auto &stride : yScaleStrides)
+      if (std::none_of(manifest.params.begin(), manifest.params.end(),
+                       [&stride](const ParamSpec &param) {
+                         return param.kind == ParamKind::Scalar &&
+                                param.source == stride.first;
+                       }))
+        return reader.error(at, std::string("no scalar parameter carries \"") +
+                                    stride.second +
+                                    "\" (problem.y_scale_block is \"1x128\": "
+                                    "the kernel writes y_scale at its "
+                                    "strides)");
   return Status::success();
 }
 

@@ -47,7 +47,8 @@ enum class Op {
 /// Tensors a caller passes by name. segment_matmul_k takes dy, x,
 /// seg_indptr and dw; sort_by_expert topk_ids, seg_indptr, row_indices and
 /// pair_indices; quantize x, q and scale; the other ops x, w, y and their
-/// index tensors;
+/// index tensors, and y_scale (an f8e4m3 y's 1x128 scales, written by the
+/// epilogue);
 /// segment_matmul also row_indices (gather-A) and scatter_indices.
 enum class TensorRole {
   X,
@@ -68,8 +69,9 @@ enum class TensorRole {
   PairIndices,
   Q,
   Scale,
+  YScale,
 };
-constexpr int kNumTensorRoles = 18;
+constexpr int kNumTensorRoles = 19;
 
 enum class WeightLayout { NK, KN };
 /// Single: one CTA (sort_by_expert's only policy, and only its).
@@ -115,6 +117,10 @@ enum class ScalarSource {
   ScaleStrideGroup,
   ScaleStrideRow,
   ScaleStrideCol,
+  // An f8e4m3 y's (problem.y_scale_block): y_scale's element strides over
+  // (row of all groups, 128-column block of y).
+  YScaleStrideRow,
+  YScaleStrideCol,
 };
 
 struct ParamSpec {
@@ -171,6 +177,10 @@ struct ProblemSpec {
   /// for s8, and then PerRow or Tensor).
   ScaleBlock xScaleBlock = ScaleBlock::None;
   ScaleBlock wScaleBlock = ScaleBlock::None;
+  /// segment, masked and batched matmul: Block1x128 exactly when outDtype
+  /// is f8e4m3 (the epilogue quantises y per row and 128 columns and writes
+  /// y_scale), else None.
+  ScaleBlock yScaleBlock = ScaleBlock::None;
   /// sort_by_expert only (its indexDtype is topk_ids' dtype): E, the
   /// segments of seg_indptr [E + 1], and the pairs per token.
   int64_t numExperts = 0;
@@ -258,7 +268,7 @@ const char *tensorRoleName(TensorRole role);
 /// index_dtype, its outputs: i32; for quantize x: a_dtype, q: out_dtype).
 ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role);
 /// Whether `op` takes `role` at all (seg_indptr, masked_m, row_indices,
-/// scatter_indices, topk_ids and pair_indices are op-specific).
+/// scatter_indices, topk_ids, pair_indices and y_scale are op-specific).
 bool tensorExistsForOp(TensorRole role, Op op);
 const char *opName(Op op);
 /// The manifest spelling ("1x128", "per_row"); "none" for ScaleBlock::None.

@@ -160,6 +160,56 @@ TEST(Api, ScaleTensorsByName) {
   ggemm_kernel_destroy(kernel);
 }
 
+// A kernel that writes an e4m3 y through the C API, without the driver:
+// y_scale by name, checked before the driver, and a manifest whose e4m3 y
+// lacks its scales does not load.
+TEST(Api, Fp8OutputKernel) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(dir.writeBundle(test::kFp8OutManifest));
+  ASSERT_NE(kernel, nullptr);
+  test::Fp8OutTensors t;
+  int grid = -1;
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 6, 132, &grid),
+            GGEMM_OK)
+      << ggemm_last_error();
+  // ceil(384 / 128) * (ceil(1000 / 128) + 4) = 36 tiles.
+  EXPECT_EQ(grid, 36);
+  ggemm_tensor reordered[] = {t.yScale, t.bias, t.indptr, t.y, t.w, t.x};
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, reordered, 6, 132, &grid),
+            GGEMM_OK)
+      << ggemm_last_error();
+  t.yScale.name = "y_scales";
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 6, 132, &grid),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(ggemm_last_error(), "unknown tensor 'y_scales'");
+  EXPECT_CONTAINS(ggemm_last_error(), "x_scale, w_scale, row_indices, "
+                                      "scatter_indices, y_scale)");
+
+  test::Fp8OutTensors u;
+  u.yScale = test::makeStrided("y_scale", test::kYScale, GGEMM_DTYPE_F32,
+                               {1000, 3}, {1, 2});
+  EXPECT_EQ(ggemm_kernel_launch(kernel, u.get(), 6, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(ggemm_last_error(),
+               "tensor 'y_scale': strides [1, 2] for shape [1000, 3] may "
+               "give two scales one element (the kernel writes every one): "
+               "expected the row stride to be at least 3 * the block stride "
+               "(row-major) or the block stride at least 1000 * the row "
+               "stride (MN-major)");
+  ggemm_kernel_destroy(kernel);
+
+  ggemm_kernel *bad = nullptr;
+  std::string path = dir.writeBundle(
+      test::withFp8OutManifest(", \"y_scale_block\": \"1x128\"", ""));
+  EXPECT_EQ(ggemm_kernel_load(path.c_str(), &bad), GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_EQ(bad, nullptr);
+  EXPECT_STREQ(ggemm_last_error(),
+               (path + ": /problem/y_scale_block: missing, but an f8e4m3 y "
+                       "needs y_scale_block \"1x128\" (the epilogue writes "
+                       "its scales to y_scale)")
+                   .c_str());
+}
+
 // An INT8 kernel through the C API, without the driver: s8 tensors (enum
 // value 7) are taken, scales by name, and an s8 manifest with block scales
 // does not load.

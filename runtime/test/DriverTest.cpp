@@ -319,6 +319,51 @@ TEST_F(FakeDriver, LaunchesFp8ScaledKernel) {
                              "device 0 (it is host memory)");
 }
 
+// An e4m3 y (as the compiler writes such a kernel: y by pointer, then
+// y_scale and its strides last): no descriptor of y or its scales is
+// encoded, and the scales land in their slots with the strides read off the
+// tensor.
+TEST_F(FakeDriver, LaunchesFp8OutputKernel) {
+  FakeDriverConfig &fake = *config();
+  fake.supportsParamInfo = true;
+  fake.numKernelParams = 17;
+  for (int i = 0; i < 17; ++i)
+    fake.kernelParamSizes[i] = test::kFp8OutParamSizes[i];
+  test::Fp8OutTensors t;
+  ASSERT_EQ(launch(test::kFp8OutManifest, t.get(), 6), GGEMM_OK) << lastError;
+  ASSERT_EQ(launchCount(), 1);
+  EXPECT_EQ(encodeCount(), 2); // x and w only
+  EXPECT_EQ(paramValue<uint64_t>(2), test::kY);
+  EXPECT_EQ(paramValue<int64_t>(12), 384); // ldy
+  EXPECT_EQ(paramValue<uint64_t>(14), test::kYScale);
+  EXPECT_EQ(paramValue<int64_t>(15), 1);
+  EXPECT_EQ(paramValue<int64_t>(16), 1000);
+
+  // Row-major scales, padded: the kernel gets their strides.
+  t.yScale = test::makeStrided("y_scale", test::kYScale, GGEMM_DTYPE_F32,
+                               {1000, 3}, {4, 1});
+  ASSERT_EQ(launch(test::kFp8OutManifest, t.get(), 6), GGEMM_OK) << lastError;
+  EXPECT_EQ(paramValue<int64_t>(15), 4);
+  EXPECT_EQ(paramValue<int64_t>(16), 1);
+
+  // The scales are device memory of the context's device, like every tensor.
+  t.yScale.data = reinterpret_cast<void *>(test::kYScale | kFakeHostBit);
+  EXPECT_EQ(launch(test::kFp8OutManifest, t.get(), 6),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(lastError, "tensor 'y_scale' is not device memory of "
+                             "device 0 (it is host memory)");
+  test::Fp8OutTensors u;
+  EXPECT_EQ(launch(test::kFp8OutManifest, u.get(), 5),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(lastError, "missing tensor 'y_scale'");
+
+  // A kernel without the scales' parameters is refused when its module
+  // loads (cuFuncGetParamInfo): the manifest and the kernel disagree.
+  fake.numKernelParams = 14;
+  EXPECT_EQ(launch(test::kFp8OutManifest, u.get(), 6),
+            GGEMM_ERROR_BAD_MANIFEST);
+}
+
 // FP8 with per-token and per-channel scales (as the compiler writes such a
 // kernel: both scales by pointer, applied in the epilogue): no scale
 // descriptor is encoded, the pointers land in their slots, and scales of

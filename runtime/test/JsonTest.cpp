@@ -174,8 +174,9 @@ TEST(Json, HugeNumbers) {
       {ldy, "\"dtype\": \"i64\", \"value\": 9223372036854775808",
        "k.json: /params/12/value: expected one of num_rows, rows_per_group, "
        "num_groups, num_weights, m, n, k, lda, ldy, num_tiles, y_rows, "
-       "x_rows, num_pairs, scale_stride_group, scale_stride_row or "
-       "scale_stride_col, got 9223372036854775808"},
+       "x_rows, num_pairs, scale_stride_group, scale_stride_row, "
+       "scale_stride_col, y_scale_stride_row or y_scale_stride_col, "
+       "got 9223372036854775808"},
       // A fraction or an exponent makes a number no integer.
       {"\"n\": 4096", "\"n\": 4096.0",
        "k.json: /problem/n: expected a positive integer or -1 (dynamic), got "

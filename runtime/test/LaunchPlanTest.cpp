@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -116,7 +117,7 @@ TEST(Bind, MissingAndUnknownTensors) {
   EXPECT_CONTAINS(bindError(manifest, t.get({unknown}), 5),
                   "unknown tensor 'z' (segment_matmul takes x, w, y, "
                   "seg_indptr, weight_indices, bias, row_scale, x_scale, "
-                  "w_scale, row_indices, scatter_indices)");
+                  "w_scale, row_indices, scatter_indices, y_scale)");
   ggemm_tensor masked =
       makeTensor("masked_m", test::kExtra, GGEMM_DTYPE_I32, {8});
   EXPECT_CONTAINS(bindError(manifest, t.get({masked}), 5),
@@ -911,6 +912,182 @@ TEST(Bind, WScaleShapes) {
         "tensor 'w_scale': dimension 1 is 16, expected 8 (ceil(n / 128))"}});
 }
 
+//===----------------------------------------------------------------------===//
+// FP8 output: an e4m3 y and its 1x128 scales (y_scale)
+//===----------------------------------------------------------------------===//
+
+using Fp8Out = test::Fp8OutTensors;
+
+/// masked_matmul writing an e4m3 y: bf16 x [4, 256, 512], w [4, 384, 512],
+/// y [4, 256, 384] and y_scale [4, 256, 3] MN-major over all 1024 rows
+/// (torch.empty(3, 1024).t().view(4, 256, 3)), as the FP8 masked ops take
+/// their x_scale.
+struct Fp8OutMaskedTensors {
+  ggemm_tensor x = makeTensor("x", test::kX, GGEMM_DTYPE_BF16, {4, 256, 512});
+  ggemm_tensor w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {4, 384, 512});
+  ggemm_tensor y = makeTensor("y", test::kY, GGEMM_DTYPE_F8E4M3, {4, 256, 384});
+  ggemm_tensor maskedM =
+      makeTensor("masked_m", test::kIndptr, GGEMM_DTYPE_I32, {4});
+  ggemm_tensor yScale = test::makeStrided(
+      "y_scale", test::kYScale, GGEMM_DTYPE_F32, {4, 256, 3}, {256, 1, 1024});
+
+  ggemm_tensor list[5];
+  int count = 5;
+
+  const ggemm_tensor *get() {
+    int index = 0;
+    for (const ggemm_tensor &tensor : {x, w, y, maskedM, yScale})
+      list[index++] = tensor;
+    return list;
+  }
+};
+
+Manifest fp8OutMaskedManifest() {
+  return manifestFrom(test::fp8OutOf(asMasked(test::kSegmentManifest)));
+}
+
+TEST(Bind, YScaleFollowsTheProblem) {
+  // A kernel without an e4m3 y must not silently ignore scales for it.
+  Fp8Out fp8;
+  SegmentTensors t;
+  EXPECT_CONTAINS(bindError(segmentManifest(), t.get({fp8.yScale}), 5),
+                  "tensor 'y_scale' was given, but the kernel was compiled "
+                  "without it (problem.y_scale_block is absent)");
+
+  Manifest manifest = manifestFrom(test::kFp8OutManifest);
+  BoundArgs args;
+  Status status = bind(manifest, fp8.get(), 6, args);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_TRUE(args.get(TensorRole::YScale).present);
+  EXPECT_EQ(args.shape.yScaleStrides[0], 1);
+  EXPECT_EQ(args.shape.yScaleStrides[1], 1000);
+  EXPECT_EQ(args.shape.n, 384);
+  EXPECT_EQ(args.shape.ldy, 384);
+  EXPECT_CONTAINS(bindError(manifest, fp8.get(), 5),
+                  "missing tensor 'y_scale' (the kernel was compiled with "
+                  "y_scale_block \"1x128\")");
+  // y is e4m3 (one byte) in this kernel, and only in it.
+  Fp8Out bf16;
+  bf16.y.dtype = GGEMM_DTYPE_BF16;
+  EXPECT_CONTAINS(bindError(manifest, bf16.get(), 6),
+                  "tensor 'y': expected dtype f8e4m3, got bf16");
+  SegmentTensors e4m3;
+  e4m3.y.dtype = GGEMM_DTYPE_F8E4M3;
+  EXPECT_CONTAINS(bindError(segmentManifest(), e4m3.get(), 4),
+                  "tensor 'y': expected dtype bf16, got f8e4m3");
+}
+
+TEST(Bind, YScaleSegmentLayouts) {
+  Manifest manifest = manifestFrom(test::kFp8OutManifest);
+  // Any strides that give each scale its own element: MN-major with padded
+  // columns (torch.empty(3, 1004).t()), row-major, padded rows.
+  for (std::array<int64_t, 2> strides :
+       {std::array<int64_t, 2>{1, 1004}, std::array<int64_t, 2>{3, 1},
+        std::array<int64_t, 2>{4, 1}})
+    expectBinds<Fp8Out>(manifest, [&strides](auto &t) {
+      t.yScale.strides[0] = strides[0];
+      t.yScale.strides[1] = strides[1];
+    });
+  // y may have any row stride, as any y (its rows are stored one by one).
+  expectBinds<Fp8Out>(manifest, [](auto &t) { t.y.strides[0] = 385; });
+  // One column block (n <= 128): its stride is never stepped.
+  expectBinds<Fp8Out>(
+      manifestFrom(test::withFp8OutManifest("\"n\": 384", "\"n\": 100")),
+      [](auto &t) {
+        t.w.shape[1] = 100;
+        t.y.shape[1] = 100;
+        t.bias = makeTensor("bias", test::kExtra, GGEMM_DTYPE_F32, {4, 100});
+        t.yScale = test::makeStrided("y_scale", test::kYScale, GGEMM_DTYPE_F32,
+                                     {1000, 1}, {1, 7});
+      });
+
+  expectBindErrors<Fp8Out>(
+      manifest,
+      {{[](auto &t) { t.yScale.dtype = GGEMM_DTYPE_BF16; },
+        "tensor 'y_scale': expected dtype f32, got bf16"},
+       {[](auto &t) {
+          t.yScale =
+              makeTensor("y_scale", test::kYScale, GGEMM_DTYPE_F32, {1000});
+        },
+        "tensor 'y_scale': expected rank 2 ([m, ceil(n / 128)] for "
+        "y_scale_block \"1x128\"), got rank 1 with shape [1000]"},
+       {[](auto &t) { t.yScale.shape[1] = 4; },
+        "tensor 'y_scale': dimension 1 is 4, expected 3 (ceil(n / 128)); "
+        "shape is [1000, 4]"},
+       {[](auto &t) { t.yScale.shape[0] = 999; },
+        "tensors 'x' and 'y_scale' disagree on m: x dimension 0 (m) is 1000, "
+        "y_scale dimension 0 (m) is 999"},
+       {[](auto &t) { t.yScale.strides[1] = 500; },
+        "tensor 'y_scale': strides [1, 500] for shape [1000, 3] may give two "
+        "scales one element (the kernel writes every one): expected the row "
+        "stride to be at least 3 * the block stride (row-major) or the block "
+        "stride at least 1000 * the row stride (MN-major)"},
+       {[](auto &t) {
+          t.yScale.strides[0] = 2;
+          t.yScale.strides[1] = 1;
+        },
+        "tensor 'y_scale': strides [2, 1] for shape [1000, 3] may give two "
+        "scales one element"},
+       {[](auto &t) { t.yScale.strides[1] = 0; },
+        "tensor 'y_scale': stride of dimension 1 is 0 (broadcast tensors are "
+        "not supported)"},
+       {[](auto &t) {
+          t.yScale.data = reinterpret_cast<void *>(test::kYScale + 2);
+        },
+        "tensor 'y_scale': data pointer 0x101000002 is not 4-byte aligned "
+        "(natural alignment of its dtype)"}});
+}
+
+TEST(Bind, YScaleMaskedLayouts) {
+  Manifest manifest = fp8OutMaskedManifest();
+  expectBinds<Fp8OutMaskedTensors>(manifest, [](auto &) {});
+  // Padded block stride; row-major [G, Mmax, NB]; one row per group (its
+  // group stride is then the row stride).
+  expectBinds<Fp8OutMaskedTensors>(manifest,
+                                   [](auto &t) { t.yScale.strides[2] = 1028; });
+  expectBinds<Fp8OutMaskedTensors>(manifest, [](auto &t) {
+    t.yScale =
+        makeTensor("y_scale", test::kYScale, GGEMM_DTYPE_F32, {4, 256, 3});
+  });
+  expectBinds<Fp8OutMaskedTensors>(manifest, [](auto &t) {
+    t.x.shape[1] = t.y.shape[1] = t.yScale.shape[1] = 1;
+    t.x.strides[0] = 512;
+    t.y.strides[0] = 384;
+    t.yScale.strides[0] = 4;
+    t.yScale.strides[2] = 1;
+  });
+
+  expectBindErrors<Fp8OutMaskedTensors>(
+      manifest,
+      {{[](auto &t) {
+          t.yScale = test::makeStrided("y_scale", test::kYScale,
+                                       GGEMM_DTYPE_F32, {1024, 3}, {1, 1024});
+        },
+        "tensor 'y_scale': expected rank 3 ([groups, m, ceil(n / 128)] for "
+        "y_scale_block \"1x128\"), got rank 2"},
+       {[](auto &t) { t.yScale.shape[0] = 3; },
+        "tensors 'x' and 'y_scale' disagree on num_groups"},
+       {[](auto &t) { t.yScale.shape[1] = 255; },
+        "tensors 'x' and 'y_scale' disagree on m: x dimension 1 (m) is 256, "
+        "y_scale dimension 1 (m) is 255"},
+       {[](auto &t) { t.yScale.shape[2] = 4; },
+        "tensor 'y_scale': dimension 2 is 4, expected 3 (ceil(n / 128))"},
+       // MN-major per group (torch.empty(4, 3, 256).transpose(1, 2)): the
+       // groups' rows are not one stride apart.
+       {[](auto &t) {
+          t.yScale.strides[0] = 768;
+          t.yScale.strides[2] = 256;
+        },
+        "tensor 'y_scale': stride of dimension 0 is 768, expected 256 "
+        "(shape[1] * stride[1]): the kernel writes the scales of group g's "
+        "row r as row g * 256 + r, so the groups' rows must be one stride "
+        "apart; strides are [768, 1, 256] (MN-major torch.empty(3, "
+        "1024).t().view(4, 256, 3) or a contiguous tensor has it)"},
+       {[](auto &t) { t.yScale.strides[2] = 1000; },
+        "tensor 'y_scale': strides [256, 1, 1000] for shape [4, 256, 3] may "
+        "give two scales one element"}});
+}
+
 /// `text` with other scale blocks, x's scales passed by pointer.
 std::string withScaleBlocks(const std::string &text, const char *xBlock,
                             const char *wBlock) {
@@ -1215,13 +1392,15 @@ TEST(TensorMap, KnWeightsAndDtypes) {
   std::string text =
       withManifest("\"weight_layout\": \"nk\"", "\"weight_layout\": \"kn\"");
   text = test::replaced(text, "bf16", "f8e4m3");
+  // An e4m3 y would come with its scales; this test is about w.
+  text = test::replaced(text, "\"out_dtype\": \"f8e4m3\"",
+                        "\"out_dtype\": \"bf16\"");
   // 128 fp8 elements fill the 128-byte swizzle.
   text = test::replaced(text, "\"box\": [64, 128, 1]", "\"box\": [128, 64, 1]");
   text = test::replaced(text, "\"box\": [64, 128]", "\"box\": [128, 128]");
   Manifest manifest = manifestFrom(text);
   SegmentTensors t;
   t.x.dtype = GGEMM_DTYPE_F8E4M3;
-  t.y.dtype = GGEMM_DTYPE_F8E4M3;
   t.w = makeTensor("w", test::kW, GGEMM_DTYPE_F8E4M3, {8, 7168, 4096});
   BoundArgs args;
   Status status = bind(manifest, t.get(), 4, args);
@@ -1469,6 +1648,58 @@ TEST(Plan, Fp8ScaleParams) {
   EXPECT_EQ(paramSize(manifest.params[14]), 8u);
 }
 
+// An e4m3 y's scales are passed by pointer with the strides the kernel
+// writes them at: the row (of all groups) and the 128-column block.
+TEST(Plan, Fp8OutParams) {
+  Manifest manifest = manifestFrom(test::kFp8OutManifest);
+  Fp8Out t;
+  LaunchPlan plan;
+  Status status = planLaunch(manifest, t.get(), 6, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  ASSERT_EQ(plan.params.size(), 17u);
+  EXPECT_EQ(plan.params[2].pointer, test::kY);
+  EXPECT_EQ(plan.params[5].pointer, test::kExtra); // bias
+  EXPECT_EQ(plan.params[12].scalar, 384);          // ldy, in e4m3 elements
+  EXPECT_EQ(plan.params[14].pointer, test::kYScale);
+  EXPECT_EQ(plan.params[15].scalar, 1);    // y_scale_stride_row
+  EXPECT_EQ(plan.params[16].scalar, 1000); // y_scale_stride_col
+  for (size_t i = 0; i < manifest.params.size(); ++i)
+    EXPECT_EQ(paramSize(manifest.params[i]), test::kFp8OutParamSizes[i])
+        << manifest.params[i].name;
+  // Row-major scales: the same kernel, other strides.
+  t.yScale = makeTensor("y_scale", test::kYScale, GGEMM_DTYPE_F32, {1000, 3});
+  status = planLaunch(manifest, t.get(), 6, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(plan.params[15].scalar, 3);
+  EXPECT_EQ(plan.params[16].scalar, 1);
+
+  // Masked: rows of all groups, g * Mmax + r, one stride apart.
+  Manifest masked = fp8OutMaskedManifest();
+  Fp8OutMaskedTensors m;
+  status = planLaunch(masked, m.get(), m.count, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  ASSERT_EQ(plan.params.size(), 16u);
+  EXPECT_EQ(plan.params[13].pointer, test::kYScale);
+  EXPECT_EQ(plan.params[14].scalar, 1);
+  EXPECT_EQ(plan.params[15].scalar, 1024);
+  m.yScale = makeTensor("y_scale", test::kYScale, GGEMM_DTYPE_F32, {4, 256, 3});
+  status = planLaunch(masked, m.get(), m.count, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(plan.params[14].scalar, 3);
+  EXPECT_EQ(plan.params[15].scalar, 1);
+
+  // No rows: nothing launched, the empty scales unchecked.
+  Fp8Out empty;
+  empty.x = makeTensor("x", 0, GGEMM_DTYPE_BF16, {0, 512});
+  empty.y = makeTensor("y", 0, GGEMM_DTYPE_F8E4M3, {0, 384});
+  empty.yScale =
+      test::makeStrided("y_scale", 0, GGEMM_DTYPE_F32, {0, 3}, {1, 0});
+  status = planLaunch(manifest, empty.get(), 6, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  EXPECT_EQ(plan.args.shape.numTiles, 0);
+  EXPECT_TRUE(plan.params.empty());
+}
+
 // s8 operands are described to TMA as uint8 (copied, not converted), with
 // 1-byte strides; the scales are plain pointers.
 TEST(Plan, Int8DescriptorsAndScales) {
@@ -1651,7 +1882,7 @@ TEST(KRaggedBind, TensorsOfOtherOpsAreRejectedByName) {
   EXPECT_CONTAINS(bindError(segmentManifest(), segment.get({dy}), 5),
                   "unknown tensor 'dy' (segment_matmul takes x, w, y, "
                   "seg_indptr, weight_indices, bias, row_scale, x_scale, "
-                  "w_scale, row_indices, scatter_indices)");
+                  "w_scale, row_indices, scatter_indices, y_scale)");
 }
 
 TEST(KRaggedBind, WrongDtypes) {
@@ -2314,7 +2545,7 @@ TEST(MoeBind, IndicesFollowTheProblem) {
   EXPECT_CONTAINS(bindError(maskedManifest(), masked, 5),
                   "unknown tensor 'row_indices' (masked_matmul takes x, w, "
                   "y, masked_m, weight_indices, bias, row_scale, x_scale, "
-                  "w_scale)");
+                  "w_scale, y_scale)");
   KRaggedTensors grad;
   EXPECT_CONTAINS(
       bindError(kRaggedManifest(), grad.get({t.scatterIndices}), 5),

@@ -192,8 +192,9 @@ TEST(Manifest, RejectsBadEnums) {
       parseError(withManifest("\"value\": \"ldy\"", "\"value\": \"lda_y\"")),
       "k.json: /params/12/value: expected one of num_rows, rows_per_group,"
       " num_groups, num_weights, m, n, k, lda, ldy, num_tiles, y_rows, "
-      "x_rows, num_pairs, scale_stride_group, scale_stride_row or "
-      "scale_stride_col, got string \"lda_y\"");
+      "x_rows, num_pairs, scale_stride_group, scale_stride_row, "
+      "scale_stride_col, y_scale_stride_row or y_scale_stride_col, "
+      "got string \"lda_y\"");
   EXPECT_CONTAINS(
       parseError(withManifest("\"arch\": \"sm_90a\"", "\"arch\": \"hopper\"")),
       "k.json: /arch: expected sm_<major><minor>[a|f] such as \"sm_90a\", "
@@ -663,11 +664,19 @@ TEST(Int8Manifest, RejectsMixedOperandDtypes) {
 }
 
 TEST(Int8Manifest, RejectsNonFloatOutputs) {
+  // An e4m3 y comes with its scales (FP8 output, below), from any input.
   EXPECT_CONTAINS(
       parseError(withS8Manifest("\"out_dtype\": \"bf16\"",
                                 "\"out_dtype\": \"f8e4m3\"")),
-      "k.json: /problem/out_dtype: an int8 kernel writes y as bf16, f16 or "
-      "f32, got f8e4m3");
+      "k.json: /problem/y_scale_block: missing, but an f8e4m3 y needs "
+      "y_scale_block \"1x128\"");
+  EXPECT_EQ(parseOk(test::fp8OutOf(s8SegmentManifest())).problem.outDtype,
+            GGEMM_DTYPE_F8E4M3);
+  EXPECT_CONTAINS(
+      parseError(withS8Manifest("\"out_dtype\": \"bf16\"",
+                                "\"out_dtype\": \"f8e5m2\"")),
+      "k.json: /problem/out_dtype: segment_matmul writes y as bf16, f16, f32 "
+      "or f8e4m3 (with y_scale_block \"1x128\"), got f8e5m2");
   // The accumulator's s32 is not an output dtype of any kernel.
   EXPECT_CONTAINS(parseError(withS8Manifest("\"out_dtype\": \"bf16\"",
                                             "\"out_dtype\": \"s8\"")),
@@ -706,6 +715,197 @@ TEST(Int8Manifest, DescriptorsFollowTheOperandDtype) {
                                 "\"tensor\": \"y\", \"dtype\": \"s8\"")),
       "k.json: /params/2/dtype: tensor \"y\" has dtype bf16 in this problem, "
       "got s8");
+}
+
+//===----------------------------------------------------------------------===//
+// FP8 output: an e4m3 y quantised in the epilogue, with its 1x128 scales
+//===----------------------------------------------------------------------===//
+
+using test::fp8OutOf;
+using test::withFp8OutManifest;
+
+TEST(Fp8OutManifest, ParsesTheCompilersManifest) {
+  Manifest manifest = parseOk(test::kFp8OutManifest);
+  const ProblemSpec &problem = manifest.problem;
+  EXPECT_EQ(problem.op, Op::SegmentMatmul);
+  EXPECT_EQ(problem.aDtype, GGEMM_DTYPE_BF16);
+  EXPECT_EQ(problem.outDtype, GGEMM_DTYPE_F8E4M3);
+  EXPECT_EQ(problem.yScaleBlock, ScaleBlock::Block1x128);
+  EXPECT_EQ(problem.xScaleBlock, ScaleBlock::None);
+  EXPECT_EQ(problem.activation, Activation::Silu);
+  EXPECT_EQ(expectedTensorDtype(problem, TensorRole::Y), GGEMM_DTYPE_F8E4M3);
+  EXPECT_EQ(expectedTensorDtype(problem, TensorRole::YScale), GGEMM_DTYPE_F32);
+  ASSERT_EQ(manifest.params.size(), 17u);
+  const ParamSpec &yScale = manifest.params[14];
+  EXPECT_EQ(yScale.kind, ParamKind::Pointer);
+  EXPECT_EQ(yScale.tensor, TensorRole::YScale);
+  EXPECT_EQ(yScale.dtype, GGEMM_DTYPE_F32);
+  EXPECT_FALSE(yScale.optional);
+  EXPECT_EQ(manifest.params[15].source, ScalarSource::YScaleStrideRow);
+  EXPECT_EQ(manifest.params[16].source, ScalarSource::YScaleStrideCol);
+  for (int i : {15, 16})
+    EXPECT_EQ(manifest.params[i].dtype, GGEMM_DTYPE_I64);
+  EXPECT_TRUE(manifest.usesTensor(TensorRole::YScale));
+  EXPECT_STREQ(tensorRoleName(TensorRole::YScale), "y_scale");
+  // The forward GEMMs take y_scale; the other ops do not.
+  for (Op op : {Op::SegmentMatmul, Op::MaskedMatmul, Op::BatchedMatmul})
+    EXPECT_TRUE(tensorExistsForOp(TensorRole::YScale, op)) << opName(op);
+  for (Op op : {Op::SegmentMatmulK, Op::SortByExpert, Op::Quantize})
+    EXPECT_FALSE(tensorExistsForOp(TensorRole::YScale, op)) << opName(op);
+}
+
+TEST(Fp8OutManifest, AnyInputAndEveryForwardOp) {
+  // bf16, f16, fp8 (block or epilogue scales) and s8 inputs.
+  EXPECT_EQ(parseOk(fp8OutOf(test::kSegmentManifest)).problem.yScaleBlock,
+            ScaleBlock::Block1x128);
+  std::string f16 =
+      test::replaced(fp8OutOf(test::kSegmentManifest), "bf16", "f16");
+  EXPECT_EQ(parseOk(f16).problem.aDtype, GGEMM_DTYPE_F16);
+  Manifest fp8 = parseOk(fp8OutOf(test::fp8SegmentManifest()));
+  EXPECT_EQ(fp8.problem.xScaleBlock, ScaleBlock::Block1x128);
+  ASSERT_EQ(fp8.params.size(), 18u);
+  EXPECT_EQ(fp8.params[13].tensor, TensorRole::XScale);
+  EXPECT_EQ(fp8.params[15].tensor, TensorRole::YScale);
+  EXPECT_EQ(parseOk(fp8OutOf(test::s8SegmentManifest("tensor", "per_row")))
+                .problem.outDtype,
+            GGEMM_DTYPE_F8E4M3);
+  std::string masked =
+      test::replaced(fp8OutOf(test::kSegmentManifest), "\"segment_matmul\"",
+                     "\"masked_matmul\"");
+  masked = test::replaced(masked, "\"seg_indptr\"", "\"masked_m\"");
+  EXPECT_EQ(parseOk(masked).problem.op, Op::MaskedMatmul);
+  std::string batched =
+      test::replaced(masked, "\"masked_matmul\"", "\"batched_matmul\"");
+  batched = test::replaced(batched,
+                           "{\"name\": \"group_rows\", \"kind\": "
+                           "\"pointer\", \"tensor\": \"masked_m\", "
+                           "\"optional\": false},\n    ",
+                           "");
+  Manifest batchedManifest = parseOk(batched);
+  EXPECT_EQ(batchedManifest.problem.op, Op::BatchedMatmul);
+  EXPECT_EQ(batchedManifest.problem.yScaleBlock, ScaleBlock::Block1x128);
+  // Gated and gathered: y has the segment rows still.
+  Manifest moe = parseOk(fp8OutOf(test::moeSegmentManifest(
+      {/*gather=*/true, false, false, /*swiglu=*/true})));
+  EXPECT_EQ(moe.problem.activation, Activation::Swiglu);
+  EXPECT_TRUE(moe.problem.hasRowIndices);
+  // null is the absent key's "no scales".
+  EXPECT_EQ(parseOk(test::withManifest("\"accumulate\": false",
+                                       "\"accumulate\": false, "
+                                       "\"y_scale_block\": null"))
+                .problem.yScaleBlock,
+            ScaleBlock::None);
+}
+
+TEST(Fp8OutManifest, RejectsInconsistentProblems) {
+  struct Case {
+    std::string text;
+    const char *message;
+  };
+  const Case cases[] = {
+      {withFp8OutManifest(", \"y_scale_block\": \"1x128\"", ""),
+       "k.json: /problem/y_scale_block: missing, but an f8e4m3 y needs "
+       "y_scale_block \"1x128\" (the epilogue writes its scales to y_scale)"},
+      {withFp8OutManifest("\"y_scale_block\": \"1x128\"",
+                          "\"y_scale_block\": null"),
+       "k.json: /problem/y_scale_block: missing, but an f8e4m3 y needs "
+       "y_scale_block"},
+      {withFp8OutManifest("\"out_dtype\": \"f8e4m3\"",
+                          "\"out_dtype\": \"bf16\""),
+       "k.json: /problem/y_scale_block: \"1x128\" scales an f8e4m3 y, but "
+       "out_dtype is bf16"},
+      {withFp8OutManifest("\"y_scale_block\": \"1x128\"",
+                          "\"y_scale_block\": \"128x128\""),
+       "k.json: /problem/y_scale_block: expected null or one of 1x128, got "
+       "string \"128x128\""},
+      {withFp8OutManifest("\"out_dtype\": \"f8e4m3\"",
+                          "\"out_dtype\": \"f8e5m2\""),
+       "k.json: /problem/out_dtype: segment_matmul writes y as bf16, f16, "
+       "f32 or f8e4m3 (with y_scale_block \"1x128\"), got f8e5m2"},
+      {withFp8OutManifest("\"accumulate\": false", "\"accumulate\": true"),
+       "k.json: /problem/accumulate: accumulate adds to y, but an f8e4m3 y "
+       "is quantised from the values the epilogue computes: expected false, "
+       "got true"},
+      {fp8OutOf(test::moeSegmentManifest({false, true, true, false})),
+       "k.json: /problem/atomic: atomic adds to y, but an f8e4m3 y is "
+       "quantised from the values the epilogue computes: expected false, got "
+       "true"},
+      {fp8OutOf(test::moeSegmentManifest({false, true, false, false})),
+       "k.json: /problem/has_scatter_indices: has_scatter_indices scatters "
+       "rows of y, but an f8e4m3 y and its scales have the segment rows: "
+       "expected false, got true"},
+      // segment_matmul_k writes dw, which has no scales.
+      {test::withKRaggedManifest("\"accumulate\": false",
+                                 "\"accumulate\": false, \"y_scale_block\": "
+                                 "\"1x128\""),
+       "k.json: /problem/y_scale_block: segment_matmul_k has no scales (fp8 "
+       "K-ragged is not defined), got \"1x128\""},
+      {test::withKRaggedManifest("\"out_dtype\": \"f32\"",
+                                 "\"out_dtype\": \"f8e4m3\""),
+       "k.json: /problem/out_dtype: segment_matmul_k writes dw as f32, bf16 "
+       "or f16, got f8e4m3"},
+      {test::withQuantizeManifest("\"rank\": 2",
+                                  "\"rank\": 2, \"y_scale_block\": \"1x128\""),
+       "k.json: /problem/y_scale_block: unknown key"},
+  };
+  for (const Case &c : cases)
+    EXPECT_CONTAINS(parseError(c.text), c.message);
+}
+
+TEST(Fp8OutManifest, ParamsFollowTheProblem) {
+  const std::string yScale = std::string(",\n    ") + test::kYScalePointer;
+  const std::string row = std::string(",\n    ") + test::kYScaleStrideRow;
+  const std::string col = std::string(",\n    ") + test::kYScaleStrideCol;
+  const std::string text = fp8OutOf(test::kSegmentManifest);
+  EXPECT_CONTAINS(parseError(test::replaced(text, yScale, "")),
+                  "k.json: /params: no parameter passes tensor \"y_scale\" "
+                  "(problem.y_scale_block is \"1x128\")");
+  EXPECT_CONTAINS(parseError(test::replaced(text, row, "")),
+                  "k.json: /params: no scalar parameter carries "
+                  "\"y_scale_stride_row\" (problem.y_scale_block is "
+                  "\"1x128\": the kernel writes y_scale at its strides)");
+  EXPECT_CONTAINS(parseError(test::replaced(text, col, "")),
+                  "no scalar parameter carries \"y_scale_stride_col\"");
+  // A kernel without an e4m3 y has none of them.
+  std::string bf16 =
+      test::replaced(test::replaced(text, "\"out_dtype\": \"f8e4m3\"",
+                                    "\"out_dtype\": \"bf16\""),
+                     ", \"y_scale_block\": \"1x128\"", "");
+  EXPECT_CONTAINS(parseError(bf16),
+                  "k.json: /params/13/tensor: tensor \"y_scale\" needs "
+                  "problem.y_scale_block (an f8e4m3 y), but out_dtype is bf16");
+  EXPECT_CONTAINS(parseError(test::replaced(bf16, yScale, "")),
+                  "k.json: /params/13/value: string \"y_scale_stride_row\" is "
+                  "a value of a kernel that writes an f8e4m3 y and its "
+                  "y_scale, which needs problem.y_scale_block");
+  // Nor do the ops without a y.
+  EXPECT_CONTAINS(
+      parseError(test::withKRaggedManifest(
+          "\"tensor\": \"row_scale\", \"optional\": true",
+          "\"tensor\": \"y_scale\", \"optional\": true")),
+      "k.json: /params/6/tensor: tensor \"y_scale\" does not exist for "
+      "segment_matmul_k");
+  EXPECT_CONTAINS(parseError(test::withQuantizeManifest(
+                      "\"value\": \"scale_stride_col\"",
+                      "\"value\": \"y_scale_stride_col\"")),
+                  "k.json: /params/8/value: quantize's scalars are");
+  // y_scale is f32, by pointer (the epilogue stores it one value at a
+  // time: no descriptor).
+  EXPECT_CONTAINS(
+      parseError(withFp8OutManifest(
+          "\"name\": \"y_scale\", \"optional\": false",
+          "\"name\": \"y_scale\", \"optional\": false, \"dtype\": \"bf16\"")),
+      "k.json: /params/14/dtype: tensor \"y_scale\" has dtype f32 in this "
+      "problem, got bf16");
+  EXPECT_CONTAINS(
+      parseError(withFp8OutManifest(
+          "{\"kind\": \"pointer\", \"name\": \"y_scale\", \"optional\": "
+          "false, \"tensor\": \"y_scale\"}",
+          "{\"name\": \"y_scale\", \"kind\": \"tma_descriptor\", \"tensor\": "
+          "\"y_scale\", \"dtype\": \"f32\", \"rank\": 2, \"box\": [128, 1], "
+          "\"swizzle\": \"none\"}")),
+      "k.json: /params/14/tensor: a tma_descriptor can describe x, w, y or "
+      "x_scale, got \"y_scale\"");
 }
 
 TEST(Manifest, ScalarLiteralsMustFitTheirDtype) {

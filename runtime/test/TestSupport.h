@@ -365,6 +365,70 @@ inline std::string withQuantizeManifest(const std::string &from,
   return replaced(kQuantizeManifest, from, to);
 }
 
+/// A segment_matmul kernel that writes an e4m3 y with its 1x128 scales, as
+/// the compiler writes it (docs/Runtime.md, "FP8 output"): bf16 x [M, 512],
+/// w [4, 384, 512], a bias and silu; the 14 parameters of the bf16 kernel,
+/// then y_scale and its two strides. y has no descriptor (the epilogue
+/// stores it with its scales).
+inline const char *const kFp8OutManifest = R"json({
+  "format": "ggemm-bundle", "version": 1, "arch": "sm_90a",
+  "entry": "fp8out_kernel", "ptx": "k.ptx",
+  "block": [384, 1, 1], "cluster": [1, 1, 1], "dynamic_smem": 196704,
+  "grid": {"ctas_per_sm": 1, "policy": "persistent"},
+  "problem": {"a_dtype": "bf16", "accumulate": false, "activation": "silu", "b_dtype": "bf16", "has_bias": true, "has_row_scale": false, "has_weight_indices": false, "index_dtype": "i32", "k": 512, "m": -1, "n": 384, "num_groups": 4, "num_weights": 4, "op": "segment_matmul", "out_dtype": "f8e4m3", "weight_layout": "nk", "y_scale_block": "1x128"},
+  "tile": {"block_k": 64, "block_m": 128, "block_n": 128, "consumer_warpgroups": 2, "stages": 6, "swap_ab": false},
+  "params": [
+    {"box": [64, 128], "dtype": "bf16", "kind": "tma_descriptor", "name": "a_desc", "oob_fill": "zero", "rank": 2, "swizzle": "128B", "tensor": "x"},
+    {"box": [64, 128, 1], "dtype": "bf16", "kind": "tma_descriptor", "name": "b_desc", "oob_fill": "zero", "rank": 3, "swizzle": "128B", "tensor": "w"},
+    {"kind": "pointer", "name": "y", "tensor": "y"},
+    {"kind": "pointer", "name": "group_rows", "optional": false, "tensor": "seg_indptr"},
+    {"kind": "pointer", "name": "weight_indices", "optional": true, "tensor": "weight_indices"},
+    {"kind": "pointer", "name": "bias", "optional": true, "tensor": "bias"},
+    {"kind": "pointer", "name": "row_scale", "optional": true, "tensor": "row_scale"},
+    {"dtype": "i64", "kind": "scalar", "name": "num_rows", "value": "num_rows"},
+    {"dtype": "i64", "kind": "scalar", "name": "rows_per_group", "value": "rows_per_group"},
+    {"dtype": "i32", "kind": "scalar", "name": "num_groups", "value": "num_groups"},
+    {"dtype": "i32", "kind": "scalar", "name": "n", "value": "n"},
+    {"dtype": "i32", "kind": "scalar", "name": "k", "value": "k"},
+    {"dtype": "i64", "kind": "scalar", "name": "ldy", "value": "ldy"},
+    {"dtype": "i32", "kind": "scalar", "name": "num_weights", "value": "num_weights"},
+    {"kind": "pointer", "name": "y_scale", "optional": false, "tensor": "y_scale"},
+    {"dtype": "i64", "kind": "scalar", "name": "y_scale_stride_row", "value": "y_scale_stride_row"},
+    {"dtype": "i64", "kind": "scalar", "name": "y_scale_stride_col", "value": "y_scale_stride_col"}]
+})json";
+
+/// Kernel parameter sizes of kFp8OutManifest, in order.
+inline constexpr size_t kFp8OutParamSizes[] = {128, 128, 8, 8, 8, 8, 8, 8, 8,
+                                               4,   4,   4, 8, 4, 8, 8, 8};
+
+inline std::string withFp8OutManifest(const std::string &from,
+                                      const std::string &to) {
+  return replaced(kFp8OutManifest, from, to);
+}
+
+/// The parameters the compiler appends for an e4m3 y, in order.
+inline const char *const kYScalePointer =
+    R"json({"name": "y_scale", "kind": "pointer", "tensor": "y_scale", "optional": false})json";
+inline const char *const kYScaleStrideRow =
+    R"json({"name": "y_scale_stride_row", "kind": "scalar", "dtype": "i64", "value": "y_scale_stride_row"})json";
+inline const char *const kYScaleStrideCol =
+    R"json({"name": "y_scale_stride_col", "kind": "scalar", "dtype": "i64", "value": "y_scale_stride_col"})json";
+
+/// `kernel` (kSegmentManifest, fp8SegmentManifest(), s8SegmentManifest() or
+/// a masked/batched form of one) as a kernel that writes an e4m3 y:
+/// out_dtype f8e4m3, y_scale_block "1x128", and y_scale and its strides
+/// appended to the parameters.
+inline std::string fp8OutOf(const std::string &kernel) {
+  std::string text =
+      replaced(kernel, "\"out_dtype\": \"bf16\"",
+               "\"out_dtype\": \"f8e4m3\", \"y_scale_block\": \"1x128\"");
+  const std::string end = "\n  ]\n}";
+  size_t position = text.rfind(end);
+  EXPECT_NE(position, std::string::npos) << "no params array to append to";
+  return text.substr(0, position) + ",\n    " + kYScalePointer + ",\n    " +
+         kYScaleStrideRow + ",\n    " + kYScaleStrideCol + end;
+}
+
 /// A fresh directory under $TMPDIR, removed with its files at destruction.
 class TempDir {
 public:
@@ -598,6 +662,34 @@ struct S8SegmentTensors : SegmentTensors {
   /// x, w, y, seg_indptr, x_scale, w_scale followed by `extra` (at most 2).
   const ggemm_tensor *get(std::initializer_list<ggemm_tensor> extra = {}) {
     SegmentTensors::get({xScale, wScale});
+    for (const ggemm_tensor &tensor : extra)
+      list[count++] = tensor;
+    return list;
+  }
+};
+
+constexpr uintptr_t kYScale = 0x100000000 + 0x1000000;
+
+/// The tensors of kFp8OutManifest: M = 1000 rows of bf16 x [1000, 512],
+/// w [4, 384, 512], bias [4, 384], e4m3 y [1000, 384] and its scales
+/// y_scale [1000, 3] MN-major (torch.empty(3, 1000).t()), 4 groups.
+struct Fp8OutTensors {
+  ggemm_tensor x = makeTensor("x", kX, GGEMM_DTYPE_BF16, {1000, 512});
+  ggemm_tensor w = makeTensor("w", kW, GGEMM_DTYPE_BF16, {4, 384, 512});
+  ggemm_tensor y = makeTensor("y", kY, GGEMM_DTYPE_F8E4M3, {1000, 384});
+  ggemm_tensor indptr = makeTensor("seg_indptr", kIndptr, GGEMM_DTYPE_I32, {5});
+  ggemm_tensor bias = makeTensor("bias", kExtra, GGEMM_DTYPE_F32, {4, 384});
+  ggemm_tensor yScale =
+      makeStrided("y_scale", kYScale, GGEMM_DTYPE_F32, {1000, 3}, {1, 1000});
+
+  ggemm_tensor list[8];
+  int count = 0;
+
+  /// x, w, y, seg_indptr, bias, y_scale followed by `extra` (at most 2).
+  const ggemm_tensor *get(std::initializer_list<ggemm_tensor> extra = {}) {
+    count = 0;
+    for (const ggemm_tensor &tensor : {x, w, y, indptr, bias, yScale})
+      list[count++] = tensor;
     for (const ggemm_tensor &tensor : extra)
       list[count++] = tensor;
     return list;

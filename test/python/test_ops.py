@@ -991,13 +991,14 @@ def test_a_remembered_masked_call_launches_its_own_hint(eager) -> None:
 @pytest.mark.parametrize("function, tensors, flags", [
     (ops.segment_matmul, {"x", "w", "seg_indptr", "weight_indices", "bias",
                           "row_scale", "out", "x_scale", "w_scale",
-                          "row_indices", "scatter_indices"},
+                          "row_indices", "scatter_indices", "out_scale"},
      {"atomic", "gate_up_block"}),
     # expected_m does not change the plan: it is passed to every launch.
     (ops.masked_matmul, {"x", "w", "masked_m", "bias", "row_scale", "out",
-                         "x_scale", "w_scale", "expected_m"}, set()),
+                         "x_scale", "w_scale", "expected_m", "out_scale"},
+     set()),
     (ops.batched_matmul, {"x", "w", "bias", "row_scale", "out", "x_scale",
-                          "w_scale"}, set()),
+                          "w_scale", "out_scale"}, set()),
 ])
 def test_the_memo_key_covers_every_argument(function, tensors,
                                             flags) -> None:

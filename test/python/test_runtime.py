@@ -480,6 +480,158 @@ def test_fake_driver_launches_int8(tmp_path: Path) -> None:
         {"launches": 1}
 
 
+# -- FP8 output: an e4m3 y and its 1x128 scales ------------------------------
+
+def fp8_out_manifest() -> Dict[str, Any]:
+    """MANIFEST as the compiler writes a kernel with an e4m3 y: out_dtype
+    f8e4m3, y_scale_block "1x128", and y_scale and its two strides after
+    the other parameters."""
+    manifest = json.loads(json.dumps(MANIFEST))
+    manifest["problem"].update(out_dtype="f8e4m3", y_scale_block="1x128")
+    manifest["params"] += [
+        {"kind": "pointer", "name": "y_scale", "optional": False,
+         "tensor": "y_scale"},
+        {"dtype": "i64", "kind": "scalar", "name": "y_scale_stride_row",
+         "value": "y_scale_stride_row"},
+        {"dtype": "i64", "kind": "scalar", "name": "y_scale_stride_col",
+         "value": "y_scale_stride_col"},
+    ]
+    return manifest
+
+
+def fp8_out_tensors(**overrides: Any) -> Dict[str, Any]:
+    """Tensors of fp8_out_manifest(): e4m3 y [1000, 4096] and its scales
+    [1000, 32] MN-major, as ggemm.segment_matmul allocates them
+    (torch.empty(32, 1000).t())."""
+    tensors = segment_tensors(
+        y=FakeTensor(BASE + 0x300000, (1000, 4096), "float8_e4m3fn"),
+        y_scale=FakeTensor(BASE + 0x1000000, (1000, 32), "float32",
+                           (1, 1000)))
+    tensors.update(overrides)
+    return tensors
+
+
+def test_e4m3_output_by_keyword(tmp_path: Path) -> None:
+    with Kernel(write_bundle(tmp_path, fp8_out_manifest())) as fp8_out:
+        assert fp8_out.grid(sm_count=132, **fp8_out_tensors()) == 132
+        # Row-major scales are fine too: the kernel takes their strides.
+        row_major = FakeTensor(BASE + 0x1000000, (1000, 32), "float32")
+        assert fp8_out.grid(sm_count=132,
+                            **fp8_out_tensors(y_scale=row_major)) == 132
+        expect_invalid(fp8_out, "missing tensor 'y_scale' (the kernel was "
+                       "compiled with y_scale_block \"1x128\")",
+                       **fp8_out_tensors(y_scale=None))
+        bf16_y = FakeTensor(BASE + 0x300000, (1000, 4096), "bfloat16")
+        expect_invalid(fp8_out, "tensor 'y': expected dtype f8e4m3, got bf16",
+                       **fp8_out_tensors(y=bf16_y))
+        short = FakeTensor(BASE + 0x1000000, (1000, 31), "float32", (1, 1000))
+        expect_invalid(fp8_out, "tensor 'y_scale': dimension 1 is 31, "
+                       "expected 32 (ceil(n / 128))",
+                       **fp8_out_tensors(y_scale=short))
+        overlapping = FakeTensor(BASE + 0x1000000, (1000, 32), "float32",
+                                 (1, 500))
+        expect_invalid(fp8_out, "tensor 'y_scale': strides [1, 500] for "
+                       "shape [1000, 32] may give two scales one element",
+                       **fp8_out_tensors(y_scale=overlapping))
+    # A kernel without an e4m3 y refuses the scales by name.
+    scales = fp8_out_tensors()["y_scale"]
+    with Kernel(write_bundle(tmp_path, MANIFEST)) as plain:
+        expect_invalid(plain, "tensor 'y_scale' was given, but the kernel "
+                       "was compiled without it (problem.y_scale_block is "
+                       "absent)", **segment_tensors(y_scale=scales))
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"y_scale_block": None}, "k.json: /problem/y_scale_block: missing, but "
+     "an f8e4m3 y needs y_scale_block \"1x128\""),
+    ({"accumulate": True}, "k.json: /problem/accumulate: accumulate adds to "
+     "y, but an f8e4m3 y is quantised from the values the epilogue "
+     "computes"),
+    ({"out_dtype": "bf16"}, "k.json: /problem/y_scale_block: \"1x128\" "
+     "scales an f8e4m3 y, but out_dtype is bf16"),
+])
+def test_bad_e4m3_output_manifest(tmp_path: Path, change: Dict[str, Any],
+                                  message: str) -> None:
+    manifest = fp8_out_manifest()
+    manifest["problem"].update(change)
+    with pytest.raises(GGemmError) as error:
+        Kernel(write_bundle(tmp_path, manifest))
+    assert error.value.status == Status.BAD_MANIFEST
+    assert message in str(error.value)
+
+
+@pytest.mark.skipif(not FAKE_DRIVER, reason="GGEMM_FAKE_CUDA_DRIVER not set "
+                    "(CTest sets it to the fake driver of runtime/test)")
+def test_fake_driver_launches_e4m3_output(tmp_path: Path) -> None:
+    """An e4m3-output launch through the bindings reaches the (fake)
+    driver with y_scale's address and strides in the last three
+    parameters."""
+    write_bundle(tmp_path, fp8_out_manifest())
+    script = """
+    import ctypes, json, os
+    from ggemm.runtime import Kernel
+    from test_runtime import BASE, FakeTensor, fp8_out_tensors
+
+    class Config(ctypes.Structure):
+        # FakeDriverConfig (runtime/test/FakeCudaDriver.h).
+        _fields_ = [("has_context", ctypes.c_bool),
+                    ("context_id", ctypes.c_ulonglong),
+                    ("device", ctypes.c_int), ("cc_major", ctypes.c_int),
+                    ("cc_minor", ctypes.c_int), ("sm_count", ctypes.c_int),
+                    ("max_smem_optin", ctypes.c_int),
+                    ("supports_param_info", ctypes.c_bool),
+                    ("num_kernel_params", ctypes.c_int),
+                    ("kernel_param_sizes", ctypes.c_size_t * 64)]
+
+    class LaunchRecord(ctypes.Structure):
+        # FakeLaunchRecord up to its parameters' bytes.
+        _fields_ = [("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                    ("cluster", ctypes.c_uint * 3),
+                    ("shared_mem_bytes", ctypes.c_uint),
+                    ("stream", ctypes.c_void_p), ("function", ctypes.c_void_p),
+                    ("num_params", ctypes.c_int),
+                    ("param_sizes", ctypes.c_size_t * 64),
+                    ("param_bytes", (ctypes.c_ubyte * 128) * 64)]
+
+    fake = ctypes.CDLL(os.environ["GGEMM_CUDA_DRIVER"])
+    fake.ggemmFakeConfig.restype = ctypes.POINTER(Config)
+    fake.ggemmFakeLastLaunch.restype = ctypes.POINTER(LaunchRecord)
+    config = fake.ggemmFakeConfig().contents
+    sizes = [128, 128] + [8] * 7 + [4, 4, 4, 8] + [8] * 3
+    config.num_kernel_params = len(sizes)
+    for i, size in enumerate(sizes):
+        config.kernel_param_sizes[i] = size
+    kernel = Kernel(os.environ["GGEMM_TEST_BUNDLE"])
+    out = {}
+    for name, strides in (("mn_major", (1, 1000)), ("row_major", (32, 1))):
+        scales = FakeTensor(BASE + 0x1000000, (1000, 32), "float32", strides)
+        kernel(**fp8_out_tensors(y_scale=scales), stream=0x5eed)
+        record = fake.ggemmFakeLastLaunch().contents
+        words = [int.from_bytes(bytes(record.param_bytes[i][:8]), "little")
+                 for i in (2, 13, 14, 15)]
+        out[name] = words
+    out["launches"] = fake.ggemmFakeLaunchCount()
+    out["offset"] = LaunchRecord.param_bytes.offset
+    print(json.dumps(out))
+    """
+    env = dict(os.environ)
+    env["GGEMM_CUDA_DRIVER"] = FAKE_DRIVER
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(REPO_ROOT / "python"), str(Path(__file__).resolve().parent)])
+    env["GGEMM_TEST_BUNDLE"] = str(tmp_path / "k.json")
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(script)], env=env,
+        capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    # paramBytes is 16-byte aligned in the C struct: ctypes must agree.
+    assert out["offset"] % 16 == 0
+    assert out["launches"] == 2
+    # y, y_scale, y_scale_stride_row, y_scale_stride_col.
+    assert out["mn_major"] == [BASE + 0x300000, BASE + 0x1000000, 1, 1000]
+    assert out["row_major"] == [BASE + 0x300000, BASE + 0x1000000, 32, 1]
+
+
 # -- segment_matmul_k (K-ragged weight gradients, issue 12) -----------------
 
 def kragged_manifest(layout: str = "nk") -> Dict[str, Any]:
