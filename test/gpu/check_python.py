@@ -116,6 +116,11 @@ def spec() -> dict:
              w_scale_block="per_row"),
         dict(bat, dtype="s8", n=N, k=K, groups=1, x_scale_block="per_row",
              w_scale_block="per_row", out_dtype="f32"),
+        # An e4m3 y with its 1x128 scales, and the FP8 op of the next layer
+        # reading them as they are (K = N)
+        dict(seg, dtype=bf, n=N, k=K, groups=G, activation="silu",
+             out_dtype="f8e4m3"),
+        dict(seg, dtype="f8e4m3", n=N2, k=N, groups=G),
         # autograd with weight_layout kn and weight indices: the forward,
         # dx (the other layout) and dW (below, K-ragged per segment)
         dict(seg, dtype=bf, n=N2, k=K2, groups=5, num_weights=3,
@@ -688,6 +693,31 @@ def cases(check: Checker) -> None:
                         (bq.double() * b_scale.double()).transpose(1, 2))
         return fp8_check(out, ref)
 
+    def fp8_out_case():
+        # An e4m3 y, then the next layer's FP8 op on (y, y_scale) as they
+        # are: its x and 1x128 x_scale.
+        offsets, rows = segments(rng, G)
+        x, w = rand(rows, K), rand(G, N, K, scale=1 / 16)
+        seg = torch.tensor(offsets, dtype=torch.int32, device=dev)
+        h, hs = ggemm.segment_matmul(x, w, seg, activation="silu",
+                                     out_dtype=torch.float8_e4m3fn)
+        w2q, w2s = f8.quantize_blocks(torch.randn(G, N2, N, device=dev,
+                                                  dtype=bf))
+        out = ggemm.segment_matmul(h, w2q, seg, x_scale=hs, w_scale=w2s)
+        torch.cuda.synchronize()
+        ref = seg_reference(x, w, offsets, activation="silu")
+        b, e = offsets[0], offsets[-1]
+        diff = f8.check_fp8_rows(h[b:e], hs[b:e], ref[b:e])
+        hd = h.double() * hs.double().repeat_interleave(128, dim=1)[:, :N]
+        wd2 = f8.dequant_w(w2q, w2s)
+        for g in range(G):
+            gb, ge = offsets[g], offsets[g + 1]
+            if ge > gb:
+                fp8_check(out[gb:ge], hd[gb:ge] @ wd2[g].t(), f"group {g}")
+        return (f"e4m3 y calc_diff {diff:.1e}, y_scale {tuple(hs.shape)} "
+                f"strides {hs.stride()}")
+
+    check.run("e4m3 y (out_dtype) -> next FP8 segment_matmul", fp8_out_case)
     check.run("fp8 segment_matmul (row-major x_scale)", fp8_segment_case)
     check.run("flashinfer bmm_fp8 (tensor-wise)", flashinfer_bmm_fp8_case)
     check.run("deep_gemm gemm_fp8_fp8_bf16_nt", fp8_dense_case)
