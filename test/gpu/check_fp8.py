@@ -25,10 +25,13 @@ the runtime on DeepGEMM's shape lists:
 - an e4m3 y with 1x128 scales computed in the epilogue (the kernels
   `fp8out_*`, from bf16, FP8 and INT8 inputs, segment / masked / batched,
   bias, activations, row scale, SwiGLU): each block's scale against
-  max(amax, 1e-4) / 448 of the float64 reference (relative 1e-4), each
+  max(amax, 1e-4) / 448 of the float64 reference (relative 1e-4; 1e-3
+  with FP8 operands), each
   element's e4m3 value times its scale within half an e4m3 step of the
   reference (2^-4 relative, 2^-9 of the scale among the subnormals, plus
-  1e-4 of the block's maximum for the f32 arithmetic), no poison left,
+  1e-4 of the block's maximum for the f32 arithmetic: 1e-3 with FP8
+  operands, whose wgmma sums carry about 14 mantissa bits within a K
+  block), no poison left,
   rows of no group untouched (y and y_scale); and a chain: a layer's e4m3
   y and MN-major scales fed as they are to the FP8 block-scaled kernel of
   the next layer, calc_diff < 1e-3 against the float64 product of what it
@@ -567,10 +570,12 @@ def y_scales_mn_major(lead, rows, nb, device="cuda"):
                       device=device).permute(1, 2, 0)
 
 
-def check_fp8_rows(q, s, ref):
+def check_fp8_rows(q, s, ref, tolerance=1e-4):
     """An e4m3 y's rows `q` with their scales `s` ([R, NB]) against the
     float64 epilogue values `ref` ([R, N]); returns calc_diff of the
-    dequantised rows."""
+    dequantised rows. `tolerance`: how far (relative to the block's
+    maximum) the kernel's f32 values may be from `ref` (see
+    fp8_out_tolerance)."""
     rows, n = ref.shape
     nb = s.shape[1]
     if rows == 0:
@@ -585,11 +590,12 @@ def check_fp8_rows(q, s, ref):
     if not bool(torch.isfinite(s).all()):
         raise Failure("a y_scale of a group's row is not finite (unwritten?)")
     off = ((s - want).abs() / want).max().item()
-    if not off <= 1e-4:
-        raise Failure(f"y_scale off by {off:.1e} (relative) from amax / 448")
+    if not off <= tolerance:
+        raise Failure(f"y_scale off by {off:.1e} (relative) from amax / 448 "
+                      f"(tolerance {tolerance:.0e})")
     full = s.repeat_interleave(128, dim=1)[:, :n]
     yd = q.to(torch.float64) * full
-    bound = (2.0 ** -4) * ref.abs() + full * (2.0 ** -9 + 448e-4)
+    bound = (2.0 ** -4) * ref.abs() + full * (2.0 ** -9 + 448 * tolerance)
     worst = ((yd - ref).abs() - bound).max().item()
     if worst > 0:
         raise Failure(f"an e4m3 value is {worst:.2e} past half an e4m3 step "
@@ -609,6 +615,16 @@ def epilogue64(p, part, bias, rs, n):
     if rs is not None:
         part = part * rs.double()[:, None]
     return part
+
+
+def fp8_out_tolerance(p) -> float:
+    """How far an e4m3-output kernel's f32 values may be from the float64
+    reference, relative to a block's maximum: 1e-4 for bf16 and INT8
+    operands (f32 sums); 1e-3 for FP8 ones, whose wgmma products are summed
+    with about 14 mantissa bits inside each 128-wide K block (why the
+    kernels promote per block; DeepSeek-V3's report, 3.3.2): measured
+    1.1-2.8e-4 on an H100 at K = 7168."""
+    return 1e-3 if p["a_dtype"] in F8_TYPES else 1e-4
 
 
 def run_fp8_out(kernel, manifest, spec, device="cuda"):
@@ -667,7 +683,7 @@ def run_fp8_out(kernel, manifest, spec, device="cuda"):
         part = xd[at] @ wd[gi].t()
         ref = epilogue64(p, part, None if bias is None else bias[gi],
                          None if rs is None else rs[at], n)
-        diffs.append(check_fp8_rows(y[at], ys[at], ref))
+        diffs.append(check_fp8_rows(y[at], ys[at], ref, fp8_out_tolerance(p)))
         own[at] = True
     other = ~own
     if not (torch.equal(y[other].view(torch.uint8),

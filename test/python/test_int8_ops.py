@@ -429,6 +429,18 @@ def test_aiter_int8_gemm_scale_shapes(batched: List[Any], x_shape: tuple,
     assert kwargs["out_dtype"] == "f32"
 
 
+def test_aiter_int8_gemm_one_token_keeps_per_token_scales(
+        batched: List[Any]) -> None:
+    """M = 1: a per-token [1, 1] scale is per-token, not one for all (the
+    same number, but the kernel must not change with M: on the GPU check a
+    catalog without the tensor-wise kernel missed)."""
+    from ggemm.compat import aiter
+    aiter.int8_gemm(Tensor((1, 512), I8), Tensor((384, 512), I8),
+                    Tensor((1, 1), "float32"), Tensor((1, 384), "float32"))
+    (_, _, kwargs), = batched
+    assert kwargs["x_scale"].shape == (1, 1)   # [G = 1, M = 1]: per token
+
+
 def test_aiter_int8_gemm_output_dtypes(batched: List[Any]) -> None:
     from ggemm.compat import aiter
     x, w = Tensor((100, 512), I8), Tensor((384, 512), I8)

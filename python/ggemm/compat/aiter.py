@@ -136,17 +136,20 @@ def _int8_scale(name: str, scale: Any, per: str,
                 shapes: Tuple[Tuple[int, ...], ...],
                 as_grouped: Tuple[int, ...]) -> Any:
     """One of ``int8_gemm``'s scales as the grouped op of one group reads
-    it: one value stays one value (tensor-wise); one per token or channel
-    (any of ``shapes``) becomes ``as_grouped``, a view when the scale is
-    contiguous (the op copies a strided one). The op checks the dtype."""
+    it: one per token or channel (any of ``shapes``) becomes
+    ``as_grouped``, a view when the scale is contiguous (the op copies a
+    strided one); else one value stays one value (tensor-wise). A per-token
+    shape wins when M is 1 (or N, for w): the same number either way, and
+    the kernel then stays the one of every other M. The op checks the
+    dtype."""
     if not hasattr(scale, "reshape") or not hasattr(scale, "shape"):
         raise ArgumentError(f"{name}: expected a float32 tensor, got "
                             f"{type(scale).__name__}")
     shape = tuple(scale.shape)
-    if shape in ((), (1,), (1, 1)):
-        return scale if len(shape) < 2 else scale.reshape(1)
     if shape in shapes:
         return scale.reshape(*as_grouped)
+    if shape in ((), (1,), (1, 1)):
+        return scale if len(shape) < 2 else scale.reshape(1)
     accepted = " or ".join(str(list(s)) for s in shapes)
     raise ArgumentError(f"{name}: expected one f32 {per} ({accepted}) or "
                         f"one for all ([] or [1]), got shape {list(shape)}")
