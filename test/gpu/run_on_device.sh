@@ -12,7 +12,7 @@
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [moe] [moe-example] [ep] [quantize] [profile] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -150,6 +150,15 @@ for step in $steps; do
     timeout 150 bash examples/moe_ep.sh --check --catalog .device/moe_catalog \
       --tokens 16 512 > "$OUT/example-ep.log" 2>&1 || rc=1
     grep -E "moe-example-ep|FAIL|Error" "$OUT/example-ep.log" | tail -5 ;;
+  fp8out-bench)
+    # The e4m3 output epilogue against the bf16 GEMM + ggemm.quantize
+    # (bench/bench_fp8_out.py), kernels in .device/fp8out_catalog
+    # (test/gpu/build_python_catalog.sh build .device/fp8out_catalog
+    # bench/bench_fp8_out.py).
+    GGEMM_COMMIT=$(cat .device/fp8out_catalog/COMMIT 2>/dev/null || echo "$commit") \
+    python3 bench/bench_fp8_out.py --catalog .device/fp8out_catalog \
+      --report "$OUT/fp8out.md" 2>&1 | tee "$OUT/fp8out.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   moe-safety)
     # compute-sanitizer memcheck of the MoE kernels on the small layer
     # (gathered and scattered indices outside x and y included).
