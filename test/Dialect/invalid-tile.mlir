@@ -310,7 +310,7 @@ func.func @store_tile_e4m3_without_scale(%acc: !ggemm.accumulator<128x128xf32>,
 func.func @store_tile_e4m3_transposed(%acc: !ggemm.accumulator<128x128xf32>,
                                       %y: memref<?x128xf8E4M3FN>,
                                       %ys: memref<?x1xf32>, %i: index) {
-  // expected-error @+1 {{'ggemm.store_tile' op expects an e4m3 store without `transposed`, `staging`, `scatter`, accumulate or atomic (each row's 128-column block is quantised as the tile computes it)}}
+  // expected-error @+1 {{'ggemm.store_tile' op expects an e4m3 store without `transposed`, `scatter`, accumulate or atomic (each row's 128-column block is quantised as the tile computes it)}}
   ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) transposed
       y_scale(%ys : memref<?x1xf32>)
       : !ggemm.accumulator<128x128xf32>, memref<?x128xf8E4M3FN>

@@ -1,9 +1,10 @@
 // An e4m3 y quantised in the epilogue, end to end: ggemm-select-config
 // picks tiles of whole 128-column blocks and no swap-AB (even for small
-// groups), the store is never staged (no y descriptor), the PTX takes
-// each block's maximum across a quad (two shfl.sync.bfly) and packs pairs
-// with cvt.rn.satfinite.e4m3x2.f32, and the manifest passes y_scale and its
-// strides last; ptxas assembles each kernel. Cases: a bf16 segment kernel
+// groups), ggemm-tma-store stages the store (a 64 x 128-byte box is one
+// block of each row: y_desc of dtype f8e4m3, a TMA store per box), the PTX
+// takes each block's maximum across a quad (two shfl.sync.bfly) and packs
+// pairs with cvt.rn.satfinite.e4m3x2.f32, and the manifest passes y_scale
+// and its strides last; ptxas assembles each kernel. Cases: a bf16 segment kernel
 // with bias and silu, the MoE up projection (gathered rows, SwiGLU) to an
 // e4m3 h for the FP8 down projection, an FP8 block-scaled masked kernel.
 // RUN: rm -rf %t && gemm-opt %s --split-input-file --ggemm-to-ptx="chip=sm_90a variants=false bundle-dir=%t" -o /dev/null
@@ -20,9 +21,15 @@
 // SEG: shfl.sync.bfly.b32
 // SEG: shfl.sync.bfly.b32
 // SEG: cvt.rn.satfinite.e4m3x2.f32
-// SEG-NOT: cp.async.bulk.tensor.2d.global.shared
-// SEG-JSON-NOT: y_desc
+// SEG: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
 // SEG-JSON: "name": "num_weights"
+// SEG-JSON: "box": [
+// SEG-JSON-NEXT: 128,
+// SEG-JSON-NEXT: 64
+// SEG-JSON-NEXT: ],
+// SEG-JSON-NEXT: "dtype": "f8e4m3",
+// SEG-JSON-NEXT: "kind": "tma_descriptor",
+// SEG-JSON-NEXT: "name": "y_desc",
 // SEG-JSON: "kind": "pointer",
 // SEG-JSON-NEXT: "name": "y_scale",
 // SEG-JSON-NEXT: "optional": false,

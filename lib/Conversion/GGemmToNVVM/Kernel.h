@@ -255,6 +255,23 @@ private:
   /// stored with masked byte-pair stores.
   void storeQuantized(Value acc, Value row0, Value rowEnd, Value col0,
                       Value weight, int64_t blockN);
+  /// Block `block` (128 columns from the thread's `colBase`) of an e4m3
+  /// y's two fragment rows: the epilogue's f32 values in place of their
+  /// accumulator registers, each row's scale and factor (the quad's
+  /// maximum), the columns of the thread's pairs.
+  struct QuantizedBlock {
+    Value scale[2], factor[2];
+    SmallVector<Value> cols;
+  };
+  QuantizedBlock quantizeBlock(Value &acc, int64_t block, Value colBase,
+                               Value weight, ArrayRef<Value> rowScale,
+                               ArrayRef<Value> rowFactor);
+  /// The e4m3 pair (i16, column j + 1 in the upper byte) of the thread's
+  /// j-th column pair of `block` in fragment row h.
+  Value quantizedPair(Value acc, int64_t block, int64_t j, int64_t h,
+                      Value factor);
+  /// The scale of `row`'s block at `blockCol`, by the quad's first lane.
+  void storeBlockScale(Value scale, Value row, Value blockCol);
   /// A gated (swiglu) tile's accumulator of `blockN` columns as the
   /// accumulator of its `blockN / 2` output columns: `silu(gate + bias) *
   /// (up + bias)` in f32.

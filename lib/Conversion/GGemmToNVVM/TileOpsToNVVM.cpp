@@ -436,12 +436,15 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
     acc = gateAccumulator(acc, col0, weight, blockN);
     blockN /= 2;
   }
-  if (facts.yScale) {
-    storeQuantized(acc, row0, rowEnd, col0, weight, blockN);
-    return success();
-  }
+  // The masked stores: an e4m3 y's quantised ones, or the plain ones.
+  auto storeMasked = [&]() {
+    if (facts.yScale)
+      storeQuantized(acc, row0, rowEnd, col0, weight, blockN);
+    else
+      storeDirect(acc, row0, rowEnd, col0, weight, blockN);
+  };
   if (!op.getStagingAttr()) {
-    storeDirect(acc, row0, rowEnd, col0, weight, blockN);
+    storeMasked();
     return success();
   }
   // Staged (ggemm-tma-store): a warpgroup whose 64 rows all belong to the
@@ -472,7 +475,7 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
   b.setInsertionPointToStart(staged.thenBlock());
   storeStaged(op, acc, wgRow, col0, weight, blockN);
   b.setInsertionPointToStart(staged.elseBlock());
-  storeDirect(acc, row0, rowEnd, col0, weight, blockN);
+  storeMasked();
   return success();
 }
 
@@ -544,29 +547,112 @@ void KernelTranslator::storeDirect(Value acc, Value row0, Value rowEnd,
   }
 }
 
-void KernelTranslator::storeQuantized(Value acc, Value row0, Value rowEnd,
-                                      Value col0, Value weight,
-                                      int64_t blockN) {
+KernelTranslator::QuantizedBlock
+KernelTranslator::quantizeBlock(Value &acc, int64_t block, Value colBase,
+                                Value weight, ArrayRef<Value> rowScale,
+                                ArrayRef<Value> rowFactor) {
   // ggemm.quantize's 1x128 arithmetic on the epilogue's f32 values. A wgmma
   // fragment gives each lane of a quad (the four lanes with one lane / 4)
   // two adjacent columns of every 8 of the quad's two rows, so a row's 128
   // columns are the quad's 4 x 32 values: each lane takes the maximum of
   // its own, two butterfly shuffles (lane ^ 1, lane ^ 2) that of the block.
-  // The shuffles involve the whole warp, so every lane computes its values
-  // (rows past row_end too, from loads of row 0) and only the stores are
-  // masked.
+  // The shuffles involve the whole warp: every lane computes its values.
+  // They replace their accumulator registers, both rows of a column
+  // together: a column's bias is read once and used at once (merged loads
+  // of the two rows, far apart, kept 32 biases beside the accumulator and
+  // spilled). Columns at or past N read column N - 1 and stay out of the
+  // maximum.
   constexpr double kE4m3Max = 448.0;
+  Value zero = arith::ConstantFloatOp::create(b, loc, f32, APFloat(0.0f));
+  Value lastCol = arith::SubIOp::create(b, loc, n, idx(1));
+  QuantizedBlock out;
+  Value amax[2] = {zero, zero};
+  for (int64_t i = 16 * block; i < 16 * (block + 1); ++i) {
+    Value col = add(colBase, idx(8 * i));
+    out.cols.push_back(col);
+    for (int64_t e = 0; e < 2; ++e) {
+      Value colE = add(col, idx(e));
+      Value colOk = cmp(arith::CmpIPredicate::ult, colE, n);
+      Value safeCol = arith::SelectOp::create(
+          b, loc, colOk, colE, arith::MinUIOp::create(b, loc, colE, lastCol));
+      Value bias;
+      if (facts.bias && !facts.gated)
+        bias = load(f32, elementAddress(param(kBias), f32,
+                                        add(mul(weight, n), safeCol)));
+      for (int64_t h = 0; h < 2; ++h) {
+        int64_t reg = 4 * i + 2 * h + e;
+        Value v = buildEpilogue(
+            b, loc,
+            LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{reg}),
+            elementDequant(rowFactor[h], safeCol), bias, storeActivation(facts),
+            rowScale[h], Value(), f32);
+        acc = LLVM::InsertValueOp::create(b, loc, acc, v, reg);
+        Value magnitude = arith::MaximumFOp::create(
+            b, loc, v, arith::NegFOp::create(b, loc, v));
+        amax[h] = arith::MaximumFOp::create(
+            b, loc, amax[h],
+            arith::SelectOp::create(b, loc, colOk, magnitude, zero));
+      }
+    }
+  }
+  for (int64_t h = 0; h < 2; ++h) {
+    for (int64_t delta : {1, 2}) {
+      Value other =
+          NVVM::ShflOp::create(b, loc, f32, c32(-1), amax[h], c32(delta),
+                               c32(31), NVVM::ShflKind::bfly, UnitAttr())
+              .getResult();
+      amax[h] = arith::MaximumFOp::create(b, loc, amax[h], other);
+    }
+    std::tie(out.scale[h], out.factor[h]) =
+        buildFp8ScaleAndFactor(b, loc, amax[h], kE4m3Max);
+  }
+  return out;
+}
+
+Value KernelTranslator::quantizedPair(Value acc, int64_t block, int64_t j,
+                                      int64_t h, Value factor) {
+  int64_t reg = 4 * (16 * block + j) + 2 * h;
+  Value lo = arith::MulFOp::create(
+      b, loc, LLVM::ExtractValueOp::create(b, loc, acc, reg), factor);
+  Value hi = arith::MulFOp::create(
+      b, loc, LLVM::ExtractValueOp::create(b, loc, acc, reg + 1), factor);
+  // The first operand goes to the upper byte: column col + 1.
+  return NVVM::ConvertF32x2ToF8x2Op::create(
+      b, loc, b.getI16Type(), hi, lo, NVVM::FPRoundingMode::RN,
+      NVVM::SaturationMode::SATFINITE, /*relu=*/false, facts.outElem);
+}
+
+void KernelTranslator::storeBlockScale(Value scale, Value row, Value blockCol) {
+  // Once per row, by the quad's first lane, where the block has columns.
+  Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
+  Value quadLeader = cmp(arith::CmpIPredicate::eq,
+                         arith::RemUIOp::create(b, loc, lane, idx(4)), idx(0));
+  auto scaleIf = scf::IfOp::create(
+      b, loc,
+      arith::AndIOp::create(b, loc, quadLeader,
+                            cmp(arith::CmpIPredicate::ult, blockCol, n)),
+      false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(scaleIf.thenBlock());
+  Value rowStride = toIndex(param(KernelParam(facts.yScaleRowStrideParam())));
+  Value colStride = toIndex(param(KernelParam(facts.yScaleColStrideParam())));
+  Value at =
+      add(mul(row, rowStride),
+          mul(arith::DivUIOp::create(b, loc, blockCol, idx(128)), colStride));
+  LLVM::StoreOp::create(
+      b, loc, scale,
+      elementAddress(param(KernelParam(facts.yScaleParam())), f32, at));
+}
+
+void KernelTranslator::storeQuantized(Value acc, Value row0, Value rowEnd,
+                                      Value col0, Value weight,
+                                      int64_t blockN) {
+  // Masked stores: rows past row_end compute their values too (the
+  // block maximum's shuffles involve the whole warp), from row 0's factors
+  // (in bounds, unused), and store nothing.
   FragmentBase fragment = fragmentBase();
   Value rowBase = add(row0, fragment.row);
   Value colBase = add(col0, fragment.col);
-  Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
-  Value quadLeader =
-      cmp(arith::CmpIPredicate::eq, arith::RemUIOp::create(b, loc, lane, idx(4)),
-          idx(0));
-  Value zero = arith::ConstantFloatOp::create(b, loc, f32, APFloat(0.0f));
-  Value yScales = param(KernelParam(facts.yScaleParam()));
-  Value scaleRowStride = toIndex(param(KernelParam(facts.yScaleRowStrideParam())));
-  Value scaleColStride = toIndex(param(KernelParam(facts.yScaleColStrideParam())));
   // Pairs of e4m3 bytes go out as 16-bit stores where y keeps them aligned.
   Value yAddress = LLVM::PtrToIntOp::create(b, loc, i64, param(kY));
   Value pairAligned = arith::AndIOp::create(
@@ -575,10 +661,7 @@ void KernelTranslator::storeQuantized(Value acc, Value row0, Value rowEnd,
           arith::RemUIOp::create(b, loc, yAddress, c64(2)), c64(0)),
       cmp(arith::CmpIPredicate::eq, arith::RemUIOp::create(b, loc, ldy, idx(2)),
           idx(0)));
-  Value lastCol = arith::SubIOp::create(b, loc, n, idx(1));
   OpBuilder::InsertionGuard guard(b);
-  // The thread's two rows (8 apart): rows past the group's end read row 0's
-  // factors (in bounds, unused).
   Value rows[2], rowOk[2], rowScale[2], rowFactor[2];
   for (int64_t h = 0; h < 2; ++h) {
     rows[h] = add(rowBase, idx(8 * h));
@@ -589,80 +672,17 @@ void KernelTranslator::storeQuantized(Value acc, Value row0, Value rowEnd,
     rowFactor[h] = rowDequant(safeRow);
   }
   for (int64_t block = 0; block < blockN / 128; ++block) {
-    // The block's epilogue values in f32, in place of their accumulator
-    // registers, both rows of a column together: a column's bias is read
-    // once and used at once (merged loads of the two rows, far apart, kept
-    // 32 biases beside the accumulator and spilled). Columns at or past N
-    // read column N - 1 and stay out of the maximum.
-    Value amax[2] = {zero, zero};
-    SmallVector<Value> cols;
-    for (int64_t i = 16 * block; i < 16 * (block + 1); ++i) {
-      Value col = add(colBase, idx(8 * i));
-      cols.push_back(col);
-      for (int64_t e = 0; e < 2; ++e) {
-        Value colE = add(col, idx(e));
-        Value colOk = cmp(arith::CmpIPredicate::ult, colE, n);
-        Value safeCol = arith::SelectOp::create(
-            b, loc, colOk, colE, arith::MinUIOp::create(b, loc, colE, lastCol));
-        Value bias;
-        if (facts.bias && !facts.gated)
-          bias = load(f32, elementAddress(param(kBias), f32,
-                                          add(mul(weight, n), safeCol)));
-        for (int64_t h = 0; h < 2; ++h) {
-          int64_t reg = 4 * i + 2 * h + e;
-          Value v = buildEpilogue(
-              b, loc,
-              LLVM::ExtractValueOp::create(b, loc, acc, ArrayRef<int64_t>{reg}),
-              elementDequant(rowFactor[h], safeCol), bias,
-              storeActivation(facts), rowScale[h], Value(), f32);
-          acc = LLVM::InsertValueOp::create(b, loc, acc, v, reg);
-          Value magnitude = arith::MaximumFOp::create(
-              b, loc, v, arith::NegFOp::create(b, loc, v));
-          amax[h] = arith::MaximumFOp::create(
-              b, loc, amax[h],
-              arith::SelectOp::create(b, loc, colOk, magnitude, zero));
-        }
-      }
-    }
+    QuantizedBlock q =
+        quantizeBlock(acc, block, colBase, weight, rowScale, rowFactor);
     Value blockCol = add(col0, idx(128 * block));
     for (int64_t h = 0; h < 2; ++h) {
-      for (int64_t delta : {1, 2}) {
-        Value other =
-            NVVM::ShflOp::create(b, loc, f32, c32(-1), amax[h], c32(delta),
-                                 c32(31), NVVM::ShflKind::bfly, UnitAttr())
-                .getResult();
-        amax[h] = arith::MaximumFOp::create(b, loc, amax[h], other);
-      }
-      auto [scale, factor] = buildFp8ScaleAndFactor(b, loc, amax[h], kE4m3Max);
       Value row = rows[h];
       auto rowIf = scf::IfOp::create(b, loc, rowOk[h], false);
       OpBuilder::InsertionGuard rowGuard(b);
       b.setInsertionPointToStart(rowIf.thenBlock());
-      // The block's scale, once per row (by the quad's first lane), where
-      // the block has columns.
-      auto scaleIf = scf::IfOp::create(
-          b, loc,
-          arith::AndIOp::create(b, loc, quadLeader,
-                                cmp(arith::CmpIPredicate::ult, blockCol, n)),
-          false);
-      {
-        OpBuilder::InsertionGuard scaleGuard(b);
-        b.setInsertionPointToStart(scaleIf.thenBlock());
-        Value at = add(mul(row, scaleRowStride),
-                       mul(arith::DivUIOp::create(b, loc, blockCol, idx(128)),
-                           scaleColStride));
-        LLVM::StoreOp::create(b, loc, scale, elementAddress(yScales, f32, at));
-      }
-      for (auto [j, col] : llvm::enumerate(cols)) {
-        int64_t reg = 4 * (16 * block + j) + 2 * h;
-        Value lo = arith::MulFOp::create(
-            b, loc, LLVM::ExtractValueOp::create(b, loc, acc, reg), factor);
-        Value hi = arith::MulFOp::create(
-            b, loc, LLVM::ExtractValueOp::create(b, loc, acc, reg + 1), factor);
-        // The first operand goes to the upper byte: column col + 1.
-        Value packed = NVVM::ConvertF32x2ToF8x2Op::create(
-            b, loc, b.getI16Type(), hi, lo, NVVM::FPRoundingMode::RN,
-            NVVM::SaturationMode::SATFINITE, /*relu=*/false, facts.outElem);
+      storeBlockScale(q.scale[h], row, blockCol);
+      for (auto [j, col] : llvm::enumerate(q.cols)) {
+        Value packed = quantizedPair(acc, block, j, h, q.factor[h]);
         Value address =
             elementAddress(param(kY), b.getI8Type(), add(mul(row, ldy), col));
         Value pairOk = arith::AndIOp::create(
@@ -748,7 +768,29 @@ void KernelTranslator::storeStaged(StoreTileOp op, Value acc, Value wgRow,
                                            UnitAttr::get(ctx));
     });
     meet();
-    for (int64_t h = 0; h < 2; ++h) {
+    if (facts.yScale) {
+      // An e4m3 y: a box's 128 columns are one 1x128 block of each of its
+      // rows, quantised here; its bytes go to the box as packed pairs.
+      QuantizedBlock q = quantizeBlock(acc, j, add(col0, laneCol), weight,
+                                       rowScales, rowFactors);
+      Value blockCol = add(col0, idx(128 * j));
+      for (int64_t h = 0; h < 2; ++h) {
+        storeBlockScale(q.scale[h], rows[h], blockCol);
+        Value rowInBox = add(boxRow, idx(8 * h));
+        Value rowBytes = byteOffset(box, mul(rowInBox, idx(kSwizzleBytes)));
+        for (int64_t ii = 0; ii < cols / 8; ++ii) {
+          Value byte = add(laneCol, idx(8 * ii));
+          Value chunk = arith::DivUIOp::create(b, loc, byte, idx(16));
+          Value within = arith::RemUIOp::create(b, loc, byte, idx(16));
+          Value swizzled = arith::XOrIOp::create(b, loc, chunk, laneRow);
+          LLVM::StoreOp::create(
+              b, loc, quantizedPair(acc, j, ii, h, q.factor[h]),
+              byteOffset(rowBytes, add(mul(swizzled, idx(16)), within)),
+              /*alignment=*/2);
+        }
+      }
+    }
+    for (int64_t h = 0; h < 2 && !facts.yScale; ++h) {
       Value rowInBox = add(boxRow, idx(8 * h));
       Value rowBytes = byteOffset(box, mul(rowInBox, idx(kSwizzleBytes)));
       for (int64_t ii = 0; ii < cols / 8; ++ii) {

@@ -233,12 +233,12 @@ static LogicalResult verifyQuantizedStore(StoreTileOp op, int64_t rows,
   if (!yScale)
     return success();
   EpilogueAttr epilogue = op.getEpilogueAttr();
-  if (op.getTransposed() || op.getStagingAttr() || op.getScatter() ||
+  if (op.getTransposed() || op.getScatter() ||
       (epilogue && (epilogue.getAccumulate() || epilogue.getAtomic())))
     return op.emitOpError()
-           << "expects an e4m3 store without `transposed`, `staging`, "
-              "`scatter`, accumulate or atomic (each row's 128-column block "
-              "is quantised as the tile computes it)";
+           << "expects an e4m3 store without `transposed`, `scatter`, "
+              "accumulate or atomic (each row's 128-column block is "
+              "quantised as the tile computes it)";
   int64_t cols = op.getAcc().getType().getShape()[1] / (gated ? 2 : 1);
   if (cols % 128 != 0)
     return op.emitOpError() << "expects the tile's output columns (" << cols

@@ -25,7 +25,10 @@ struct TmaStorePass : public ggemm::impl::GGemmTmaStoreBase<TmaStorePass> {
       return false;
     MemRefType yType = store.getY().getType();
     int64_t elemBytes = getElementBytes(yType.getElementType());
-    if (elemBytes != 2 && elemBytes != 4)
+    // An e4m3 y (with its y_scale): a box of 128 columns is one 1x128
+    // block of each of its rows, quantised as the box is written.
+    if (elemBytes != 2 && elemBytes != 4 &&
+        !(elemBytes == 1 && store.getYScale()))
       return false;
     int64_t n = yType.getDimSize(1);
     if (!ShapedType::isDynamic(n) && (n * elemBytes) % 16 != 0)

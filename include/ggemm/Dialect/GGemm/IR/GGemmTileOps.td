@@ -435,9 +435,10 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
     columns before N, `y = e4m3(v * ((1 / amax) * 448))`, as
     `ggemm.quantize` does with `1x128` blocks; the tile's columns are whole
     blocks (`col` and the accumulator's columns, halved when gated, are
-    multiples of 128), it is not `transposed` or staged, and there is no
-    accumulate, atomic or scatter. On the GPU each row's block maximum is
-    a quad's: four lanes hold a row's 128 columns of a wgmma fragment.
+    multiples of 128), it is not `transposed`, and there is no accumulate,
+    atomic or scatter. On the GPU each row's block maximum is a quad's:
+    four lanes hold a row's 128 columns of a wgmma fragment; a `staging`
+    box of 128 e4m3 columns is one block of each of its rows.
 
     ```mlir
     ggemm.store_tile %acc to %y row(%row) row_end(%end) col(%col)
