@@ -202,8 +202,9 @@ def test_fp8_output_ir_verifies_and_tiles(problem: Problem) -> None:
 def test_fp8_output_compiles_through_the_disk_cache(
         problem: Problem, tmp_path: Path, monkeypatch) -> None:
     """The bundle's manifest is the runtime's contract: out_dtype f8e4m3,
-    y_scale_block, and y_scale with its strides as the last parameters;
-    the runtime, where built, loads it."""
+    y_scale_block, y_scale with its strides as the last parameters, and a
+    staged y stored by TMA in 128-byte boxes (each row's 1x128 block); the
+    runtime, where built, loads it."""
     monkeypatch.delenv("GGEMM_CATALOG", raising=False)
     monkeypatch.setattr(cache, "_options",
                         cache.CompileOptions(cache_dir=tmp_path / "cache"))
@@ -215,7 +216,9 @@ def test_fp8_output_compiles_through_the_disk_cache(
     for variant in manifest.get("variants", [manifest]):
         assert [p["name"] for p in variant["params"][-3:]] == [
             "y_scale", "y_scale_stride_row", "y_scale_stride_col"]
-        assert "y_desc" not in [p["name"] for p in variant["params"]]
+        for desc in (p for p in variant["params"] if p["name"] == "y_desc"):
+            assert desc["dtype"] == "f8e4m3"
+            assert desc["box"][0] == 128, desc
     try:
         from ggemm.runtime import Kernel, load_library
         load_library()
