@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 PACKAGES=(llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools cmake
           ninja-build g++ python3 python3-pytest python3-numpy python3-psutil
-          libgtest-dev nlohmann-json3-dev)
+          libgtest-dev nlohmann-json3-dev valgrind)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

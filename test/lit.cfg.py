@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -41,4 +42,7 @@ if config.ptxas and os.path.exists(config.ptxas):
     config.substitutions.append(("%ptxas", config.ptxas))
 if config.mlir_runner and os.path.exists(config.mlir_runner):
     config.available_features.add("mlir-runner")
+# Memory-error checks of parser failure paths (scripts/setup.sh installs it).
+if shutil.which("valgrind"):
+    config.available_features.add("valgrind")
 config.substitutions.append(("%python", config.python_executable))

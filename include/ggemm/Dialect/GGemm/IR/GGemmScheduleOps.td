@@ -86,7 +86,7 @@ def GGemm_LaunchOp : GGemm_Op<"launch", [
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $schedule `grid` `(` custom<GridPolicy>($grid) `)` attr-dict-with-keyword
-    $body
+    custom<GuardedRegion>($body)
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -193,11 +193,10 @@ def GGemm_WarpSpecializeOp : GGemm_Op<"warp_specialize", [
                    ConfinedAttr<I64Attr, [IntMinValue<24>,
                                           IntMaxValue<256>]>:$consumer_registers);
   let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumers);
-  let assemblyFormat = [{
-    `producer` `registers` `(` $producer_registers `)` $producer
-    `consumers` `(` $consumer_warpgroups `)` `registers` `(` $consumer_registers `)`
-    $consumers attr-dict
-  }];
+  // `producer registers(N) {...} consumers(W) registers(N) {...} attr-dict`,
+  // parsed by hand so that a failure after the producer region leaves no use
+  // of its values behind (see parseGuardedRegion).
+  let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
 }

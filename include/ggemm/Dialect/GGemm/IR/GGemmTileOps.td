@@ -84,7 +84,7 @@ def GGemm_ForeachTileOp : GGemm_Op<"foreach_tile", [
     `groups` `(` $num_groups `)` `rows_per_group` `(` $rows_per_group `)`
     `num_rows` `(` $num_rows `)` `num_cols` `(` $num_cols `)`
     `config` `(` qualified($config) `)` attr-dict-with-keyword
-    $body
+    custom<GuardedRegion>($body)
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
