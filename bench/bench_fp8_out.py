@@ -47,20 +47,30 @@ def spec() -> dict:
     return {"format": "bin", "kernels": lines}
 
 
-def median_ms(fn, repeats=20, warmup=3) -> float:
+def median_ms(fns, repeats=20, warmup=3,
+              sequential=False) -> list[float]:
+    """Medians of CUDA-event timings of each of `fns`, taken in interleaved
+    rounds (one launch of each per round), so that a clock that drifts over
+    the run (power, heat) weighs on every column alike rather than on the
+    one measured last. `sequential` times all of one function before the
+    next (this script's first method, kept to show the difference)."""
     import torch
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    for fn in fns:
+        for _ in range(warmup):
+            fn()
+    times = [[] for _ in fns]
+    rounds = ([[(fn, out)] * repeats for fn, out in zip(fns, times)]
+              if sequential else [list(zip(fns, times))] * repeats)
+    for round_ in rounds:
+        for fn, out in round_:
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            out.append(start.elapsed_time(end))
+    return [statistics.median(t) for t in times]
 
 
 def dequantize(q, s):
@@ -79,6 +89,9 @@ def main() -> int:
     parser.add_argument("--catalog", type=Path)
     parser.add_argument("--write-spec", type=Path)
     parser.add_argument("--report", type=Path)
+    parser.add_argument("--sequential", action="store_true",
+                        help="time each column's 20 launches in a row "
+                        "(default: interleaved rounds)")
     args = parser.parse_args()
     if args.write_spec:
         args.write_spec.write_text(json.dumps(spec(), indent=1) + "\n")
@@ -116,8 +129,8 @@ def main() -> int:
         fused()
         torch.cuda.synchronize()
         diff = calc_diff(dequantize(y8, ys), dequantize(q, s))
-        t_gemm, t_unfused, t_fused = (median_ms(f) for f in
-                                      (gemm, unfused, fused))
+        t_gemm, t_unfused, t_fused = median_ms(
+            [gemm, unfused, fused], sequential=args.sequential)
         speedup = t_unfused / t_fused
         speedups.append(speedup)
         tflops = 2.0 * m * n * k / t_fused / 1e9
@@ -137,7 +150,10 @@ def main() -> int:
                 f"torch {torch.__version__}",
                 f"- date: {datetime.date.today().isoformat()}",
                 f"- commit: {os.environ.get('GGEMM_COMMIT', 'unknown')}",
-                "- times: medians of 20 CUDA-event timings after 3 warm-ups; "
+                "- times: medians of 20 CUDA-event timings after 3 warm-ups, "
+                + ("each column's 20 in a row (--sequential); " if
+                   args.sequential else "in 20 interleaved rounds of one "
+                   "launch per column; ") +
                 "the unfused column is the bf16 GEMM followed by "
                 "ggemm.quantize (1x128)", ""] + rows_out + ["", summary, ""]
         args.report.write_text("\n".join(text) + "\n")

@@ -75,16 +75,45 @@ def fp8_cases(bundles: Path):
     return out
 
 
+def fp8out_cases(catalog: Path):
+    """The bf16 GEMM and the same GEMM with the e4m3 output epilogue
+    (bench_fp8_out.py's kernels), on the shape where the fused kernel is
+    furthest behind (K = 7168) and the one where it is closest (K = 2048)."""
+    import os
+    os.environ["GGEMM_CATALOG"] = str(catalog)
+    import ggemm
+    out = []
+    for groups, rows, n, k in ((8, 4096, 2048, 7168), (8, 2048, 7168, 2048)):
+        m = groups * rows
+        x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(groups, n, k, device="cuda", dtype=torch.bfloat16) / 16
+        seg = torch.arange(0, m + 1, rows, device="cuda", dtype=torch.int32)
+        y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        y8, ys = ggemm.segment_matmul(x, w, seg, out_dtype=torch.float8_e4m3fn)
+        tag = f"G={groups} M={m} N={n} K={k}"
+        out.append((f"{tag} ggemm bf16 y",
+                    lambda x=x, w=w, seg=seg, y=y:
+                    ggemm.segment_matmul(x, w, seg, out=y)))
+        out.append((f"{tag} ggemm e4m3 y",
+                    lambda x=x, w=w, seg=seg, y8=y8, ys=ys:
+                    ggemm.segment_matmul(x, w, seg, out=y8, out_scale=ys)))
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundles", type=Path,
                         help="the bf16 benchmark bundles (left out: FP8 only)")
     parser.add_argument("--fp8-bundles", type=Path)
+    parser.add_argument("--fp8out-catalog", type=Path,
+                        help="bench_fp8_out.py's catalog: bf16 vs e4m3 y")
     args = parser.parse_args()
     torch.manual_seed(0)
     cases = bf16_cases(args.bundles) if args.bundles else []
     if args.fp8_bundles:
         cases += fp8_cases(args.fp8_bundles)
+    if args.fp8out_catalog:
+        cases += fp8out_cases(args.fp8out_catalog)
     for label, fn in cases:
         for _ in range(3):
             fn()

@@ -12,7 +12,7 @@
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-fp8out] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -185,6 +185,19 @@ for step in $steps; do
       ${PROFILE_FP8:+--fp8-bundles .device/bundles_fp8} > "$OUT/profile.txt" 2>&1 || rc=1
     grep -E "profiling:|==PROF==|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|Executed Ipc A|Issue Slots Busy|Shared Memory|No Eligible|Warp Cycles Per Issued|gmma|lts__t_bytes" \
       "$OUT/profile.txt" | head -120 ;;
+  profile-fp8out)
+    # The bf16 GEMM against the same GEMM with the e4m3 output epilogue
+    # (bench_fp8_out.py's catalog in .device/fp8out_catalog): stall reasons
+    # and the instruction mix of each, one launch each.
+    ncu --clock-control none --profile-from-start off --target-processes all \
+      --section SpeedOfLight --section ComputeWorkloadAnalysis \
+      --section MemoryWorkloadAnalysis --section WarpStateStats \
+      --section SchedulerStats --section InstructionStats --section LaunchStats \
+      --print-details all \
+      python3 bench/profile_ncu.py --fp8out-catalog .device/fp8out_catalog \
+      > "$OUT/profile-fp8out.txt" 2>&1 || rc=1
+    grep -E "profiling:|Duration|Stall|Issue Slots|Registers Per|Block Size|Grid Size|DRAM Throughput|L2 Cache Throughput|Compute \(SM\)" \
+      "$OUT/profile-fp8out.txt" | head -150 ;;
   profile-fp8)
     # The FP8 kernel and its cuBLAS peer only, with every section's
     # details (stall reasons, instruction mix) and the kernel's SASS.
