@@ -835,19 +835,25 @@ def run_case(kernels, manifests, name, spec, rng):
 # Benchmark
 # ----------------------------------------------------------------------------
 
-def median_ms(fn, repeats=20, warmup=3):
-    for _ in range(warmup):
-        fn()
-    times = []
+def median_ms(fns, repeats=20, warmup=3):
+    """Medians of CUDA-event timings of each of `fns`, in interleaved rounds
+    (one launch of each per round), so that a clock drifting over the run
+    weighs on ggemm and its peer alike (bench/NOTES.md: timing one
+    function's launches in a row moved the last one by up to 14 %)."""
+    for fn in fns:
+        for _ in range(warmup):
+            fn()
+    times = [[] for _ in fns]
     for _ in range(repeats):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+        for fn, out in zip(fns, times):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            out.append(start.elapsed_time(end))
+    return [statistics.median(t) for t in times]
 
 
 def blockwise_peers(xq, xs_mn, wq, ws):
@@ -883,8 +889,8 @@ def bench(kernels, manifests, lines, baseline=None):
                for n, k in [(6144, 7168), (4096, 4096), (7168, 3072), (4096, 2048)]]
     ratios = []
     peer_labels = set()
-    lines += ["", "## Speed (same run; TFLOP/s from the median of 20 CUDA-event "
-              "timings)", "",
+    lines += ["", "## Speed (same run; TFLOP/s from the median of 20 "
+              "interleaved CUDA-event timings)", "",
               "| shape | GGEMM ms | GGEMM TFLOP/s | cuBLAS block-scaled ms | peer TFLOP/s | ratio |"
               + (" baseline TFLOP/s | new / baseline |" if baseline else ""),
               "|---|---|---|---|---|---|" + ("---|---|" if baseline else "")]
@@ -903,16 +909,6 @@ def bench(kernels, manifests, lines, baseline=None):
 
         def ours():
             kern(x=xq, w=wq, x_scale=xs_mn, w_scale=ws, seg_indptr=offsets, y=y)
-        t_ours = median_ms(ours)
-        base_cols = ""
-        if baseline and name in baseline:
-            base = baseline[name]
-            t_base = median_ms(lambda: base(x=xq, w=wq, x_scale=xs_mn, w_scale=ws,
-                                            seg_indptr=offsets, y=y))
-            # Alternate once more so that drift hits both alike.
-            t_ours = min(t_ours, median_ms(ours))
-            base_cols = (f" {2.0 * m * n * k / t_base / 1e9:.0f} |"
-                         f" {t_base / t_ours:.2f} |")
         # The grouped baseline: cuBLAS block-scaled per group.
         fns, label, peer_note = [], None, ""
         for gi in range(g):
@@ -923,10 +919,22 @@ def bench(kernels, manifests, lines, baseline=None):
                 peer_note = "unavailable: " + "; ".join(errors)
                 break
             fns.append(fn)
-        peer = None
+        timed = [ours]
         if len(fns) == g:
-            peer = median_ms(lambda: [f() for f in fns])
+            timed.append(lambda: [f() for f in fns])
             peer_labels.add(label)
+        if baseline and name in baseline:
+            base = baseline[name]
+            timed.append(lambda: base(x=xq, w=wq, x_scale=xs_mn, w_scale=ws,
+                                      seg_indptr=offsets, y=y))
+        times = median_ms(timed)
+        t_ours = times[0]
+        peer = times[1] if len(fns) == g else None
+        base_cols = ""
+        if baseline and name in baseline:
+            t_base = times[-1]
+            base_cols = (f" {2.0 * m * n * k / t_base / 1e9:.0f} |"
+                         f" {t_base / t_ours:.2f} |")
         flops = 2.0 * m * n * k
         tf = lambda ms: flops / ms / 1e9  # noqa: E731
         if peer:
@@ -972,7 +980,7 @@ def bench_scaled(kernels, lines):
                 7168) for g, rows in ((1, 128), (1, 4096), (4, 8192))]
     ratios = []
     lines += ["", "## Speed, tensor-wise and per-row scales (same run; "
-              "median of 20 CUDA-event timings)", "",
+              "median of 20 interleaved CUDA-event timings)", "",
               "| scales | shape | GGEMM ms | GGEMM TFLOP/s | torch._scaled_mm ms "
               "| peer TFLOP/s | ratio |", "|---|---|---|---|---|---|---|"]
     for kind, name, g, rows, n, k in shapes:
@@ -987,8 +995,8 @@ def bench_scaled(kernels, lines):
                                device="cuda")
         y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         kern = kernels[name]
-        t_ours = median_ms(lambda: kern(x=xq, w=wq, x_scale=xs, w_scale=ws,
-                                        seg_indptr=offsets, y=y))
+        def ours():
+            kern(x=xq, w=wq, x_scale=xs, w_scale=ws, seg_indptr=offsets, y=y)
         fns, refusal = [], ""
         for gi in range(g):
             part = slice(gi * rows, (gi + 1) * rows)
@@ -1001,7 +1009,10 @@ def bench_scaled(kernels, lines):
         tf = lambda ms: 2.0 * m * n * k / ms / 1e9  # noqa: E731
         label = f"G={g} M={m} N={n} K={k}"
         if len(fns) == g:
-            peer = median_ms(lambda: [f() for f in fns])
+            t_ours, peer = median_ms([ours, lambda: [f() for f in fns]])
+        else:
+            [t_ours] = median_ms([ours])
+        if len(fns) == g:
             ratios.append(peer / t_ours)
             lines.append(f"| {kind} | {label} | {t_ours:.3f} | {tf(t_ours):.0f}"
                          f" | {peer:.3f} | {tf(peer):.0f} | {peer / t_ours:.2f} |")
@@ -1026,7 +1037,7 @@ def bench_int8(kernels, lines):
     shapes += [("tensor", "int8_seg_n2112_k7168_tensor_kernel", g, rows,
                 2112, 7168) for g, rows in ((1, 128), (1, 4096), (4, 8192))]
     ratios = []
-    lines += ["", "## Speed, INT8 (same run; median of 20 CUDA-event "
+    lines += ["", "## Speed, INT8 (same run; median of 20 interleaved CUDA-event "
               "timings; TOPS = 2 M N K / time)", "",
               "| scales | shape | GGEMM ms | GGEMM TOPS | _int_mm + dequant ms "
               "| peer TOPS | _int_mm alone ms | ratio |",
@@ -1043,8 +1054,8 @@ def bench_int8(kernels, lines):
                                device="cuda")
         y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         kern = kernels[name]
-        t_ours = median_ms(lambda: kern(x=xq, w=wq, x_scale=xs, w_scale=ws,
-                                        seg_indptr=offsets, y=y))
+        def ours():
+            kern(x=xq, w=wq, x_scale=xs, w_scale=ws, seg_indptr=offsets, y=y)
         parts = [slice(gi * rows, (gi + 1) * rows) for gi in range(g)]
         wt = [wq[gi].t() for gi in range(g)]  # [K, N], column-major
 
@@ -1069,13 +1080,14 @@ def bench_int8(kernels, lines):
         label = f"G={g} M={m} N={n} K={k}"
         try:
             peer()
-            t_peer, t_mm = median_ms(peer), median_ms(peer_mm)
         except Exception as error:  # noqa: BLE001 - the peer is optional
+            [t_ours] = median_ms([ours])
             lines.append(f"| {kind} | {label} | {t_ours:.3f} | "
                          f"{tops(t_ours):.0f} | torch._int_mm refused: "
                          f"{type(error).__name__}: {str(error)[:100]} | | | |")
             print(lines[-1], flush=True)
             continue
+        t_ours, t_peer, t_mm = median_ms([ours, peer, peer_mm])
         ratios.append(t_peer / t_ours)
         lines.append(f"| {kind} | {label} | {t_ours:.3f} | {tops(t_ours):.0f} "
                      f"| {t_peer:.3f} | {tops(t_peer):.0f} | {t_mm:.3f} | "

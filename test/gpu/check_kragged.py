@@ -390,7 +390,7 @@ def time_ms(fn, repeats=30, warmup=5):
     # The CUDA-event median of the FP8 check (needs torch, hence imported
     # here: the case generation above runs without it).
     from check_fp8 import median_ms  # noqa: E402
-    return median_ms(run, repeats, warmup), mode
+    return median_ms([run], repeats, warmup)[0], mode
 
 
 def rel_err(a, b):
