@@ -183,8 +183,8 @@ private:
   LogicalResult lowerStore(StoreTileOp op);
   /// The quantised store of one row of an e4m3 y (with `y_scale`): columns
   /// `[col, colLimit)`, each value given by `epilogueAt(column, old, type)`.
-  void quantizedRow(StoreTileOp op, Value y, Value yScale, Value row,
-                    Value col, Value colLimit, int64_t tileCols,
+  void quantizedRow(StoreTileOp op, Value y, Value yScale, Value row, Value col,
+                    Value colLimit, int64_t tileCols,
                     function_ref<Value(Value, Value, Type)> epilogueAt);
 
   OpBuilder &allocas;
@@ -583,8 +583,8 @@ LogicalResult LoopsTranslator::lowerStore(StoreTileOp op) {
   auto epilogueAt = [&](Value c, Value old, Type type) -> Value {
     Value j = arith::SubIOp::create(b, loc, c, col);
     auto accAt = [&](Value column) -> Value {
-    Value v = transposed ? memref::LoadOp::create(b, loc, acc, {column, i})
-                         : memref::LoadOp::create(b, loc, acc, {i, column});
+      Value v = transposed ? memref::LoadOp::create(b, loc, acc, {column, i})
+                           : memref::LoadOp::create(b, loc, acc, {i, column});
       // An INT8 product's int32 sum, as the GPU converts it (exact below
       // 2^24, rounded to nearest even above).
       if (v.getType().isSignlessInteger(32))
@@ -622,15 +622,13 @@ LogicalResult LoopsTranslator::lowerStore(StoreTileOp op) {
   Value old;
   if (accumulate)
     old = memref::LoadOp::create(b, loc, y, {target, c});
-  memref::StoreOp::create(b, loc, epilogueAt(c, old, outType), y,
-                          {target, c});
+  memref::StoreOp::create(b, loc, epilogueAt(c, old, outType), y, {target, c});
   return success();
 }
 
 void LoopsTranslator::quantizedRow(
-    StoreTileOp op, Value y, Value yScale, Value row, Value col,
-    Value colLimit, int64_t tileCols,
-    function_ref<Value(Value, Value, Type)> epilogueAt) {
+    StoreTileOp op, Value y, Value yScale, Value row, Value col, Value colLimit,
+    int64_t tileCols, function_ref<Value(Value, Value, Type)> epilogueAt) {
   // An e4m3 y: per 128 columns of the row (the tile's columns are whole
   // blocks), the block's largest |value| gives its scale, then each value
   // is scaled and encoded, as ggemm.quantize does with 1x128 blocks.

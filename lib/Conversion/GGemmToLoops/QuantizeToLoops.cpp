@@ -111,8 +111,8 @@ void QuantizeLoopsBuilder::quantizeBlock(ArrayRef<Value> lead, Value rowBlock,
     }
     scf::YieldOp::create(b, loc, colLoop.getResults());
   }
-  auto [scale, factor] = buildFp8ScaleAndFactor(b, loc, rowLoop.getResult(0),
-                                                op.getFp8Max());
+  auto [scale, factor] =
+      buildFp8ScaleAndFactor(b, loc, rowLoop.getResult(0), op.getFp8Max());
   SmallVector<Value> scaleIndices(lead);
   scaleIndices.append({rowBlock, colBlock});
   memref::StoreOp::create(b, loc, scale, op.getScale(), scaleIndices);
@@ -124,8 +124,8 @@ void QuantizeLoopsBuilder::quantizeBlock(ArrayRef<Value> lead, Value rowBlock,
       SmallVector<Value> indices(lead);
       indices.append({row, col});
       memref::StoreOp::create(
-          b, loc, encodeFp8(b, loc, scaled, fp8Type, op.getFp8Max()),
-          op.getQ(), indices);
+          b, loc, encodeFp8(b, loc, scaled, fp8Type, op.getFp8Max()), op.getQ(),
+          indices);
     });
   });
 }
@@ -159,8 +159,8 @@ void QuantizeLoopsBuilder::build() {
 /// f32 -> FP8 bits, round to nearest even, saturating at +-fp8_max; NaN
 /// gives 0x7f (cvt.rn.satfinite's NaN). f8E4M3FN: bias 7, 3 mantissa bits;
 /// f8E5M2: bias 15, 2 mantissa bits.
-Value mlir::ggemm::encodeFp8(OpBuilder &b, Location loc, Value v,
-                             Type fp8Type, double fp8Max) {
+Value mlir::ggemm::encodeFp8(OpBuilder &b, Location loc, Value v, Type fp8Type,
+                             double fp8Max) {
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
   auto c32 = [&](int64_t c) -> Value {
     return arith::ConstantIntOp::create(b, loc, i32, c).getResult();
@@ -215,7 +215,6 @@ Value mlir::ggemm::encodeFp8(OpBuilder &b, Location loc, Value v,
   Value byte = arith::TruncIOp::create(b, loc, b.getI8Type(), code);
   return arith::BitcastOp::create(b, loc, fp8Type, byte);
 }
-
 
 void mlir::ggemm::lowerQuantizeToLoops(QuantizeOp op) {
   QuantizeLoopsBuilder(op).build();

@@ -248,11 +248,11 @@ static LogicalResult verifyQuantizedStore(StoreTileOp op, int64_t rows,
                                             : llvm::divideCeil(n, 128);
   if (!compatible(scaleType.getDimSize(0), rows) ||
       !compatible(scaleType.getDimSize(1), blocks))
-    return op.emitOpError() << "expects y_scale of [" << dimStr(rows) << ", "
-                            << dimStr(blocks)
-                            << "] (one scale per row and 128 columns), got ["
-                            << dimStr(scaleType.getDimSize(0)) << ", "
-                            << dimStr(scaleType.getDimSize(1)) << "]";
+    return op.emitOpError()
+           << "expects y_scale of [" << dimStr(rows) << ", " << dimStr(blocks)
+           << "] (one scale per row and 128 columns), got ["
+           << dimStr(scaleType.getDimSize(0)) << ", "
+           << dimStr(scaleType.getDimSize(1)) << "]";
   return success();
 }
 

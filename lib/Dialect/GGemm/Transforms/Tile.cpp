@@ -392,12 +392,12 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
   if (op.getAccumulate())
     epilogue = EpilogueAttr::get(ctx, Activation::none, /*accumulate=*/true,
                                  /*atomic=*/false, /*gateUpBlock=*/0);
-  auto store = StoreTileOp::create(
-      b, loc, kLoop.getResult(0), dw, row, loop.getRowEndArg(), col, Value(),
-      Value(), Value(), Value(), Value(), Value(), Value(), Value(), Value(),
-      epilogue,
-      /*transposed=*/false,
-      /*staging=*/StoreStagingAttr());
+  auto store = StoreTileOp::create(b, loc, kLoop.getResult(0), dw, row,
+                                   loop.getRowEndArg(), col, Value(), Value(),
+                                   Value(), Value(), Value(), Value(), Value(),
+                                   Value(), Value(), epilogue,
+                                   /*transposed=*/false,
+                                   /*staging=*/StoreStagingAttr());
   store->setAttr(kKRaggedLayoutAttrName,
                  WeightLayoutAttr::get(ctx, op.getWeightLayout()));
   YieldOp::create(b, loc);
