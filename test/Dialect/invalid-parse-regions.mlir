@@ -87,3 +87,22 @@ func.func @foreach_fail(%x: memref<?x256xbf16>, %indptr: memref<9xi32>,
   }
   return
 }
+
+// -----
+
+// An inherent attribute in the attribute dictionary is checked as the
+// generated parsers check it.
+func.func @inherent_attr(%indptr: memref<9xi64>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c128 = arith.constant 128 : index
+  %s = ggemm.tile_schedule segment rows(%indptr : memref<9xi64>) groups(%c8) rows_per_group(%c0) num_rows(%c128) num_cols(%c128) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    ggemm.warp_specialize producer registers(40) {
+    } consumers(2) registers(232) {
+    // expected-error @+1 {{attribute 'producer_registers' failed to satisfy constraint}}
+    } {producer_registers = "x"}
+  }
+  return
+}

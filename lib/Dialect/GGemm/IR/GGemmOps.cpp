@@ -1,5 +1,6 @@
 //===- GGemmOps.cpp - ggemm operations and verifiers ----------------------===//
 
+#include "RegionParsing.h"
 #include "VerifyUtils.h"
 
 #include "mlir/IR/Builders.h"
@@ -218,9 +219,9 @@ LogicalResult verifyYScale(OpTy op, ArrayRef<int64_t> lead,
     return op.emitOpError() << "expects `y_scale` with an e4m3 y (its 1x128 "
                                "scales, computed in the epilogue)";
   if (!fp8Out && yScale)
-    return op.emitOpError() << "expects no `y_scale` for a "
-                            << yType.getElementType()
-                            << " y (y_scale goes with an e4m3 y)";
+    return op.emitOpError()
+           << "expects no `y_scale` for a " << yType.getElementType()
+           << " y (y_scale goes with an e4m3 y)";
   if (!yScale)
     return success();
   EpilogueAttr epilogue = op.getEpilogueAttr();
@@ -233,8 +234,9 @@ LogicalResult verifyYScale(OpTy op, ArrayRef<int64_t> lead,
   auto scaleType = cast<MemRefType>(yScale.getType());
   SmallVector<int64_t> shape(lead);
   shape.push_back(yType.getDimSize(lead.size()));
-  shape.push_back(ShapedType::isDynamic(dims.n) ? ShapedType::kDynamic
-                                                : llvm::divideCeil(dims.n, 128));
+  shape.push_back(ShapedType::isDynamic(dims.n)
+                      ? ShapedType::kDynamic
+                      : llvm::divideCeil(dims.n, 128));
   if (failed(verifyShape(op, "y_scale", scaleType, shape)))
     return failure();
   if (TileConfigAttr config = op.getConfigAttr()) {
@@ -244,7 +246,8 @@ LogicalResult verifyYScale(OpTy op, ArrayRef<int64_t> lead,
              << "expects a tile config without swap_ab whose tiles are whole "
                 "128-column blocks of an e4m3 y (each row's block maximum "
                 "is taken in the tile), got block_n = "
-             << config.getBlockN() << (config.getSwapAb() ? " with swap_ab" : "");
+             << config.getBlockN()
+             << (config.getSwapAb() ? " with swap_ab" : "");
   }
   return success();
 }
@@ -570,63 +573,6 @@ static void printGridPolicy(OpAsmPrinter &printer, Operation *,
   printer << stringifyGridPolicy(attr.getValue());
 }
 
-/// Drops every use of a value that `region` defines (op results and block
-/// arguments, nested regions included), wherever the use is.
-///
-/// MLIR 22's parser resolves a forward reference written outside a region
-/// (at function scope, in the enclosing `ggemm.launch` or in a sibling
-/// region) to a value that the region defines. When the op that owns the
-/// region then fails to parse, the region is freed with that outer use still
-/// on the value's use list, and freeing the outer op writes into freed memory
-/// (bench/results/2026-11-23-fuzz-50k.md, finding 3; the upstream parser
-/// does the same for `tensor.generate`). Before our region ops give up, they
-/// drop those uses: the outer op keeps a null operand, which it only drops.
-static void dropUsesOfRegionValues(Region &region) {
-  auto dropBlockArguments = [](Region &r) {
-    for (Block &block : r)
-      for (BlockArgument arg : block.getArguments())
-        arg.dropAllUses();
-  };
-  dropBlockArguments(region);
-  region.walk([&](Operation *op) {
-    for (Value result : op->getResults())
-      result.dropAllUses();
-    for (Region &nested : op->getRegions())
-      dropBlockArguments(nested);
-  });
-}
-
-/// The body of `ggemm.launch` or `ggemm.foreach_tile` and the producer region
-/// of `ggemm.warp_specialize`: a region whose `ggemm.yield` terminator is
-/// implicit, parsed so that a failure leaves no use of its values behind.
-static ParseResult parseGuardedRegion(OpAsmParser &parser, Region &region) {
-  SMLoc loc = parser.getCurrentLocation();
-  if (parser.parseRegion(region)) {
-    dropUsesOfRegionValues(region);
-    return failure();
-  }
-  // Created detached: ensureRegionTerminator appends it to the block itself.
-  auto buildYield = [](OpBuilder &, Location loc) {
-    return Operation::create(OperationState(loc, YieldOp::getOperationName()));
-  };
-  mlir::impl::ensureRegionTerminator(
-      region, parser.getBuilder(), parser.getEncodedSourceLoc(loc), buildYield);
-  return success();
-}
-
-static void printGuardedRegion(OpAsmPrinter &printer, Operation *,
-                               Region &region) {
-  // The terminator is elided when it is the bare implicit `ggemm.yield`.
-  bool printTerminator = true;
-  if (!region.empty())
-    if (Operation *terminator = region.front().getTerminator())
-      printTerminator = !terminator->getAttrDictionary().empty() ||
-                        terminator->getNumOperands() != 0 ||
-                        terminator->getNumResults() != 0;
-  printer.printRegion(region, /*printEntryBlockArgs=*/true,
-                      /*printBlockTerminators=*/printTerminator);
-}
-
 /// The ring type of a ring op, from which the types of its tiles follow.
 static ParseResult parseRingTiles(OpAsmParser &parser, Type &ringType,
                                   SmallVectorImpl<Type> &tileTypes) {
@@ -648,57 +594,6 @@ static void printRingTiles(OpAsmPrinter &printer, Operation *, Type ringType,
 
 #define GET_OP_CLASSES
 #include "ggemm/Dialect/GGemm/IR/GGemmOps.cpp.inc"
-
-//===----------------------------------------------------------------------===//
-// WarpSpecializeOp assembly
-//===----------------------------------------------------------------------===//
-
-/// Parses `( <integer> )` into an i64 attribute.
-static ParseResult parseParenI64(OpAsmParser &parser, IntegerAttr &attr) {
-  return failure(
-      parser.parseLParen() ||
-      parser.parseAttribute(attr, parser.getBuilder().getIntegerType(64)) ||
-      parser.parseRParen());
-}
-
-/// `producer registers(N) {...} consumers(W) registers(N) {...} attr-dict`.
-/// Everything after the producer region can still fail, so every failure
-/// from there on drops the uses of the parsed regions' values first.
-ParseResult WarpSpecializeOp::parse(OpAsmParser &parser,
-                                    OperationState &result) {
-  Properties &props = result.getOrAddProperties<Properties>();
-  auto producer = std::make_unique<Region>();
-  auto consumers = std::make_unique<Region>();
-  if (parser.parseKeyword("producer") || parser.parseKeyword("registers") ||
-      parseParenI64(parser, props.producer_registers) ||
-      parseGuardedRegion(parser, *producer))
-    return failure();
-  if (parser.parseKeyword("consumers") ||
-      parseParenI64(parser, props.consumer_warpgroups) ||
-      parser.parseKeyword("registers") ||
-      parseParenI64(parser, props.consumer_registers) ||
-      parseGuardedRegion(parser, *consumers) ||
-      parser.parseOptionalAttrDict(result.attributes)) {
-    dropUsesOfRegionValues(*producer);
-    dropUsesOfRegionValues(*consumers);
-    return failure();
-  }
-  result.addRegion(std::move(producer));
-  result.addRegion(std::move(consumers));
-  return success();
-}
-
-void WarpSpecializeOp::print(OpAsmPrinter &printer) {
-  printer << " producer registers(" << getProducerRegisters() << ") ";
-  printGuardedRegion(printer, *this, getProducer());
-  printer << " consumers(" << getConsumerWarpgroups() << ") registers("
-          << getConsumerRegisters() << ") ";
-  printGuardedRegion(printer, *this, getConsumers());
-  printer.printOptionalAttrDict((*this)->getAttrs(),
-                                {getProducerRegistersAttrName(),
-                                 getConsumerWarpgroupsAttrName(),
-                                 getConsumerRegistersAttrName()});
-}
 
 namespace mlir::ggemm {
 #include "ggemm/Dialect/GGemm/IR/GGemmCheckedTypes.cpp.inc"

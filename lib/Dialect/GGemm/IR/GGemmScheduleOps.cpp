@@ -1,5 +1,6 @@
 //===- GGemmScheduleOps.cpp - schedule-level ops --------------------------===//
 
+#include "RegionParsing.h"
 #include "VerifyUtils.h"
 
 using namespace mlir;
@@ -213,4 +214,62 @@ LogicalResult ZeroKTailOp::verify() {
                      ? tile.getDefiningOp()->getName().getStringRef()
                      : StringRef("a block argument"));
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// WarpSpecializeOp assembly
+//===----------------------------------------------------------------------===//
+
+/// Parses `( <integer> )` into an i64 attribute.
+static ParseResult parseParenI64(OpAsmParser &parser, IntegerAttr &attr) {
+  return failure(
+      parser.parseLParen() ||
+      parser.parseAttribute(attr, parser.getBuilder().getIntegerType(64)) ||
+      parser.parseRParen());
+}
+
+/// `producer registers(N) {...} consumers(W) registers(N) {...} attr-dict`.
+/// Everything after the producer region can still fail, so every failure
+/// from there on drops the uses of the parsed regions' values first.
+ParseResult WarpSpecializeOp::parse(OpAsmParser &parser,
+                                    OperationState &result) {
+  Properties &props = result.getOrAddProperties<Properties>();
+  auto producer = std::make_unique<Region>();
+  auto consumers = std::make_unique<Region>();
+  if (parser.parseKeyword("producer") || parser.parseKeyword("registers") ||
+      parseParenI64(parser, props.producer_registers) ||
+      parseGuardedRegion(parser, *producer))
+    return failure();
+  SMLoc attrLoc;
+  auto attrError = [&]() {
+    return parser.emitError(attrLoc)
+           << "'" << result.name.getStringRef() << "' op ";
+  };
+  if (parser.parseKeyword("consumers") ||
+      parseParenI64(parser, props.consumer_warpgroups) ||
+      parser.parseKeyword("registers") ||
+      parseParenI64(parser, props.consumer_registers) ||
+      parseGuardedRegion(parser, *consumers) ||
+      (attrLoc = parser.getCurrentLocation(),
+       parser.parseOptionalAttrDict(result.attributes)) ||
+      failed(verifyInherentAttrs(result.name, result.attributes, attrError))) {
+    dropUsesOfRegionValues(*producer);
+    dropUsesOfRegionValues(*consumers);
+    return failure();
+  }
+  result.addRegion(std::move(producer));
+  result.addRegion(std::move(consumers));
+  return success();
+}
+
+void WarpSpecializeOp::print(OpAsmPrinter &printer) {
+  printer << " producer registers(" << getProducerRegisters() << ") ";
+  printGuardedRegion(printer, *this, getProducer());
+  printer << " consumers(" << getConsumerWarpgroups() << ") registers("
+          << getConsumerRegisters() << ") ";
+  printGuardedRegion(printer, *this, getConsumers());
+  printer.printOptionalAttrDict((*this)->getAttrs(),
+                                {getProducerRegistersAttrName(),
+                                 getConsumerWarpgroupsAttrName(),
+                                 getConsumerRegistersAttrName()});
 }
