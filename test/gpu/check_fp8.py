@@ -489,19 +489,22 @@ def build_cases(names, rng):
     return cases
 
 
-def scale_kind_cases(names, rng):
+def scale_kind_cases(names, rng, operands="fp8"):
     """Cases of the kernels with tensor-wise and per-row scales (those that
-    are in the bundles): DeepGEMM-like dense, grouped and masked shapes,
-    batched bmm_fp8 shapes, segments ending inside a tile, empty groups,
-    swap-AB for few rows per group."""
+    are in the bundles) whose names start with `operands` (fp8 or int8):
+    DeepGEMM-like dense, grouped and masked shapes, batched bmm_fp8 shapes,
+    segments ending inside a tile, empty groups, swap-AB for few rows per
+    group."""
     cases = []
+    tag = "" if operands == "fp8" else f"{operands} "
 
     def add(label, name, spec):
+        name = f"{operands}_{name}"
         if name + "_kernel" in names:
-            cases.append((label, name + "_kernel", spec))
+            cases.append((tag + label, name + "_kernel", spec))
 
-    for name, n, k in (("fp8_seg_n4096_k7168_rowwise", 4096, 7168),
-                       ("fp8_seg_n2112_k7168_tensor", 2112, 7168)):
+    for name, n, k in (("seg_n4096_k7168_rowwise", 4096, 7168),
+                       ("seg_n2112_k7168_tensor", 2112, 7168)):
         kind = name.rsplit("_", 1)[1]
         for m in (1, 128, 4096):
             add(f"dense {kind} m={m} n={n} k={k}", name, ("segment", [m], n, k))
@@ -510,32 +513,32 @@ def scale_kind_cases(names, rng):
                 f"n={n} k={k}", name,
                 ("segment", varied(rng, mean, g, empty), n, k))
     # Segments ending inside a tile, one-row and empty segments.
-    for name, n, k in (("fp8_seg_n2049_k1600_mixed_idx_bias_gelu", 2049, 1600),
-                       ("fp8_seg_n999_k1024_channel_rs_acc", 999, 1024)):
+    for name, n, k in (("seg_n2049_k1600_mixed_idx_bias_gelu", 2049, 1600),
+                       ("seg_n999_k1024_channel_rs_acc", 999, 1024)):
         for lengths in ([1, 0, 129, 200, 63, 0, 5], [300, 0, 0, 1],
                         varied(rng, 700, 6, 0.3)):
             add(f"segments {lengths[:4]}... n={n} k={k} "
-                f"{name.split('_', 4)[4]}", name, ("segment", lengths, n, k))
+                f"{name.split('_', 3)[3]}", name, ("segment", lengths, n, k))
     for g, mean in ((8, 20), (16, 40), (3, 64)):
         add(f"swap-AB rowwise G={g} rows~{mean} n=4096 k=7168",
-            "fp8_seg_n4096_k7168_rowwise_swap32_idx",
+            "seg_n4096_k7168_rowwise_swap32_idx",
             ("segment", varied(rng, mean, g, 0.2), 4096, 7168))
-    for name, n, k in (("fp8_masked_n4096_k7168_rowwise", 4096, 7168),
-                       ("fp8_masked_n7168_k2048_channel", 7168, 2048)):
+    for name, n, k in (("masked_n4096_k7168_rowwise", 4096, 7168),
+                       ("masked_n7168_k2048_channel", 7168, 2048)):
         for g, m in ((32, 192), (6, 1024), (32, 20), (6, 20)):
             add(f"masked {name.rsplit('_', 1)[1]} G={g} m~{m} max_m=1024 "
                 f"n={n} k={k}", name,
                 ("masked", varied(rng, m, g, 0.1), 1024, n, k))
     for g, m in ((32, 20), (6, 40)):
         add(f"masked swap-AB rowwise G={g} m~{m} max_m=256 n=7168 k=2048",
-            "fp8_masked_n7168_k2048_rowwise_swap24",
+            "masked_n7168_k2048_rowwise_swap24",
             ("masked", varied(rng, m, g, 0.1), 256, 7168, 2048))
     for g, m in ((1, 1), (2, 128), (4, 300), (8, 1000)):
         add(f"batched tensor B={g} m={m} n=1024 k=1024",
-            "fp8_batched_n1024_k1024_tensor", ("batched", [m] * g, m, 1024, 1024))
+            "batched_n1024_k1024_tensor", ("batched", [m] * g, m, 1024, 1024))
     for g, m in ((1, 65), (3, 257)):
         add(f"batched mixed relu acc f32 B={g} m={m} n=1000 k=1024",
-            "fp8_batched_n1000_k1024_mixed_relu_acc",
+            "batched_n1000_k1024_mixed_relu_acc",
             ("batched", [m] * g, m, 1000, 1024))
     return cases
 
@@ -735,46 +738,13 @@ def run_fp8_chain(kernels, manifests, rows, device="cuda"):
 def int8_cases(names, rng):
     """Cases of the INT8 kernels (those that are in the bundles): the
     shapes of the tensor-wise / per-row FP8 cases, and the exact check."""
-    cases = []
-
-    def add(label, name, spec):
-        if name + "_kernel" in names:
-            cases.append((f"int8 {label}", name + "_kernel", spec))
-
-    for name, n, k in (("int8_seg_n4096_k7168_rowwise", 4096, 7168),
-                       ("int8_seg_n2112_k7168_tensor", 2112, 7168)):
-        kind = name.rsplit("_", 1)[1]
-        for m in (1, 128, 4096):
-            add(f"dense {kind} m={m} n={n} k={k}", name, ("segment", [m], n, k))
-        for g, mean, empty in ((4, 8192, 0.0), (8, 4096, 0.25)):
-            add(f"grouped {kind} G={g} rows~{mean} {int(empty * 100)}% empty "
-                f"n={n} k={k}", name,
-                ("segment", varied(rng, mean, g, empty), n, k))
-    for name, n, k in (("int8_seg_n2049_k1600_mixed_idx_bias_gelu", 2049, 1600),
-                       ("int8_seg_n999_k1024_channel_rs_acc", 999, 1024)):
-        for lengths in ([1, 0, 129, 200, 63, 0, 5], [300, 0, 0, 1],
-                        varied(rng, 700, 6, 0.3)):
-            add(f"segments {lengths[:4]}... n={n} k={k} "
-                f"{name.split('_', 4)[4]}", name, ("segment", lengths, n, k))
-    for g, mean in ((8, 20), (16, 40), (3, 64)):
-        add(f"swap-AB rowwise G={g} rows~{mean} n=4096 k=7168",
-            "int8_seg_n4096_k7168_rowwise_swap32_idx",
-            ("segment", varied(rng, mean, g, 0.2), 4096, 7168))
-    for g, m in ((32, 192), (6, 1024), (32, 20), (6, 20)):
-        add(f"masked channel G={g} m~{m} max_m=1024 n=7168 k=2048",
-            "int8_masked_n7168_k2048_channel",
-            ("masked", varied(rng, m, g, 0.1), 1024, 7168, 2048))
-    for g, m in ((32, 20), (6, 40)):
-        add(f"masked swap-AB rowwise G={g} m~{m} max_m=256 n=7168 k=2048",
-            "int8_masked_n7168_k2048_rowwise_swap24",
-            ("masked", varied(rng, m, g, 0.1), 256, 7168, 2048))
-    for g, m in ((1, 65), (3, 257)):
-        add(f"batched mixed relu acc f32 B={g} m={m} n=1000 k=1024",
-            "int8_batched_n1000_k1024_mixed_relu_acc",
-            ("batched", [m] * g, m, 1000, 1024))
-    for lengths in ([1, 0, 129, 700, 63, 5], [2000], varied(rng, 300, 5, 0.2)):
-        add(f"exact integer sums G={len(lengths)} n=520 k=1024",
-            "int8_seg_n520_k1024_exact", ("exact", lengths, 520, 1024))
+    cases = scale_kind_cases(names, rng, "int8")
+    name = "int8_seg_n520_k1024_exact_kernel"
+    if name in names:
+        for lengths in ([1, 0, 129, 700, 63, 5], [2000],
+                        varied(rng, 300, 5, 0.2)):
+            cases.append((f"int8 exact integer sums G={len(lengths)} n=520 "
+                          "k=1024", name, ("exact", lengths, 520, 1024)))
     return cases
 
 
