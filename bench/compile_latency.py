@@ -92,6 +92,16 @@ def model_set() -> Dict[str, Problem]:
     return problems
 
 
+def commit() -> str:
+    """The checkout's commit, with "+changes" when the tree differs."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip()
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    return head + ("+changes" if git("status", "--porcelain",
+                                     "--untracked-files=no") else "")
+
+
 @contextlib.contextmanager
 def compiler_threads(threads: Optional[int]) -> Iterator[None]:
     """Compilers created inside use the process's pool (``None``) or are
@@ -217,8 +227,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--machine", default="CPU machine, shared with "
-                        "other builds", help="where this runs, for the report")
+    parser.add_argument("--machine", default="CPU machine",
+                        help="where this runs, for the report (the load "
+                        "average is added)")
     parser.add_argument("--opt-levels", default="",
                         help="extra LLVM opt levels to time, e.g. 2,1,0")
     parser.add_argument("--cubin", action="store_true",
@@ -369,6 +380,7 @@ def main() -> int:
         f"- machine: {args.machine}, {os.cpu_count()} CPUs, load average "
         f"{load_start:.1f} at the start and {os.getloadavg()[0]:.1f} at the "
         f"end",
+        f"- commit: {commit()}",
         f"- compiler library: {compiler.load_compiler()._name}",
         f"- model set: DeepSeek-V3-sized MoE layer, hidden {HIDDEN}, expert "
         f"intermediate {INTER}, {EXPERTS} experts: {len(problems)} problem "
@@ -387,8 +399,7 @@ def main() -> int:
         f"({args.pool_threads or os.cpu_count()} threads), the kernels of an "
         "op in parallel; 'free cores (estimate)': the calling thread's CPU "
         "time plus the busiest pool thread's (the op's latency where each "
-        "pool thread has a core to itself; this machine's second core is "
-        "shared with other builds)",
+        "pool thread has a core to itself)",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
