@@ -5,6 +5,7 @@
 // RUN: FileCheck %s --check-prefix=NK-SMALL --input-file=%t/seg_nk_v0_kernel.ptx
 // RUN: FileCheck %s --check-prefix=KN --input-file=%t/seg_kn_kernel.ptx
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/seg_nk_kernel.json
+// RUN: FileCheck %s --check-prefix=SILU --input-file=%t/batched_kernel.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/seg_nk_v0_kernel.ptx -o %t/nk0.cubin %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/seg_nk_v3_kernel.ptx -o %t/nk3.cubin %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/seg_kn_kernel.ptx -o %t/kn.cubin %}
@@ -84,6 +85,14 @@ func.func @seg_kn(%x: memref<?x512xf16>, %w: memref<4x512x256xf16>,
 
 // -----
 
+// silu's division is div.approx (2 ulp in f32, below what a bf16 or f32
+// output keeps of it): the IEEE div.rn.f32 expands to a slow-path
+// subroutine per accumulator element and store path, and took ptxas 4 s of
+// a DeepSeek-V3 up-projection bundle's 4.3 s (bench/NOTES.md).
+// SILU-LABEL: .entry batched_kernel(
+// SILU: ex2.approx.ftz.f32
+// SILU: div.approx.f32
+// SILU-NOT: div.rn.f32
 func.func @batched(%x: memref<4x100x256xbf16>, %w: memref<4x200x256xbf16>,
                    %bias: memref<4x200xf32>, %y: memref<4x100x200xbf16>) {
   ggemm.batched_matmul ins(%x, %w : memref<4x100x256xbf16>, memref<4x200x256xbf16>)

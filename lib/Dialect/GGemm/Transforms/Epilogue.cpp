@@ -15,7 +15,8 @@ static Value f32Constant(OpBuilder &b, Location loc, float v) {
 static Value silu(OpBuilder &b, Location loc, Value v) {
   Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, v));
   return arith::DivFOp::create(
-      b, loc, v, arith::AddFOp::create(b, loc, f32Constant(b, loc, 1.0f), e));
+      b, loc, v, arith::AddFOp::create(b, loc, f32Constant(b, loc, 1.0f), e),
+      arith::FastMathFlags::afn);
 }
 
 /// `v * rowScale (+ old)` converted to `outType`: what every epilogue ends
