@@ -777,6 +777,36 @@ func.func @promote_scale_count(%p: !ggemm.accumulator<128x128xf32>,
 
 // -----
 
+func.func @promote_offset_without_block(%p: !ggemm.accumulator<128x192xf32>,
+                                        %acc: !ggemm.accumulator<128x192xf32>,
+                                        %b: !ggemm.scales<2>, %off: index) {
+  // expected-error @+1 {{'ggemm.promote' op expects b_offset and b_block together (the tile's place in its first weight scale block, and the block's columns)}}
+  %r = ggemm.promote %p into %acc b_scales(%b : !ggemm.scales<2>) b_offset(%off) : !ggemm.accumulator<128x192xf32>
+  return
+}
+
+// -----
+
+func.func @promote_offset_without_scales(%p: !ggemm.accumulator<128x192xf32>,
+                                         %acc: !ggemm.accumulator<128x192xf32>,
+                                         %a: !ggemm.scales<128>, %off: index) {
+  // expected-error @+1 {{'ggemm.promote' op expects b_scales with b_offset}}
+  %r = ggemm.promote %p into %acc a_scales(%a : !ggemm.scales<128>) b_offset(%off) {b_block = 128 : i64} : !ggemm.accumulator<128x192xf32>
+  return
+}
+
+// -----
+
+func.func @promote_offset_scale_count(%p: !ggemm.accumulator<128x192xf32>,
+                                      %acc: !ggemm.accumulator<128x192xf32>,
+                                      %b: !ggemm.scales<1>, %off: index) {
+  // expected-error @+1 {{'ggemm.promote' op expects 2 b_scales (the most blocks of 128 columns that a tile of 192 columns covers), got 1}}
+  %r = ggemm.promote %p into %acc b_scales(%b : !ggemm.scales<1>) b_offset(%off) {b_block = 128 : i64} : !ggemm.accumulator<128x192xf32>
+  return
+}
+
+// -----
+
 func.func @create_ring_outside_launch() {
   // expected-error @+1 {{'ggemm.create_ring' op expects parent op 'ggemm.launch'}}
   %r = ggemm.create_ring release_count(128) : !ggemm.ring<!ggemm.tile<64x64xbf16>>

@@ -755,3 +755,15 @@ func.func @scales_and_promote(%xs: memref<?x56xf32, strided<[1, ?]>>, %ws: memre
   %r2 = ggemm.promote %p into %acc b_scales(%sb : !ggemm.scales<1>) : !ggemm.accumulator<128x128xf32>
   return %r, %r2 : !ggemm.accumulator<128x128xf32>, !ggemm.accumulator<128x128xf32>
 }
+
+// A 192-column tile starts 0 or 64 columns into a 128-column weight-scale
+// block: its promotion takes the offset and the block.
+// CHECK-LABEL: func.func @promote_with_offset(
+// CHECK: ggemm.promote %{{.+}} into %{{.+}} b_scales(%{{.+}} : !ggemm.scales<2>) b_offset(%{{.+}}) {b_block = 128 : i64} : !ggemm.accumulator<128x192xf32>
+func.func @promote_with_offset(%p: !ggemm.accumulator<128x192xf32>,
+                               %acc: !ggemm.accumulator<128x192xf32>,
+                               %sb: !ggemm.scales<2>, %off: index)
+    -> !ggemm.accumulator<128x192xf32> {
+  %r = ggemm.promote %p into %acc b_scales(%sb : !ggemm.scales<2>) b_offset(%off) {b_block = 128 : i64} : !ggemm.accumulator<128x192xf32>
+  return %r : !ggemm.accumulator<128x192xf32>
+}

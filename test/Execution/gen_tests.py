@@ -1386,6 +1386,14 @@ CASES = [
          rows=200, n=384, k=384, block_m=128, block_n=256,
          weight_indices=[2, 0, 1, 2], num_weights=3, bias=True,
          activation="silu"),
+    Case("fp8_segment_block_192", "segment",
+         "FP8 segment_matmul with 64x192 tiles: a column tile starts at 0 or "
+         "64 within a 128-column weight-scale block (b_offset), so its "
+         "middle 64 columns take the first or the second of its two scales; "
+         "the last tile is cut at N = 450; weight_indices, f32 out",
+         in_type="f8E4M3FN", out_type="f32", segments=[129, 3, 0, 200],
+         rows=340, n=450, k=384, block_m=64, block_n=192,
+         weight_indices=[1, 0, 1, 2], num_weights=3),
     Case("fp8_segment_row_scale", "segment",
          "FP8 segment_matmul with 64x128 tiles, row_scale and accumulate, "
          "one CTA",

@@ -133,17 +133,32 @@ func.func @small_k(%x: memref<4x100x64xbf16>, %w: memref<4x64x64xbf16>,
 // -----
 
 // FP8 with block scales: block_k = 128 (one 128-byte swizzle row of 1-byte
-// elements, one scale block), at most 128 columns (the accumulator and the
-// K block's product both live in registers), 6 stages of 2 x 16 KB tiles
-// plus their scales.
+// elements, one scale block), at most 192 columns (the accumulator and the
+// K block's product both live in registers: 2 x 96 per thread), 5 stages of
+// 16 + 24 KB tiles plus their scales.
 // CHECK-LABEL: func.func @fp8(
-// CHECK: config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128, stages = 6, raster = along_m>
+// CHECK: config = #ggemm.tile_config<block_m = 128, block_n = 192, block_k = 128, stages = 5, raster = along_m>
 func.func @fp8(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M3FN>,
                %indptr: memref<9xi32>, %xs: memref<?x56xf32>, %ws: memref<8x32x56xf32>,
                %y: memref<?x4096xbf16>) {
   ggemm.segment_matmul ins(%x, %w : memref<?x7168xf8E4M3FN>, memref<8x4096x7168xf8E4M3FN>)
       segments(%indptr : memref<9xi32>) scales(%xs, %ws : memref<?x56xf32>, memref<8x32x56xf32>)
       outs(%y : memref<?x4096xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
+// N = 1024: 6 tiles of 192 columns pad 128 of them; 8 of 128 cost less.
+// CHECK-LABEL: func.func @fp8_narrow(
+// CHECK: config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128, stages = 6, raster = along_m>
+func.func @fp8_narrow(%x: memref<?x1024xf8E4M3FN>, %w: memref<8x1024x1024xf8E4M3FN>,
+                      %indptr: memref<9xi32>, %xs: memref<?x8xf32>, %ws: memref<8x8x8xf32>,
+                      %y: memref<?x1024xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x1024xf8E4M3FN>, memref<8x1024x1024xf8E4M3FN>)
+      segments(%indptr : memref<9xi32>) scales(%xs, %ws : memref<?x8xf32>, memref<8x8x8xf32>)
+      outs(%y : memref<?x1024xbf16>)
       {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
   return
 }

@@ -83,6 +83,42 @@ func.func @fp8_promote(%x: memref<?x512xf8E4M3FN>, %w: memref<4x256x512xf8E4M3FN
 
 // -----
 
+// A 192-row weight tile starts inside a weight-scale block (b_offset): its
+// scales cannot become per-row ones of whole blocks, so it is not swapped.
+func.func @fp8_promote_offset(%x: memref<?x512xf8E4M3FN>, %w: memref<4x384x512xf8E4M3FN>, %indptr: memref<5xi32>,
+                              %xs: memref<?x4xf32, strided<[1, ?]>>, %ws: memref<4x3x4xf32>,
+                              %y: memref<?x384xbf16>, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c128 = arith.constant 128 : index
+  %c384 = arith.constant 384 : index
+  ggemm.foreach_tile segment rows(%indptr : memref<5xi32>) groups(%c4) rows_per_group(%c0)
+      num_rows(%m) num_cols(%c384)
+      config(#ggemm.tile_config<block_m = 32, block_n = 192, block_k = 128, consumer_warpgroups = 1, swap_ab = true>) {
+  ^bb0(%group: index, %row: index, %row_end: index, %col: index):
+    %zero = ggemm.zero_accumulator : !ggemm.accumulator<32x192xf32>
+    %acc = scf.for %kb = %c0 to %c4 step %c1 iter_args(%a = %zero) -> (!ggemm.accumulator<32x192xf32>) {
+      %k = arith.muli %kb, %c128 : index
+      %ta = ggemm.load_tile %x[%row, %k] : memref<?x512xf8E4M3FN> -> !ggemm.tile<32x128xf8E4M3FN>
+      %tb = ggemm.load_tile %w[%group, %col, %k] : memref<4x384x512xf8E4M3FN> -> !ggemm.tile<192x128xf8E4M3FN>
+      %sa = ggemm.load_scales %xs[%row, %kb] : memref<?x4xf32, strided<[1, ?]>> -> !ggemm.scales<32>
+      %cb = arith.divui %col, %c128 : index
+      %sb = ggemm.load_scales %ws[%group, %cb, %kb] : memref<4x3x4xf32> -> !ggemm.scales<2>
+      %off = arith.remui %col, %c128 : index
+      %z = ggemm.zero_accumulator : !ggemm.accumulator<32x192xf32>
+      %p = ggemm.mma %ta, %tb, %z : !ggemm.tile<32x128xf8E4M3FN>, !ggemm.tile<192x128xf8E4M3FN> -> !ggemm.accumulator<32x192xf32>
+      // expected-error @+1 {{'ggemm.promote' op expects no b_offset in a tile program to swap (the weight tile, swapped into wgmma's rows, must cover whole weight scale blocks: block_n 64, 128 or 256)}}
+      %next = ggemm.promote %p into %a a_scales(%sa : !ggemm.scales<32>) b_scales(%sb : !ggemm.scales<2>) b_offset(%off) {b_block = 128 : i64} : !ggemm.accumulator<32x192xf32>
+      scf.yield %next : !ggemm.accumulator<32x192xf32>
+    }
+    ggemm.store_tile %acc to %y row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<32x192xf32>, memref<?x384xbf16>
+  }
+  return
+}
+
+// -----
+
 // Without swap_ab nothing changes.
 // CHECK-LABEL: func.func @no_swap
 // CHECK: ggemm.mma %[[TA:.+]], %[[TB:.+]], %{{.+}} : !ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<64x128xf32>

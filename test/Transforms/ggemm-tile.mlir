@@ -281,6 +281,33 @@ func.func @fp8(%x: memref<?x256xf8E4M3FN>, %w: memref<4x256x256xf8E4M3FN>,
 
 // -----
 
+// block_n = 192 with 128x128 weight scales: a column tile starts at 0 or 64
+// within a weight-scale block, so it reads the two blocks from the one of its
+// first column and the promotion gets the offset (col mod 128).
+// CHECK-LABEL: func.func @fp8_block_192(
+// CHECK: ggemm.foreach_tile segment
+// CHECK-NEXT: ^bb0(%[[GRP:.+]]: index, %[[ROW:.+]]: index, %[[END:.+]]: index, %[[COL:.+]]: index):
+// CHECK: scf.for %[[KB:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[A:.+]] = %{{.+}}) -> (!ggemm.accumulator<128x192xf32>) {
+// CHECK: %[[SA:.+]] = ggemm.load_scales
+// CHECK: %[[CB:.+]] = arith.divui %[[COL]], %[[C128:.+]] : index
+// CHECK-NEXT: %[[SB:.+]] = ggemm.load_scales %{{.+}}[%[[GRP]], %[[CB]], %[[KB]]] : memref<4x4x2xf32> -> !ggemm.scales<2>
+// CHECK-NEXT: %[[OFF:.+]] = arith.remui %[[COL]], %[[C128]] : index
+// CHECK: %[[PART:.+]] = ggemm.mma
+// CHECK-NEXT: ggemm.promote %[[PART]] into %[[A]] a_scales(%[[SA]] : !ggemm.scales<128>) b_scales(%[[SB]] : !ggemm.scales<2>) b_offset(%[[OFF]]) {b_block = 128 : i64} : !ggemm.accumulator<128x192xf32>
+func.func @fp8_block_192(%x: memref<?x256xf8E4M3FN>, %w: memref<4x450x256xf8E4M3FN>,
+                         %indptr: memref<5xi32>, %xs: memref<?x2xf32, strided<[1, ?]>>,
+                         %ws: memref<4x4x2xf32>, %y: memref<?x450xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x256xf8E4M3FN>, memref<4x450x256xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>)
+      scales(%xs, %ws : memref<?x2xf32, strided<[1, ?]>>, memref<4x4x2xf32>)
+      outs(%y : memref<?x450xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>,
+       config = #ggemm.tile_config<block_m = 128, block_n = 192, block_k = 128>}
+  return
+}
+
+// -----
+
 // FP8 with per-row (per-token) activation and per-channel weight scales:
 // they do not change along K, so the K loop is the plain mma loop of
 // bf16 and the store scales the whole accumulator, x's scale at the output

@@ -123,25 +123,55 @@ TEST(ChooseTileConfig, NoMoreStagesThanKBlocks) {
 }
 
 TEST(ChooseTileConfig, BlockScaledFp8) {
-  // FP8 with 1x128 / 128x128 scales: K blocks of 128, at most 128 columns
-  // (two f32 register sets per consumer), scales counted in each stage.
+  // FP8 with 1x128 / 128x128 scales: K blocks of 128, at most 192 columns
+  // (two f32 register sets per consumer: the K block's product and the
+  // sum), scales counted in each stage.
   ProblemSummary p = problem(7168, 16384, 0, 1, 1);
   p.blockScaled = true;
   TileChoice c = chooseTileConfig(p, kH100SMs);
   EXPECT_EQ(c.blockK, 128);
   EXPECT_EQ(c.blockM, 128);
-  EXPECT_EQ(c.blockN, 128);
-  // A stage: 2 x 16 KB of tiles + 512 B of activation scales + 128 B of
-  // weight scales; 6 fit (capped).
-  EXPECT_EQ(c.stages, 6);
+  EXPECT_EQ(c.blockN, 192);
+  // A stage: 16 + 24 KB of tiles + 640 B of activation scales + 128 B of
+  // weight scales; 5 fit.
+  EXPECT_EQ(c.stages, 5);
+  EXPECT_LE(ringBytes(c, 1), kMaxSmemBytesPerCta);
   // The same problem without scales may take 256 columns.
   p.blockScaled = false;
   EXPECT_EQ(chooseTileConfig(p, kH100SMs).blockN, 256);
   for (ProblemSummary q : sweep()) {
     q.blockScaled = q.elementBytes == 1;
     if (q.blockScaled)
-      EXPECT_LE(chooseTileConfig(q, kH100SMs).blockN, 128) << describe(q);
+      EXPECT_LE(chooseTileConfig(q, kH100SMs).blockN, 192) << describe(q);
   }
+}
+
+TEST(ChooseTileConfig, BlockScaledFp8TakesWideTilesOnlyWhereTheyPay) {
+  auto blockScaled = [](ProblemSummary p) {
+    p.blockScaled = true;
+    return p;
+  };
+  auto width = [&](int64_t n, int64_t k, int64_t rows, int64_t groups) {
+    return chooseTileConfig(blockScaled(problem(n, k, rows, groups, 1)),
+                            kH100SMs)
+        .blockN;
+  };
+  // Large groups, known or not: 192 columns (1.11x 128 on an H100).
+  EXPECT_EQ(width(6144, 7168, 4096, 8), 192);
+  EXPECT_EQ(width(6144, 7168, 0, 0), 192);
+  // A few hundred rows per group in an unknown number of groups (a row
+  // bucket of a dynamic kernel): 128, as one group of 128 rows measured.
+  EXPECT_EQ(width(7168, 16384, 128, 0), 128);
+  // N of a few tiles: 192 would pad more than it gains.
+  EXPECT_EQ(width(1024, 1024, 0, 0), 128);
+  // A gated tile's halves of 96 columns: not with block scales.
+  ProblemSummary gated = blockScaled(problem(4096, 7168, 4096, 8, 1));
+  gated.gated = true;
+  EXPECT_LE(chooseTileConfig(gated, kH100SMs).blockN, 128);
+  // Only block-scaled FP8 takes 192.
+  for (const ProblemSummary &q : sweep())
+    if (!q.blockScaled)
+      EXPECT_NE(chooseTileConfig(q, kH100SMs).blockN, 192) << describe(q);
 }
 
 TEST(ChooseTileConfig, EpilogueScaledFp8) {
@@ -256,7 +286,7 @@ TEST(ChooseTileConfig, UnknownNDefaultsTo128x256) {
   EXPECT_EQ(c.blockN, 256);
   ProblemSummary fp8 = problem(0, 0, 0, 0, /*elementBytes=*/1);
   fp8.blockScaled = true;
-  EXPECT_EQ(chooseTileConfig(fp8, kH100SMs).blockN, 128);
+  EXPECT_EQ(chooseTileConfig(fp8, kH100SMs).blockN, 192);
 }
 
 TEST(ChooseTileConfig, NMajorWeightsUse64ColumnBoxes) {

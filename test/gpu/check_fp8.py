@@ -295,6 +295,23 @@ def run_int8_exact(kernel, lengths, n, k, device="cuda"):
     return 0.0
 
 
+def block_varied(shape, row_block, col_block, device="cuda"):
+    """Normal values whose magnitude changes by a power of two in [2^-3,
+    2^3] from one (row_block x col_block) block of the last two dimensions
+    to the next: every block gets a scale of its own, so a kernel that
+    applies a neighbouring block's scale is off by up to 64x there (with
+    plain randn, adjacent blocks' amax, and so their scales, differ by a few
+    per cent, which calc_diff < 1e-3 would not notice)."""
+    *lead, rows, cols = shape
+    rb, cb = ceil_div(rows, row_block), ceil_div(cols, col_block)
+    exponents = torch.randint(-3, 4, (*lead, rb, cb), device=device)
+    factors = torch.pow(2.0, exponents.float())
+    factors = factors.repeat_interleave(row_block, dim=-2)[..., :rows, :]
+    factors = factors.repeat_interleave(col_block, dim=-1)[..., :cols]
+    values = torch.randn(*shape, device=device) * factors
+    return values.to(torch.bfloat16)
+
+
 def weights(g, n, k, device="cuda", dtype="f8e4m3"):
     w = torch.randn(g, n, k, device=device, dtype=torch.bfloat16)
     return quantize_blocks(w, dtype)
@@ -308,7 +325,7 @@ def run_segment(kernel, manifest, lengths, n, k, rng, device="cuda"):
     for length in lengths:
         offsets.append(offsets[-1] + length)
     m = offsets[-1] + tail
-    x = torch.randn(m, k, device=device, dtype=torch.bfloat16)
+    x = block_varied((m, k), 1, 128, device)
     x_kind, w_kind = scale_blocks(manifest)
     xq, xs_kernel, xd = quantize_x(x, x_kind, p["a_dtype"])
     num_weights = g
@@ -317,9 +334,8 @@ def run_segment(kernel, manifest, lengths, n, k, rng, device="cuda"):
         num_weights = max(1, g // 2 + 1)
         idx = torch.tensor([rng.randrange(num_weights) for _ in range(g)],
                            dtype=torch.int32, device=device)
-    wq, ws, wd = quantize_w(
-        torch.randn(num_weights, n, k, device=device, dtype=torch.bfloat16),
-        w_kind, p["b_dtype"])
+    wq, ws, wd = quantize_w(block_varied((num_weights, n, k), 128, 128, device),
+                            w_kind, p["b_dtype"])
     out_dtype = OUT_DTYPES[p["out_dtype"]]
     tensors = dict(x=xq, w=wq, x_scale=xs_kernel, w_scale=ws,
                    seg_indptr=torch.tensor(offsets, dtype=torch.int32, device=device))
@@ -365,11 +381,10 @@ def run_grouped(kernel, manifest, counts, mmax, n, k, device="cuda"):
     op = p["op"]
     g = len(counts)
     x_kind, w_kind = scale_blocks(manifest)
-    x = torch.randn(g * mmax, k, device=device, dtype=torch.bfloat16)
+    x = block_varied((g * mmax, k), 1, 128, device)
     xq, xs_kernel, xd = quantize_x(x, x_kind, p["a_dtype"])
-    wq, ws, wd = quantize_w(
-        torch.randn(g, n, k, device=device, dtype=torch.bfloat16), w_kind,
-        p["b_dtype"])
+    wq, ws, wd = quantize_w(block_varied((g, n, k), 128, 128, device), w_kind,
+                            p["b_dtype"])
     out_dtype = OUT_DTYPES[p["out_dtype"]]
     if p["accumulate"]:
         y = torch.randn(g, mmax, n, device=device).to(out_dtype)
@@ -1125,6 +1140,9 @@ def main() -> int:
         f"- script: test/gpu/check_fp8.py --seed {args.seed}"
         + (f" --bench --bench-kinds {' '.join(args.bench_kinds)}"
            if args.bench else ""),
+        "- inputs: normal values whose magnitude changes by 2^-3..2^3 from one "
+        "scale block to the next (1x128 of x, 128x128 of w), so that each "
+        "block has a scale of its own",
         "- criterion: DeepGEMM's calc_diff(out, ref) < 1e-3 against the float64 "
         "product of the dequantised e4m3 operands (1x128 / 128x128, per-row, "
         "per-channel or tensor-wise scales, amax/448), no NaN poison left "

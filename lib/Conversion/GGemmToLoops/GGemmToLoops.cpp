@@ -444,12 +444,24 @@ LogicalResult LoopsTranslator::lowerPromote(PromoteOp op) {
         b, loc, i, arith::ConstantIndexOp::create(b, loc, extent / count));
     return memref::LoadOp::create(b, loc, scales, at);
   };
+  // A tile starting b_offset columns into a b_block-column weight scale
+  // block: column j uses scale (j + b_offset) / b_block.
+  Value bOffset = op.getBOffset() ? lookup(op.getBOffset(), op) : Value();
+  if (op.getBOffset() && !bOffset)
+    return failure();
   forEach2D(b, loc, shape[0], shape[1], [&](Value i, Value j) {
     Value p = memref::LoadOp::create(b, loc, partial, ValueRange{i, j});
     if (aScales)
       p = arith::MulFOp::create(b, loc, p, scaleOf(aScales, i, shape[0]));
-    if (bScales)
+    if (bScales && bOffset) {
+      Value at = arith::DivUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, j, bOffset),
+          arith::ConstantIndexOp::create(b, loc, *op.getBBlock()));
+      p = arith::MulFOp::create(b, loc, p,
+                                memref::LoadOp::create(b, loc, bScales, at));
+    } else if (bScales) {
       p = arith::MulFOp::create(b, loc, p, scaleOf(bScales, j, shape[1]));
+    }
     Value old = memref::LoadOp::create(b, loc, acc, ValueRange{i, j});
     memref::StoreOp::create(b, loc, arith::AddFOp::create(b, loc, old, p), acc,
                             ValueRange{i, j});

@@ -376,10 +376,12 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
       return launch.emitOpError()
              << "expects one activation scale per tile row ("
              << f.aTile.getRows() << "), got " << f.aScales;
-    int64_t weightScales = std::max<int64_t>(1, f.bTile.getRows() / 128);
+    int64_t weightScales = getScaleBlocksPerTile(f.bTile.getRows(), 128);
     if (f.bScales.getCount() != weightScales)
       return launch.emitOpError()
-             << "expects one weight scale per 128 tile rows (" << weightScales
+             << "expects the scales of the 128-row weight scale blocks a "
+                "tile of "
+             << f.bTile.getRows() << " rows covers (" << weightScales
              << "), got " << f.bScales;
     // TMA reads the activation scales of a tile's rows as one box: the
     // rows must be contiguous (MN-major). Masked and batched scales are

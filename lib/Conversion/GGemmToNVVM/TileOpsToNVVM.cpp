@@ -13,6 +13,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 #include <functional>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::ggemm;
@@ -183,6 +184,48 @@ FailureOr<SmallVector<Value>> KernelTranslator::promoteFactors(PromoteOp op) {
   std::function<Value(int64_t)> factorOf;
   if (!bScales) {
     factorOf = [&](int64_t r) { return rowScale[(r / 2) % 2]; };
+  } else if (op.getBOffset()) {
+    // A tile that starts b_offset columns into its first weight scale
+    // block (192 columns of 128-column blocks). The offset is a multiple of
+    // g = gcd(block_n, block), so each g-column group of the tile lies in
+    // one block; a group's block is static when every possible offset puts
+    // it in the same one, else it is selected by the offset (one select
+    // per row half: the middle 64 columns of a 192-column tile).
+    int64_t block = *op.getBBlock();
+    int64_t group = std::gcd(blockN, block);
+    if (group % 8 != 0)
+      return op.emitOpError()
+             << "expects block_n (" << blockN << ") and b_block (" << block
+             << ") to share a multiple of 8 columns (a wgmma fragment's)";
+    Value offset = lookup(op.getBOffset(), op);
+    if (!offset)
+      return failure();
+    SmallVector<Value> colScales;
+    for (int64_t i = 0; i < bCount; ++i)
+      colScales.push_back(load(f32, elementAddress(bScales, f32, idx(i))));
+    factorsOf(colScales);
+    SmallVector<Value> groupFactors; // [half][group]
+    int64_t groups = blockN / group;
+    for (int64_t h = 0; h < 2; ++h) {
+      for (int64_t q = 0; q < groups; ++q) {
+        int64_t first = group * q / block;
+        int64_t last = (group * q + block - group) / block;
+        Value factor = factors[h * bCount + first];
+        if (last != first) {
+          Value at = arith::DivUIOp::create(b, loc, add(idx(group * q), offset),
+                                            idx(block));
+          for (int64_t s = first + 1; s <= last && s < bCount; ++s)
+            factor = arith::SelectOp::create(
+                b, loc, cmp(arith::CmpIPredicate::eq, at, idx(s)),
+                factors[h * bCount + s], factor);
+        }
+        groupFactors.push_back(factor);
+      }
+    }
+    factors = std::move(groupFactors);
+    factorOf = [&, groups, group](int64_t r) {
+      return factors[((r / 2) % 2) * groups + 8 * (r / 4) / group];
+    };
   } else if (colsPerScale % 8 == 0) {
     // A column's scale is fixed by its 8-column fragment: fragments never
     // straddle a scale block.

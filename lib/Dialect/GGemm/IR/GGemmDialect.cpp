@@ -7,6 +7,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::ggemm;
 
@@ -23,6 +25,20 @@ void GGemmDialect::initialize() {
 
 int64_t mlir::ggemm::getElementBytes(Type type) {
   return llvm::divideCeil(type.getIntOrFloatBitWidth(), 8);
+}
+
+int64_t mlir::ggemm::getScaleBlocksPerTile(int64_t tileRows,
+                                           int64_t scaleRows) {
+  // A tile starts at a multiple of its rows, so its offset into a scale
+  // block is a multiple of gcd(tileRows, scaleRows); the largest such
+  // offset leaves the most rows for the blocks after it.
+  int64_t maxOffset = scaleRows - std::gcd(tileRows, scaleRows);
+  return llvm::divideCeil(maxOffset + tileRows, scaleRows);
+}
+
+bool mlir::ggemm::tileStraddlesScaleBlocks(int64_t tileRows,
+                                           int64_t scaleRows) {
+  return tileRows % scaleRows != 0 && scaleRows % tileRows != 0;
 }
 
 bool mlir::ggemm::isFp8(Type type) {

@@ -159,11 +159,27 @@ LogicalResult PromoteOp::verify() {
   if (!getAScales() && !getBScales())
     return emitOpError() << "expects a_scales, b_scales or both (without "
                             "scales the partial is added by ggemm.mma)";
+  if (bool(getBOffset()) != bool(getBBlock()))
+    return emitOpError() << "expects b_offset and b_block together (the "
+                            "tile's place in its first weight scale block, "
+                            "and the block's columns)";
+  if (getBOffset()) {
+    if (!getBScales())
+      return emitOpError() << "expects b_scales with b_offset";
+    int64_t block = *getBBlock();
+    int64_t count = cast<ScalesType>(getBScales().getType()).getCount();
+    int64_t expected = getScaleBlocksPerTile(shape[1], block);
+    if (count != expected)
+      return emitOpError() << "expects " << expected
+                           << " b_scales (the most blocks of " << block
+                           << " columns that a tile of " << shape[1]
+                           << " columns covers), got " << count;
+  }
   for (auto [name, scales, extent, what] :
        {std::tuple<StringRef, Value, int64_t, StringRef>{
             "a_scales", getAScales(), shape[0], "rows"},
         {"b_scales", getBScales(), shape[1], "columns"}}) {
-    if (!scales)
+    if (!scales || (scales == getBScales() && getBOffset()))
       continue;
     int64_t count = cast<ScalesType>(scales.getType()).getCount();
     if (count > extent || extent % count != 0)

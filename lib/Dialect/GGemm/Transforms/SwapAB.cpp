@@ -52,6 +52,14 @@ LogicalResult swapTileProgram(ForeachTileOp loop) {
                  "know how to transpose";
           return WalkResult::interrupt();
         }
+        if (auto promote = dyn_cast<PromoteOp>(op);
+            promote && promote.getBOffset()) {
+          op->emitOpError()
+              << "expects no b_offset in a tile program to swap (the weight "
+                 "tile, swapped into wgmma's rows, must cover whole weight "
+                 "scale blocks: block_n 64, 128 or 256)";
+          return WalkResult::interrupt();
+        }
         accOps.push_back(op);
         return WalkResult::advance();
       });

@@ -151,10 +151,9 @@ LogicalResult checkQuantizedScales(Operation *op, const TileProblem &p,
            << "expects the tile config's block_k (" << blockK
            << ") to be the scale blocks' K extent (" << p.xBlock.getCols()
            << "): each K block is promoted with one scale";
-  if (blockN % 128 != 0 && 128 % blockN != 0)
-    return op->emitOpError() << "expects block_n (" << blockN
-                             << ") to divide or be a multiple of the weight "
-                                "scale block's 128 rows";
+  // Any block_n (a multiple of 8, as the tile config verifies): one that
+  // neither divides nor is a multiple of 128 (192) is promoted with the
+  // tile's offset into its first weight scale block.
   return success();
 }
 
@@ -280,19 +279,28 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
       Value kb = kLoop.getInductionVar();
       Value aScales = LoadScalesOp::create(b, loc, ScalesType::get(ctx, blockM),
                                            p.xScale, ValueRange{row, kb});
-      Value scaleRow = arith::DivUIOp::create(
-          b, loc, col,
-          arith::ConstantIndexOp::create(b, loc, p.wBlock.getRows()));
+      // Scales of the weight-scale blocks the tile's columns fall in, from
+      // the block of its first column; a tile that may start inside a
+      // block (192 columns of 128) says where (b_offset).
+      int64_t scaleRows = p.wBlock.getRows();
+      Value scaleRowsValue = arith::ConstantIndexOp::create(b, loc, scaleRows);
+      Value scaleRow = arith::DivUIOp::create(b, loc, col, scaleRowsValue);
       Value bScales = LoadScalesOp::create(
           b, loc,
-          ScalesType::get(ctx,
-                          std::max<int64_t>(1, blockN / p.wBlock.getRows())),
+          ScalesType::get(ctx, getScaleBlocksPerTile(blockN, scaleRows)),
           p.wScale, ValueRange{weight, scaleRow, kb});
+      Value bOffset;
+      IntegerAttr bBlock;
+      if (tileStraddlesScaleBlocks(blockN, scaleRows)) {
+        bOffset = arith::RemUIOp::create(b, loc, col, scaleRowsValue);
+        bBlock = b.getI64IntegerAttr(scaleRows);
+      }
       // The block's product starts from its own zero accumulator.
       Value partial = MmaOp::create(b, loc, accType, aTile, bTile,
                                     ZeroAccumulatorOp::create(b, loc, accType),
                                     IntegerAttr());
-      next = PromoteOp::create(b, loc, accType, partial, acc, aScales, bScales);
+      next = PromoteOp::create(b, loc, accType, partial, acc, aScales, bScales,
+                               bOffset, bBlock);
     }
     scf::YieldOp::create(b, loc, next);
   }

@@ -66,12 +66,18 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   // at ~580 TFLOP/s, 128x128 at ~490, i.e. 0.84 of it; narrower tiles read
   // relatively more shared memory per flop). With unknown rows the number of
   // waves is taken as proportional to the number of tiles.
-  auto efficiency = [](int64_t bn) {
+  // FP8 block-scaled tiles (at most 192 columns: 2 x 96 accumulator
+  // registers per consumer thread): on an H100 128x192 tiles ran 1.11x as
+  // fast as 128x128 on DeepGEMM's grouped shapes without column padding
+  // (N = 6144; bench/NOTES.md, v13).
+  auto efficiency = [&](int64_t bn) {
+    if (problem.blockScaled && bn == 192)
+      return 0.93;
     return bn >= 256 ? 1.0 : bn >= 128 ? 0.84 : 0.6;
   };
   // Unknown N (a dynamic-shape kernel): the widest tile, which runs at the
   // highest efficiency on large problems (bench/NOTES.md).
-  int64_t best = problem.blockScaled ? 128 : 256;
+  int64_t best = problem.blockScaled ? 192 : 256;
   if (problem.gateUpBlock > 0) {
     // Interleaved gate/up blocks: a tile is one block of gate and up rows,
     // the layout's choice (the verifier holds 2B to wgmma's N range).
@@ -79,10 +85,23 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   } else if (problem.n > 0) {
     double bestCost = 0;
     bool found = false;
-    for (int64_t bn : {256, 128, 64}) {
+    for (int64_t bn : {256, 192, 128, 64}) {
       // Block scales: 256 columns would need 2 x 128 accumulator registers
-      // per consumer thread, more than setmaxnreg's 240 leave room for.
-      if (problem.blockScaled && bn > 128)
+      // per consumer thread (product and sum), more than setmaxnreg's 240
+      // leave room for; 192 fit (2 x 96). A gated tile's halves would be
+      // 96 columns, which no weight scale block layout lines up with.
+      if (problem.blockScaled && (bn > 192 || (bn == 192 && problem.gated)))
+        continue;
+      // Other kinds have 256 (measured best) and no measurement at 192.
+      if (!problem.blockScaled && bn == 192)
+        continue;
+      // Groups of a few hundred rows in an unknown number of groups: at
+      // 128 rows in one group, 128x192 FP8 tiles were 8-15 % slower than
+      // 128x128 ones on an H100 (fewer CTAs than SMs, each longer), at many
+      // groups they would be faster; the model cannot tell which, so the
+      // bounded row buckets keep 128 and only the unbounded one (large
+      // groups) and programs with a known group count take 192.
+      if (bn == 192 && problem.rowsPerGroup > 0 && problem.numGroups <= 0)
         continue;
       if (problem.weightsNMajor && bn % 64 != 0)
         continue;

@@ -58,6 +58,15 @@ constexpr llvm::StringLiteral kKRaggedLayoutAttrName = "ggemm.k_ragged_layout";
 constexpr int64_t kMaxSmemBytesPerCta = 227 * 1024;
 /// Byte width of one element of an operand type (FP8 is 1, bf16/f16 2).
 int64_t getElementBytes(Type type);
+/// The most scale blocks of `scaleRows` rows that one tile of `tileRows`
+/// rows covers, the tile starting at a multiple of `tileRows`: 1 for 64 or
+/// 128 rows of 128-row weight scale blocks, 2 for 192 or 256.
+int64_t getScaleBlocksPerTile(int64_t tileRows, int64_t scaleRows);
+/// Whether tiles of `tileRows` rows start at different offsets into blocks
+/// of `scaleRows` rows (neither divides the other: 192-row tiles start at 0
+/// or 64 within a 128-row block), so that which block a tile row falls in
+/// depends on the tile.
+bool tileStraddlesScaleBlocks(int64_t tileRows, int64_t scaleRows);
 /// True for the FP8 element types wgmma accepts.
 bool isFp8(Type type);
 /// True for INT8 operands (signless i8, read as signed: wgmma's s8).

@@ -345,6 +345,13 @@ def GGemm_PromoteOp : GGemm_Op<"promote", [Pure, AttrSizedOperandSegments,
     the sum in f32 per K block, as DeepGEMM does, rather than scaling once
     at the end, which block scales that change along K do not allow.
 
+    A tile whose width neither divides nor is a multiple of the weight
+    scale block (192 columns of 128-column blocks) starts at a different
+    place in its first block from one tile to the next: `b_offset` gives
+    that place and `b_block` the block's columns, and column `j` uses
+    `b[(j + b_offset) / b_block]` (`|b|` is then the most blocks such a
+    tile covers, 2 for 192 of 128).
+
     On the GPU each consumer thread scales the partial in its registers
     (its rows' activation scales and its columns' weight scales read from
     the stage slot) and adds it into the accumulator registers; the
@@ -353,16 +360,22 @@ def GGemm_PromoteOp : GGemm_Op<"promote", [Pure, AttrSizedOperandSegments,
     ```mlir
     %next = ggemm.promote %p into %acc a_scales(%sa : !ggemm.scales<128>)
         b_scales(%sb : !ggemm.scales<1>) : !ggemm.accumulator<128x128xf32>
+    %wide = ggemm.promote %p into %acc a_scales(%sa : !ggemm.scales<128>)
+        b_scales(%sb : !ggemm.scales<2>) b_offset(%off) {b_block = 128 : i64}
+        : !ggemm.accumulator<128x192xf32>
     ```
   }];
   let arguments = (ins GGemm_Accumulator:$partial, GGemm_Accumulator:$acc,
                    Optional<GGemm_Scales>:$a_scales,
-                   Optional<GGemm_Scales>:$b_scales);
+                   Optional<GGemm_Scales>:$b_scales,
+                   Optional<GGemm_Index>:$b_offset,
+                   OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$b_block);
   let results = (outs GGemm_Accumulator:$result);
   let assemblyFormat = [{
     $partial `into` $acc
     (`a_scales` `(` $a_scales^ `:` qualified(type($a_scales)) `)`)?
     (`b_scales` `(` $b_scales^ `:` qualified(type($b_scales)) `)`)?
+    (`b_offset` `(` $b_offset^ `)`)?
     attr-dict `:` qualified(type($result))
   }];
   let hasVerifier = 1;
