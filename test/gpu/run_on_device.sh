@@ -12,7 +12,7 @@
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-fp8out] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-fp8out] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -99,6 +99,14 @@ for step in $steps; do
       --machine "GPU host ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)), idle, static compiler library of $(cat .device/static/COMMIT)" \
       --report "$OUT/latency.md" 2>&1 | tee "$OUT/latency.log" | tail -5
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  peer-latency)
+    # Triton's compile latency on this host (bench/peer_compile_latency.py):
+    # an empty cache, then its disk cache from a new process.
+    rm -rf /tmp/ggemm-triton-cache
+    python3 bench/peer_compile_latency.py --cache-dir /tmp/ggemm-triton-cache \
+      --phase cold --report "$OUT/triton-cold.md" 2>&1 | tail -1 &&
+      python3 bench/peer_compile_latency.py --cache-dir /tmp/ggemm-triton-cache \
+        --phase warm --report "$OUT/triton-warm.md" 2>&1 | tail -1 || rc=1 ;;
   python)
     GGEMM_COMMIT=$(cat .device/python_catalog/COMMIT 2>/dev/null || echo "$commit") \
     python3 test/gpu/check_python.py --catalog .device/python_catalog \
