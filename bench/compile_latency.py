@@ -93,7 +93,12 @@ def model_set() -> Dict[str, Problem]:
 
 
 def commit() -> str:
-    """The checkout's commit, with "+changes" when the tree differs."""
+    """GGEMM_COMMIT when set (the GPU host's copy of the tree has no
+    reliable git metadata: run_on_device.sh sets it), else the checkout's
+    commit, with "+changes" when the tree differs."""
+    if os.environ.get("GGEMM_COMMIT"):
+        return os.environ["GGEMM_COMMIT"]
+
     def git(*args: str) -> str:
         return subprocess.run(["git", *args], cwd=ROOT, capture_output=True,
                               text=True).stdout.strip()

@@ -94,19 +94,23 @@ for step in $steps; do
     # library (bench/compile_latency.py; no gemm-opt here, so no pass table).
     mkdir -p /tmp/ggemm-static && xz -dc .device/static/libGGemmCAPI.so.xz \
       > /tmp/ggemm-static/libGGemmCAPI.so &&
+    GGEMM_COMMIT="$(cat .device/static/COMMIT 2>/dev/null || echo unknown) (static library)" \
     GGEMM_BUILD_DIR=/nonexistent GGEMM_COMPILER_LIB=/tmp/ggemm-static/libGGemmCAPI.so \
-      python3 bench/compile_latency.py --repeats 3 --jobs 4 --opt-levels 1 \
+      python3 bench/compile_latency.py --repeats 3 --jobs 4 ${LATENCY_ARGS:---opt-levels 1} \
       --machine "GPU host ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)), idle, static compiler library of $(cat .device/static/COMMIT)" \
       --report "$OUT/latency.md" 2>&1 | tee "$OUT/latency.log" | tail -5
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   peer-latency)
     # Triton's compile latency on this host (bench/peer_compile_latency.py):
     # an empty cache, then its disk cache from a new process.
+    # GGEMM_COMMIT names the script's tree (PEER_COMMIT, else the bundles').
     rm -rf /tmp/ggemm-triton-cache
-    python3 bench/peer_compile_latency.py --cache-dir /tmp/ggemm-triton-cache \
-      --phase cold --report "$OUT/triton-cold.md" 2>&1 | tail -1 &&
-      python3 bench/peer_compile_latency.py --cache-dir /tmp/ggemm-triton-cache \
-        --phase warm --report "$OUT/triton-warm.md" 2>&1 | tail -1 || rc=1 ;;
+    GGEMM_COMMIT=${PEER_COMMIT:-$commit} python3 bench/peer_compile_latency.py \
+      --cache-dir /tmp/ggemm-triton-cache --phase cold \
+      --report "$OUT/triton-cold.md" 2>&1 | tail -1 &&
+      GGEMM_COMMIT=${PEER_COMMIT:-$commit} python3 bench/peer_compile_latency.py \
+        --cache-dir /tmp/ggemm-triton-cache --phase warm \
+        --report "$OUT/triton-warm.md" 2>&1 | tail -1 || rc=1 ;;
   python)
     GGEMM_COMMIT=$(cat .device/python_catalog/COMMIT 2>/dev/null || echo "$commit") \
     python3 test/gpu/check_python.py --catalog .device/python_catalog \
