@@ -10,7 +10,14 @@
 
 // CHECK-LABEL: func.func @segment_persistent(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x128x256xbf16>, %[[ROWS:[a-z0-9]+]]: memref<5xi32>, %[[IDX:[a-z0-9]+]]: memref<4xi32>, %[[BIAS:[a-z0-9]+]]: memref<4x128xf32>, %[[Y:[a-z0-9]+]]: memref<?x128xbf16>)
-// The accumulator and the two tile buffers live outside every loop.
+// The map_tile walk's cursor (group, its first tile), at 0; the
+// accumulator and the two tile buffers: all outside every loop.
+// CHECK-NEXT: %[[CURSOR:.+]] = memref.alloca() : memref<2xindex>
+// CHECK-NEXT: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[S0:.+]] = arith.constant 0 : index
+// CHECK-NEXT: memref.store %[[C0]], %[[CURSOR]][%[[S0]]] : memref<2xindex>
+// CHECK-NEXT: %[[S1:.+]] = arith.constant 1 : index
+// CHECK-NEXT: memref.store %[[C0]], %[[CURSOR]][%[[S1]]] : memref<2xindex>
 // CHECK-NEXT: %[[ACC:.+]] = memref.alloca() : memref<64x64xf32>
 // CHECK-NEXT: %[[ABUF:.+]] = memref.alloca() : memref<64x64xbf16>
 // CHECK-NEXT: %[[BBUF:.+]] = memref.alloca() : memref<64x64xbf16>
@@ -36,10 +43,18 @@
 // CHECK: scf.yield %{{.+}}, %[[CLAMPED]] : index, index
 // The grid-stride loop of the launch body.
 // CHECK: scf.for %[[TILE:[a-z0-9_]+]] = %[[CTA]] to %[[TOTAL]]#0 step %[[NUM_CTAS]] {
-// map_tile: find the group holding the tile id.
-// CHECK: %[[FOUND:.+]]:4 = scf.for
-// CHECK: arith.cmpi ule, %{{.+}}, %[[TILE]]
-// CHECK: arith.cmpi ult, %[[TILE]],
+// map_tile: walk from the cursor (from group 0 when the tile id lies
+// before its group) while the tile id lies past the group's tiles and a
+// group follows; the cursor stays at the tile's group.
+// CHECK: %[[CG:.+]] = memref.load %[[CURSOR]]
+// CHECK: %[[CF:.+]] = memref.load %[[CURSOR]]
+// CHECK: %[[BEHIND:.+]] = arith.cmpi ult, %[[TILE]], %[[CF]] : index
+// CHECK: arith.select %[[BEHIND]], %{{.+}}, %[[CG]] : index
+// CHECK: %[[FOUND:.+]]:4 = scf.while
+// CHECK: arith.cmpi uge, %[[TILE]], %{{.+}} : index
+// CHECK: scf.condition
+// CHECK: memref.store %[[FOUND]]#0, %[[CURSOR]]
+// CHECK: memref.store %[[FOUND]]#1, %[[CURSOR]]
 // weight_index.
 // CHECK: %[[WIDX_I32:.+]] = memref.load %[[IDX]][%[[FOUND]]#0]
 // CHECK: %[[WIDX:.+]] = arith.index_cast %[[WIDX_I32]] : i32 to index

@@ -21,6 +21,13 @@
 // Parameters: A and B TMA descriptors, 5 global pointers, 7 scalars.
 // CHECK: gpu.func @seg_kernel(%[[ADESC:[a-z0-9]+]]: !llvm.ptr, %[[BDESC:[a-z0-9]+]]: !llvm.ptr, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %[[WIDX:[a-z0-9]+]]: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i32, %{{.+}}: i32, %{{.+}}: i32, %{{.+}}: i64, %[[NUM_WEIGHTS:[a-z0-9]+]]: i32) kernel
 // CHECK-SAME: attributes {ggemm.grid_constant_args = array<i64: 0, 1>, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
+// The map_tile walks' cursors (a group and its first tile id), a pair for
+// each map_tile (the producer's, the consumers'), 0 in allocas at the entry
+// that SROA makes registers.
+// CHECK: %[[PG:.+]] = llvm.alloca %{{.+}} x i64 : (i32) -> !llvm.ptr
+// CHECK: %[[PF:.+]] = llvm.alloca %{{.+}} x i64 : (i32) -> !llvm.ptr
+// CHECK: %[[CG:.+]] = llvm.alloca %{{.+}} x i64 : (i32) -> !llvm.ptr
+// CHECK: %[[CF:.+]] = llvm.alloca %{{.+}} x i64 : (i32) -> !llvm.ptr
 // CHECK: %[[GW:.+]] = arith.index_cast %[[NUM_WEIGHTS]] : i32 to index
 // The launch's CTA id and count.
 // CHECK: gpu.block_id x
@@ -51,6 +58,12 @@
 // CHECK: scf.if %[[IS_PRODUCER]] {
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK: nvvm.elect.sync
+// map_tile: the walk from the producer's cursor, which keeps its result.
+// CHECK: llvm.load %[[PG]] : !llvm.ptr -> i64
+// CHECK: llvm.load %[[PF]] : !llvm.ptr -> i64
+// CHECK: scf.while
+// CHECK: llvm.store %{{.+}}, %[[PG]] : i64, !llvm.ptr
+// CHECK: llvm.store %{{.+}}, %[[PF]] : i64, !llvm.ptr
 // ggemm.ring_put: wait for the empty slot, expect the bytes of both tiles,
 // one TMA per tile into the slot.
 // CHECK: nvvm.mbarrier.try_wait.parity
@@ -64,6 +77,9 @@
 // group in flight (pending = 1); ggemm.ring_release arrives on empty.
 // CHECK: } else {
 // CHECK: nvvm.setmaxregister increase 232
+// CHECK: llvm.load %[[CG]] : !llvm.ptr -> i64
+// CHECK: scf.while
+// CHECK: llvm.store %{{.+}}, %[[CF]] : i64, !llvm.ptr
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.fence.aligned
 // CHECK-COUNT-4: nvvm.wgmma.mma_async {{.+}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]

@@ -264,9 +264,31 @@ LogicalResult LoopsTranslator::translateGGemmOp(Operation *op) {
       .Case([&](MapTileOp map) {
         Value rank =
             map.getClusterRank() ? lookup(map.getClusterRank(), map) : Value();
+        // The walk's cursor, as on the GPU: it carries over from one
+        // simulated CTA to the next, whose first tile lies before it (the
+        // walk restarts), so the tests run both paths.
+        auto slots = memref::AllocaOp::create(
+            allocas, loc, MemRefType::get({2}, b.getIndexType()));
+        Value zero = arith::ConstantIndexOp::create(allocas, loc, 0);
+        for (int64_t slot = 0; slot < 2; ++slot)
+          memref::StoreOp::create(
+              allocas, loc, zero, slots,
+              ValueRange{arith::ConstantIndexOp::create(allocas, loc, slot)});
+        TileSchedule::Cursor cursor;
+        cursor.load = [&](OpBuilder &b, Location loc, unsigned slot) -> Value {
+          return memref::LoadOp::create(
+              b, loc, slots,
+              ValueRange{arith::ConstantIndexOp::create(b, loc, slot)});
+        };
+        cursor.store = [&](OpBuilder &b, Location loc, unsigned slot,
+                           Value value) {
+          memref::StoreOp::create(
+              b, loc, value, slots,
+              ValueRange{arith::ConstantIndexOp::create(b, loc, slot)});
+        };
         TileSchedule::Tile tile =
             scheduleOf(map.getSchedule())
-                .mapTile(b, loc, lookup(map.getTile(), map), rank);
+                .mapTile(b, loc, lookup(map.getTile(), map), rank, &cursor);
         mapping.map(map.getResults(), ValueRange{tile.group, tile.rowBegin,
                                                  tile.rowEnd, tile.colBegin});
         return success();

@@ -175,7 +175,33 @@ LogicalResult KernelTranslator::translateGGemmOp(Operation *op) {
             map.getClusterRank() ? lookup(map.getClusterRank(), map) : Value();
         if (!tileId || (map.getClusterRank() && !rank))
           return failure();
-        TileSchedule::Tile tile = schedule->mapTile(b, loc, tileId, rank);
+        // The walk's cursor: two i64 allocas at the kernel's entry, which
+        // LLVM's SROA turns into registers carried around the persistent
+        // loop (each thread maps increasing tile ids, so it walks each
+        // group once instead of every group for every tile).
+        Value one = LLVM::ConstantOp::create(entry, loc, i32,
+                                             entry.getI32IntegerAttr(1));
+        auto ptr = LLVM::LLVMPointerType::get(ctx);
+        Value zero = LLVM::ConstantOp::create(entry, loc, i64,
+                                              entry.getI64IntegerAttr(0));
+        SmallVector<Value, 2> slots;
+        for (int slot = 0; slot < 2; ++slot) {
+          slots.push_back(LLVM::AllocaOp::create(entry, loc, ptr, i64, one));
+          LLVM::StoreOp::create(entry, loc, zero, slots.back());
+        }
+        TileSchedule::Cursor cursor;
+        cursor.load = [&](OpBuilder &b, Location loc, unsigned slot) {
+          return toIndex(LLVM::LoadOp::create(b, loc, i64, slots[slot]));
+        };
+        cursor.store = [&](OpBuilder &b, Location loc, unsigned slot,
+                           Value value) {
+          LLVM::StoreOp::create(
+              b, loc,
+              arith::IndexCastUIOp::create(b, loc, i64, value).getResult(),
+              slots[slot]);
+        };
+        TileSchedule::Tile tile =
+            schedule->mapTile(b, loc, tileId, rank, &cursor);
         mapping.map(map.getResults(), ValueRange{tile.group, tile.rowBegin,
                                                  tile.rowEnd, tile.colBegin});
         return success();

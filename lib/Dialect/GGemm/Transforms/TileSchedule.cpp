@@ -138,14 +138,69 @@ Value TileSchedule::tileBound(OpBuilder &b, Location loc) const {
   return arith::MulIOp::create(b, loc, rowTiles, numColTiles(b, loc));
 }
 
+/// The walk of mapTile from a cursor: from the cursor's group (from group
+/// 0 when `tileId` lies before it), on while `tileId` lies past the group's
+/// tiles and a group follows. Returns the group and its first tile id, and
+/// leaves the cursor there.
+static std::pair<Value, Value> walkFrom(OpBuilder &b, Location loc,
+                                        const TileSchedule &s, Value tileId,
+                                        const TileSchedule::Cursor &cursor) {
+  Value zero = cst(b, loc, 0), one = cst(b, loc, 1);
+  Value group = cursor.load(b, loc, 0), first = cursor.load(b, loc, 1);
+  Value behind =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, tileId, first);
+  group = arith::SelectOp::create(b, loc, behind, zero, group);
+  first = arith::SelectOp::create(b, loc, behind, zero, first);
+  Value start = s.rowMapping == RowMapping::segment
+                    ? clampedOffset(b, loc, s, group)
+                    : zero;
+  Type index = b.getIndexType();
+  // (group, its first tile, its carried start); the before region also
+  // forwards the group's end and the next group's start.
+  auto loop =
+      scf::WhileOp::create(b, loc, TypeRange{index, index, index, index},
+                           ValueRange{group, first, start});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *before = b.createBlock(&loop.getBefore(), {}, {index, index, index},
+                                  {loc, loc, loc});
+    Value g = before->getArgument(0), gFirst = before->getArgument(1);
+    auto [tiles, nextStart] = walkStep(b, loc, s, g, before->getArgument(2));
+    Value end = arith::AddIOp::create(b, loc, gFirst, tiles);
+    Value past =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, tileId, end);
+    Value next = arith::AddIOp::create(b, loc, g, one);
+    Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
+                                       s.numGroups);
+    scf::ConditionOp::create(b, loc, arith::AndIOp::create(b, loc, past, more),
+                             ValueRange{g, gFirst, nextStart, end});
+    Block *after =
+        b.createBlock(&loop.getAfter(), {}, {index, index, index, index},
+                      {loc, loc, loc, loc});
+    scf::YieldOp::create(
+        b, loc,
+        ValueRange{arith::AddIOp::create(b, loc, after->getArgument(0), one),
+                   after->getArgument(3), after->getArgument(2)});
+  }
+  // The while's results are the before region's forwarded values of its
+  // last round: (group, first tile, next start, end).
+  cursor.store(b, loc, 0, loop.getResult(0));
+  cursor.store(b, loc, 1, loop.getResult(1));
+  return {loop.getResult(0), loop.getResult(1)};
+}
+
 TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
-                                         Value tileId,
-                                         Value clusterRank) const {
+                                         Value tileId, Value clusterRank,
+                                         const Cursor *cursor) const {
   Value group, local;
   if (isUniform(*this)) {
     Value perGroup = groupTiles(b, loc, cst(b, loc, 0));
     group = arith::DivUIOp::create(b, loc, tileId, perGroup);
     local = arith::RemUIOp::create(b, loc, tileId, perGroup);
+  } else if (cursor) {
+    auto [found, first] = walkFrom(b, loc, *this, tileId, *cursor);
+    group = found;
+    local = arith::SubIOp::create(b, loc, tileId, first);
   } else {
     // Walk the groups, accumulating their tile counts, until the group that
     // holds `tileId`. Every thread of a CTA runs the same walk (the reads of

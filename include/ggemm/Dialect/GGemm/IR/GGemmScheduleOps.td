@@ -124,7 +124,11 @@ def GGemm_MapTileOp : GGemm_Op<"map_tile", [
     Maps tile id `tile` (below `ggemm.tile_count`) to its group, its first
     row, the end of its group's rows (exclusive) and its first column, by
     walking the groups' tile counts on the device (`TileSchedule` in the
-    code, shared by the GPU and the CPU back ends).
+    code, shared by the GPU and the CPU back ends). Each thread's walk
+    starts where its previous `map_tile` stopped (a cursor the back ends
+    keep in registers or memory, from group 0 again for a tile id before
+    it), so a persistent CTA, whose tile ids increase, walks the groups
+    once over all its tiles; the result does not depend on the cursor.
 
     With a schedule whose config has `cluster_m > 1`, a tile is `cluster_m
     x block_m` rows, shared by the CTAs of a thread-block cluster, and

@@ -66,8 +66,23 @@ struct TileSchedule {
   struct Tile {
     Value group, rowBegin, rowEnd, colBegin;
   };
+  /// Where a thread's last mapTile stopped in its walk over the groups:
+  /// slot 0 the group, slot 1 the group's first tile id, both 0 at first.
+  /// The GPU keeps them in allocas that LLVM promotes to registers, the
+  /// CPU in a memref.
+  struct Cursor {
+    std::function<Value(OpBuilder &, Location, unsigned slot)> load;
+    std::function<void(OpBuilder &, Location, unsigned slot, Value)> store;
+  };
+  /// With a `cursor`, the walk starts at the cursor's group and leaves the
+  /// cursor at the tile's group: a thread mapping increasing tile ids (a
+  /// persistent CTA's grid-stride loop) walks each group once in all,
+  /// instead of every group for every tile. A tile id before the cursor's
+  /// group starts the walk from group 0 again, so the result never depends
+  /// on the cursor.
   Tile mapTile(OpBuilder &b, Location loc, Value tileId,
-               Value clusterRank = Value()) const;
+               Value clusterRank = Value(),
+               const Cursor *cursor = nullptr) const;
 };
 
 } // namespace mlir::ggemm
