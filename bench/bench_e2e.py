@@ -56,6 +56,10 @@ def shapes():
         ("64 groups x 64 rows N=4096 K=7168", [64] * 64, 4096, 7168),
         ("128 groups x 16 rows N=4096 K=2048", [16] * 128, 4096, 2048),
         ("G=8 skewed M=16384 N=4096 K=7168", skew, 4096, 7168),
+        # DeepSeek-V3's down projection at 16384 tokens x top-8 over 256
+        # experts: many groups of large tiles, where a walk over every
+        # group per tile weighs most (NOTES v14).
+        ("256 groups x 512 rows N=7168 K=2048", [512] * 256, 7168, 2048),
     ]
 
 
