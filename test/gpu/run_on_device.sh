@@ -12,7 +12,7 @@
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-fp8out] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -178,6 +178,16 @@ for step in $steps; do
       python3 test/gpu/check_moe.py --catalog .device/moe_catalog \
       --models small > "$OUT/moe-safety.log" 2>&1 || rc=1
     grep -E "gpu-check-moe|ERROR SUMMARY|FAIL" "$OUT/moe-safety.log" | tail -5 ;;
+  profile-walk)
+    # NOTES v14: the 256-group shape, along-n and along-m kernels, the
+    # bundles against BASELINE's (bench/profile_walk.py).
+    ncu --clock-control none --profile-from-start off --target-processes all \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      --section WarpStateStats --section SchedulerStats \
+      python3 bench/profile_walk.py --bundles .device/bundles \
+      --baseline "${BASELINE:?BASELINE=dir of the old bundles}" > "$OUT/profile-walk.txt" 2>&1 || rc=1
+    grep -E "profiling:|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|L2 Hit Rate|DRAM Throughput|Issue Slots Busy|No Eligible|Warp Cycles Per Issued" \
+      "$OUT/profile-walk.txt" | head -80 ;;
   profile)
     # Hardware counters of one launch each (bench/profile_ncu.py; the FP8
     # kernels too with PROFILE_FP8=1); the
