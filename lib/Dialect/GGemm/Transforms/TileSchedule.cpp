@@ -197,43 +197,17 @@ TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
     Value perGroup = groupTiles(b, loc, cst(b, loc, 0));
     group = arith::DivUIOp::create(b, loc, tileId, perGroup);
     local = arith::RemUIOp::create(b, loc, tileId, perGroup);
-  } else if (cursor) {
-    auto [found, first] = walkFrom(b, loc, *this, tileId, *cursor);
+  } else {
+    // Without a cursor, every walk starts at group 0.
+    TileSchedule::Cursor fromZero;
+    fromZero.load = [](OpBuilder &b, Location loc, unsigned) {
+      return cst(b, loc, 0);
+    };
+    fromZero.store = [](OpBuilder &, Location, unsigned, Value) {};
+    auto [found, first] =
+        walkFrom(b, loc, *this, tileId, cursor ? *cursor : fromZero);
     group = found;
     local = arith::SubIOp::create(b, loc, tileId, first);
-  } else {
-    // Walk the groups, accumulating their tile counts, until the group that
-    // holds `tileId`. Every thread of a CTA runs the same walk (the reads of
-    // group_rows are uniform and cached), so no shared state is needed.
-    // iter_args: (group found so far, its first tile id, running count,
-    // carried start).
-    Value zero = cst(b, loc, 0);
-    auto loop = scf::ForOp::create(
-        b, loc, zero, numGroups, cst(b, loc, 1),
-        ValueRange{zero, zero, zero, walkStart(b, loc, *this)});
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value g = loop.getInductionVar();
-      Value foundGroup = loop.getRegionIterArg(0);
-      Value foundStart = loop.getRegionIterArg(1);
-      Value running = loop.getRegionIterArg(2);
-      auto [tiles, nextStart] =
-          walkStep(b, loc, *this, g, loop.getRegionIterArg(3));
-      Value next = arith::AddIOp::create(b, loc, running, tiles);
-      // The group holds the tile iff running <= tileId < next.
-      Value geStart = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
-                                            running, tileId);
-      Value ltEnd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                          tileId, next);
-      Value hit = arith::AndIOp::create(b, loc, geStart, ltEnd);
-      foundGroup = arith::SelectOp::create(b, loc, hit, g, foundGroup);
-      foundStart = arith::SelectOp::create(b, loc, hit, running, foundStart);
-      scf::YieldOp::create(b, loc,
-                           ValueRange{foundGroup, foundStart, next, nextStart});
-    }
-    group = loop.getResult(0);
-    local = arith::SubIOp::create(b, loc, tileId, loop.getResult(1));
   }
   auto [rowStart, rowCount] = groupRows(b, loc, group);
   Value colTiles = numColTiles(b, loc);

@@ -79,7 +79,8 @@ struct TileSchedule {
   /// persistent CTA's grid-stride loop) walks each group once in all,
   /// instead of every group for every tile. A tile id before the cursor's
   /// group starts the walk from group 0 again, so the result never depends
-  /// on the cursor.
+  /// on the cursor. Without one, each walk starts at group 0 and stops at
+  /// the tile's group.
   Tile mapTile(OpBuilder &b, Location loc, Value tileId,
                Value clusterRank = Value(),
                const Cursor *cursor = nullptr) const;
