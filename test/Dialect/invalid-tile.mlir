@@ -871,7 +871,6 @@ func.func @zero_k_tail_no_tiles(%v: index) {
   return
 }
 
-
 // -----
 
 func.func @gather_mn_major(%w: memref<4x256x512xbf16>, %ri: memref<?xi32>, %i: index) {
