@@ -1123,6 +1123,71 @@ func.func @fp8(%arg0: memref<?x256xf8E4M3FN>, %arg1: memref<2x256x256xf8E4M3FN>,
 
 // -----
 
+// The weight scales in the ring must be those of the 128-row blocks a tile
+// covers: one for 128 rows (getScaleBlocksPerTile), not two.
+func.func @fp8_weight_scale_count(%arg0: memref<?x256xf8E4M3FN>, %arg1: memref<2x256x256xf8E4M3FN>, %arg2: memref<3xi32>, %arg3: memref<?x2xf32, strided<[1, ?]>>, %arg4: memref<2x2x2xf32>, %arg5: memref<?x256xbf16>) {
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  %c0_0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0_0 : memref<?x256xf8E4M3FN>
+  %c256 = arith.constant 256 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<3xi32>) groups(%c2) rows_per_group(%c0) num_rows(%dim) num_cols(%c256) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>)
+  // expected-error @+1 {{'ggemm.launch' op expects the scales of the 128-row weight scale blocks a tile of 128 rows covers (1), got '!ggemm.scales<2>'}}
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536, 131072, 133632], stage_bytes = [16384, 16384, 640, 128], barrier_offset = 134144, smem_bytes = 134208>) : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<2>>
+    %2 = ggemm.tile_count %0
+    ggemm.warp_specialize producer registers(40) {
+      %c0_1 = arith.constant 0 : index
+      %3 = scf.for %arg6 = %cta to %2 step %num_ctas iter_args(%arg7 = %c0_1) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
+        %c2_2 = arith.constant 2 : index
+        %c0_3 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %c128 = arith.constant 128 : index
+        %4 = scf.for %arg8 = %c0_3 to %c2_2 step %c1 iter_args(%arg9 = %arg7) -> (index) {
+          %5 = arith.muli %arg8, %c128 : index
+          %6 = ggemm.load_tile %arg0[%row, %5] : memref<?x256xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN>
+          %7 = ggemm.load_tile %arg1[%group, %col, %5] : memref<2x256x256xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN>
+          %8 = ggemm.load_scales %arg3[%row, %arg8] : memref<?x2xf32, strided<[1, ?]>> -> !ggemm.scales<128>
+          %c128_4 = arith.constant 128 : index
+          %9 = arith.divui %col, %c128_4 : index
+          %10 = ggemm.load_scales %arg4[%group, %9, %arg8] : memref<2x2x2xf32> -> !ggemm.scales<2>
+          ggemm.ring_put %1[%arg9], %6, %7, %8, %10 : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<2>>
+          %c1_5 = arith.constant 1 : index
+          %11 = arith.addi %arg9, %c1_5 : index
+          scf.yield %11 : index
+        }
+        scf.yield %4 : index
+      }
+    } consumers(2) registers(232) {
+      %c0_1 = arith.constant 0 : index
+      %3 = scf.for %arg6 = %cta to %2 step %num_ctas iter_args(%arg7 = %c0_1) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
+        %c2_2 = arith.constant 2 : index
+        %c0_3 = arith.constant 0 : index
+        %c1 = arith.constant 1 : index
+        %4 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+        %5:2 = scf.for %arg8 = %c0_3 to %c2_2 step %c1 iter_args(%arg9 = %4, %arg10 = %arg7) -> (!ggemm.accumulator<128x128xf32>, index) {
+          %6:4 = ggemm.ring_get %1[%arg10] : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<2>>
+          %7 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+          %8 = ggemm.mma %6#0, %6#1, %7 : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN> -> !ggemm.accumulator<128x128xf32>
+          %9 = ggemm.promote %8 into %arg9 a_scales(%6#2 : !ggemm.scales<128>) b_scales(%6#3 : !ggemm.scales<2>) : !ggemm.accumulator<128x128xf32>
+          ggemm.ring_release %1[%arg10] : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<2>>
+          %c1_4 = arith.constant 1 : index
+          %10 = arith.addi %arg10, %c1_4 : index
+          scf.yield %9, %10 : !ggemm.accumulator<128x128xf32>, index
+        }
+        ggemm.store_tile %5#0 to %arg5 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<128x128xf32>, memref<?x256xbf16>
+        scf.yield %5#1 : index
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // FP8 with per-token and per-channel scales: no scales in the ring, a
 // plain wgmma K loop; the store multiplies each accumulator element by
 // x_scale[row] (loaded once per fragment row, after the row mask) times

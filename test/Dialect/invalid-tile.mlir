@@ -797,6 +797,16 @@ func.func @promote_offset_without_scales(%p: !ggemm.accumulator<128x192xf32>,
 
 // -----
 
+func.func @promote_offset_block_not_8(%p: !ggemm.accumulator<128x192xf32>,
+                                       %acc: !ggemm.accumulator<128x192xf32>,
+                                       %b: !ggemm.scales<3>, %off: index) {
+  // expected-error @+1 {{'ggemm.promote' op expects b_block (100) and the accumulator's columns (192) to be multiples of 8 (a tile's offset into a block then moves by whole 8-column wgmma fragments)}}
+  %r = ggemm.promote %p into %acc b_scales(%b : !ggemm.scales<3>) b_offset(%off) {b_block = 100 : i64} : !ggemm.accumulator<128x192xf32>
+  return
+}
+
+// -----
+
 func.func @promote_offset_scale_count(%p: !ggemm.accumulator<128x192xf32>,
                                       %acc: !ggemm.accumulator<128x192xf32>,
                                       %b: !ggemm.scales<1>, %off: index) {

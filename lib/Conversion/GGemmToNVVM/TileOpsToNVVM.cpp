@@ -193,10 +193,7 @@ FailureOr<SmallVector<Value>> KernelTranslator::promoteFactors(PromoteOp op) {
     // per row half: the middle 64 columns of a 192-column tile).
     int64_t block = *op.getBBlock();
     int64_t group = std::gcd(blockN, block);
-    if (group % 8 != 0)
-      return op.emitOpError()
-             << "expects block_n (" << blockN << ") and b_block (" << block
-             << ") to share a multiple of 8 columns (a wgmma fragment's)";
+    assert(group % 8 == 0 && "the promote verifier keeps both multiples of 8");
     Value offset = lookup(op.getBOffset(), op);
     if (!offset)
       return failure();

@@ -167,6 +167,12 @@ LogicalResult PromoteOp::verify() {
     if (!getBScales())
       return emitOpError() << "expects b_scales with b_offset";
     int64_t block = *getBBlock();
+    if (block % 8 != 0 || shape[1] % 8 != 0)
+      return emitOpError() << "expects b_block (" << block
+                           << ") and the accumulator's columns (" << shape[1]
+                           << ") to be multiples of 8 (a tile's offset into a "
+                              "block then moves by whole 8-column wgmma "
+                              "fragments)";
     int64_t count = cast<ScalesType>(getBScales().getType()).getCount();
     int64_t expected = getScaleBlocksPerTile(shape[1], block);
     if (count != expected)

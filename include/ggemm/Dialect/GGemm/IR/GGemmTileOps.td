@@ -350,9 +350,10 @@ def GGemm_PromoteOp : GGemm_Op<"promote", [Pure, AttrSizedOperandSegments,
     place in its first block from one tile to the next: `b_offset` gives
     that place and `b_block` the block's columns, and column `j` uses
     `b[(j + b_offset) / b_block]` (`|b|` is then the most blocks such a
-    tile covers, 2 for 192 of 128). `b_offset` must be below `b_block` and
-    a multiple of gcd(columns, `b_block`), as for a tile that starts at a
-    multiple of its width (what ggemm-tile writes).
+    tile covers, 2 for 192 of 128). `b_block` and the columns are multiples
+    of 8; `b_offset` must be below `b_block` and a multiple of gcd(columns,
+    `b_block`), as for a tile that starts at a multiple of its width (what
+    ggemm-tile writes).
 
     On the GPU each consumer thread scales the partial in its registers
     (its rows' activation scales and its columns' weight scales read from
