@@ -131,7 +131,8 @@ _DTYPES: Dict[str, DType] = {
 }
 
 #: Tensor names a kernel may take (which ones depends on its manifest;
-#: ``dy`` and ``dw`` are segment_matmul_k's, ``row_indices`` (gather-A) and
+#: ``dy`` and ``dw`` are segment_matmul_k's (with ``dy_scale`` and
+#: ``x_scale`` in its FP8 form), ``row_indices`` (gather-A) and
 #: ``scatter_indices`` segment_matmul's, ``y_scale`` (the 1x128 scales of
 #: an e4m3 y) that of a kernel with ``y_scale_block``; a routing kernel
 #: (sort_by_expert) takes ``topk_ids``, ``seg_indptr``, ``row_indices`` and
@@ -139,7 +140,7 @@ _DTYPES: Dict[str, DType] = {
 TENSOR_NAMES = ("x", "w", "y", "seg_indptr", "masked_m", "weight_indices",
                 "bias", "row_scale", "x_scale", "w_scale", "dy", "dw",
                 "row_indices", "scatter_indices", "topk_ids", "pair_indices",
-                "q", "scale", "y_scale")
+                "q", "scale", "y_scale", "dy_scale")
 
 
 class _CTensor(ctypes.Structure):

@@ -23,7 +23,8 @@ namespace ggemm::runtime {
 /// The rows per group the "rows_per_group" rule compares with the bounds:
 /// `expectedM` when positive (the caller's hint wins); otherwise
 /// segment_matmul: ceil(num_rows / G) (0 without groups; segment_matmul_k
-/// likewise, its num_rows being the token rows T), masked_matmul:
+/// likewise, its num_rows being the token rows T, dy.shape[1] for
+/// transposed dy and x), masked_matmul:
 /// Mmax (the hint-less bound on the valid rows), batched_matmul: M.
 int64_t dispatchRowsPerGroup(Op op, const ProblemShape &shape,
                              int64_t expectedM);

@@ -42,8 +42,13 @@ std::string tensorPrefix(const TensorArg &tensor) {
   return std::string("tensor '") + tensor.name + "': ";
 }
 
-/// Tensors `op` takes, in the order the messages list them.
-std::vector<TensorRole> rolesForOp(Op op) {
+/// Tensors `problem` takes, in the order the messages list them (the
+/// forward ops' optional ones included).
+std::vector<TensorRole> rolesForProblem(const ProblemSpec &problem) {
+  const Op op = problem.op;
+  if (op == Op::SegmentMatmulK && problem.xScaleBlock != ScaleBlock::None)
+    return {TensorRole::Dy, TensorRole::X,       TensorRole::SegIndptr,
+            TensorRole::Dw, TensorRole::DyScale, TensorRole::XScale};
   if (op == Op::SegmentMatmulK)
     return {TensorRole::Dy, TensorRole::X, TensorRole::SegIndptr,
             TensorRole::Dw};
@@ -311,7 +316,10 @@ std::string mnMajorAdvice(const TensorArg &tensor) {
 /// of one k block for consecutive rows are one column. [G, Mmax, k blocks]
 /// must have its groups back to back, reading as G * Mmax rows; the k blocks
 /// are at least the rows apart, and 16 bytes times some integer (TMA).
-Status checkMnMajorScales(const TensorArg &tensor) {
+/// `block` names a block of the reduction: "k block", or "token block" for
+/// segment_matmul_k's dy_scale and x_scale ([rows, token blocks]).
+Status checkMnMajorScales(const TensorArg &tensor,
+                          const std::string &block = "k block") {
   if (tensor.empty)
     return Status::success();
   const bool grouped = tensor.rank == 3;
@@ -323,7 +331,8 @@ Status checkMnMajorScales(const TensorArg &tensor) {
     return invalidArgument(
         tensorPrefix(tensor) +
         "the kernel wants MN-major scales (stride 1 along the rows, so that "
-        "TMA reads the scales of one k block as a column), got strides " +
+        "TMA reads the scales of one " +
+        block + " as a column), got strides " +
         shapeText(tensor.strides.data(), tensor.rank) + " for shape " +
         shapeText(tensor.shape.data(), tensor.rank) + "; " +
         mnMajorAdvice(tensor));
@@ -338,7 +347,7 @@ Status checkMnMajorScales(const TensorArg &tensor) {
   const int64_t blockStride = tensor.strides[blockDim];
   if (tensor.shape[blockDim] > 1 && blockStride < rows)
     return invalidArgument(tensorPrefix(tensor) + "stride of dimension " +
-                           std::to_string(blockDim) + " (k blocks) is " +
+                           std::to_string(blockDim) + " (" + block + "s) is " +
                            std::to_string(blockStride) +
                            ", expected at least the " + std::to_string(rows) +
                            " rows (the columns of scales overlap); " +
@@ -346,12 +355,23 @@ Status checkMnMajorScales(const TensorArg &tensor) {
   if (tensor.shape[blockDim] > 1 && blockStride % 4 != 0)
     return invalidArgument(
         tensorPrefix(tensor) + "stride of dimension " +
-        std::to_string(blockDim) + " (k blocks) is " +
+        std::to_string(blockDim) + " (" + block + "s) is " +
         std::to_string(blockStride) + " elements (" +
         std::to_string(blockStride * 4) +
         " bytes), expected a multiple of 16 bytes for TMA (pad the rows); " +
         mnMajorAdvice(tensor));
   return Status::success();
+}
+
+/// 1x128 scales, MN-major [rows, blocks] as TMA reads them: dims (rows,
+/// blocks) innermost first, the blocks `blockStride` elements apart. A
+/// single block is never stepped: its stride is the rows, padded to 16
+/// bytes.
+void mnMajorScaleMap(int64_t rows, int64_t blocks, int64_t blockStride,
+                     int64_t *dims, int64_t *strides) {
+  dims[0] = rows;
+  dims[1] = blocks;
+  strides[1] = blocks > 1 ? blockStride : (rows + 3) / 4 * 4;
 }
 
 /// An f8e4m3 y's scales, written by the epilogue one f32 at a time at
@@ -418,8 +438,8 @@ Status bindTensor(const Manifest &manifest, const ggemm_tensor &input,
   if (roleIndex < 0 ||
       !tensorExistsForOp(static_cast<TensorRole>(roleIndex), op))
     return invalidArgument(std::string("unknown tensor '") + name + "' (" +
-                           opName(op) + " takes " + roleList(rolesForOp(op)) +
-                           ")");
+                           opName(op) + " takes " +
+                           roleList(rolesForProblem(manifest.problem)) + ")");
   TensorArg &tensor = args.tensors[roleIndex];
   if (tensor.present)
     return invalidArgument(std::string("tensor '") + name + "' is given twice");
@@ -484,7 +504,7 @@ Status checkPresence(const Manifest &manifest, const BoundArgs &args) {
                            problem.op == Op::SortByExpert ||
                            problem.op == Op::Quantize;
   if (allRequired)
-    required = rolesForOp(problem.op);
+    required = rolesForProblem(problem);
   for (TensorRole role : required)
     if (!args.get(role).present)
       return invalidArgument(std::string("missing tensor '") +
@@ -494,6 +514,20 @@ Status checkPresence(const Manifest &manifest, const BoundArgs &args) {
   // quantize has no options.
   if (problem.op == Op::SortByExpert || problem.op == Op::Quantize)
     return Status::success();
+  // segment_matmul_k's only option is its f8e4m3 form's scales, which
+  // bindTensor admits by name for either form.
+  if (problem.op == Op::SegmentMatmulK) {
+    if (problem.xScaleBlock == ScaleBlock::None)
+      for (TensorRole role : {TensorRole::DyScale, TensorRole::XScale})
+        if (args.get(role).present)
+          return invalidArgument(
+              std::string("tensor '") + tensorRoleName(role) +
+              "' was given, but the kernel was compiled without it "
+              "(problem.x_scale_block is absent: only f8e4m3 dy and x of "
+              "segment_matmul_k have scales, and its dy and x are " +
+              dtypeName(problem.aDtype) + ")");
+    return Status::success();
+  }
 
   // `field` names the problem field that decides; `block` is the scale
   // block of a scale tensor's field (None for a flag). The messages are
@@ -544,21 +578,58 @@ Status checkPresence(const Manifest &manifest, const BoundArgs &args) {
   return Status::success();
 }
 
-/// segment_matmul_k: dy [T, N], x [T, K], seg_indptr [G + 1] and dw
-/// [G, N, K] (nk) or [G, K, N] (kn). The kernel computes dw as one
-/// [G * R, C] matrix, per group A^T B over the group's token rows, with
-/// (A, B) = (dy, x) for nk and (x, dy) for kn: R = A's columns, C = B's.
+/// A transposed dy [N, T] or x [K, T] is read by TMA along its rows of
+/// tokens, so the rows must start 16 bytes apart: with contiguous rows, T a
+/// multiple of 16 / e tokens. Checked apart from checkRowView's stride rule
+/// to say which extent to pad. `layout` is the tensor's, "[n, token rows]".
+Status checkTokenRowStride(const TensorArg &tensor, const char *layout,
+                           int64_t tokens) {
+  if (tensor.empty || tensor.shape[0] <= 1)
+    return Status::success();
+  const int64_t elementSize = dtypeSize(tensor.dtype);
+  const int64_t bytes = tensor.strides[0] * elementSize;
+  if (bytes % 16 == 0)
+    return Status::success();
+  const int64_t unit = 16 / elementSize;
+  const int64_t padded = ceilDiv(tokens, unit) * unit;
+  return invalidArgument(
+      tensorPrefix(tensor) + "row stride is " +
+      std::to_string(tensor.strides[0]) + " elements (" +
+      std::to_string(bytes) +
+      " bytes), expected a multiple of 16 bytes: TMA reads the transposed " +
+      tensor.name + " " + layout + " by rows of tokens, so the token rows (" +
+      std::to_string(tokens) + ") must be padded to a multiple of " +
+      std::to_string(unit) + " in memory (allocate [" +
+      std::to_string(tensor.shape[0]) + ", " + std::to_string(padded) +
+      "] and pass its [:, :" + std::to_string(tokens) + "] view); shape is " +
+      shapeText(tensor.shape.data(), tensor.rank) + ", strides " +
+      shapeText(tensor.strides.data(), tensor.rank));
+}
+
+/// segment_matmul_k: dy [T, N], x [T, K] (transposed: dy [N, T], x [K, T]),
+/// seg_indptr [G + 1] and dw [G, N, K] (nk) or [G, K, N] (kn); with f8e4m3
+/// dy and x also their 1x128 scales along the tokens, dy_scale
+/// [N, ceil(T / 128)] and x_scale [K, ceil(T / 128)], MN-major. The kernel
+/// computes dw as one [G * R, C] matrix, per group A^T B over the group's
+/// token rows, with (A, B) = (dy, x) for nk and (x, dy) for kn: R = A's
+/// columns, C = B's.
 Status checkKRaggedTensors(const Manifest &manifest, BoundArgs &args) {
   using Role = TensorRole;
   const ProblemSpec &problem = manifest.problem;
   const bool nk = problem.weightLayout == WeightLayout::NK;
+  const bool transposed = problem.transposed;
   const TensorArg &dy = args.get(Role::Dy);
   const TensorArg &x = args.get(Role::X);
   const TensorArg &indptr = args.get(Role::SegIndptr);
   const TensorArg &dw = args.get(Role::Dw);
+  const TensorArg &dyScale = args.get(Role::DyScale);
+  const TensorArg &xScale = args.get(Role::XScale);
   ProblemShape &shape = args.shape;
+  // Where dy and x keep their token rows and their columns.
+  const int tokenDim = transposed ? 1 : 0;
+  const int columnDim = 1 - tokenDim;
 
-  for (Role role : rolesForOp(problem.op))
+  for (Role role : rolesForProblem(problem))
     if (Status status =
             checkDtype(args.get(role), expectedTensorDtype(problem, role));
         !status.ok())
@@ -569,33 +640,42 @@ Status checkKRaggedTensors(const Manifest &manifest, BoundArgs &args) {
     const char *layout;
   };
   const RankRule ranks[] = {
-      {dy, 2, "[token rows, n]"},
-      {x, 2, "[token rows, k]"},
+      {dy, 2, transposed ? "[n, token rows]: transposed" : "[token rows, n]"},
+      {x, 2, transposed ? "[k, token rows]: transposed" : "[token rows, k]"},
       {indptr, 1, "[num_groups + 1]"},
       {dw, 3,
        nk ? "[num_groups, n, k] for weight_layout \"nk\""
           : "[num_groups, k, n] for weight_layout \"kn\""},
+      {dyScale, 2, "[n, ceil(token rows / 128)]"},
+      {xScale, 2, "[k, ceil(token rows / 128)]"},
   };
+  // checkPresence has required the scales exactly when the problem has
+  // scale blocks.
   for (const RankRule &rule : ranks)
-    if (Status status = checkRank(rule.tensor, rule.rank, rule.layout);
-        !status.ok())
-      return status;
+    if (rule.tensor.present)
+      if (Status status = checkRank(rule.tensor, rule.rank, rule.layout);
+          !status.ok())
+        return status;
   if (indptr.shape[0] < 1)
     return invalidArgument(tensorPrefix(indptr) +
                            "expected at least 1 element (num_groups + 1), "
                            "got 0");
 
   int64_t tokens = 0, n = 0, k = 0;
-  if (Status status = bindSize(args, "token rows", problem.m,
-                               {{Role::Dy, 0}, {Role::X, 0}}, tokens);
+  if (Status status =
+          bindSize(args, "token rows", problem.m,
+                   {{Role::Dy, tokenDim}, {Role::X, tokenDim}}, tokens);
       !status.ok())
     return status;
-  if (Status status = bindSize(args, "n", problem.n,
-                               {{Role::Dy, 1}, {Role::Dw, nk ? 1 : 2}}, n);
+  if (Status status = bindSize(
+          args, "n", problem.n,
+          {{Role::Dy, columnDim}, {Role::Dw, nk ? 1 : 2}, {Role::DyScale, 0}},
+          n);
       !status.ok())
     return status;
-  if (Status status = bindSize(args, "k", problem.k,
-                               {{Role::X, 1}, {Role::Dw, nk ? 2 : 1}}, k);
+  if (Status status = bindSize(
+          args, "k", problem.k,
+          {{Role::X, columnDim}, {Role::Dw, nk ? 2 : 1}, {Role::XScale, 0}}, k);
       !status.ok())
     return status;
   // One gradient per group: num_weights is num_groups.
@@ -607,14 +687,41 @@ Status checkKRaggedTensors(const Manifest &manifest, BoundArgs &args) {
                    shape.numGroups);
       !status.ok())
     return status;
+  const int64_t tokenBlocks = ceilDiv(tokens, kScaleBlock);
+  const std::string tokenBlocksText = "ceil(token rows / " +
+                                      std::to_string(kScaleBlock) + ") with " +
+                                      std::to_string(tokens) + " token rows";
+  for (const TensorArg *scale : {&dyScale, &xScale})
+    if (scale->present)
+      if (Status status = checkExtent(*scale, 1, tokenBlocks, "token blocks",
+                                      tokenBlocksText);
+          !status.ok())
+        return status;
 
   // dy and x are read by TMA; dw is written element by element as one
   // [G * R, C] matrix, so its groups must be packed.
   const char *tmaWhy = "TMA needs 16-byte aligned global addresses";
-  for (const TensorArg *tensor : {&dy, &x}) {
-    if (Status status = checkRowView(*tensor, /*tma=*/true); !status.ok())
+  const std::pair<const TensorArg *, const char *> operands[] = {
+      {&dy, "[n, token rows]"}, {&x, "[k, token rows]"}};
+  for (const auto &[tensor, layout] : operands) {
+    if (Status status = checkRowView(*tensor, /*tma=*/!transposed);
+        !status.ok())
       return status;
+    if (transposed)
+      if (Status status = checkTokenRowStride(*tensor, layout, tokens);
+          !status.ok())
+        return status;
     if (Status status = checkAlignment(*tensor, 16, tmaWhy); !status.ok())
+      return status;
+  }
+  // The scales as the forward ops' 1x128 x_scale: [rows, token blocks]
+  // with the rows contiguous, read by TMA.
+  for (const TensorArg *scale : {&dyScale, &xScale}) {
+    if (!scale->present)
+      continue;
+    if (Status status = checkMnMajorScales(*scale, "token block"); !status.ok())
+      return status;
+    if (Status status = checkAlignment(*scale, 16, tmaWhy); !status.ok())
       return status;
   }
   if (Status status = checkRowView(dw, /*tma=*/false); !status.ok())
@@ -659,7 +766,7 @@ Status checkKRaggedTensors(const Manifest &manifest, BoundArgs &args) {
 Status checkRoutingTensors(const Manifest &manifest, BoundArgs &args) {
   using Role = TensorRole;
   const ProblemSpec &problem = manifest.problem;
-  const std::vector<Role> roles = rolesForOp(problem.op);
+  const std::vector<Role> roles = rolesForProblem(problem);
   for (Role role : roles)
     if (Status status =
             checkDtype(args.get(role), expectedTensorDtype(problem, role));
@@ -1309,38 +1416,53 @@ Status computeTensorMapArgs(const Manifest &manifest, const ParamSpec &param,
     dims[1] = outputRows;
     strides[1] = tensor.strides[tensor.rank - 2];
   } else if (manifest.problem.op == Op::SegmentMatmulK) {
-    // dy [T, N] or x [T, K] (parseManifest admits no other descriptor, and
-    // rank 2): columns innermost, then the token rows, the kernel's K.
-    dims[0] = tensor.shape[1];
-    dims[1] = shape.numRows;
-    strides[1] = tensor.strides[0];
+    // parseManifest admits rank 2 only, and only these tensors: dy [T, N]
+    // or x [T, K], columns innermost, then the token rows, the kernel's K;
+    // transposed dy [N, T] or x [K, T], the token rows innermost; or their
+    // scales, MN-major [rows, token blocks] as the forward ops' x_scale.
+    const bool scales = param.tensor == TensorRole::DyScale ||
+                        param.tensor == TensorRole::XScale;
+    if (scales) {
+      mnMajorScaleMap(tensor.shape[0], ceilDiv(shape.numRows, kScaleBlock),
+                      tensor.strides[1], dims, strides);
+    } else if (manifest.problem.transposed) {
+      dims[0] = shape.numRows;
+      dims[1] = tensor.shape[0];
+      strides[1] = tensor.strides[0];
+    } else {
+      dims[0] = tensor.shape[1];
+      dims[1] = shape.numRows;
+      strides[1] = tensor.strides[0];
+    }
     if (shape.numRows == 0) {
       // No token rows, but dw must still be written. TMA cannot encode an
       // extent of 0 and an empty tensor's pointer may be null: describe one
-      // row at an aligned device address the kernel never reads (every
-      // segment is clamped to [0, 0)).
+      // row (one token, one block of scales) at an aligned device address
+      // the kernel never reads (every segment is clamped to [0, 0)).
       const TensorArg &dw = args.get(TensorRole::Dw);
-      dims[1] = 1;
-      strides[1] = dims[0];
+      if (scales || !manifest.problem.transposed) {
+        dims[1] = 1;
+        strides[1] = dims[0];
+      } else {
+        dims[0] = 1;
+        strides[1] = 16 / elementSize;
+      }
       if (!tensor.data || reinterpret_cast<uintptr_t>(tensor.data) % 16 != 0)
         address = dw.data;
       if (!address || reinterpret_cast<uintptr_t>(address) % 16 != 0)
         return unsupported(
             context() + ": " + tensor.name +
-            " has no rows (T = 0), so its descriptor is encoded over one row "
-            "of a 16-byte aligned device address that the kernel does not "
-            "read, but neither its data pointer " +
+            " has no token rows (T = 0), so its descriptor is encoded over "
+            "one token row of a 16-byte aligned device address that the "
+            "kernel does not read, but neither its data pointer " +
             pointerText(tensor.data) + " nor dw's " + pointerText(dw.data) +
             " is 16-byte aligned");
     }
   } else if (param.tensor == TensorRole::XScale) {
     // MN-major [rows of all groups, k blocks] (parseManifest admits only
-    // "1x128" scales and rank 2; bindArguments checked the layout). A single
-    // k block is never stepped: its stride is the rows, padded to 16 bytes.
-    dims[0] = shape.xRows;
-    dims[1] = ceilDiv(shape.k, kScaleBlock);
-    strides[1] = dims[1] > 1 ? tensor.strides[tensor.rank - 1]
-                             : (shape.xRows + 3) / 4 * 4;
+    // "1x128" scales and rank 2; bindArguments checked the layout).
+    mnMajorScaleMap(shape.xRows, ceilDiv(shape.k, kScaleBlock),
+                    tensor.strides[tensor.rank - 1], dims, strides);
   } else if (param.tensor == TensorRole::W) {
     bool nk = manifest.problem.weightLayout == WeightLayout::NK;
     // A swiglu weight's 2N rows: the gate half, then the up half.

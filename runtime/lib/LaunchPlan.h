@@ -39,7 +39,8 @@ struct TensorArg {
 
 /// Sizes derived from the tensors. segment_matmul_k's are those of the
 /// kernel's view, dw as [G * R, C] = A^T B per group: numRows, m and k are
-/// the token rows T, rowsPerGroup R, n C, numWeights G, ldy dw's row stride
+/// the token rows T (dy's and x's dimension 0, or 1 when they are given
+/// transposed), rowsPerGroup R, n C, numWeights G, ldy dw's row stride
 /// (docs/Runtime.md, "Tensors").
 struct ProblemShape {
   int64_t numRows = 0;      // the segment rows M (masked/batched: G * Mmax)

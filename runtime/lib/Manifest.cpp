@@ -107,6 +107,8 @@ const char *tensorRoleName(TensorRole role) {
     return "scale";
   case TensorRole::YScale:
     return "y_scale";
+  case TensorRole::DyScale:
+    return "dy_scale";
   }
   return "<invalid tensor>";
 }
@@ -194,6 +196,7 @@ ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role) {
   case TensorRole::WScale:
   case TensorRole::Scale:
   case TensorRole::YScale:
+  case TensorRole::DyScale:
     return GGEMM_DTYPE_F32;
   }
   return GGEMM_DTYPE_F32;
@@ -210,10 +213,13 @@ bool tensorExistsForOp(TensorRole role, Op op) {
            role == TensorRole::RowIndices || role == TensorRole::PairIndices;
   if (role == TensorRole::TopkIds || role == TensorRole::PairIndices)
     return false;
+  // dy_scale and x_scale: the f8e4m3 form's (the problem decides).
   if (op == Op::SegmentMatmulK)
     return role == TensorRole::Dy || role == TensorRole::X ||
-           role == TensorRole::SegIndptr || role == TensorRole::Dw;
-  if (role == TensorRole::Dy || role == TensorRole::Dw)
+           role == TensorRole::SegIndptr || role == TensorRole::Dw ||
+           role == TensorRole::DyScale || role == TensorRole::XScale;
+  if (role == TensorRole::Dy || role == TensorRole::Dw ||
+      role == TensorRole::DyScale)
     return false;
   // An f8e4m3 y's scales: the forward GEMMs' (segment_matmul_k returned
   // above).
@@ -300,7 +306,8 @@ const EnumEntry<TensorRole> kTensorRoles[] = {
     {"pair_indices", TensorRole::PairIndices},
     {"q", TensorRole::Q},
     {"scale", TensorRole::Scale},
-    {"y_scale", TensorRole::YScale}};
+    {"y_scale", TensorRole::YScale},
+    {"dy_scale", TensorRole::DyScale}};
 // quantize: what its kernel reads, writes and how its scales are blocked.
 const EnumEntry<ggemm_dtype> kQuantizeInputDtypes[] = {
     {"bf16", GGEMM_DTYPE_BF16}, {"f16", GGEMM_DTYPE_F16}};
@@ -729,22 +736,30 @@ int64_t swizzleBytes(Swizzle swizzle) {
   return 0;
 }
 
-/// The problem fields segment_matmul_k restricts: it reads bf16 or f16 dy
-/// and x of one dtype, always has dynamic token rows, and has no weight
-/// indices, bias, row scale, scales or activation (its epilogue only stores
-/// or accumulates the f32 sums). `activation` is null when the key is absent.
+/// The problem fields segment_matmul_k restricts: it reads dy and x of one
+/// dtype, bf16, f16 or f8e4m3, always has dynamic token rows, and has no
+/// weight indices, bias, row scale, y scales or activation (its epilogue
+/// only stores or accumulates the f32 sums). f8e4m3 dy and x come
+/// transposed ([N, T] and [K, T]: wgmma's fp8 forms read both operands
+/// K-major) with 1x128 scales along the tokens (x_scale_block and
+/// w_scale_block "1x128": dy_scale and x_scale); bf16 and f16 ones have no
+/// scales and may come either way. `activation` and `transposed` are null
+/// when the key is absent.
 Status checkKRaggedProblem(const Reader &reader, const Pointer &at,
-                           const ProblemSpec &problem, const Json *activation) {
-  const char *op = opName(problem.op);
-  if (problem.aDtype != GGEMM_DTYPE_BF16 && problem.aDtype != GGEMM_DTYPE_F16)
-    return reader.error(
-        at / "a_dtype",
-        std::string(op) + " reads dy and x as bf16 or f16, got " +
-            dtypeName(problem.aDtype) +
-            (problem.aDtype == GGEMM_DTYPE_S8
-                 ? " (int8 K-ragged is not defined)"
-             : dtypeSize(problem.aDtype) == 1 ? " (fp8 K-ragged is not defined)"
-                                              : ""));
+                           const ProblemSpec &problem, const Json *activation,
+                           const Json *transposed) {
+  const std::string op = opName(problem.op);
+  const bool fp8 = problem.aDtype == GGEMM_DTYPE_F8E4M3;
+  if (problem.aDtype != GGEMM_DTYPE_BF16 && problem.aDtype != GGEMM_DTYPE_F16 &&
+      !fp8)
+    return reader.error(at / "a_dtype",
+                        op + " reads dy and x as bf16, f16 or f8e4m3, got " +
+                            dtypeName(problem.aDtype) +
+                            (problem.aDtype == GGEMM_DTYPE_S8
+                                 ? " (int8 K-ragged is not defined)"
+                             : problem.aDtype == GGEMM_DTYPE_F8E5M2
+                                 ? " (fp8 K-ragged reads e4m3 operands only)"
+                                 : ""));
   if (problem.bDtype != problem.aDtype)
     return reader.error(at / "b_dtype", std::string("expected a_dtype (") +
                                             dtypeName(problem.aDtype) +
@@ -754,12 +769,20 @@ Status checkKRaggedProblem(const Reader &reader, const Pointer &at,
   if (problem.outDtype != GGEMM_DTYPE_F32 &&
       problem.outDtype != GGEMM_DTYPE_BF16 &&
       problem.outDtype != GGEMM_DTYPE_F16)
-    return reader.error(at / "out_dtype",
-                        std::string(op) +
-                            " writes dw as f32, bf16 or f16, got " +
-                            dtypeName(problem.outDtype));
+    return reader.error(at / "out_dtype", op +
+                                              " writes dw as f32, bf16 or f16, "
+                                              "got " +
+                                              dtypeName(problem.outDtype));
+  if (fp8 && !problem.transposed)
+    return reader.error(
+        at / "transposed",
+        std::string(transposed ? "" : "missing, but ") + "f8e4m3 dy and x of " +
+            op +
+            " must be given transposed, dy [N, T] and x [K, T] (the token "
+            "rows innermost: wgmma's fp8 forms read both operands K-major)" +
+            (transposed ? ", expected true, got false" : ""));
   if (problem.m != -1)
-    return reader.error(at / "m", std::string(op) +
+    return reader.error(at / "m", op +
                                       "'s token rows are always dynamic, "
                                       "expected -1, got " +
                                       std::to_string(problem.m));
@@ -774,23 +797,40 @@ Status checkKRaggedProblem(const Reader &reader, const Pointer &at,
       {"has_row_scale", "row_scale", problem.hasRowScale}};
   for (const AbsentTensor &absent : absentTensors)
     if (absent.value)
-      return reader.error(at / absent.key, std::string(op) + " has no " +
-                                               absent.tensor +
+      return reader.error(at / absent.key, op + " has no " + absent.tensor +
                                                ", expected false, got true");
-  const std::pair<const char *, ScaleBlock> absentScales[] = {
+  // Both operands' scales run along the tokens, the reduction: the two
+  // blocks say together that dy and x each have 1x128 scales.
+  const std::pair<const char *, ScaleBlock> operandScales[] = {
       {"x_scale_block", problem.xScaleBlock},
-      {"w_scale_block", problem.wScaleBlock},
-      {"y_scale_block", problem.yScaleBlock}};
-  for (const auto &[key, block] : absentScales)
-    if (block != ScaleBlock::None)
-      return reader.error(at / key, std::string(op) +
-                                        " has no scales (fp8 K-ragged is not "
-                                        "defined), got " +
+      {"w_scale_block", problem.wScaleBlock}};
+  for (const auto &[key, block] : operandScales) {
+    if (fp8 && block == ScaleBlock::None)
+      return reader.error(at / key,
+                          "missing, but f8e4m3 dy and x of " + op +
+                              " take 1x128 scales along the token rows "
+                              "(dy_scale and x_scale): expected \"1x128\"");
+    if (fp8 && block != ScaleBlock::Block1x128)
+      return reader.error(at / key, "f8e4m3 dy and x of " + op +
+                                        " take 1x128 scales along the token "
+                                        "rows (dy_scale and x_scale), "
+                                        "expected \"1x128\", got " +
                                         quote(scaleBlockName(block)));
+    if (!fp8 && block != ScaleBlock::None)
+      return reader.error(at / key, op + " of " + dtypeName(problem.aDtype) +
+                                        " dy and x has no scales (only "
+                                        "f8e4m3 dy and x take 1x128 scales), "
+                                        "got " +
+                                        quote(scaleBlockName(block)));
+  }
+  if (problem.yScaleBlock != ScaleBlock::None)
+    return reader.error(at / "y_scale_block",
+                        op +
+                            " writes no f8e4m3 dw, so it has no y_scale, got " +
+                            quote(scaleBlockName(problem.yScaleBlock)));
   if (activation && *activation != "none")
     return reader.error(at / "activation",
-                        std::string(op) +
-                            " has no activation, expected \"none\", got " +
+                        op + " has no activation, expected \"none\", got " +
                             describe(*activation));
   return Status::success();
 }
@@ -966,6 +1006,19 @@ Status parseQuantizeProblem(const Reader &reader, const Json &object,
   return status;
 }
 
+/// Without weight indices there is one weight (gradient) per group.
+Status checkNumWeights(const Reader &reader, const Pointer &at,
+                       const ProblemSpec &problem) {
+  if (!problem.hasWeightIndices && problem.numGroups != -1 &&
+      problem.numWeights != -1 && problem.numGroups != problem.numWeights)
+    return reader.error(at / "num_weights",
+                        "num_weights (" + std::to_string(problem.numWeights) +
+                            ") must equal num_groups (" +
+                            std::to_string(problem.numGroups) +
+                            ") when has_weight_indices is false");
+  return Status::success();
+}
+
 Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
                     ProblemSpec &problem) {
   // The op decides which keys the problem has.
@@ -979,6 +1032,7 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
   if (problem.op == Op::Quantize)
     return parseQuantizeProblem(reader, object, at, problem);
   const Json *activation = nullptr;
+  const Json *transposed = nullptr;
   if (Status status = reader.readObject(
           object, at,
           {reader.choice("op", Required, kOps, problem.op),
@@ -1001,6 +1055,13 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
            reader.boolean("has_scatter_indices", problem.hasScatterIndices),
            reader.boolean("accumulate", problem.accumulate),
            reader.boolean("atomic", problem.atomic),
+           {"transposed", Optional,
+            [&reader, &transposed, &problem](const Json &value,
+                                             const Pointer &valueAt) {
+              transposed = &value;
+              return reader.boolean("transposed", problem.transposed)
+                  .read(value, valueAt);
+            }},
            reader.integer("gate_up_block", Optional, 0, 1 << 16,
                           problem.gateUpBlock),
            reader.nullableChoice("x_scale_block", kScaleBlocks,
@@ -1021,8 +1082,15 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
           KnownKeysOnly);
       !status.ok())
     return status;
+  if (problem.transposed && problem.op != Op::SegmentMatmulK)
+    return reader.error(at / "transposed",
+                        std::string(opName(problem.op)) +
+                            " reads x and w as they are (only "
+                            "segment_matmul_k takes transposed dy and x), "
+                            "expected false, got true");
   if (problem.op == Op::SegmentMatmulK)
-    if (Status status = checkKRaggedProblem(reader, at, problem, activation);
+    if (Status status =
+            checkKRaggedProblem(reader, at, problem, activation, transposed);
         !status.ok())
       return status;
   if (Status status = checkGatherScatterProblem(reader, at, problem);
@@ -1031,6 +1099,10 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
   if (problem.op != Op::SegmentMatmulK)
     if (Status status = checkOutputProblem(reader, at, problem); !status.ok())
       return status;
+  // segment_matmul_k's scale blocks are checkKRaggedProblem's (both 1x128
+  // along the tokens, or none); the rest is the forward ops'.
+  if (problem.op == Op::SegmentMatmulK)
+    return checkNumWeights(reader, at, problem);
 
   // fp8 block scaling: x's and w's scales come together, and only fp8 inputs
   // are scaled.
@@ -1064,14 +1136,7 @@ Status parseProblem(const Reader &reader, const Json &object, const Pointer &at,
                                     "a_dtype is ") +
                             dtypeName(problem.aDtype));
 
-  if (!problem.hasWeightIndices && problem.numGroups != -1 &&
-      problem.numWeights != -1 && problem.numGroups != problem.numWeights)
-    return reader.error(at / "num_weights",
-                        "num_weights (" + std::to_string(problem.numWeights) +
-                            ") must equal num_groups (" +
-                            std::to_string(problem.numGroups) +
-                            ") when has_weight_indices is false");
-  return Status::success();
+  return checkNumWeights(reader, at, problem);
 }
 
 Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
@@ -1196,6 +1261,21 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
                         "\"pointer\", got \"tma_descriptor\"");
   // Scales exist only in a block-scaled problem: a kernel that reads them
   // from a problem without them would read whatever the caller's null is.
+  // segment_matmul_k's two are its f8e4m3 form's, which TMA reads.
+  const bool kRaggedScale = kRagged && (param.tensor == TensorRole::DyScale ||
+                                        param.tensor == TensorRole::XScale);
+  if (kRaggedScale && problem.xScaleBlock == ScaleBlock::None)
+    return reader.error(at / "tensor",
+                        std::string("tensor ") + quote(tensorName) +
+                            " needs problem.x_scale_block and w_scale_block "
+                            "\"1x128\" (f8e4m3 dy and x), but the problem "
+                            "has no scales");
+  if (kRaggedScale && param.kind != ParamKind::TmaDescriptor)
+    return reader.error(at / "kind",
+                        std::string("segment_matmul_k reads ") +
+                            quote(tensorName) +
+                            " by TMA, expected \"tma_descriptor\", got " +
+                            describe(object.at("kind")));
   if ((param.tensor == TensorRole::XScale &&
        problem.xScaleBlock == ScaleBlock::None) ||
       (param.tensor == TensorRole::WScale &&
@@ -1239,13 +1319,16 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
     return status.ok() ? checkDtype(param.dtype) : status;
   }
 
-  // TMA descriptor.
-  const bool xScale = param.tensor == TensorRole::XScale;
+  // TMA descriptor. `xScale`: 1x128 scales, MN-major [rows, blocks] (of
+  // x for the forward ops; of dy or x along the tokens for
+  // segment_matmul_k).
+  const bool xScale = param.tensor == TensorRole::XScale || kRaggedScale;
   if (kRagged && param.tensor != TensorRole::Dy &&
-      param.tensor != TensorRole::X && param.tensor != TensorRole::Dw)
+      param.tensor != TensorRole::X && param.tensor != TensorRole::Dw &&
+      !kRaggedScale)
     return reader.error(at / "tensor",
                         "a tma_descriptor of segment_matmul_k can describe dy, "
-                        "x or dw, got " +
+                        "x, dw, dy_scale or x_scale, got " +
                             quote(tensorName));
   if (!kRagged && param.tensor != TensorRole::X &&
       param.tensor != TensorRole::W && param.tensor != TensorRole::Y && !xScale)
@@ -1284,8 +1367,10 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
         std::string("a descriptor of ") + quote(tensorName) + " for " +
             opName(problem.op) + " has rank " +
             (param.tensor == TensorRole::W ? "3"
+             : kRaggedScale                ? "2 (rows, token blocks)"
              : xScale                      ? "2 (rows of all groups, k blocks)"
-             : kRagged                     ? "2 (columns, token rows)"
+             : kRagged && problem.transposed ? "2 (token rows, rows)"
+             : kRagged                       ? "2 (columns, token rows)"
              : problem.op == Op::SegmentMatmul
                  ? "2"
                  : "2 (rows of all groups) or 3 (group, row, column)") +
@@ -1293,8 +1378,8 @@ Status parseParam(const Reader &reader, const Json &object, const Pointer &at,
   // The kernel reads the scales of a k block as one plain column.
   if (xScale && param.swizzle != Swizzle::None)
     return reader.error(at / "swizzle",
-                        "a descriptor of \"x_scale\" is not swizzled, "
-                        "expected \"none\", got " +
+                        std::string("a descriptor of ") + quote(tensorName) +
+                            " is not swizzled, expected \"none\", got " +
                             describe(object.at("swizzle")));
 
   if (Status status =
@@ -1447,7 +1532,10 @@ Status parseParams(const Reader &reader, const Json &array, const Pointer &at,
        "problem.has_scatter_indices is true"},
       {TensorRole::XScale, problem.xScaleBlock != ScaleBlock::None,
        scaleReason("x_scale_block", problem.xScaleBlock)},
-      {TensorRole::WScale, problem.wScaleBlock != ScaleBlock::None,
+      {TensorRole::DyScale, kRagged && problem.wScaleBlock != ScaleBlock::None,
+       "problem.x_scale_block and w_scale_block are \"1x128\": f8e4m3 dy "
+       "and x have scales"},
+      {TensorRole::WScale, !kRagged && problem.wScaleBlock != ScaleBlock::None,
        scaleReason("w_scale_block", problem.wScaleBlock)},
       {TensorRole::YScale, problem.yScaleBlock != ScaleBlock::None,
        scaleReason("y_scale_block", problem.yScaleBlock)},

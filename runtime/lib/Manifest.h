@@ -30,7 +30,9 @@ constexpr int kMaxTensorMapRank = 5;
 
 /// SegmentMatmulK is the K-ragged weight gradient (issue 12): per group g,
 /// dw[g] = dy[s_g:s_(g+1)]^T x[s_g:s_(g+1)], the segments running over the
-/// token rows, which are the reduction dimension. SortByExpert is MoE
+/// token rows, which are the reduction dimension (its FP8 form, DeepGEMM's
+/// k_grouped_fp8_gemm_nt_contiguous, takes dy and x transposed, [N, T] and
+/// [K, T], with 1x128 scales along the tokens). SortByExpert is MoE
 /// routing, not a GEMM: one CTA sorts the (token, k) pairs of topk_ids by
 /// expert into seg_indptr, row_indices and pair_indices. Quantize is not a
 /// GEMM either: x (bf16/f16) to q (FP8) and its 1x128 or 128x128 scales,
@@ -45,11 +47,12 @@ enum class Op {
 };
 
 /// Tensors a caller passes by name. segment_matmul_k takes dy, x,
-/// seg_indptr and dw; sort_by_expert topk_ids, seg_indptr, row_indices and
-/// pair_indices; quantize x, q and scale; the other ops x, w, y and their
-/// index tensors, and y_scale (an f8e4m3 y's 1x128 scales, written by the
-/// epilogue);
-/// segment_matmul also row_indices (gather-A) and scatter_indices.
+/// seg_indptr and dw, and for f8e4m3 dy and x their 1x128 scales along the
+/// tokens, dy_scale and x_scale; sort_by_expert topk_ids, seg_indptr,
+/// row_indices and pair_indices; quantize x, q and scale; the other ops x, w, y
+/// and their index tensors, and y_scale (an f8e4m3 y's 1x128 scales, written by
+/// the epilogue); segment_matmul also row_indices (gather-A) and
+/// scatter_indices.
 enum class TensorRole {
   X,
   W,
@@ -70,8 +73,9 @@ enum class TensorRole {
   Q,
   Scale,
   YScale,
+  DyScale,
 };
-constexpr int kNumTensorRoles = 19;
+constexpr int kNumTensorRoles = 20;
 
 enum class WeightLayout { NK, KN };
 /// Single: one CTA (sort_by_expert's only policy, and only its).
@@ -173,8 +177,15 @@ struct ProblemSpec {
   /// block_n is one block); 0: side by side, gate rows [0, n) then up rows
   /// [n, 2n). The tensors' shapes are the same either way.
   int64_t gateUpBlock = 0;
+  /// segment_matmul_k only: dy and x are given transposed, [N, T] and
+  /// [K, T] (the token rows T innermost, K-major as wgmma's fp8 forms read
+  /// them), not [T, N] and [T, K]. Required for f8e4m3 dy and x; an absent
+  /// key reads as false.
+  bool transposed = false;
   /// Both None or both set, and set only for an fp8 or s8 a_dtype (always
-  /// for s8, and then PerRow or Tensor).
+  /// for s8, and then PerRow or Tensor). segment_matmul_k: both Block1x128
+  /// for f8e4m3 dy and x (dy_scale and x_scale, one scale per row and 128
+  /// token rows), else both None.
   ScaleBlock xScaleBlock = ScaleBlock::None;
   ScaleBlock wScaleBlock = ScaleBlock::None;
   /// segment, masked and batched matmul: Block1x128 exactly when outDtype
@@ -264,11 +275,14 @@ bool isValidDtype(int dtype);
 const char *tensorRoleName(TensorRole role);
 /// The dtype a tensor has in `problem` (x: a_dtype, index tensors:
 /// index_dtype, weight_indices, row_indices and scatter_indices: i32, bias,
-/// row_scale and the scales: f32; for sort_by_expert topk_ids:
-/// index_dtype, its outputs: i32; for quantize x: a_dtype, q: out_dtype).
+/// row_scale and the scales (dy_scale included): f32; for sort_by_expert
+/// topk_ids: index_dtype, its outputs: i32; for quantize x: a_dtype, q:
+/// out_dtype).
 ggemm_dtype expectedTensorDtype(const ProblemSpec &problem, TensorRole role);
 /// Whether `op` takes `role` at all (seg_indptr, masked_m, row_indices,
-/// scatter_indices, topk_ids, pair_indices and y_scale are op-specific).
+/// scatter_indices, topk_ids, pair_indices and y_scale are op-specific;
+/// segment_matmul_k takes dy_scale and x_scale, which only its f8e4m3 form
+/// has).
 bool tensorExistsForOp(TensorRole role, Op op);
 const char *opName(Op op);
 /// The manifest spelling ("1x128", "per_row"); "none" for ScaleBlock::None.

@@ -442,6 +442,53 @@ TEST(Api, KRaggedTensorsByName) {
   ggemm_kernel_destroy(kernel);
 }
 
+// The FP8 form of segment_matmul_k through the C API, without the driver:
+// dy_scale and x_scale by name like every tensor, T from dy's and x's
+// dimension 1 for the grid and the choice of variant.
+TEST(Api, Fp8KRaggedTensorsByName) {
+  TempDir dir;
+  ggemm_kernel *kernel = loadOk(
+      dir.writeMultiVariantBundle(test::fp8KRaggedMultiVariantManifest()));
+  ASSERT_NE(kernel, nullptr);
+  test::Fp8KRaggedTensors t;
+  int grid = -1;
+  EXPECT_EQ(ggemm_kernel_grid_for_sm_count(kernel, t.get(), 6, 100000, &grid),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(grid, 8 * 32 * 38);
+  // 1008 token rows over 8 groups: 126 per group, past the bound of 64.
+  int variant = -1;
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, t.get(), 6, 0, &variant),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(variant, 1);
+  t.setTokens(512);
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, t.get(), 6, 0, &variant),
+            GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(variant, 0);
+
+  test::Fp8KRaggedTensors fresh;
+  EXPECT_EQ(ggemm_kernel_launch(kernel, fresh.getWithoutScales(), 4, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(ggemm_last_error(),
+               "missing tensor 'dy_scale' (segment_matmul_k needs dy, x, "
+               "seg_indptr, dw, dy_scale, x_scale)");
+  ggemm_tensor w = makeTensor("w", test::kW, GGEMM_DTYPE_BF16, {8, 4096, 7168});
+  EXPECT_EQ(ggemm_kernel_launch(kernel, fresh.get({w}), 7, nullptr),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(ggemm_last_error(),
+               "unknown tensor 'w' (segment_matmul_k takes dy, x, seg_indptr, "
+               "dw, dy_scale, x_scale)");
+  fresh.setTokens(1000);
+  EXPECT_EQ(ggemm_kernel_select_variant(kernel, fresh.get(), 6, 0, &variant),
+            GGEMM_ERROR_INVALID_ARGUMENT);
+  EXPECT_CONTAINS(ggemm_last_error(),
+                  "tensor 'dy': row stride is 1000 elements (1000 bytes), "
+                  "expected a multiple of 16 bytes");
+  ggemm_kernel_destroy(kernel);
+}
+
 // sort_by_expert through the C API, without the driver: one kernel, one
 // CTA whatever the device and the pairs, and each tensor error by name.
 TEST(Api, RoutingKernel) {

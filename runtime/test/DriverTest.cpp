@@ -1089,7 +1089,7 @@ TEST_F(FakeDriver, KRaggedNoTokenRowsStillLaunch) {
   t.dw.data = reinterpret_cast<void *>(test::kDw + 4);
   EXPECT_EQ(launch(test::kRaggedManifest(), t.get(), 4),
             GGEMM_ERROR_UNSUPPORTED);
-  EXPECT_CONTAINS(lastError, "dy has no rows (T = 0)");
+  EXPECT_CONTAINS(lastError, "dy has no token rows (T = 0)");
   EXPECT_EQ(launchCount(), 1);
 }
 
@@ -1217,6 +1217,167 @@ TEST_F(FakeDriver, KRaggedLaunchesTheChosenVariant) {
       << ggemm_last_error();
   EXPECT_EQ(lastLaunch()->block[0], 256u);
   EXPECT_EQ(launchCount(), 3);
+  ggemm_kernel_destroy(kernel);
+}
+
+//===----------------------------------------------------------------------===//
+// segment_matmul_k's FP8 form with the fake driver
+//===----------------------------------------------------------------------===//
+
+/// The fake kernel takes the 16 parameters of test::kFp8KRaggedManifest,
+/// and y_desc after them when `staged`, checked through cuFuncGetParamInfo.
+void recordFp8KRaggedParams(FakeDriverConfig &fake, bool staged = false) {
+  fake.supportsParamInfo = true;
+  fake.numKernelParams = staged ? 17 : 16;
+  for (int i = 0; i < 16; ++i)
+    fake.kernelParamSizes[i] = test::kFp8KRaggedParamSizes[i];
+  fake.kernelParamSizes[16] = staged ? 128 : 0;
+}
+
+TEST_F(FakeDriver, Fp8KRaggedLaunchesNkKernel) {
+  recordFp8KRaggedParams(*config());
+  test::Fp8KRaggedTensors t;
+  ASSERT_EQ(launch(test::fp8KRaggedManifest(), t.get(), 6), GGEMM_OK)
+      << lastError;
+  ASSERT_EQ(launchCount(), 1);
+  const FakeLaunchRecord &record = *lastLaunch();
+  EXPECT_EQ(record.numParams, 16);
+  EXPECT_EQ(record.grid[0], 132u); // min(132 SMs, 8 * 32 * 38 tiles)
+  EXPECT_EQ(encodeCount(), 4);
+  // dy [N, T], x [K, T]: 128 tokens by block_m (A) or block_n (B) rows.
+  const FakeEncodeRecord *a = launchedDescriptor(record, 0, encode);
+  const FakeEncodeRecord *b = launchedDescriptor(record, 1, encode);
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(a->globalAddress, reinterpret_cast<void *>(test::kDy));
+  EXPECT_EQ(a->dataType, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+  EXPECT_EQ(a->globalDim[0], 1008u);
+  EXPECT_EQ(a->globalDim[1], 4096u);
+  EXPECT_EQ(a->globalStrides[0], 1008u);
+  EXPECT_EQ(a->boxDim[0], 128u);
+  EXPECT_EQ(a->boxDim[1], 128u);
+  EXPECT_EQ(a->swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+  EXPECT_EQ(b->globalAddress, reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(b->globalDim[0], 1008u);
+  EXPECT_EQ(b->globalDim[1], 7168u);
+  EXPECT_EQ(b->boxDim[1], 192u);
+  // The scales: MN-major [rows, token blocks], boxes of block + 4 rows.
+  const FakeEncodeRecord *aScale = launchedDescriptor(record, 14, encode);
+  const FakeEncodeRecord *bScale = launchedDescriptor(record, 15, encode);
+  ASSERT_NE(aScale, nullptr);
+  ASSERT_NE(bScale, nullptr);
+  EXPECT_EQ(aScale->globalAddress, reinterpret_cast<void *>(test::kDyScale));
+  EXPECT_EQ(aScale->dataType, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+  EXPECT_EQ(aScale->rank, 2u);
+  EXPECT_EQ(aScale->globalDim[0], 4096u);
+  EXPECT_EQ(aScale->globalDim[1], 8u);
+  EXPECT_EQ(aScale->globalStrides[0], 4096u * 4);
+  EXPECT_EQ(aScale->boxDim[0], 132u);
+  EXPECT_EQ(aScale->boxDim[1], 1u);
+  EXPECT_EQ(aScale->swizzle, CU_TENSOR_MAP_SWIZZLE_NONE);
+  EXPECT_EQ(aScale->oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  EXPECT_EQ(bScale->globalAddress, reinterpret_cast<void *>(test::kXScale));
+  EXPECT_EQ(bScale->globalDim[0], 7168u);
+  EXPECT_EQ(bScale->globalDim[1], 8u);
+  EXPECT_EQ(bScale->globalStrides[0], 7168u * 4);
+  EXPECT_EQ(bScale->boxDim[0], 196u);
+
+  EXPECT_EQ(paramValue<uint64_t>(2), test::kDw);
+  EXPECT_EQ(paramValue<uint64_t>(3), test::kIndptr);
+  EXPECT_EQ(paramValue<uint64_t>(4), 0u);
+  EXPECT_EQ(paramValue<uint64_t>(5), 0u);
+  EXPECT_EQ(paramValue<uint64_t>(6), 0u);
+  EXPECT_EQ(paramValue<int64_t>(7), 1008);  // num_rows: T, dy.shape[1]
+  EXPECT_EQ(paramValue<int64_t>(8), 4096);  // rows_per_group: R = N
+  EXPECT_EQ(paramValue<int32_t>(9), 8);     // num_groups
+  EXPECT_EQ(paramValue<int32_t>(10), 7168); // n: C = K
+  EXPECT_EQ(paramValue<int32_t>(11), 1008); // k: T
+  EXPECT_EQ(paramValue<int64_t>(12), 7168); // ldy
+  EXPECT_EQ(paramValue<int32_t>(13), 8);    // num_weights
+}
+
+TEST_F(FakeDriver, Fp8KRaggedLaunchesKnKernel) {
+  recordFp8KRaggedParams(*config());
+  test::Fp8KRaggedTensors t(/*kn=*/true);
+  ASSERT_EQ(launch(test::fp8KRaggedManifest(/*kn=*/true), t.get(), 6), GGEMM_OK)
+      << lastError;
+  const FakeLaunchRecord &record = *lastLaunch();
+  EXPECT_EQ(record.numParams, 16);
+  // A = x with x_scale, B = dy with dy_scale.
+  EXPECT_EQ(launchedDescriptor(record, 0, encode)->globalAddress,
+            reinterpret_cast<void *>(test::kX));
+  EXPECT_EQ(launchedDescriptor(record, 1, encode)->globalAddress,
+            reinterpret_cast<void *>(test::kDy));
+  const FakeEncodeRecord *aScale = launchedDescriptor(record, 14, encode);
+  const FakeEncodeRecord *bScale = launchedDescriptor(record, 15, encode);
+  EXPECT_EQ(aScale->globalAddress, reinterpret_cast<void *>(test::kXScale));
+  EXPECT_EQ(aScale->globalDim[0], 7168u);
+  EXPECT_EQ(aScale->boxDim[0], 132u);
+  EXPECT_EQ(bScale->globalAddress, reinterpret_cast<void *>(test::kDyScale));
+  EXPECT_EQ(bScale->globalDim[0], 4096u);
+  EXPECT_EQ(bScale->boxDim[0], 196u);
+  EXPECT_EQ(paramValue<int64_t>(8), 7168);  // R = K
+  EXPECT_EQ(paramValue<int32_t>(10), 4096); // C = N
+}
+
+TEST_F(FakeDriver, Fp8KRaggedStagedEpilogueTakesSeventeenParameters) {
+  recordFp8KRaggedParams(*config(), /*staged=*/true);
+  test::Fp8KRaggedTensors t;
+  ASSERT_EQ(launch(test::fp8KRaggedManifest(/*kn=*/false, /*staged=*/true),
+                   t.get(), 6),
+            GGEMM_OK)
+      << lastError;
+  const FakeLaunchRecord &record = *lastLaunch();
+  EXPECT_EQ(record.numParams, 17);
+  EXPECT_EQ(encodeCount(), 5);
+  const FakeEncodeRecord *dw = launchedDescriptor(record, 16, encode);
+  ASSERT_NE(dw, nullptr);
+  EXPECT_EQ(dw->globalAddress, reinterpret_cast<void *>(test::kDw));
+  EXPECT_EQ(dw->globalDim[0], 7168u);
+  EXPECT_EQ(dw->globalDim[1], 8u * 4096u);
+
+  // A 16-parameter manifest does not match a 17-parameter kernel.
+  EXPECT_EQ(launch(test::fp8KRaggedManifest(), t.get(), 6),
+            GGEMM_ERROR_BAD_MANIFEST);
+  EXPECT_CONTAINS(lastError, "lists 16 parameters, but kernel "
+                             "'ggemm_segment_matmul_k_fp8_kernel' takes more");
+  EXPECT_EQ(launchCount(), 1);
+}
+
+TEST_F(FakeDriver, Fp8KRaggedNoTokenRowsStillLaunch) {
+  recordFp8KRaggedParams(*config());
+  test::Fp8KRaggedTensors t;
+  t.setTokens(0);
+  ASSERT_EQ(launch(test::fp8KRaggedManifest(), t.get(), 6), GGEMM_OK)
+      << lastError;
+  ASSERT_EQ(launchCount(), 1);
+  for (int i : {0, 1, 14, 15})
+    EXPECT_EQ(launchedDescriptor(*lastLaunch(), i, encode)->globalAddress,
+              reinterpret_cast<void *>(test::kDw))
+        << "parameter " << i;
+  EXPECT_EQ(paramValue<int64_t>(7), 0);
+}
+
+TEST_F(FakeDriver, Fp8KRaggedLaunchesTheChosenVariant) {
+  recordFp8KRaggedParams(*config());
+  ggemm_kernel *kernel = loadOk(
+      dir.writeMultiVariantBundle(test::fp8KRaggedMultiVariantManifest()));
+  ASSERT_NE(kernel, nullptr);
+  // M := T = dy.shape[1]: 1008 token rows over 8 groups is 126 per group,
+  // the large variant; 256 is 32 per group, the small one.
+  test::Fp8KRaggedTensors t;
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 6, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(lastLaunch()->block[0], 384u);
+  t.setTokens(256);
+  ASSERT_EQ(ggemm_kernel_launch(kernel, t.get(), 6, nullptr), GGEMM_OK)
+      << ggemm_last_error();
+  EXPECT_EQ(lastLaunch()->block[0], 256u);
+  const FakeEncodeRecord *aScale =
+      launchedDescriptor(*lastLaunch(), 14, encode);
+  EXPECT_EQ(aScale->boxDim[0], 68u);
+  EXPECT_EQ(aScale->globalDim[1], 2u);
+  EXPECT_EQ(launchCount(), 2);
   ggemm_kernel_destroy(kernel);
 }
 

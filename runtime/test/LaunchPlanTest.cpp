@@ -1870,17 +1870,34 @@ TEST(KRaggedBind, TensorsOfOtherOpsAreRejectedByName) {
   Manifest manifest = kRaggedManifest();
   KRaggedTensors t;
   for (const char *name : {"w", "y", "weight_indices", "bias", "row_scale",
-                           "x_scale", "w_scale", "masked_m"}) {
+                           "w_scale", "masked_m"}) {
     ggemm_tensor extra = makeTensor(name, test::kExtra, GGEMM_DTYPE_F32, {8});
     EXPECT_CONTAINS(bindError(manifest, t.get({extra}), 5),
                     std::string("unknown tensor '") + name +
                         "' (segment_matmul_k takes dy, x, seg_indptr, dw)");
   }
-  // And the other ops do not take dy or dw.
+  // Scales are the f8e4m3 form's: a bf16 kernel knows them, and says so.
+  for (const char *name : {"dy_scale", "x_scale"}) {
+    ggemm_tensor extra =
+        test::makeMnMajorScales(name, test::kExtra, 4096, 8, 4096);
+    EXPECT_CONTAINS(bindError(manifest, t.get({extra}), 5),
+                    std::string("tensor '") + name +
+                        "' was given, but the kernel was compiled without it "
+                        "(problem.x_scale_block is absent: only f8e4m3 dy "
+                        "and x of segment_matmul_k have scales, and its dy "
+                        "and x are bf16)");
+  }
+  // And the other ops do not take dy, dw or dy_scale.
   SegmentTensors segment;
   ggemm_tensor dy = t.dy;
   EXPECT_CONTAINS(bindError(segmentManifest(), segment.get({dy}), 5),
                   "unknown tensor 'dy' (segment_matmul takes x, w, y, "
+                  "seg_indptr, weight_indices, bias, row_scale, x_scale, "
+                  "w_scale, row_indices, scatter_indices, y_scale)");
+  ggemm_tensor dyScale =
+      test::makeMnMajorScales("dy_scale", test::kExtra, 1000, 56, 1000);
+  EXPECT_CONTAINS(bindError(segmentManifest(), segment.get({dyScale}), 5),
+                  "unknown tensor 'dy_scale' (segment_matmul takes x, w, y, "
                   "seg_indptr, weight_indices, bias, row_scale, x_scale, "
                   "w_scale, row_indices, scatter_indices, y_scale)");
 }
@@ -2321,10 +2338,10 @@ TEST(KRaggedTensorMap, NoTokenRowsAndNoAlignedAddress) {
   Status status = planLaunch(manifest, t.get(), 4, plan);
   EXPECT_EQ(status.getCode(), GGEMM_ERROR_UNSUPPORTED);
   EXPECT_CONTAINS(status.getMessage(),
-                  "parameter 'a_desc' (TMA descriptor of dy): dy has no rows "
-                  "(T = 0), so its descriptor is encoded over one row of a "
-                  "16-byte aligned device address that the kernel does not "
-                  "read, but neither its data pointer 0x0 nor dw's "
+                  "parameter 'a_desc' (TMA descriptor of dy): dy has no token "
+                  "rows (T = 0), so its descriptor is encoded over one token "
+                  "row of a 16-byte aligned device address that the kernel "
+                  "does not read, but neither its data pointer 0x0 nor dw's "
                   "0x100900004 is 16-byte aligned");
 }
 
@@ -2351,6 +2368,429 @@ TEST(KRaggedPlan, ScalarsAndPointers) {
     for (size_t i = 0; i < manifest.params.size(); ++i)
       EXPECT_EQ(paramSize(manifest.params[i]), test::kKRaggedParamSizes[i])
           << manifest.params[i].name;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// segment_matmul_k of transposed operands, and its FP8 form
+//===----------------------------------------------------------------------===//
+
+using test::Fp8KRaggedTensors;
+
+Manifest fp8KRaggedManifest(bool kn = false, bool staged = false) {
+  return manifestFrom(test::fp8KRaggedManifest(kn, staged));
+}
+
+/// fp8KRaggedManifest(kn) with no static sizes.
+Manifest dynamicFp8KRaggedManifest(bool kn = false) {
+  return manifestFrom(test::withFp8KRaggedManifest(
+      "\"n\": 4096, \"k\": 7168, \"num_groups\": 8, \"num_weights\": 8",
+      "\"n\": -1, \"k\": -1, \"num_groups\": -1, \"num_weights\": -1", kn));
+}
+
+TEST(Fp8KRaggedBind, TokenRowsAreDimensionOne) {
+  for (bool kn : {false, true}) {
+    Fp8KRaggedTensors t(kn);
+    BoundArgs args;
+    Status status = bind(fp8KRaggedManifest(kn), t.get(), 6, args);
+    ASSERT_TRUE(status.ok()) << status.getMessage();
+    const ProblemShape &shape = args.shape;
+    // T from dy [N, T] and x [K, T]; R = N (nk) or K (kn), C the other.
+    EXPECT_EQ(shape.numRows, 1008);
+    EXPECT_EQ(shape.m, 1008);
+    EXPECT_EQ(shape.k, 1008);
+    EXPECT_EQ(shape.rowsPerGroup, kn ? 7168 : 4096);
+    EXPECT_EQ(shape.n, kn ? 4096 : 7168);
+    EXPECT_EQ(shape.numGroups, 8);
+    EXPECT_EQ(shape.numWeights, 8);
+    EXPECT_EQ(shape.lda, 1008);
+    EXPECT_EQ(shape.ldy, kn ? 4096 : 7168);
+    // nk: 8 * ceil(4096 / 128) * ceil(7168 / 192); kn: 8 * 56 * 22.
+    EXPECT_EQ(shape.numTiles, kn ? 8 * 56 * 22 : 8 * 32 * 38) << "kn " << kn;
+  }
+}
+
+TEST(Fp8KRaggedTensorMap, OperandAndScaleDescriptors) {
+  for (bool kn : {false, true}) {
+    Manifest manifest = fp8KRaggedManifest(kn);
+    Fp8KRaggedTensors t(kn);
+    // Padded rows of tokens (1024 bytes) and of scales (N' = 4100).
+    t.dy.strides[0] = 1024;
+    t.dyScale.strides[1] = 4100;
+    LaunchPlan plan;
+    Status status = planLaunch(manifest, t.get(), 6, plan);
+    ASSERT_TRUE(status.ok()) << status.getMessage();
+    ASSERT_EQ(plan.params.size(), 16u);
+    // dy [N, T] and x [K, T]: tokens innermost, 128 of them by block_m
+    // (A) or block_n (B) rows.
+    const TensorMapArgs &dy = plan.params[kn ? 1 : 0].tensorMap;
+    EXPECT_EQ(dy.globalAddress, reinterpret_cast<void *>(test::kDy));
+    EXPECT_EQ(dy.dataType, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+    EXPECT_EQ(dy.rank, 2u);
+    EXPECT_EQ(dy.globalDim[0], 1008u);
+    EXPECT_EQ(dy.globalDim[1], 4096u);
+    EXPECT_EQ(dy.globalStrides[0], 1024u);
+    EXPECT_EQ(dy.boxDim[0], 128u);
+    EXPECT_EQ(dy.boxDim[1], kn ? 192u : 128u);
+    EXPECT_EQ(dy.swizzle, CU_TENSOR_MAP_SWIZZLE_128B);
+    EXPECT_EQ(dy.oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const TensorMapArgs &x = plan.params[kn ? 0 : 1].tensorMap;
+    EXPECT_EQ(x.globalAddress, reinterpret_cast<void *>(test::kX));
+    EXPECT_EQ(x.dataType, CU_TENSOR_MAP_DATA_TYPE_UINT8);
+    EXPECT_EQ(x.globalDim[0], 1008u);
+    EXPECT_EQ(x.globalDim[1], 7168u);
+    EXPECT_EQ(x.globalStrides[0], 1008u);
+    EXPECT_EQ(x.boxDim[0], 128u);
+    EXPECT_EQ(x.boxDim[1], kn ? 128u : 192u);
+    // The scales as the forward ops' x_scale: MN-major [rows, token
+    // blocks], the rows innermost, the blocks stride(1) * 4 bytes apart.
+    const TensorMapArgs &dyScale = plan.params[kn ? 15 : 14].tensorMap;
+    EXPECT_EQ(dyScale.globalAddress, reinterpret_cast<void *>(test::kDyScale));
+    EXPECT_EQ(dyScale.dataType, CU_TENSOR_MAP_DATA_TYPE_FLOAT32);
+    EXPECT_EQ(dyScale.rank, 2u);
+    EXPECT_EQ(dyScale.globalDim[0], 4096u);
+    EXPECT_EQ(dyScale.globalDim[1], 8u); // ceil(1008 / 128)
+    EXPECT_EQ(dyScale.globalStrides[0], 4100u * 4);
+    EXPECT_EQ(dyScale.boxDim[0], kn ? 196u : 132u);
+    EXPECT_EQ(dyScale.boxDim[1], 1u);
+    EXPECT_EQ(dyScale.swizzle, CU_TENSOR_MAP_SWIZZLE_NONE);
+    EXPECT_EQ(dyScale.oobFill, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    const TensorMapArgs &xScale = plan.params[kn ? 14 : 15].tensorMap;
+    EXPECT_EQ(xScale.globalAddress, reinterpret_cast<void *>(test::kXScale));
+    EXPECT_EQ(xScale.globalDim[0], 7168u);
+    EXPECT_EQ(xScale.globalDim[1], 8u);
+    EXPECT_EQ(xScale.globalStrides[0], 7168u * 4);
+    EXPECT_EQ(xScale.boxDim[0], kn ? 132u : 196u);
+    EXPECT_EQ(xScale.boxDim[1], 1u);
+
+    EXPECT_EQ(plan.params[2].pointer, test::kDw);
+    EXPECT_EQ(plan.params[3].pointer, test::kIndptr);
+    EXPECT_EQ(plan.params[7].scalar, 1008);              // num_rows: T
+    EXPECT_EQ(plan.params[8].scalar, kn ? 7168 : 4096);  // rows_per_group
+    EXPECT_EQ(plan.params[10].scalar, kn ? 4096 : 7168); // n: C
+    EXPECT_EQ(plan.params[11].scalar, 1008);             // k: T
+    for (size_t i = 0; i < manifest.params.size(); ++i)
+      EXPECT_EQ(paramSize(manifest.params[i]), test::kFp8KRaggedParamSizes[i])
+          << manifest.params[i].name;
+  }
+}
+
+TEST(Fp8KRaggedTensorMap, OneTokenBlock) {
+  // T = 112: one block of scales, never stepped; its stride is the rows
+  // padded to 16 bytes, whatever the caller's.
+  Manifest manifest = dynamicFp8KRaggedManifest();
+  Fp8KRaggedTensors t;
+  t.setTokens(112);
+  t.dy = makeTensor("dy", test::kDy, GGEMM_DTYPE_F8E4M3, {4094, 112});
+  t.dw = makeTensor("dw", test::kDw, GGEMM_DTYPE_F32, {8, 4094, 7168});
+  t.dyScale = test::makeMnMajorScales("dy_scale", test::kDyScale, 4094, 1, 1);
+  LaunchPlan plan;
+  Status status = planLaunch(manifest, t.get(), 6, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  const TensorMapArgs &dyScale = plan.params[14].tensorMap;
+  EXPECT_EQ(dyScale.globalDim[0], 4094u);
+  EXPECT_EQ(dyScale.globalDim[1], 1u);
+  EXPECT_EQ(dyScale.globalStrides[0], 4096u * 4);
+  EXPECT_EQ(plan.params[0].tensorMap.globalDim[0], 112u);
+  EXPECT_EQ(plan.params[0].tensorMap.globalStrides[0], 112u);
+}
+
+TEST(Fp8KRaggedTensorMap, NoTokenRowsEncodeOneToken) {
+  // T = 0: every dw[g] is still written. dy, x and their scales have no
+  // data; each descriptor describes one token (one block) at dw's address.
+  Manifest manifest = fp8KRaggedManifest();
+  Fp8KRaggedTensors t;
+  t.setTokens(0);
+  LaunchPlan plan;
+  Status status = planLaunch(manifest, t.get(), 6, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  ASSERT_EQ(plan.params.size(), 16u);
+  EXPECT_EQ(plan.args.shape.numTiles, 8 * 32 * 38);
+  for (int i : {0, 1}) {
+    const TensorMapArgs &operand = plan.params[i].tensorMap;
+    EXPECT_EQ(operand.globalAddress, reinterpret_cast<void *>(test::kDw));
+    EXPECT_EQ(operand.globalDim[0], 1u);
+    EXPECT_EQ(operand.globalDim[1], i == 0 ? 4096u : 7168u);
+    EXPECT_EQ(operand.globalStrides[0], 16u);
+  }
+  for (int i : {14, 15}) {
+    const TensorMapArgs &scale = plan.params[i].tensorMap;
+    EXPECT_EQ(scale.globalAddress, reinterpret_cast<void *>(test::kDw));
+    EXPECT_EQ(scale.globalDim[0], i == 14 ? 4096u : 7168u);
+    EXPECT_EQ(scale.globalDim[1], 1u);
+    EXPECT_EQ(scale.globalStrides[0], (i == 14 ? 4096u : 7168u) * 4);
+  }
+  EXPECT_EQ(plan.params[7].scalar, 0);  // num_rows
+  EXPECT_EQ(plan.params[11].scalar, 0); // k
+
+  // Nowhere aligned to describe them.
+  t.dw.data = reinterpret_cast<void *>(test::kDw + 4);
+  status = planLaunch(manifest, t.get(), 6, plan);
+  EXPECT_EQ(status.getCode(), GGEMM_ERROR_UNSUPPORTED);
+  EXPECT_CONTAINS(status.getMessage(),
+                  "parameter 'a_desc' (TMA descriptor of dy): dy has no token "
+                  "rows (T = 0)");
+}
+
+TEST(Fp8KRaggedTensorMap, StagedEpilogueDescribesDw) {
+  Manifest manifest = fp8KRaggedManifest(/*kn=*/false, /*staged=*/true);
+  Fp8KRaggedTensors t;
+  LaunchPlan plan;
+  Status status = planLaunch(manifest, t.get(), 6, plan);
+  ASSERT_TRUE(status.ok()) << status.getMessage();
+  ASSERT_EQ(plan.params.size(), 17u);
+  const TensorMapArgs &dw = plan.params[16].tensorMap;
+  EXPECT_FALSE(dw.absent);
+  EXPECT_EQ(dw.globalAddress, reinterpret_cast<void *>(test::kDw));
+  EXPECT_EQ(dw.globalDim[0], 7168u);
+  EXPECT_EQ(dw.globalDim[1], 8u * 4096u);
+  EXPECT_EQ(dw.globalStrides[0], 7168u * 4);
+}
+
+TEST(Fp8KRaggedBind, TensorsByName) {
+  Manifest manifest = fp8KRaggedManifest();
+  Fp8KRaggedTensors t;
+  // dy, x, seg_indptr, dw without the scales.
+  EXPECT_CONTAINS(bindError(manifest, t.getWithoutScales(), 4),
+                  "missing tensor 'dy_scale' (segment_matmul_k needs dy, x, "
+                  "seg_indptr, dw, dy_scale, x_scale)");
+  const ggemm_tensor noXScale[] = {t.dy, t.x, t.indptr, t.dw, t.dyScale};
+  EXPECT_CONTAINS(bindError(manifest, noXScale, 5),
+                  "missing tensor 'x_scale' (segment_matmul_k needs dy, x, "
+                  "seg_indptr, dw, dy_scale, x_scale)");
+  for (const char *name : {"w", "w_scale", "y_scale"}) {
+    ggemm_tensor extra = makeTensor(name, test::kExtra, GGEMM_DTYPE_F32, {8});
+    EXPECT_CONTAINS(bindError(manifest, t.get({extra}), 7),
+                    std::string("unknown tensor '") + name +
+                        "' (segment_matmul_k takes dy, x, seg_indptr, dw, "
+                        "dy_scale, x_scale)");
+  }
+  EXPECT_CONTAINS(bindError(manifest, t.get({t.xScale}), 7),
+                  "tensor 'x_scale' is given twice");
+}
+
+TEST(Fp8KRaggedBind, DtypesAndRanks) {
+  Manifest manifest = fp8KRaggedManifest();
+  {
+    Fp8KRaggedTensors t(/*kn=*/false, GGEMM_DTYPE_BF16);
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 6),
+                    "tensor 'dy': expected dtype f8e4m3, got bf16");
+  }
+  {
+    Fp8KRaggedTensors t;
+    t.xScale.dtype = GGEMM_DTYPE_BF16;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 6),
+                    "tensor 'x_scale': expected dtype f32, got bf16");
+  }
+  {
+    Fp8KRaggedTensors t;
+    t.dyScale =
+        makeTensor("dy_scale", test::kDyScale, GGEMM_DTYPE_F32, {4096 * 8});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 6),
+                    "tensor 'dy_scale': expected rank 2 ([n, ceil(token rows "
+                    "/ 128)]), got rank 1 with shape [32768]");
+  }
+  {
+    Fp8KRaggedTensors t;
+    t.x = makeTensor("x", test::kX, GGEMM_DTYPE_F8E4M3, {1, 7168, 1008});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 6),
+                    "tensor 'x': expected rank 2 ([k, token rows]: "
+                    "transposed), got rank 3");
+  }
+}
+
+TEST(Fp8KRaggedBind, OperandsAreTransposed) {
+  Manifest manifest = fp8KRaggedManifest();
+  {
+    // T from dimension 1 of both.
+    Fp8KRaggedTensors t;
+    t.x = makeTensor("x", test::kX, GGEMM_DTYPE_F8E4M3, {7168, 992});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 6),
+                    "tensors 'dy' and 'x' disagree on token rows: dy "
+                    "dimension 1 (token rows) is 1008, x dimension 1 (token "
+                    "rows) is 992; shapes are [4096, 1008] and [7168, 992]");
+  }
+  {
+    // [T, N] and [T, K], as the bf16 kernels take them.
+    Fp8KRaggedTensors t;
+    t.dy = makeTensor("dy", test::kDy, GGEMM_DTYPE_F8E4M3, {1008, 4096});
+    t.x = makeTensor("x", test::kX, GGEMM_DTYPE_F8E4M3, {1008, 7168});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 6),
+                    "tensors 'dy' and 'x' disagree on token rows: dy "
+                    "dimension 1 (token rows) is 4096, x dimension 1 (token "
+                    "rows) is 7168");
+  }
+  {
+    Fp8KRaggedTensors t;
+    t.dy = makeTensor("dy", test::kDy, GGEMM_DTYPE_F8E4M3, {4000, 1008});
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 6),
+                    "tensor 'dy': dimension 0 (n) is 4000, expected 4096 (the "
+                    "kernel was compiled for n = 4096); shape is "
+                    "[4000, 1008]");
+  }
+}
+
+TEST(Fp8KRaggedBind, TokenRowsAre16ByteUnits) {
+  Manifest manifest = fp8KRaggedManifest();
+  {
+    // T = 1000 contiguous f8e4m3 tokens: rows 1000 bytes apart.
+    Fp8KRaggedTensors t;
+    t.setTokens(1000);
+    EXPECT_CONTAINS(
+        bindError(manifest, t.get(), 6),
+        "tensor 'dy': row stride is 1000 elements (1000 bytes), expected a "
+        "multiple of 16 bytes: TMA reads the transposed dy [n, token rows] by "
+        "rows of tokens, so the token rows (1000) must be padded to a "
+        "multiple of 16 in memory (allocate [4096, 1008] and pass its "
+        "[:, :1000] view); shape is [4096, 1000], strides [1000, 1]");
+    t.dy.strides[0] = 1008;
+    EXPECT_CONTAINS(
+        bindError(manifest, t.get(), 6),
+        "tensor 'x': row stride is 1000 elements (1000 bytes), expected a "
+        "multiple of 16 bytes: TMA reads the transposed x [k, token rows]");
+    // The padded views pass, T staying 1000.
+    t.x.strides[0] = 1008;
+    BoundArgs args;
+    Status status = bind(manifest, t.get(), 6, args);
+    ASSERT_TRUE(status.ok()) << status.getMessage();
+    EXPECT_EQ(args.shape.numRows, 1000);
+    EXPECT_EQ(args.shape.lda, 1008);
+  }
+  {
+    // bf16 tokens: 8 of them make 16 bytes.
+    Manifest bf16 = manifestFrom(test::transposedKRaggedManifest());
+    Fp8KRaggedTensors t(/*kn=*/false, GGEMM_DTYPE_BF16);
+    t.setTokens(1004);
+    EXPECT_CONTAINS(bindError(bf16, t.getWithoutScales(), 4),
+                    "tensor 'dy': row stride is 1004 elements (2008 bytes), "
+                    "expected a multiple of 16 bytes: TMA reads the "
+                    "transposed dy [n, token rows] by rows of tokens, so the "
+                    "token rows (1004) must be padded to a multiple of 8 in "
+                    "memory (allocate [4096, 1008] and pass its [:, :1004] "
+                    "view)");
+  }
+  {
+    Fp8KRaggedTensors t;
+    t.dy.strides[0] = 1000;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 6),
+                    "tensor 'dy': row stride 1000 is smaller than the row "
+                    "length 1008");
+  }
+  {
+    Fp8KRaggedTensors t;
+    t.x.data = reinterpret_cast<void *>(test::kX + 8);
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 6),
+                    "tensor 'x': data pointer 0x100100008 is not 16-byte "
+                    "aligned (TMA needs 16-byte aligned global addresses)");
+  }
+}
+
+TEST(Fp8KRaggedBind, ScaleShapes) {
+  {
+    Fp8KRaggedTensors t;
+    t.dyScale =
+        test::makeMnMajorScales("dy_scale", test::kDyScale, 4096, 7, 4096);
+    EXPECT_CONTAINS(bindError(fp8KRaggedManifest(), t.get(), 6),
+                    "tensor 'dy_scale': dimension 1 (token blocks) is 7, "
+                    "expected 8 (ceil(token rows / 128) with 1008 token "
+                    "rows); shape is [4096, 7]");
+  }
+  {
+    Fp8KRaggedTensors t;
+    t.setTokens(1024);
+    t.xScale = test::makeMnMajorScales("x_scale", test::kXScale, 7168, 9, 7168);
+    EXPECT_CONTAINS(bindError(fp8KRaggedManifest(), t.get(), 6),
+                    "tensor 'x_scale': dimension 1 (token blocks) is 9, "
+                    "expected 8 (ceil(token rows / 128) with 1024 token rows)");
+  }
+  {
+    Fp8KRaggedTensors t;
+    t.dyScale =
+        test::makeMnMajorScales("dy_scale", test::kDyScale, 4000, 8, 4000);
+    EXPECT_CONTAINS(bindError(fp8KRaggedManifest(), t.get(), 6),
+                    "tensor 'dy_scale': dimension 0 (n) is 4000, expected "
+                    "4096 (the kernel was compiled for n = 4096)");
+  }
+  {
+    // The rows of x_scale are x's: K for nk and kn alike.
+    Fp8KRaggedTensors t(/*kn=*/true);
+    t.xScale = test::makeMnMajorScales("x_scale", test::kXScale, 7000, 8, 7000);
+    EXPECT_CONTAINS(
+        bindError(dynamicFp8KRaggedManifest(/*kn=*/true), t.get(), 6),
+        "tensors 'x' and 'x_scale' disagree on k: x dimension 0 "
+        "(k) is 7168, x_scale dimension 0 (k) is 7000; shapes are "
+        "[7168, 1008] and [7000, 8]");
+  }
+}
+
+TEST(Fp8KRaggedBind, ScalesAreMnMajor) {
+  Manifest manifest = fp8KRaggedManifest();
+  {
+    // Row-major [K, 8].
+    Fp8KRaggedTensors t;
+    t.xScale = makeTensor("x_scale", test::kXScale, GGEMM_DTYPE_F32, {7168, 8});
+    EXPECT_CONTAINS(
+        bindError(manifest, t.get(), 6),
+        "tensor 'x_scale': the kernel wants MN-major scales (stride 1 along "
+        "the rows, so that TMA reads the scales of one token block as a "
+        "column), got strides [8, 1] for shape [7168, 8]; allocate them as "
+        "torch.empty(8, 7168).t() (strides [1, 7168]), or convert row-major "
+        "scales s with s.t().contiguous().t()");
+  }
+  {
+    // N' = 4098: token blocks 16392 bytes apart.
+    Fp8KRaggedTensors t;
+    t.dyScale.strides[1] = 4098;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 6),
+                    "tensor 'dy_scale': stride of dimension 1 (token blocks) "
+                    "is 4098 elements (16392 bytes), expected a multiple of 16 "
+                    "bytes for TMA (pad the rows)");
+  }
+  {
+    Fp8KRaggedTensors t;
+    t.dyScale.strides[1] = 4000;
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 6),
+                    "tensor 'dy_scale': stride of dimension 1 (token blocks) "
+                    "is 4000, expected at least the 4096 rows (the columns of "
+                    "scales overlap)");
+  }
+  {
+    Fp8KRaggedTensors t;
+    t.xScale.data = reinterpret_cast<void *>(test::kXScale + 4);
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 6),
+                    "tensor 'x_scale': data pointer 0x100600004 is not "
+                    "16-byte aligned (TMA needs 16-byte aligned global "
+                    "addresses)");
+  }
+}
+
+TEST(TransposedKRagged, Bf16OperandsWithoutScales) {
+  for (bool kn : {false, true}) {
+    Manifest manifest = manifestFrom(test::transposedKRaggedManifest(kn));
+    Fp8KRaggedTensors t(kn, GGEMM_DTYPE_BF16);
+    LaunchPlan plan;
+    Status status = planLaunch(manifest, t.getWithoutScales(), 4, plan);
+    ASSERT_TRUE(status.ok()) << status.getMessage();
+    ASSERT_EQ(plan.params.size(), 14u);
+    EXPECT_EQ(plan.args.shape.numRows, 1008);
+    EXPECT_EQ(plan.args.shape.rowsPerGroup, kn ? 7168 : 4096);
+    const TensorMapArgs &dy = plan.params[kn ? 1 : 0].tensorMap;
+    EXPECT_EQ(dy.dataType, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16);
+    EXPECT_EQ(dy.globalDim[0], 1008u);
+    EXPECT_EQ(dy.globalDim[1], 4096u);
+    EXPECT_EQ(dy.globalStrides[0], 1008u * 2);
+    EXPECT_EQ(dy.boxDim[0], 64u);
+    EXPECT_EQ(dy.boxDim[1], 128u);
+    const TensorMapArgs &x = plan.params[kn ? 0 : 1].tensorMap;
+    EXPECT_EQ(x.globalDim[0], 1008u);
+    EXPECT_EQ(x.globalDim[1], 7168u);
+
+    // Scales belong to the f8e4m3 form.
+    EXPECT_CONTAINS(bindError(manifest, t.get(), 6),
+                    "tensor 'dy_scale' was given, but the kernel was compiled "
+                    "without it (problem.x_scale_block is absent: only "
+                    "f8e4m3 dy and x of segment_matmul_k have scales, and its "
+                    "dy and x are bf16)");
   }
 }
 

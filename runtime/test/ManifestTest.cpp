@@ -838,8 +838,8 @@ TEST(Fp8OutManifest, RejectsInconsistentProblems) {
       {test::withKRaggedManifest("\"accumulate\": false",
                                  "\"accumulate\": false, \"y_scale_block\": "
                                  "\"1x128\""),
-       "k.json: /problem/y_scale_block: segment_matmul_k has no scales (fp8 "
-       "K-ragged is not defined), got \"1x128\""},
+       "k.json: /problem/y_scale_block: segment_matmul_k writes no f8e4m3 "
+       "dw, so it has no y_scale, got \"1x128\""},
       {test::withKRaggedManifest("\"out_dtype\": \"f32\"",
                                  "\"out_dtype\": \"f8e4m3\""),
        "k.json: /problem/out_dtype: segment_matmul_k writes dw as f32, bf16 "
@@ -997,24 +997,24 @@ TEST(KRaggedManifest, ParsesKn) {
   EXPECT_TRUE(f16.problem.accumulate);
 }
 
-TEST(KRaggedManifest, RejectsFp8AndF32Inputs) {
+TEST(KRaggedManifest, RejectsE5m2S8AndF32Inputs) {
   EXPECT_CONTAINS(
       parseError(withKRaggedManifest(
           "\"a_dtype\": \"bf16\", \"b_dtype\": \"bf16\"",
-          "\"a_dtype\": \"f8e4m3\", \"b_dtype\": \"f8e4m3\"")),
-      "k.json: /problem/a_dtype: segment_matmul_k reads dy and x as bf16 or "
-      "f16, got f8e4m3 (fp8 K-ragged is not defined)");
+          "\"a_dtype\": \"f8e5m2\", \"b_dtype\": \"f8e5m2\"")),
+      "k.json: /problem/a_dtype: segment_matmul_k reads dy and x as bf16, "
+      "f16 or f8e4m3, got f8e5m2 (fp8 K-ragged reads e4m3 operands only)");
   EXPECT_CONTAINS(
       parseError(
           withKRaggedManifest("\"a_dtype\": \"bf16\", \"b_dtype\": \"bf16\"",
                               "\"a_dtype\": \"s8\", \"b_dtype\": \"s8\"")),
-      "k.json: /problem/a_dtype: segment_matmul_k reads dy and x as bf16 or "
-      "f16, got s8 (int8 K-ragged is not defined)");
+      "k.json: /problem/a_dtype: segment_matmul_k reads dy and x as bf16, "
+      "f16 or f8e4m3, got s8 (int8 K-ragged is not defined)");
   EXPECT_CONTAINS(
       parseError(
           withKRaggedManifest("\"a_dtype\": \"bf16\"", "\"a_dtype\": \"f32\"")),
-      "k.json: /problem/a_dtype: segment_matmul_k reads dy and x as bf16 or "
-      "f16, got f32");
+      "k.json: /problem/a_dtype: segment_matmul_k reads dy and x as bf16, "
+      "f16 or f8e4m3, got f32");
 }
 
 TEST(KRaggedManifest, RejectsDifferentInputDtypes) {
@@ -1068,14 +1068,23 @@ TEST(KRaggedManifest, RejectsScaleBlocks) {
           "\"accumulate\": false",
           "\"accumulate\": false, \"x_scale_block\": \"1x128\", "
           "\"w_scale_block\": \"128x128\"")),
-      "k.json: /problem/x_scale_block: segment_matmul_k has no scales (fp8 "
-      "K-ragged is not defined), got \"1x128\"");
+      "k.json: /problem/x_scale_block: segment_matmul_k of bf16 dy and x has "
+      "no scales (only f8e4m3 dy and x take 1x128 scales), got \"1x128\"");
   // One block alone is blamed on itself, not on the missing partner.
   EXPECT_CONTAINS(
       parseError(withKRaggedManifest(
           "\"accumulate\": false",
           "\"accumulate\": false, \"w_scale_block\": \"tensor\"")),
-      "k.json: /problem/w_scale_block: segment_matmul_k has no scales");
+      "k.json: /problem/w_scale_block: segment_matmul_k of bf16 dy and x has "
+      "no scales (only f8e4m3 dy and x take 1x128 scales), got \"tensor\"");
+  // Transposed bf16 operands have none either.
+  EXPECT_CONTAINS(
+      parseError(test::replaced(
+          test::transposedKRaggedManifest(), "\"transposed\": true",
+          "\"transposed\": true, \"x_scale_block\": \"1x128\", "
+          "\"w_scale_block\": \"1x128\"")),
+      "k.json: /problem/x_scale_block: segment_matmul_k of bf16 dy and x has "
+      "no scales");
   // null is no scales, as for the other ops.
   parseOk(withKRaggedManifest("\"accumulate\": false",
                               "\"accumulate\": false, \"x_scale_block\": null, "
@@ -1149,7 +1158,7 @@ TEST(KRaggedManifest, DescriptorsDescribeDyXOrDw) {
           "\"tensor\": \"seg_indptr\", \"dtype\": \"f32\", \"rank\": 2, "
           "\"box\": [32, 64], \"swizzle\": \"128B\"}")),
       "k.json: /params/3/tensor: a tma_descriptor of segment_matmul_k can "
-      "describe dy, x or dw, got \"seg_indptr\"");
+      "describe dy, x, dw, dy_scale or x_scale, got \"seg_indptr\"");
   // dw's descriptor, for a staged epilogue, parses.
   std::string staged = withKRaggedManifest(
       R"json({"name": "num_weights", "kind": "scalar", "dtype": "i32", "value": "num_weights"})json",
@@ -1202,6 +1211,263 @@ TEST(KRaggedManifest, EveryTensorMustReachTheKernel) {
           "")),
       "k.json: /params: no parameter passes tensor \"seg_indptr\" "
       "(segment_matmul_k reads seg_indptr)");
+}
+
+//===----------------------------------------------------------------------===//
+// segment_matmul_k of transposed operands, and its FP8 form
+//===----------------------------------------------------------------------===//
+
+using test::fp8KRaggedManifest;
+using test::withFp8KRaggedManifest;
+
+TEST(Fp8KRaggedManifest, ParsesNk) {
+  Manifest manifest = parseOk(fp8KRaggedManifest());
+  const ProblemSpec &problem = manifest.problem;
+  EXPECT_EQ(problem.op, Op::SegmentMatmulK);
+  EXPECT_EQ(problem.aDtype, GGEMM_DTYPE_F8E4M3);
+  EXPECT_EQ(problem.bDtype, GGEMM_DTYPE_F8E4M3);
+  EXPECT_EQ(problem.outDtype, GGEMM_DTYPE_F32);
+  EXPECT_TRUE(problem.transposed);
+  EXPECT_EQ(problem.xScaleBlock, ScaleBlock::Block1x128);
+  EXPECT_EQ(problem.wScaleBlock, ScaleBlock::Block1x128);
+  EXPECT_EQ(problem.yScaleBlock, ScaleBlock::None);
+  EXPECT_EQ(manifest.blockM, 128);
+  EXPECT_EQ(manifest.blockN, 192);
+  ASSERT_EQ(manifest.params.size(), 16u);
+  const ParamSpec &a = manifest.params[0];
+  EXPECT_EQ(a.tensor, TensorRole::Dy);
+  EXPECT_EQ(a.dtype, GGEMM_DTYPE_F8E4M3);
+  EXPECT_EQ(a.box[0], 128u);
+  EXPECT_EQ(a.box[1], 128u);
+  EXPECT_EQ(manifest.params[1].tensor, TensorRole::X);
+  EXPECT_EQ(manifest.params[1].box[1], 192u);
+  EXPECT_EQ(manifest.params[13].source, ScalarSource::NumWeights);
+  const ParamSpec &aScale = manifest.params[14];
+  EXPECT_EQ(aScale.name, "a_scale_desc");
+  EXPECT_EQ(aScale.kind, ParamKind::TmaDescriptor);
+  EXPECT_EQ(aScale.tensor, TensorRole::DyScale);
+  EXPECT_EQ(aScale.dtype, GGEMM_DTYPE_F32);
+  EXPECT_EQ(aScale.rank, 2);
+  EXPECT_EQ(aScale.box[0], 132u);
+  EXPECT_EQ(aScale.box[1], 1u);
+  EXPECT_EQ(aScale.swizzle, Swizzle::None);
+  EXPECT_EQ(aScale.oobFill, OobFill::Zero);
+  const ParamSpec &bScale = manifest.params[15];
+  EXPECT_EQ(bScale.name, "b_scale_desc");
+  EXPECT_EQ(bScale.tensor, TensorRole::XScale);
+  EXPECT_EQ(bScale.box[0], 196u);
+  EXPECT_TRUE(manifest.usesTensor(TensorRole::DyScale));
+  EXPECT_TRUE(manifest.usesTensor(TensorRole::XScale));
+  EXPECT_FALSE(manifest.usesTensor(TensorRole::WScale));
+  EXPECT_STREQ(tensorRoleName(TensorRole::DyScale), "dy_scale");
+  EXPECT_EQ(expectedTensorDtype(problem, TensorRole::DyScale), GGEMM_DTYPE_F32);
+  EXPECT_TRUE(tensorExistsForOp(TensorRole::DyScale, Op::SegmentMatmulK));
+  EXPECT_TRUE(tensorExistsForOp(TensorRole::XScale, Op::SegmentMatmulK));
+  EXPECT_FALSE(tensorExistsForOp(TensorRole::DyScale, Op::SegmentMatmul));
+  EXPECT_FALSE(tensorExistsForOp(TensorRole::DyScale, Op::MaskedMatmul));
+  EXPECT_FALSE(tensorExistsForOp(TensorRole::DyScale, Op::Quantize));
+}
+
+TEST(Fp8KRaggedManifest, ParsesKn) {
+  Manifest manifest = parseOk(fp8KRaggedManifest(/*kn=*/true));
+  EXPECT_EQ(manifest.problem.weightLayout, WeightLayout::KN);
+  ASSERT_EQ(manifest.params.size(), 16u);
+  // A = x with x_scale, B = dy with dy_scale.
+  EXPECT_EQ(manifest.params[0].tensor, TensorRole::X);
+  EXPECT_EQ(manifest.params[1].tensor, TensorRole::Dy);
+  EXPECT_EQ(manifest.params[14].tensor, TensorRole::XScale);
+  EXPECT_EQ(manifest.params[14].box[0], 132u);
+  EXPECT_EQ(manifest.params[15].tensor, TensorRole::DyScale);
+  EXPECT_EQ(manifest.params[15].box[0], 196u);
+}
+
+TEST(Fp8KRaggedManifest, ParsesAStagedEpilogue) {
+  // y_desc follows the scale descriptors, as for the forward ops.
+  Manifest manifest =
+      parseOk(fp8KRaggedManifest(/*kn=*/false, /*staged=*/true));
+  ASSERT_EQ(manifest.params.size(), 17u);
+  EXPECT_EQ(manifest.params[16].name, "y_desc");
+  EXPECT_EQ(manifest.params[16].tensor, TensorRole::Dw);
+  // bf16 gradients and accumulation are as for bf16 operands.
+  std::string text = withFp8KRaggedManifest("\"out_dtype\": \"f32\"",
+                                            "\"out_dtype\": \"bf16\"");
+  text = test::replaced(text, "\"index_dtype\": \"i32\"",
+                        "\"index_dtype\": \"i64\"");
+  text = test::replaced(text, "\"accumulate\": false", "\"accumulate\": true");
+  Manifest bf16 = parseOk(text);
+  EXPECT_EQ(bf16.problem.outDtype, GGEMM_DTYPE_BF16);
+  EXPECT_EQ(bf16.problem.indexDtype, GGEMM_DTYPE_I64);
+  EXPECT_TRUE(bf16.problem.accumulate);
+}
+
+TEST(KRaggedManifest, TransposedOperandsAreOptionalForBf16) {
+  // Absent reads as false: the manifests before the key still load.
+  EXPECT_FALSE(parseOk(kRaggedManifest()).problem.transposed);
+  EXPECT_FALSE(parseOk(withKRaggedManifest("\"activation\": \"none\"",
+                                           "\"activation\": \"none\", "
+                                           "\"transposed\": false"))
+                   .problem.transposed);
+  for (bool kn : {false, true}) {
+    Manifest manifest = parseOk(test::transposedKRaggedManifest(kn));
+    EXPECT_TRUE(manifest.problem.transposed);
+    EXPECT_EQ(manifest.problem.aDtype, GGEMM_DTYPE_BF16);
+    EXPECT_EQ(manifest.problem.xScaleBlock, ScaleBlock::None);
+    EXPECT_EQ(manifest.params.size(), 14u);
+  }
+  EXPECT_CONTAINS(parseError(withKRaggedManifest("\"activation\": \"none\"",
+                                                 "\"activation\": \"none\", "
+                                                 "\"transposed\": 1")),
+                  "k.json: /problem/transposed: expected true or false, got 1");
+  // The forward ops read x and w as they are.
+  EXPECT_CONTAINS(
+      parseError(withManifest("\"accumulate\": false",
+                              "\"accumulate\": false, \"transposed\": true")),
+      "k.json: /problem/transposed: segment_matmul reads x and w as they are "
+      "(only segment_matmul_k takes transposed dy and x), expected false, got "
+      "true");
+  parseOk(withManifest("\"accumulate\": false",
+                       "\"accumulate\": false, \"transposed\": false"));
+  EXPECT_CONTAINS(parseError(test::withQuantizeManifest(
+                      "\"rank\": 2", "\"rank\": 2, \"transposed\": true")),
+                  "k.json: /problem/transposed: unknown key");
+}
+
+TEST(Fp8KRaggedManifest, NeedsTransposedOperands) {
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest(", \"transposed\": true", "")),
+      "k.json: /problem/transposed: missing, but f8e4m3 dy and x of "
+      "segment_matmul_k must be given transposed, dy [N, T] and x [K, T] (the "
+      "token rows innermost: wgmma's fp8 forms read both operands K-major)");
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest("\"transposed\": true",
+                                        "\"transposed\": false")),
+      "k.json: /problem/transposed: f8e4m3 dy and x of segment_matmul_k must "
+      "be given transposed, dy [N, T] and x [K, T] (the token rows innermost: "
+      "wgmma's fp8 forms read both operands K-major), expected true, got "
+      "false");
+}
+
+TEST(Fp8KRaggedManifest, NeedsOneBy128ScalesOfBoth) {
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest("\"x_scale_block\": \"1x128\", ", "")),
+      "k.json: /problem/x_scale_block: missing, but f8e4m3 dy and x of "
+      "segment_matmul_k take 1x128 scales along the token rows (dy_scale and "
+      "x_scale): expected \"1x128\"");
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest(", \"w_scale_block\": \"1x128\"", "")),
+      "k.json: /problem/w_scale_block: missing, but f8e4m3 dy and x of "
+      "segment_matmul_k take 1x128 scales");
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest("\"x_scale_block\": \"1x128\"",
+                                        "\"x_scale_block\": null")),
+      "k.json: /problem/x_scale_block: missing, but f8e4m3 dy and x");
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest("\"w_scale_block\": \"1x128\"",
+                                        "\"w_scale_block\": \"128x128\"")),
+      "k.json: /problem/w_scale_block: f8e4m3 dy and x of segment_matmul_k "
+      "take 1x128 scales along the token rows (dy_scale and x_scale), "
+      "expected \"1x128\", got \"128x128\"");
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest("\"x_scale_block\": \"1x128\"",
+                                        "\"x_scale_block\": \"per_row\"")),
+      "k.json: /problem/x_scale_block: f8e4m3 dy and x of segment_matmul_k "
+      "take 1x128 scales along the token rows (dy_scale and x_scale), "
+      "expected \"1x128\", got \"per_row\"");
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest(
+          "\"w_scale_block\": \"1x128\"",
+          "\"w_scale_block\": \"1x128\", \"y_scale_block\": \"1x128\"")),
+      "k.json: /problem/y_scale_block: segment_matmul_k writes no f8e4m3 dw, "
+      "so it has no y_scale, got \"1x128\"");
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest("\"out_dtype\": \"f32\"",
+                                        "\"out_dtype\": \"f8e4m3\"")),
+      "k.json: /problem/out_dtype: segment_matmul_k writes dw as f32, bf16 "
+      "or f16, got f8e4m3");
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest("\"b_dtype\": \"f8e4m3\"",
+                                        "\"b_dtype\": \"bf16\"")),
+      "k.json: /problem/b_dtype: expected a_dtype (f8e4m3): dy and x of "
+      "segment_matmul_k have one dtype, got bf16");
+}
+
+TEST(Fp8KRaggedManifest, ScalesReachTheKernelByTma) {
+  const std::string aScale =
+      ",\n    {\"name\": \"a_scale_desc\", \"kind\": \"tma_descriptor\", "
+      "\"tensor\": \"dy_scale\", \"dtype\": \"f32\", \"rank\": 2, \"box\": "
+      "[132, 1], \"swizzle\": \"none\", \"oob_fill\": \"zero\"}";
+  const std::string bScale =
+      ",\n    {\"name\": \"b_scale_desc\", \"kind\": \"tma_descriptor\", "
+      "\"tensor\": \"x_scale\", \"dtype\": \"f32\", \"rank\": 2, \"box\": "
+      "[196, 1], \"swizzle\": \"none\", \"oob_fill\": \"zero\"}";
+  EXPECT_CONTAINS(parseError(withFp8KRaggedManifest(aScale, "")),
+                  "k.json: /params: no parameter passes tensor \"dy_scale\" "
+                  "(problem.x_scale_block and w_scale_block are \"1x128\": "
+                  "f8e4m3 dy and x have scales)");
+  EXPECT_CONTAINS(parseError(withFp8KRaggedManifest(bScale, "")),
+                  "k.json: /params: no parameter passes tensor \"x_scale\" "
+                  "(problem.x_scale_block is \"1x128\")");
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest(
+          "{\"name\": \"a_scale_desc\", \"kind\": \"tma_descriptor\", "
+          "\"tensor\": \"dy_scale\", \"dtype\": \"f32\", \"rank\": 2, \"box\": "
+          "[132, 1], \"swizzle\": \"none\", \"oob_fill\": \"zero\"}",
+          "{\"name\": \"a_scale\", \"kind\": \"pointer\", \"tensor\": "
+          "\"dy_scale\", \"optional\": false}")),
+      "k.json: /params/14/kind: segment_matmul_k reads \"dy_scale\" by TMA, "
+      "expected \"tma_descriptor\", got string \"pointer\"");
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest(
+          "\"tensor\": \"x_scale\", \"dtype\": \"f32\", \"rank\": 2, \"box\": "
+          "[196, 1], \"swizzle\": \"none\"",
+          "\"tensor\": \"x_scale\", \"dtype\": \"f32\", \"rank\": 2, \"box\": "
+          "[32, 1], \"swizzle\": \"128B\"")),
+      "k.json: /params/15/swizzle: a descriptor of \"x_scale\" is not "
+      "swizzled, expected \"none\", got string \"128B\"");
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest(
+          "\"tensor\": \"dy_scale\", \"dtype\": \"f32\", \"rank\": 2, \"box\": "
+          "[132, 1]",
+          "\"tensor\": \"dy_scale\", \"dtype\": \"f32\", \"rank\": 3, \"box\": "
+          "[132, 1, 1]")),
+      "k.json: /params/14/rank: a descriptor of \"dy_scale\" for "
+      "segment_matmul_k has rank 2 (rows, token blocks), got 3");
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest(
+          "\"tensor\": \"dy_scale\", \"dtype\": \"f32\"",
+          "\"tensor\": \"dy_scale\", \"dtype\": \"bf16\"")),
+      "k.json: /params/14/dtype: tensor \"dy_scale\" has dtype f32 in this "
+      "problem, got bf16");
+  EXPECT_CONTAINS(
+      parseError(withFp8KRaggedManifest("\"tensor\": \"dy\", \"dtype\": "
+                                        "\"f8e4m3\", \"rank\": 2",
+                                        "\"tensor\": \"dy\", \"dtype\": "
+                                        "\"f8e4m3\", \"rank\": 3")),
+      "k.json: /params/0/rank: a descriptor of \"dy\" for segment_matmul_k "
+      "has rank 2 (token rows, rows), got 3");
+  // 64 fp8 tokens fill half the 128-byte swizzle.
+  EXPECT_CONTAINS(
+      parseError(
+          withFp8KRaggedManifest("\"box\": [128, 128]", "\"box\": [64, 128]")),
+      "k.json: /params/0/box: innermost box extent is 64 bytes, expected the "
+      "swizzle width 128 bytes");
+  // A bf16 kernel has no scales to describe.
+  EXPECT_CONTAINS(
+      parseError(withKRaggedManifest(
+          "{\"name\": \"num_weights\", \"kind\": \"scalar\", \"dtype\": "
+          "\"i32\", \"value\": \"num_weights\"}",
+          "{\"name\": \"num_weights\", \"kind\": \"scalar\", \"dtype\": "
+          "\"i32\", \"value\": \"num_weights\"}" +
+              aScale)),
+      "k.json: /params/14/tensor: tensor \"dy_scale\" needs "
+      "problem.x_scale_block and w_scale_block \"1x128\" (f8e4m3 dy and x), "
+      "but the problem has no scales");
+  // And the forward ops have no dy_scale.
+  EXPECT_CONTAINS(
+      parseError(test::withFp8Manifest("\"tensor\": \"x_scale\"",
+                                       "\"tensor\": \"dy_scale\"")),
+      "k.json: /params/13/tensor: tensor \"dy_scale\" does not exist for "
+      "segment_matmul");
 }
 
 //===----------------------------------------------------------------------===//
@@ -1671,6 +1937,18 @@ TEST(KRaggedBundle, ProblemChecksApply) {
                       test::multiVariantManifest(test::kKRaggedManifest),
                       "\"has_bias\": false", "\"has_bias\": true")),
                   "k.json: /problem/has_bias: segment_matmul_k has no bias");
+}
+
+TEST(Fp8KRaggedBundle, ParsesVariants) {
+  Bundle bundle = parseBundleOk(test::fp8KRaggedMultiVariantManifest());
+  ASSERT_EQ(bundle.variants.size(), 2u);
+  for (const Manifest &variant : bundle.variants) {
+    EXPECT_TRUE(variant.problem.transposed);
+    EXPECT_EQ(variant.params.size(), 16u);
+  }
+  EXPECT_EQ(bundle.variants[0].params[0].box[1], 64u);
+  EXPECT_EQ(bundle.variants[0].params[14].box[0], 68u);
+  EXPECT_EQ(bundle.variants[1].params[14].box[0], 132u);
 }
 
 //===----------------------------------------------------------------------===//

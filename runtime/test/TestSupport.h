@@ -172,7 +172,9 @@ multiVariantManifest(const std::string &kernel = kSegmentManifest) {
   small["block"] = {256, 1, 1};
   small["dynamic_smem"] = 99328;
   small["tile"]["block_m"] = 64;
-  small["params"][0]["box"] = {64, 64};
+  // a_desc's box: block_m rows of A (its innermost extent fills the
+  // swizzle).
+  small["params"][0]["box"][1] = 64;
   nlohmann::ordered_json bundle = {
       {"format", "ggemm-bundle"},
       {"version", 2},
@@ -256,6 +258,119 @@ inline std::string kRaggedManifest(bool kn = false) {
 inline std::string withKRaggedManifest(const std::string &from,
                                        const std::string &to, bool kn = false) {
   return replaced(kRaggedManifest(kn), from, to);
+}
+
+/// kRaggedManifest(kn) as a kernel of transposed bf16 operands, dy [N, T]
+/// and x [K, T] (the FP8 form's layout, without scales): the boxes are 64
+/// tokens (one 128-byte swizzle row) by block_m rows of A (a_desc) and
+/// block_n rows of B (b_desc).
+inline std::string transposedKRaggedManifest(bool kn = false) {
+  std::string text = replaced(kRaggedManifest(kn), "\"activation\": \"none\"",
+                              "\"activation\": \"none\", \"transposed\": true");
+  return replaced(text, "\"rank\": 2, \"box\": [64, 64]",
+                  "\"rank\": 2, \"box\": [64, 128]");
+}
+
+/// The FP8 K-ragged weight gradient (DeepGEMM's
+/// k_grouped_fp8_gemm_nt_contiguous) as the compiler writes it: f8e4m3 dy
+/// [N, T] = [4096, T] and x [K, T] = [7168, T] given transposed (the token
+/// rows innermost, K-major for wgmma's fp8 forms), 1x128 scales of both
+/// along the tokens, f32 dw [8, 4096, 7168] ("nk": A = dy, B = x). The 14
+/// parameters of kKRaggedManifest (boxes of 128 tokens, one 128-byte
+/// swizzle row, by block_m = 128 rows of A and block_n = 192 rows of B),
+/// then the two scale descriptors (boxes of block_m + 4 and block_n + 4
+/// rows by one token block).
+inline const char *const kFp8KRaggedManifest = R"json({
+  "format": "ggemm-bundle", "version": 1,
+  "entry": "ggemm_segment_matmul_k_fp8_kernel",
+  "ptx": "k.ptx", "cubin": "k.cubin",
+  "arch": "sm_90a",
+  "block": [384, 1, 1],
+  "cluster": [1, 1, 1],
+  "dynamic_smem": 180224,
+  "problem": {
+    "op": "segment_matmul_k",
+    "a_dtype": "f8e4m3", "b_dtype": "f8e4m3", "out_dtype": "f32",
+    "index_dtype": "i32",
+    "weight_layout": "nk",
+    "m": -1, "n": 4096, "k": 7168, "num_groups": 8, "num_weights": 8,
+    "has_weight_indices": false, "has_bias": false, "has_row_scale": false,
+    "accumulate": false, "activation": "none", "transposed": true,
+    "x_scale_block": "1x128", "w_scale_block": "1x128"
+  },
+  "tile": {"block_m": 128, "block_n": 192, "block_k": 128, "stages": 4},
+  "grid": {"policy": "persistent", "ctas_per_sm": 1},
+  "params": [
+    {"name": "a_desc", "kind": "tma_descriptor", "tensor": "dy", "dtype": "f8e4m3", "rank": 2, "box": [128, 128], "swizzle": "128B", "oob_fill": "zero"},
+    {"name": "b_desc", "kind": "tma_descriptor", "tensor": "x", "dtype": "f8e4m3", "rank": 2, "box": [128, 192], "swizzle": "128B", "oob_fill": "zero"},
+    {"name": "y", "kind": "pointer", "tensor": "dw"},
+    {"name": "group_rows", "kind": "pointer", "tensor": "seg_indptr", "optional": false},
+    {"name": "weight_indices", "kind": "pointer", "tensor": "weight_indices", "optional": true},
+    {"name": "bias", "kind": "pointer", "tensor": "bias", "optional": true},
+    {"name": "row_scale", "kind": "pointer", "tensor": "row_scale", "optional": true},
+    {"name": "num_rows", "kind": "scalar", "dtype": "i64", "value": "num_rows"},
+    {"name": "rows_per_group", "kind": "scalar", "dtype": "i64", "value": "rows_per_group"},
+    {"name": "num_groups", "kind": "scalar", "dtype": "i32", "value": "num_groups"},
+    {"name": "n", "kind": "scalar", "dtype": "i32", "value": "n"},
+    {"name": "k", "kind": "scalar", "dtype": "i32", "value": "k"},
+    {"name": "ldy", "kind": "scalar", "dtype": "i64", "value": "ldy"},
+    {"name": "num_weights", "kind": "scalar", "dtype": "i32", "value": "num_weights"},
+    {"name": "a_scale_desc", "kind": "tma_descriptor", "tensor": "dy_scale", "dtype": "f32", "rank": 2, "box": [132, 1], "swizzle": "none", "oob_fill": "zero"},
+    {"name": "b_scale_desc", "kind": "tma_descriptor", "tensor": "x_scale", "dtype": "f32", "rank": 2, "box": [196, 1], "swizzle": "none", "oob_fill": "zero"}
+  ]
+})json";
+
+/// Kernel parameter sizes of kFp8KRaggedManifest, in order.
+inline constexpr size_t kFp8KRaggedParamSizes[] = {
+    128, 128, 8, 8, 8, 8, 8, 8, 8, 4, 4, 4, 8, 4, 128, 128};
+
+/// The y_desc parameter a staged epilogue appends to a K-ragged kernel
+/// (dw as [G * R, C] f32: 32 columns, one 128-byte swizzle row, by a
+/// consumer warpgroup's 64 rows).
+inline const char *const kDwDescriptor =
+    R"json({"name": "y_desc", "kind": "tma_descriptor", "tensor": "dw", "dtype": "f32", "rank": 2, "box": [32, 64], "swizzle": "128B", "oob_fill": "zero"})json";
+
+/// kFp8KRaggedManifest, or its "kn" form (dw [8, 7168, 4096]: A = x with
+/// x_scale, B = dy with dy_scale); `staged` appends y_desc.
+inline std::string fp8KRaggedManifest(bool kn = false, bool staged = false) {
+  std::string text = kFp8KRaggedManifest;
+  if (kn) {
+    text = replaced(text, "\"weight_layout\": \"nk\"",
+                    "\"weight_layout\": \"kn\"");
+    // Swap the operands (and their scales) between A and B.
+    text = replaced(text, "\"tensor\": \"dy\"", "\"tensor\": \"@A\"");
+    text = replaced(text, "\"tensor\": \"x\"", "\"tensor\": \"dy\"");
+    text = replaced(text, "\"tensor\": \"@A\"", "\"tensor\": \"x\"");
+    text = replaced(text, "\"tensor\": \"dy_scale\"", "\"tensor\": \"@S\"");
+    text =
+        replaced(text, "\"tensor\": \"x_scale\"", "\"tensor\": \"dy_scale\"");
+    text = replaced(text, "\"tensor\": \"@S\"", "\"tensor\": \"x_scale\"");
+  }
+  if (staged) {
+    const std::string end = "\n  ]\n}";
+    size_t position = text.rfind(end);
+    EXPECT_NE(position, std::string::npos) << "no params array to append to";
+    text = text.substr(0, position) + ",\n    " + kDwDescriptor + end;
+  }
+  return text;
+}
+
+/// fp8KRaggedManifest() as a version 2 bundle (multiVariantManifest()): a
+/// "small" variant of block_m = 64 (a_desc box [128, 64], a_scale_desc
+/// box [68, 1]) for at most 64 token rows per group, then the 128-row one.
+inline std::string fp8KRaggedMultiVariantManifest() {
+  nlohmann::ordered_json bundle =
+      nlohmann::ordered_json::parse(multiVariantManifest(fp8KRaggedManifest()));
+  nlohmann::ordered_json &scale = bundle["variants"][0]["params"][14];
+  EXPECT_EQ(scale["name"], "a_scale_desc");
+  scale["box"][0] = 64 + 4;
+  return bundle.dump(2);
+}
+
+inline std::string withFp8KRaggedManifest(const std::string &from,
+                                          const std::string &to,
+                                          bool kn = false) {
+  return replaced(fp8KRaggedManifest(kn), from, to);
 }
 
 /// The parameters the compiler appends to a segment_matmul kernel for
@@ -616,6 +731,76 @@ struct KRaggedTensors {
 
 constexpr uintptr_t kXScale = 0x100000000 + 0x600000;
 constexpr uintptr_t kWScale = 0x100000000 + 0x700000;
+constexpr uintptr_t kDyScale = 0x100000000 + 0x1100000;
+
+/// A tensor of MN-major 1x128 scales [rows, blocks] whose blocks are
+/// `paddedRows` apart (strides [1, paddedRows]), as
+/// torch.empty(blocks, paddedRows).t()[:rows] gives.
+inline ggemm_tensor makeMnMajorScales(const char *name, uintptr_t address,
+                                      int64_t rows, int64_t blocks,
+                                      int64_t paddedRows) {
+  ggemm_tensor tensor =
+      makeTensor(name, address, GGEMM_DTYPE_F32, {rows, blocks});
+  tensor.strides[0] = 1;
+  tensor.strides[1] = paddedRows;
+  return tensor;
+}
+
+/// The tensors of fp8KRaggedManifest(kn) (and, with `dtype` bf16, of
+/// transposedKRaggedManifest(kn), which takes no scales): T = 1008 token
+/// rows (a multiple of 16, so that contiguous rows of f8e4m3 tokens are
+/// 16-byte units; 8 blocks of 128, the last partial), N = 4096, K = 7168,
+/// 8 groups. dy [N, T] and x [K, T] transposed; dy_scale [N, 8] and x_scale
+/// [K, 8] MN-major; f32 dw [8, N, K] (nk) or [8, K, N] (kn).
+struct Fp8KRaggedTensors {
+  ggemm_tensor dy;
+  ggemm_tensor x;
+  ggemm_tensor indptr = makeTensor("seg_indptr", kIndptr, GGEMM_DTYPE_I32, {9});
+  ggemm_tensor dw;
+  ggemm_tensor dyScale = makeMnMajorScales("dy_scale", kDyScale, 4096, 8, 4096);
+  ggemm_tensor xScale = makeMnMajorScales("x_scale", kXScale, 7168, 8, 7168);
+
+  ggemm_tensor list[10];
+  int count = 0;
+
+  explicit Fp8KRaggedTensors(bool kn = false,
+                             ggemm_dtype dtype = GGEMM_DTYPE_F8E4M3)
+      : dy(makeTensor("dy", kDy, dtype, {4096, 1008})),
+        x(makeTensor("x", kX, dtype, {7168, 1008})),
+        dw(kn ? makeTensor("dw", kDw, GGEMM_DTYPE_F32, {8, 7168, 4096})
+              : makeTensor("dw", kDw, GGEMM_DTYPE_F32, {8, 4096, 7168})) {}
+
+  /// `tokens` token rows in dy, x and the scales' blocks (contiguous rows;
+  /// null data for none).
+  void setTokens(int64_t tokens) {
+    auto address = [tokens](uintptr_t base) { return tokens ? base : 0; };
+    const int64_t blocks = (tokens + 127) / 128;
+    dy = makeTensor("dy", address(kDy), dy.dtype, {4096, tokens});
+    x = makeTensor("x", address(kX), x.dtype, {7168, tokens});
+    dyScale =
+        makeMnMajorScales("dy_scale", address(kDyScale), 4096, blocks, 4096);
+    xScale = makeMnMajorScales("x_scale", address(kXScale), 7168, blocks, 7168);
+  }
+
+  /// dy, x, seg_indptr, dw, dy_scale, x_scale followed by `extra` (at most
+  /// 4).
+  const ggemm_tensor *get(std::initializer_list<ggemm_tensor> extra = {}) {
+    count = 0;
+    for (const ggemm_tensor &tensor : {dy, x, indptr, dw, dyScale, xScale})
+      list[count++] = tensor;
+    for (const ggemm_tensor &tensor : extra)
+      list[count++] = tensor;
+    return list;
+  }
+
+  /// dy, x, seg_indptr, dw only: a transposed bf16 kernel's tensors.
+  const ggemm_tensor *getWithoutScales() {
+    count = 0;
+    for (const ggemm_tensor &tensor : {dy, x, indptr, dw})
+      list[count++] = tensor;
+    return list;
+  }
+};
 
 /// The tensors of fp8SegmentManifest(): M = 1000 rows, K = 7168 (56 blocks of
 /// 128), N = 4096 (32 blocks), 8 groups. x_scale is MN-major: [1000, 56]

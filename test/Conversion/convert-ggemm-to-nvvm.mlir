@@ -414,7 +414,7 @@ func.func @no_launch() {
 // them to the async proxy and meet at named barrier 1 before the wgmma.
 // CHECK: wgrad_kernel = {block = [384, 1, 1]
 // CHECK-SAME: params = [{box = [64, 64], dtype = "bf16", kind = "tma_descriptor", name = "a_desc", oob_fill = "zero", rank = 2 : i64, swizzle = "128B", tensor = "dy"}, {box = [64, 64], dtype = "bf16", kind = "tma_descriptor", name = "b_desc", oob_fill = "zero", rank = 2 : i64, swizzle = "128B", tensor = "x"}, {kind = "pointer", name = "y", tensor = "dw"}, {kind = "pointer", name = "group_rows", optional = false, tensor = "seg_indptr"}
-// CHECK-SAME: problem = {a_dtype = "bf16", accumulate = false, activation = "none", b_dtype = "bf16", has_bias = false, has_row_scale = false, has_weight_indices = false, index_dtype = "i32", k = 256 : i64, m = -1 : i64, n = 128 : i64, num_groups = 4 : i64, num_weights = 4 : i64, op = "segment_matmul_k", out_dtype = "f32", weight_layout = "nk"}
+// CHECK-SAME: problem = {a_dtype = "bf16", accumulate = false, activation = "none", b_dtype = "bf16", has_bias = false, has_row_scale = false, has_weight_indices = false, index_dtype = "i32", k = 256 : i64, m = -1 : i64, n = 128 : i64, num_groups = 4 : i64, num_weights = 4 : i64, op = "segment_matmul_k", out_dtype = "f32", transposed = false, weight_layout = "nk"}
 // CHECK-LABEL: gpu.func @wgrad_kernel
 // CHECK: %[[PARTIAL:.+]] = arith.cmpi slt, %[[VALID:.+]], %c64{{.*}} : index
 // CHECK: scf.if %[[PARTIAL]] {
@@ -529,7 +529,7 @@ func.func @wgrad_one_matrix(%arg0: memref<?x128xbf16>, %arg1: memref<?x256xbf16>
   %1 = arith.muli %0, %c128 : index
   %c256 = arith.constant 256 : index
   %2 = ggemm.tile_schedule uniform groups(%0) rows_per_group(%c128) num_rows(%1) num_cols(%c256) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
-  // expected-error @+1 {{'ggemm.launch' op expects one ggemm.ring_put of two tile loads from two matrices in a K-ragged kernel (ggemm.segment_matmul_k)}}
+  // expected-error @+1 {{'ggemm.launch' op expects one ggemm.ring_put of two tile loads from two matrices (and, with FP8, the loads of their scales from two others) in a K-ragged kernel (ggemm.segment_matmul_k)}}
   ggemm.launch %2 grid(persistent) {
   ^bb0(%cta: index, %num_ctas: index):
     %3 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>) : !ggemm.ring<!ggemm.tile<128x64xbf16, mn_major>, !ggemm.tile<128x64xbf16, mn_major>>
@@ -599,82 +599,6 @@ func.func @wgrad_one_matrix(%arg0: memref<?x128xbf16>, %arg1: memref<?x256xbf16>
         }
         ggemm.store_tile %11 to %collapse_shape row(%row) row_end(%row_end) col(%col) {ggemm.k_ragged_layout = #ggemm.weight_layout<nk>} : !ggemm.accumulator<128x128xf32>, memref<512x256xf32>
         scf.yield %10#1 : index
-      }
-    }
-  }
-  return
-}
-
-// -----
-
-// The consumers' K-ragged mask zeroes whole 128-byte rows of a box, one K
-// index each: only mn_major tiles have them.
-func.func @zero_k_tail_k_major(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: memref<9xi64>, %arg3: memref<8xi32>, %arg4: memref<4x128xf32>, %arg5: memref<?x128xbf16>) {
-  %c8 = arith.constant 8 : index
-  %c0 = arith.constant 0 : index
-  %c0_0 = arith.constant 0 : index
-  %dim = memref.dim %arg0, %c0_0 : memref<?x256xbf16>
-  %c128 = arith.constant 128 : index
-  %c4 = arith.constant 4 : index
-  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<9xi64>) weights(%arg3 : memref<8xi32>) num_weights(%c4) groups(%c8) rows_per_group(%c0) num_rows(%dim) num_cols(%c128) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
-  ggemm.launch %0 grid(persistent) {
-  ^bb0(%cta: index, %num_ctas: index):
-    %1 = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
-    %2 = ggemm.tile_count %0
-    ggemm.warp_specialize producer registers(40) {
-      %c0_1 = arith.constant 0 : index
-      %3 = scf.for %arg6 = %cta to %2 step %num_ctas iter_args(%arg7 = %c0_1) -> (index) {
-        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
-        %4 = ggemm.weight_index %arg3[%group] : memref<8xi32>
-        %c4_2 = arith.constant 4 : index
-        %c0_3 = arith.constant 0 : index
-        %c1 = arith.constant 1 : index
-        %c64 = arith.constant 64 : index
-        %5 = scf.for %arg8 = %c0_3 to %c4_2 step %c1 iter_args(%arg9 = %arg7) -> (index) {
-          %6 = arith.muli %arg8, %c64 : index
-          %7 = ggemm.load_tile %arg0[%row, %6] k_end(%row_end) : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
-          %8 = ggemm.load_tile %arg1[%4, %col, %6] : memref<4x128x256xbf16> -> !ggemm.tile<128x64xbf16>
-          ggemm.ring_put %1[%arg9], %7, %8 : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
-          %c1_4 = arith.constant 1 : index
-          %9 = arith.addi %arg9, %c1_4 : index
-          scf.yield %9 : index
-        }
-        scf.yield %5 : index
-      }
-    } consumers(2) registers(232) {
-      %c0_1 = arith.constant 0 : index
-      %3 = scf.for %arg6 = %cta to %2 step %num_ctas iter_args(%arg7 = %c0_1) -> (index) {
-        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
-        %4 = ggemm.weight_index %arg3[%group] : memref<8xi32>
-        %c4_2 = arith.constant 4 : index
-        %c0_3 = arith.constant 0 : index
-        %c1 = arith.constant 1 : index
-        %5 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
-        %6:2 = scf.for %arg8 = %c0_3 to %c4_2 step %c1 iter_args(%arg9 = %5, %arg10 = %arg7) -> (!ggemm.accumulator<128x128xf32>, index) {
-          %9:2 = ggemm.ring_get %1[%arg10] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
-          %v = arith.subi %row_end, %row : index
-          // expected-error @+1 {{'ggemm.zero_k_tail' op expects mn_major tiles for the GPU back end (whole K rows of a box), got '!ggemm.tile<128x64xbf16>'}}
-          %m:2 = ggemm.zero_k_tail %9#0, %9#1 valid(%v) : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>
-          %10 = ggemm.mma %m#0, %m#1, %arg9 {pending = 1 : i64} : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<128x128xf32>
-          %11 = arith.cmpi ugt, %arg8, %c0_3 : index
-          scf.if %11 {
-            %c1_5 = arith.constant 1 : index
-            %13 = arith.subi %arg10, %c1_5 : index
-            ggemm.ring_release %1[%13] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
-          }
-          %c1_4 = arith.constant 1 : index
-          %12 = arith.addi %arg10, %c1_4 : index
-          scf.yield %10, %12 : !ggemm.accumulator<128x128xf32>, index
-        }
-        %7 = ggemm.mma_wait %6#0 : !ggemm.accumulator<128x128xf32>
-        %8 = arith.cmpi ugt, %6#1, %arg7 : index
-        scf.if %8 {
-          %c1_4 = arith.constant 1 : index
-          %9 = arith.subi %6#1, %c1_4 : index
-          ggemm.ring_release %1[%9] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
-        }
-        ggemm.store_tile %7 to %arg5 row(%row) row_end(%row_end) col(%col) bias(%arg4[%4] : memref<4x128xf32>) {epilogue = #ggemm.epilogue<activation = silu>} : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
-        scf.yield %6#1 : index
       }
     }
   }

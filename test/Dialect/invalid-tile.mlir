@@ -877,7 +877,8 @@ func.func @zero_k_tail_two_k_blocks(%r: !ggemm.ring<!ggemm.tile<64x64xbf16, mn_m
 
 func.func @zero_k_tail_no_tiles(%v: index) {
   // expected-error @+1 {{'ggemm.zero_k_tail' op expects at least one tile}}
-  "ggemm.zero_k_tail"(%v) : (index) -> ()
+  "ggemm.zero_k_tail"(%v) <{operandSegmentSizes = array<i32: 0, 1, 0>}>
+      : (index) -> ()
   return
 }
 
@@ -895,7 +896,7 @@ func.func @gather_mn_major(%w: memref<4x256x512xbf16>, %ri: memref<?xi32>, %i: i
 func.func @gather_without_end(%x: memref<?x256xbf16>, %ri: memref<?xi32>, %i: index) {
   // expected-error @+1 {{'ggemm.load_tile' op expects gather indices and their end together}}
   %t = "ggemm.load_tile"(%x, %i, %i, %ri)
-      <{operandSegmentSizes = array<i32: 1, 2, 0, 1, 0, 0>}>
+      <{operandSegmentSizes = array<i32: 1, 2, 0, 1, 0, 0, 0>}>
       : (memref<?x256xbf16>, index, index, memref<?xi32>) -> !ggemm.tile<128x64xbf16>
   return
 }

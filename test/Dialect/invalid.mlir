@@ -761,7 +761,7 @@ func.func @smem_budget(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>,
 
 func.func @k_op_mixed_types(%dy: memref<?x256xbf16>, %x: memref<?x512xf16>,
                             %indptr: memref<5xi64>, %dw: memref<4x256x512xf32>) {
-  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dy and x to be both bf16 or both f16 (FP8 weight gradients need scales, which this op does not take), got 'bf16' and 'f16'}}
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dy and x to be both bf16, both f16 or both the same FP8 type, got 'bf16' and 'f16'}}
   ggemm.segment_matmul_k ins(%dy, %x : memref<?x256xbf16>, memref<?x512xf16>)
       segments(%indptr : memref<5xi64>) outs(%dw : memref<4x256x512xf32>)
   return
@@ -771,7 +771,7 @@ func.func @k_op_mixed_types(%dy: memref<?x256xbf16>, %x: memref<?x512xf16>,
 
 func.func @k_op_fp8(%dy: memref<?x256xf8E4M3FN>, %x: memref<?x512xf8E4M3FN>,
                     %indptr: memref<5xi64>, %dw: memref<4x256x512xf32>) {
-  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dy and x to be both bf16 or both f16 (FP8 weight gradients need scales, which this op does not take), got 'f8E4M3FN' and 'f8E4M3FN'}}
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects FP8 dy and x to be given transposed ([N, T] and [K, T], `transposed`): wgmma's FP8 forms read K-major operands, and the tokens are K here}}
   ggemm.segment_matmul_k ins(%dy, %x : memref<?x256xf8E4M3FN>, memref<?x512xf8E4M3FN>)
       segments(%indptr : memref<5xi64>) outs(%dw : memref<4x256x512xf32>)
   return
@@ -781,9 +781,71 @@ func.func @k_op_fp8(%dy: memref<?x256xf8E4M3FN>, %x: memref<?x512xf8E4M3FN>,
 
 func.func @k_op_rows(%dy: memref<100x256xbf16>, %x: memref<99x512xbf16>,
                      %indptr: memref<5xi64>, %dw: memref<4x256x512xf32>) {
-  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dy and x to have the same rows, got 100 and 99}}
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dy and x to have the same token rows, got 100 and 99}}
   ggemm.segment_matmul_k ins(%dy, %x : memref<100x256xbf16>, memref<99x512xbf16>)
       segments(%indptr : memref<5xi64>) outs(%dw : memref<4x256x512xf32>)
+  return
+}
+
+// -----
+
+func.func @k_op_fp8_no_scales(%dy: memref<256x?xf8E4M3FN>, %x: memref<512x?xf8E4M3FN>,
+                              %indptr: memref<5xi64>, %dw: memref<4x256x512xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects scales (dy_scale and x_scale, 1x128 along the tokens) for FP8 dy and x}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<256x?xf8E4M3FN>, memref<512x?xf8E4M3FN>)
+      segments(%indptr : memref<5xi64>) outs(%dw : memref<4x256x512xf32>) {transposed}
+  return
+}
+
+// -----
+
+func.func @k_op_bf16_scales(%dy: memref<256x?xbf16>, %x: memref<512x?xbf16>,
+                            %indptr: memref<5xi64>, %dys: memref<256x?xf32>,
+                            %xs: memref<512x?xf32>, %dw: memref<4x256x512xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects no scales for 'bf16' dy and x (scales are for FP8 operands)}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<256x?xbf16>, memref<512x?xbf16>)
+      segments(%indptr : memref<5xi64>)
+      scales(%dys, %xs : memref<256x?xf32>, memref<512x?xf32>)
+      outs(%dw : memref<4x256x512xf32>) {transposed}
+  return
+}
+
+// -----
+
+func.func @k_op_fp8_token_columns(%dy: memref<256x304xf8E4M3FN>, %x: memref<512x288xf8E4M3FN>,
+                                  %indptr: memref<5xi64>, %dys: memref<256x3xf32>,
+                                  %xs: memref<512x3xf32>, %dw: memref<4x256x512xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dy and x to have the same token columns, got 304 and 288}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<256x304xf8E4M3FN>, memref<512x288xf8E4M3FN>)
+      segments(%indptr : memref<5xi64>)
+      scales(%dys, %xs : memref<256x3xf32>, memref<512x3xf32>)
+      outs(%dw : memref<4x256x512xf32>) {transposed}
+  return
+}
+
+// -----
+
+func.func @k_op_fp8_scale_blocks(%dy: memref<256x304xf8E4M3FN>, %x: memref<512x304xf8E4M3FN>,
+                                 %indptr: memref<5xi64>, %dys: memref<256x2xf32>,
+                                 %xs: memref<512x3xf32>, %dw: memref<4x256x512xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dy_scale of shape [256, 3], got [256, 2]}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<256x304xf8E4M3FN>, memref<512x304xf8E4M3FN>)
+      segments(%indptr : memref<5xi64>)
+      scales(%dys, %xs : memref<256x2xf32>, memref<512x3xf32>)
+      outs(%dw : memref<4x256x512xf32>) {transposed}
+  return
+}
+
+// -----
+
+func.func @k_op_fp8_dw_shape(%dy: memref<256x?xf8E4M3FN>, %x: memref<512x?xf8E4M3FN>,
+                             %indptr: memref<5xi64>, %dys: memref<256x?xf32>,
+                             %xs: memref<512x?xf32>, %dw: memref<4x512x256xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dw of shape [4, 256, 512], got [4, 512, 256]}}
+  ggemm.segment_matmul_k ins(%dy, %x : memref<256x?xf8E4M3FN>, memref<512x?xf8E4M3FN>)
+      segments(%indptr : memref<5xi64>)
+      scales(%dys, %xs : memref<256x?xf32>, memref<512x?xf32>)
+      outs(%dw : memref<4x512x256xf32>) {transposed}
   return
 }
 

@@ -1669,10 +1669,27 @@ class KRaggedCase:
     grid: str = "persistent"
     #: dy, x and seg_indptr with dynamic extents (memref<?x?x...>).
     dynamic: bool = False
+    #: dy and x given with the tokens innermost, [N, T] and [K, T] (the
+    #: FP8 form: with an FP8 in_type, 1x128 scales along the tokens,
+    #: MN-major, in {0.5, 1, 1.5, 2}).
+    transposed: bool = False
 
     @property
     def groups(self) -> int:
         return len(self.indptr) - 1
+
+    @property
+    def fp8(self) -> bool:
+        return self.in_type in FP8_VALUES
+
+    @property
+    def block_k(self) -> int:
+        return 128 if self.fp8 else 64
+
+    @property
+    def token_blocks(self) -> int:
+        """128-token scale blocks of the FP8 form."""
+        return -(-self.rows // 128)
 
     def bounds(self) -> list[tuple[int, int]]:
         """Each group's rows [begin, end), clamped as the op defines."""
@@ -1699,14 +1716,32 @@ class KRaggedWriter:
         rows = "?" if c.dynamic else str(c.rows)
         ncols = "?" if c.dynamic else str(c.n)
         kcols = "?" if c.dynamic else str(c.k)
-        self.dy_type = f"memref<{rows}x{ncols}x{c.in_type}>"
-        self.x_type = f"memref<{rows}x{kcols}x{c.in_type}>"
+        self.dy_type = self.matrix(rows, ncols)
+        self.x_type = self.matrix(rows, kcols)
+        self.static_dy = self.matrix(c.rows, c.n)
+        self.static_x = self.matrix(c.rows, c.k)
+        self.globals: list[str] = []
+        if c.fp8:
+            assert c.transposed and not c.dynamic
+            tb = c.token_blocks
+            # MN-major scales: [N, TB] stored as [TB, N].
+            self.dys_storage = f"memref<{tb}x{c.n}xf32>"
+            self.xs_storage = f"memref<{tb}x{c.k}xf32>"
+            self.dys_type = f"memref<{c.n}x{tb}xf32, strided<[1, {c.n}]>>"
+            self.xs_type = f"memref<{c.k}x{tb}xf32, strided<[1, {c.k}]>>"
+            self.globals.append(fp8_table(c.in_type))
         r, cc = c.out_shape()
         self.dw_type = f"memref<{c.groups}x{r}x{cc}x{c.out_type}>"
         indptr = "?" if c.dynamic else str(c.groups + 1)
         self.rows_type = f"memref<{indptr}x{c.index_type}>"
         self.rows_static = f"memref<{c.groups + 1}x{c.index_type}>"
         self.fills: set[tuple[int, str]] = set()
+
+    def matrix(self, tokens, features) -> str:
+        """The memref type of dy or x: [T, F], or [F, T] transposed."""
+        c = self.c
+        dims = (features, tokens) if c.transposed else (tokens, features)
+        return f"memref<{dims[0]}x{dims[1]}x{c.in_type}>"
 
     def gemm_function(self) -> str:
         c = self.c
@@ -1715,19 +1750,26 @@ class KRaggedWriter:
             attrs.append("weight_layout = #ggemm.weight_layout<kn>")
         if c.accumulate:
             attrs.append("accumulate")
+        if c.transposed:
+            attrs.append("transposed")
         if c.explicit_config:
             attrs.append(
                 f"config = #ggemm.tile_config<block_m = {c.block_m}, "
-                f"block_n = {c.block_n}, block_k = 64, stages = 2, "
+                f"block_n = {c.block_n}, block_k = {c.block_k}, stages = 2, "
                 f"consumer_warpgroups = {c.block_m // 64}, "
                 f"raster = {c.raster}>")
         attr_text = (" {" + ",\n       ".join(attrs) + "}") if attrs else ""
+        scale_args = scales = ""
+        if c.fp8:
+            scale_args = f", %dys: {self.dys_type}, %xs: {self.xs_type}"
+            scales = (f"      scales(%dys, %xs : {self.dys_type}, "
+                      f"{self.xs_type})\n")
         return (
             f"func.func @gemm(%dy: {self.dy_type}, %x: {self.x_type}, "
-            f"%rows: {self.rows_type}, %dw: {self.dw_type}) {{\n"
+            f"%rows: {self.rows_type}{scale_args}, %dw: {self.dw_type}) {{\n"
             f"  ggemm.segment_matmul_k ins(%dy, %x : {self.dy_type}, "
             f"{self.x_type})\n"
-            f"      segments(%rows : {self.rows_type})\n"
+            f"      segments(%rows : {self.rows_type})\n{scales}"
             f"      outs(%dw : {self.dw_type}){attr_text}\n"
             f"  return\n}}\n")
 
@@ -1748,15 +1790,22 @@ class KRaggedWriter:
         e = Emitter()
         e.emit("%zero = arith.constant 0 : index")
         e.emit("%one = arith.constant 1 : index")
-        static_dy = f"memref<{c.rows}x{c.n}x{c.in_type}>"
-        static_x = f"memref<{c.rows}x{c.k}x{c.in_type}>"
+        static_dy, static_x = self.static_dy, self.static_x
         dy = e.op(f"memref.alloc() : {static_dy}", "dy")
         x = e.op(f"memref.alloc() : {static_x}", "x")
         dw = e.op(f"memref.alloc() : {self.dw_type}", "dw")
         dw_old = e.op(f"memref.alloc() : {self.dw_type}", "dwold")
-        # Multiples of 1/8 in [-1, 1]: every product and sum is exact in f32.
-        self.fill(e, dy, static_dy, 2, c.in_type, 1, 17, 8, 8.0)
-        self.fill(e, x, static_x, 2, c.in_type, 2, 17, 8, 8.0)
+        if c.fp8:
+            name = FP8_VALUES[c.in_type][0]
+            e.emit(f"%fp8_values = memref.get_global @{name}_values : "
+                   "memref<256xf32>")
+            self.fill(e, dy, static_dy, 2, c.in_type, 1, 144, 0, 1.0)
+            self.fill(e, x, static_x, 2, c.in_type, 2, 144, 0, 1.0)
+        else:
+            # Multiples of 1/8 in [-1, 1]: every product and sum is exact
+            # in f32.
+            self.fill(e, dy, static_dy, 2, c.in_type, 1, 17, 8, 8.0)
+            self.fill(e, x, static_x, 2, c.in_type, 2, 17, 8, 8.0)
         if c.accumulate:
             self.fill(e, dw, self.dw_type, 3, c.out_type, 5, 7, 3, 2.0)
         else:
@@ -1769,38 +1818,89 @@ class KRaggedWriter:
             cv = e.op(f"arith.constant {v} : {c.index_type}")
             e.emit(f"memref.store {cv}, {rows}[{e.const_index(i)}] : "
                    f"{self.rows_static}")
-        args = [dy, x, rows, dw]
+        args = [dy, x, rows]
+        types = [self.dy_type, self.x_type, self.rows_type]
         if c.dynamic:
             args = [e.op(f"memref.cast {dy} : {static_dy} to {self.dy_type}"),
                     e.op(f"memref.cast {x} : {static_x} to {self.x_type}"),
                     e.op(f"memref.cast {rows} : {self.rows_static} to "
-                         f"{self.rows_type}"), dw]
-        e.emit(f"func.call @gemm({', '.join(args)}) : ({self.dy_type}, "
-               f"{self.x_type}, {self.rows_type}, {self.dw_type}) -> ()")
+                         f"{self.rows_type}")]
+        scales = {}
+        if c.fp8:
+            # Scales (r + 1) / 2 for r < 4: 0.5, 1, 1.5, 2, different per
+            # row and per block, so a scale of the wrong row or block shows.
+            for key, storage, mtype, seed in (
+                    ("dy", self.dys_storage, self.dys_type, 6),
+                    ("x", self.xs_storage, self.xs_type, 7)):
+                st = e.op(f"memref.alloc() : {storage}", f"{key}st")
+                self.fill(e, st, storage, 2, "f32", seed, 4, -1, 2.0)
+                scales[key] = e.op(
+                    f"memref.transpose {st} (d0, d1) -> (d1, d0) : "
+                    f"{storage} to {mtype}", f"{key}s")
+            args += [scales["dy"], scales["x"]]
+            types += [self.dys_type, self.xs_type]
+        args.append(dw)
+        types.append(self.dw_type)
+        e.emit(f"func.call @gemm({', '.join(args)}) : ({', '.join(types)}) "
+               "-> ()")
 
         stats, maxerr = start_counts(e)
         atol, rtol = TOLERANCE[c.out_type]
         atol_v, rtol_v = e.const_f32(atol), e.const_f32(rtol)
         out_rows, out_cols = c.out_shape()
-        # dw[g, i, j] = sum over the group's rows t of a[t, i] * b[t, j].
+        # dw[g, i, j] = sum over the group's rows t of a[t, i] * b[t, j]
+        # (transposed: a[i, t] * b[j, t]); FP8: per 128-token block, the
+        # block's part of that sum times a's and b's scales of the block.
         a, a_type = (dy, static_dy) if c.layout == "nk" else (x, static_x)
         b, b_type = (x, static_x) if c.layout == "nk" else (dy, static_dy)
+        a_scale_key, b_scale_key = (("dy", "x") if c.layout == "nk"
+                                    else ("x", "dy"))
+
+        def load(matrix, mtype, t, f):
+            at = f"{f}, {t}" if c.transposed else f"{t}, {f}"
+            return e.op(f"memref.load {matrix}[{at}] : {mtype}")
+
+        def value(v):
+            if c.fp8:
+                byte = e.op(f"arith.bitcast {v} : {c.in_type} to i8")
+                wide = e.op(f"arith.extui {byte} : i8 to i32")
+                index = e.op(f"arith.index_cast {wide} : i32 to index")
+                return e.op(f"memref.load %fp8_values[{index}] : "
+                            "memref<256xf32>")
+            return e.to_f32(v, c.in_type)
+
+        def partial_sum(i, j, t0: str, t1: str):
+            t, s, acc = e.fresh("t"), e.fresh("s"), e.fresh("acc")
+            e.emit(f"{acc} = scf.for {t} = {t0} to {t1} step %one "
+                   f"iter_args({s} = {e.const_f32(0.0)}) -> (f32) {{")
+            e.indent += 2
+            av, bval = load(a, a_type, t, i), load(b, b_type, t, j)
+            prod = e.op(f"arith.mulf {value(av)}, {value(bval)} : f32")
+            e.emit(f"scf.yield {e.op(f'arith.addf {s}, {prod} : f32')} : f32")
+            e.end()
+            return acc
+
         for g, (begin, end) in enumerate(c.bounds()):
             gv = e.const_index(g)
             bv, ev = e.const_index(begin), e.const_index(end)
             i = e.for_loop("%zero", e.const_index(out_rows), "i")
             j = e.for_loop("%zero", e.const_index(out_cols), "j")
-            t, s, acc = e.fresh("t"), e.fresh("s"), e.fresh("acc")
-            e.emit(f"{acc} = scf.for {t} = {bv} to {ev} step %one "
-                   f"iter_args({s} = {e.const_f32(0.0)}) -> (f32) {{")
-            e.indent += 2
-            av = e.op(f"memref.load {a}[{t}, {i}] : {a_type}")
-            bval = e.op(f"memref.load {b}[{t}, {j}] : {b_type}")
-            prod = e.op(f"arith.mulf {e.to_f32(av, c.in_type)}, "
-                        f"{e.to_f32(bval, c.in_type)} : f32")
-            e.emit(f"scf.yield {e.op(f'arith.addf {s}, {prod} : f32')} : f32")
-            e.end()
-            v = acc
+            if not c.fp8:
+                v = partial_sum(i, j, bv, ev)
+            else:
+                v = e.const_f32(0.0)
+                for kb in range(begin // 128, -(-end // 128)):
+                    t0, t1 = max(begin, 128 * kb), min(end, 128 * kb + 128)
+                    part = partial_sum(i, j, e.const_index(t0),
+                                       e.const_index(t1))
+                    kbv = e.const_index(kb)
+                    sa = e.op(f"memref.load {scales[a_scale_key]}[{i}, {kbv}]"
+                              f" : {self.dys_type if a_scale_key == 'dy' else self.xs_type}")
+                    sb = e.op(f"memref.load {scales[b_scale_key]}[{j}, {kbv}]"
+                              f" : {self.dys_type if b_scale_key == 'dy' else self.xs_type}")
+                    factor = e.op(f"arith.mulf {sa}, {sb} : f32")
+                    scaled = e.op(f"arith.mulf {part}, {factor} : f32")
+                    v = e.op(f"arith.addf {v}, {scaled} : f32")
             index = f"{gv}, {i}, {j}"
             if c.accumulate:
                 old = e.op(f"memref.load {dw_old}[{index}] : {self.dw_type}")
@@ -1823,7 +1923,8 @@ class KRaggedWriter:
         c = self.c
         main = self.main_function()
         gemm = self.gemm_function()
-        fills = "\n".join(fill_function(rank, ty)
+        fills = "\n".join(fill_fp8_function(rank, ty) if ty in FP8_VALUES
+                          else fill_function(rank, ty)
                           for rank, ty in sorted(self.fills))
         options = []
         if c.num_ctas is not None:
@@ -1838,8 +1939,8 @@ class KRaggedWriter:
             f"{tiles}" + (" (config chosen by ggemm-select-config)"
                           if not c.explicit_config else ""),
             options)
-        return (header + "\n\n" + gemm + "\n" + main + HELPERS
-                + "\n" + fills)
+        return (header + "\n\n" + "".join(self.globals) + gemm + "\n"
+                + main + HELPERS + "\n" + fills)
 
 
 #: K-ragged weight gradients (ggemm.segment_matmul_k). Each has a group
@@ -1888,6 +1989,35 @@ KRAGGED_CASES = [
                 "chooses, 2 CTAs",
                 indptr=[0, 3, 3, 80], rows=80, explicit_config=False,
                 block_m=128, block_n=64, num_ctas=2, n=64, k=64),
+    # The FP8 form: dy and x transposed ([N, T], [K, T]), 1x128 scales
+    # along the tokens. Segments start and end inside 128-token blocks,
+    # so the first K block of a segment holds the previous group's rows
+    # (masked by k_begin) and blocks straddle two groups' scales.
+    KRaggedCase("kragged_fp8_nk",
+                "segment_matmul_k e4m3 -> f32, transposed, nk: segments "
+                "starting and ending inside 128-token scale blocks, an "
+                "empty and a 1-row group, trailing rows in no group",
+                indptr=[0, 70, 70, 71, 201, 290], rows=304,
+                in_type="f8E4M3FN", transposed=True, n=72, k=80),
+    KRaggedCase("kragged_fp8_kn_accumulate",
+                "segment_matmul_k e4m3 -> bf16, transposed, kn, accumulate, "
+                "i64 seg_indptr that decreases and runs past the tokens, "
+                "128-row tiles",
+                indptr=[0, 130, 129, 256, 400], rows=272, in_type="f8E4M3FN",
+                out_type="bf16", transposed=True, layout="kn",
+                accumulate=True, index_type="i64", n=64, k=136,
+                block_m=128, block_n=64),
+    KRaggedCase("kragged_fp8_selected_config",
+                "segment_matmul_k e4m3 -> f32, transposed, with the config "
+                "ggemm-select-config chooses (128x192), 2 CTAs",
+                indptr=[0, 100, 300], rows=320, in_type="f8E4M3FN",
+                transposed=True, explicit_config=False, block_m=128,
+                block_n=192, num_ctas=2, n=136, k=200),
+    KRaggedCase("kragged_transposed_bf16",
+                "segment_matmul_k bf16 -> f32 with dy and x transposed "
+                "([N, T], [K, T]: k_major tiles), no scales",
+                indptr=[0, 50, 50, 150], rows=160, transposed=True, n=72,
+                k=64),
 ]
 
 

@@ -19,7 +19,7 @@
 // PTX-SAME: tensor = "dw"
 // PTX-SAME: {box = [32, 64], dtype = "f32", kind = "tma_descriptor", name = "y_desc", oob_fill = "zero", rank = 2 : i64, swizzle = "128B", tensor = "dw"}
 // PTX-SAME: accumulate = true
-// PTX-SAME: op = "segment_matmul_k", out_dtype = "f32", weight_layout = "nk"
+// PTX-SAME: op = "segment_matmul_k", out_dtype = "f32", transposed = false, weight_layout = "nk"
 // PTX: st.shared.v4.b32
 // PTX: fence.proxy.async.shared::cta;
 // PTX: bar.sync \091, 256;

@@ -40,6 +40,12 @@ for f in test/gpu/kernels_kragged/*.mlir; do
     --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=${out}_kragged $extra" -o /dev/null
 done
 cp "$out/COMMIT" "${out}_kragged/COMMIT"
+rm -rf "${out}_kragged_fp8" && mkdir -p "${out}_kragged_fp8"
+for f in test/gpu/kernels_kragged_fp8/*.mlir; do
+  "$build/bin/gemm-opt" "$f" \
+    --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=${out}_kragged_fp8" -o /dev/null
+done
+cp "$out/COMMIT" "${out}_kragged_fp8/COMMIT"
 # The FP8 quantize kernels (ggemm.quantize, check_quantize.py): a catalog
 # from the script's spec, in .device/quantize_catalog.
 bash test/gpu/build_python_catalog.sh "$build" .device/quantize_catalog \

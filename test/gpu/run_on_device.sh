@@ -7,12 +7,14 @@
 # in the same run; .device/bundles_kragged for the kragged step, KRAGGED_BENCH=1
 # to time them against torch too, KRAGGED_BASELINE=DIR to time earlier ones in
 # the same run, with .device/bundles_kragged_ablation
-# (build_kragged_ablation.sh) to show the check fails without the mask; for the python step, the catalog in
+# (build_kragged_ablation.sh) to show the check fails without the mask;
+# .device/bundles_kragged_fp8 for the kragged-fp8 step (KRAGGED_BENCH=1 times
+# it against the bf16 kernels and peers); for the python step, the catalog in
 # .device/python_catalog: test/gpu/build_python_catalog.sh). Results go to
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -73,6 +75,13 @@ for step in $steps; do
       ${KRAGGED_BENCH:+--bench} ${KRAGGED_BASELINE:+--baseline "$KRAGGED_BASELINE"} \
       "${ablation[@]}" --report "$OUT/kragged.md" 2>&1 \
       | tee "$OUT/kragged.log" | grep -v "PASS$" || true
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  kragged-fp8)
+    GGEMM_COMMIT=$(cat .device/bundles_kragged_fp8/COMMIT 2>/dev/null || echo "$commit") \
+    python3 test/gpu/check_kragged_fp8.py --bundles .device/bundles_kragged_fp8 \
+      --bf16-bundles .device/bundles_kragged ${KRAGGED_BENCH:+--bench} \
+      --report "$OUT/kragged_fp8.md" 2>&1 \
+      | tee "$OUT/kragged_fp8.log" | grep -v "PASS$" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   swap)
     python3 bench/bench_swap_ab.py --bundles .device/bundles_swap \

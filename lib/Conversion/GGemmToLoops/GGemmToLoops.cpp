@@ -357,7 +357,7 @@ LogicalResult LoopsTranslator::lowerLoad(LoadTileOp op) {
   SmallVector<Value> indices;
   for (Value index : op.getIndices())
     indices.push_back(lookup(index, op));
-  Value kEnd = lookup(op.getKEnd(), op);
+  Value kEnd = lookup(op.getKEnd(), op), kBegin = lookup(op.getKBegin(), op);
   Value tile = buffer(type, loc);
   int64_t rank = indices.size();
   // Which source dimension runs along the tile's rows, which along K.
@@ -382,6 +382,13 @@ LogicalResult LoopsTranslator::lowerLoad(LoadTileOp op) {
     at[kDim] = arith::AddIOp::create(b, loc, indices[kDim], c);
     // K-ragged: rows of the next group exist but are not part of this sum.
     Value inSegment = kEnd ? ult(b, loc, at[kDim], kEnd) : Value();
+    // FP8 K-ragged: a scale-block-aligned K block may start before the
+    // segment, whose previous rows belong to the previous group.
+    if (kBegin)
+      inSegment = arith::AndIOp::create(
+          b, loc, inSegment,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, at[kDim],
+                                kBegin));
     if (split) {
       // The second half of the tile's rows is `split` rows further on.
       Value second =

@@ -162,6 +162,9 @@ struct ConvertGGemmToNVVMPass
       SmallVector<int64_t> descriptors = {kADesc, kBDesc};
       if (facts->blockScaled())
         descriptors.push_back(kAScaleDesc);
+      // A K-ragged kernel's b scales: a descriptor in kWScale's place.
+      if (facts->blockScaled() && facts->kRagged)
+        descriptors.push_back(kWScale);
       if (facts->staged())
         descriptors.push_back(facts->yDescParam());
       kernel->setAttr("ggemm.grid_constant_args",

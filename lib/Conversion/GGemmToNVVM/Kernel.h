@@ -37,7 +37,8 @@ enum KernelParam : unsigned {
   kNumWeights,
   kNumParams,
   // Kernels with FP8 block scales only: the TMA descriptor of the MN-major
-  // activation scales and the weight scales.
+  // activation scales and the weight scales (a K-ragged kernel: the
+  // descriptors of its a and b operands' MN-major scales).
   kAScaleDesc = kNumParams,
   kWScale,
   kNumBlockScaledParams

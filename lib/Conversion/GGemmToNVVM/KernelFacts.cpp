@@ -15,8 +15,10 @@ SmallVector<Type> mlir::ggemm::nvvm::kernelParamTypes(MLIRContext *ctx,
   SmallVector<Type> types = {
       ptr, ptr, ptrGlobal, ptrGlobal, ptrGlobal, ptrGlobal, ptrGlobal,
       i64, i64, i32,       i32,       i32,       i64,       i32};
+  // A K-ragged kernel's second operand has one scale per row too: a TMA
+  // descriptor where the weight scales' pointer goes.
   if (blockScaled)
-    types.append({ptr, ptrGlobal});
+    types.append({ptr, f.kRagged ? ptr : ptrGlobal});
   if (staged)
     types.push_back(ptr);
   if (f.gather)
@@ -164,8 +166,10 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
     return failure();
   if (f.groupRows)
     f.indexElem = cast<MemRefType>(f.groupRows.getType()).getElementType();
-  // A K-ragged program reads two [T, *] matrices: which is the mma's a is
-  // the ring's order (a, then b), not the sources' ranks.
+  // A K-ragged program reads two [T, *] (or, transposed, [*, T]) matrices
+  // and, with FP8, their scales, two [*, T/128] matrices: which is the
+  // mma's a is the ring's order (a, then b, then their scales), not the
+  // sources' ranks.
   launch.walk([&](Operation *op) {
     auto load = dyn_cast<LoadTileOp>(op);
     f.kRagged |= isa<SegmentBoundsOp>(op) || (load && load.getKEnd());
@@ -173,18 +177,30 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
   if (f.kRagged) {
     SmallVector<RingPutOp> puts;
     launch.walk([&](RingPutOp put) { puts.push_back(put); });
+    size_t entries =
+        puts.size() == 1 ? puts.front().getTiles().size() : size_t(0);
     auto source = [&](unsigned i) -> Value {
-      if (puts.size() != 1 || puts.front().getTiles().size() != 2)
+      if (i >= entries)
         return Value();
-      auto load = puts.front().getTiles()[i].getDefiningOp<LoadTileOp>();
-      return load ? load.getSource() : Value();
+      Operation *def = puts.front().getTiles()[i].getDefiningOp();
+      if (auto load = dyn_cast_or_null<LoadTileOp>(def))
+        return load.getSource();
+      if (auto scales = dyn_cast_or_null<LoadScalesOp>(def))
+        return scales.getSource();
+      return Value();
     };
     f.x = source(0);
     f.w = source(1);
-    if (!f.x || !f.w || f.x == f.w)
+    if (entries == 4) {
+      f.xScale = source(2);
+      f.wScale = source(3);
+    }
+    if ((entries != 2 && entries != 4) || !f.x || !f.w || f.x == f.w ||
+        (entries == 4 && (!f.xScale || !f.wScale || f.xScale == f.wScale)))
       return launch.emitOpError()
              << "expects one ggemm.ring_put of two tile loads from two "
-                "matrices in a K-ragged kernel (ggemm.segment_matmul_k)";
+                "matrices (and, with FP8, the loads of their scales from two "
+                "others) in a K-ragged kernel (ggemm.segment_matmul_k)";
   }
   SmallVector<StoreTileOp> stores;
   WalkResult walk = launch.walk([&](Operation *op) {
@@ -206,8 +222,9 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
       (isA ? f.aTile : f.bTile) = load.getType();
     } else if (auto load = dyn_cast<LoadScalesOp>(op)) {
       // Activation scales are a matrix (rows, K blocks), weight scales a
-      // batch of them.
-      bool isA = load.getSource().getType().getRank() == 2;
+      // batch of them; the K-ragged scales are both matrices.
+      bool isA = f.kRagged ? load.getSource() == f.xScale
+                           : load.getSource().getType().getRank() == 2;
       ok = bind(op, isA ? "x_scale" : "w_scale", isA ? f.xScale : f.wScale,
                 load.getSource());
       (isA ? f.aScales : f.bScales) = load.getType();
@@ -216,10 +233,12 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
       f.indexElem =
           cast<MemRefType>(bounds.getSegIndptr().getType()).getElementType();
     } else if (auto zero = dyn_cast<ZeroKTailOp>(op)) {
+      // mn_major tiles: whole K rows of a box; k_major ones: K runs along
+      // the 128-byte swizzle rows.
       for (Value tile : zero.getTiles())
-        if (!cast<TileType>(tile.getType()).isMNMajor())
-          ok = op->emitOpError() << "expects mn_major tiles for the GPU back "
-                                    "end (whole K rows of a box), got "
+        if (cast<TileType>(tile.getType()).isMNMajor() && zero.getFrom())
+          ok = op->emitOpError() << "expects k_major tiles with `from` for "
+                                    "the GPU back end, got "
                                  << tile.getType();
     } else if (auto index = dyn_cast<WeightIndexOp>(op)) {
       ok =
@@ -302,6 +321,12 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
            << " token rows per FP8 tile (the activation scales' TMA box holds "
               "block_m + "
            << kScalesSlackRows << " <= 256 scales), got " << f.aTile.getRows();
+  if (f.kRagged && f.wScale && f.bTile.getRows() + kScalesSlackRows > 256)
+    return launch.emitOpError()
+           << "expects at most " << 256 - kScalesSlackRows
+           << " columns per FP8 K-ragged tile (the scales' TMA box holds "
+              "block_n + "
+           << kScalesSlackRows << " <= 256 scales), got " << f.bTile.getRows();
   if (f.config.getBlockM() != f.aTile.getRows() ||
       f.config.getBlockN() != f.bTile.getRows())
     return launch.emitOpError()
@@ -376,30 +401,42 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
       return launch.emitOpError()
              << "expects one activation scale per tile row ("
              << f.aTile.getRows() << "), got " << f.aScales;
-    int64_t weightScales = getScaleBlocksPerTile(f.bTile.getRows(), 128);
+    // K-ragged: one scale per row of the b tile too.
+    int64_t weightScales = f.kRagged
+                               ? f.bTile.getRows()
+                               : getScaleBlocksPerTile(f.bTile.getRows(), 128);
     if (f.bScales.getCount() != weightScales)
       return launch.emitOpError()
-             << "expects the scales of the 128-row weight scale blocks a "
-                "tile of "
-             << f.bTile.getRows() << " rows covers (" << weightScales
-             << "), got " << f.bScales;
+             << "expects the scales of the "
+             << (f.kRagged ? "rows of a b tile of "
+                           : "128-row weight scale blocks a tile of ")
+             << f.bTile.getRows() << " rows" << (f.kRagged ? "" : " covers")
+             << " (" << weightScales << "), got " << f.bScales;
     // TMA reads the activation scales of a tile's rows as one box: the
     // rows must be contiguous (MN-major). Masked and batched scales are
     // [G, Mmax, KB] collapsed to rows: their row dimension is the source's
     // second to last (collapse_shape cannot keep a dynamic unit stride).
-    Value xsMemref = f.xScale;
-    if (auto collapse = xsMemref.getDefiningOp<memref::CollapseShapeOp>())
-      xsMemref = collapse.getSrc();
-    auto xsType = cast<MemRefType>(xsMemref.getType());
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(xsType.getStridesAndOffset(strides, offset)) ||
-        strides[xsType.getRank() - 2] != 1)
-      return launch.emitOpError()
-             << "expects MN-major activation scales (rows contiguous, "
-                "memref<?x?xf32, strided<[1, ?]>>) for the GPU back end, got "
-             << xsType;
-    if (failed(verifyKernelAddressed(launch, "w_scale", f.wScale, true)))
+    auto checkMNMajor = [&](Value scales) -> LogicalResult {
+      if (auto collapse = scales.getDefiningOp<memref::CollapseShapeOp>())
+        scales = collapse.getSrc();
+      auto type = cast<MemRefType>(scales.getType());
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      if (failed(type.getStridesAndOffset(strides, offset)) ||
+          strides[type.getRank() - 2] != 1)
+        return launch.emitOpError()
+               << "expects MN-major "
+               << (f.kRagged ? "scales" : "activation scales")
+               << " (rows contiguous, memref<?x?xf32, strided<[1, ?]>>) for "
+                  "the GPU back end, got "
+               << type;
+      return success();
+    };
+    if (failed(checkMNMajor(f.xScale)))
+      return failure();
+    if (f.kRagged
+            ? failed(checkMNMajor(f.wScale))
+            : failed(verifyKernelAddressed(launch, "w_scale", f.wScale, true)))
       return failure();
     expectedRing.append({f.aScales, f.bScales});
     if (f.epilogueScaled())
@@ -451,10 +488,13 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
       f.staticGroups = offsets ? size - 1 : size;
   }
   if (f.kRagged) {
-    // dy is [T, N] and x [T, K]; the a operand is dy for `nk`.
+    // dy is [T, N] and x [T, K] (transposed: [N, T] and [K, T], read as
+    // k_major tiles); the a operand is dy for `nk`.
     bool nk = f.kRaggedLayout == WeightLayout::nk;
+    unsigned featureDim = f.aTile.isMNMajor() ? 1 : 0;
     auto cols = [&](Value matrix) {
-      return staticOr(cast<MemRefType>(matrix.getType()).getDimSize(1));
+      return staticOr(
+          cast<MemRefType>(matrix.getType()).getDimSize(featureDim));
     };
     f.staticN = cols(nk ? f.x : f.w);
     f.staticK = cols(nk ? f.w : f.x);

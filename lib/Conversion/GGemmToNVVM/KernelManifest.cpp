@@ -92,9 +92,15 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
   // other kernel stay as they were (a reader takes its absence as 0).
   if (f.gateUpBlock > 0)
     problem.push_back(named("gate_up_block", i(f.gateUpBlock)));
+  // K-ragged operands given with the tokens innermost ([N, T], [K, T]).
+  bool transposedKRagged = f.kRagged && !f.aTile.isMNMajor();
+  if (f.kRagged)
+    problem.push_back(named("transposed", b.getBoolAttr(transposedKRagged)));
   if (f.blockScaled()) {
+    // K-ragged: both operands' scales are 1x128 along the tokens.
     problem.push_back(named("x_scale_block", s("1x128")));
-    problem.push_back(named("w_scale_block", s("128x128")));
+    problem.push_back(
+        named("w_scale_block", s(f.kRagged ? "1x128" : "128x128")));
   }
   if (f.epilogueScaled()) {
     problem.push_back(
@@ -141,14 +147,24 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
   int64_t bRank = 3;
   // Gathered rows are loaded one row per TMA box.
   SmallVector<int64_t> aBox = {blockK, f.gather ? 1 : f.aTile.getRows()};
+  // Transposed ([N, T], [K, T]) they are k_major tiles: block_k tokens by
+  // the tile's rows.
+  StringRef aScaleTensor = "x_scale", bScaleTensor = "w_scale";
   if (f.kRagged) {
     bool nk = f.kRaggedLayout == WeightLayout::nk;
     aTensor = nk ? "dy" : "x";
     bTensor = nk ? "x" : "dy";
+    aScaleTensor = nk ? "dy_scale" : "x_scale";
+    bScaleTensor = nk ? "x_scale" : "dy_scale";
     yTensor = "dw";
     bRank = 2;
-    aBox = {kSwizzleBytes / elemBytes, blockK};
-    bBox = {kSwizzleBytes / elemBytes, blockK};
+    if (transposedKRagged) {
+      aBox = {blockK, f.aTile.getRows()};
+      bBox = {blockK, f.bTile.getRows()};
+    } else {
+      aBox = {kSwizzleBytes / elemBytes, blockK};
+      bBox = {kSwizzleBytes / elemBytes, blockK};
+    }
   }
   SmallVector<Attribute> params = {
       param({named("name", s("a_desc")), named("kind", s("tma_descriptor")),
@@ -192,16 +208,24 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
     // The activation scales of a tile's rows and one K block: one TMA box
     // of block_m + 4 f32 from the MN-major [K/128, M] storage, starting at
     // a 16-byte-aligned row.
-    params.push_back(param(
-        {named("name", s("a_scale_desc")), named("kind", s("tma_descriptor")),
-         named("tensor", s("x_scale")), named("dtype", s("f32")),
-         named("rank", i(2)),
-         named("box", arr({f.aScales.getCount() + kScalesSlackRows, 1})),
-         named("swizzle", s("none")), named("oob_fill", s("zero"))}));
+    auto scaleDesc = [&](StringRef name, StringRef tensor, int64_t count) {
+      return param({named("name", s(name)), named("kind", s("tma_descriptor")),
+                    named("tensor", s(tensor)), named("dtype", s("f32")),
+                    named("rank", i(2)),
+                    named("box", arr({count + kScalesSlackRows, 1})),
+                    named("swizzle", s("none")), named("oob_fill", s("zero"))});
+    };
     params.push_back(
-        param({named("name", s("w_scale")), named("kind", s("pointer")),
-               named("tensor", s("w_scale")),
-               named("optional", b.getBoolAttr(false))}));
+        scaleDesc("a_scale_desc", aScaleTensor, f.aScales.getCount()));
+    // K-ragged: the other operand's scales, one per row, likewise.
+    if (f.kRagged)
+      params.push_back(
+          scaleDesc("b_scale_desc", bScaleTensor, f.bScales.getCount()));
+    else
+      params.push_back(
+          param({named("name", s("w_scale")), named("kind", s("pointer")),
+                 named("tensor", s("w_scale")),
+                 named("optional", b.getBoolAttr(false))}));
   }
   if (f.staged()) {
     // The staged epilogue's TMA stores: y as [num_rows, N] (dw as

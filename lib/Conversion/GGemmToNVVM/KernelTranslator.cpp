@@ -289,9 +289,13 @@ Value KernelTranslator::dimSize(memref::DimOp op, OpBuilder &at) {
   Value source = op.getSource(), size;
   bool kn = facts.nMajorB();
   if (facts.kRagged) {
-    // [T, rows_per_group] (the mma's a) and [T, n] (its b).
+    // [T, rows_per_group] (the mma's a) and [T, n] (its b); transposed
+    // (k_major tiles), [rows_per_group, T] and [n, T].
+    int64_t tokenDim = facts.aTile.isMNMajor() ? 0 : 1;
     if (source == facts.x || source == facts.w)
-      size = *index == 0 ? numRows : source == facts.x ? rowsPerGroup : n;
+      size = *index == tokenDim  ? numRows
+             : source == facts.x ? rowsPerGroup
+                                 : n;
   } else if (source == facts.x) {
     // Gathered x has rows of its own, which the kernel does not need (TMA
     // bounds them).

@@ -409,10 +409,13 @@ LogicalResult KernelTranslator::putActivationScales(LoadScalesOp load,
     return failure();
   SmallVector<Value> coords = {toI32(alignedRow), toI32(kb)};
   Value dstCluster = LLVM::AddrSpaceCastOp::create(b, loc, ptrCluster, dst);
+  // A K-ragged kernel's b scales have their descriptor in the weight
+  // scales' slot (kWScale).
+  Value desc = param(load.getSource() == facts.xScale ? kAScaleDesc : kWScale);
   NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-      b, loc, dstCluster, param(kAScaleDesc), coords, full, ValueRange{},
-      Value(), Value(), NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
-      NVVM::CTAGroupKindAttr(), Value());
+      b, loc, dstCluster, desc, coords, full, ValueRange{}, Value(), Value(),
+      NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false, NVVM::CTAGroupKindAttr(),
+      Value());
   return success();
 }
 
@@ -500,7 +503,8 @@ LogicalResult KernelTranslator::translateRingRelease(RingReleaseOp op) {
 
 LogicalResult KernelTranslator::translateZeroKTail(ZeroKTailOp op) {
   Value valid = lookup(op.getValid(), op);
-  if (!valid)
+  Value from = op.getFrom() ? lookup(op.getFrom(), op) : Value();
+  if (!valid || (op.getFrom() && !from))
     return failure();
   SmallVector<Value> tiles;
   for (Value tile : op.getTiles()) {
@@ -509,37 +513,110 @@ LogicalResult KernelTranslator::translateZeroKTail(ZeroKTailOp op) {
       return failure();
     tiles.push_back(buffer);
   }
-  // Only the last K block of a segment is partial; every consumer thread
-  // sees the same `valid`, so all take the branch and its barrier.
-  // The verifier checked that the tiles share one K block.
+  // Only the first and last K blocks of a segment are partial; every
+  // consumer thread sees the same bounds, so all take the branch and its
+  // barrier. The verifier checked that the tiles share one K block.
   int64_t blockK = cast<TileType>(op.getTiles()[0].getType()).getK();
-  auto partial = scf::IfOp::create(
-      b, loc, cmp(arith::CmpIPredicate::slt, valid, idx(blockK)), false);
+  Value partialBlock = cmp(arith::CmpIPredicate::slt, valid, idx(blockK));
+  if (from)
+    partialBlock = arith::OrIOp::create(
+        b, loc, partialBlock, cmp(arith::CmpIPredicate::sgt, from, idx(0)));
+  auto partial = scf::IfOp::create(b, loc, partialBlock, false);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(partial.thenBlock()->getTerminator());
-    // The consumer threads are 0 .. 128 C - 1. A box row (one K index) is
-    // 128 bytes, eight 16-byte chunks; the chunks of rows valid .. block_k
-    // of every box are split over the threads.
+    // The consumer threads are 0 .. 128 C - 1; each takes every
+    // (128 C)-th 16-byte chunk of the tiles' swizzle rows.
     int64_t threads = 128 * facts.numConsumers;
     constexpr int64_t kChunkBytes = 16;
     int64_t chunksPerRow = kSwizzleBytes / kChunkBytes;
-    Value zeros = LLVM::ZeroOp::create(b, loc, VectorType::get({4}, i32));
-    auto loop =
-        scf::ForOp::create(b, loc, add(mul(valid, idx(chunksPerRow)), tid),
-                           idx(blockK * chunksPerRow), idx(threads));
-    b.setInsertionPointToStart(loop.getBody());
-    Value chunk = mul(loop.getInductionVar(), idx(kChunkBytes));
+    auto vecType = VectorType::get({4}, i32);
+    Value zeros = LLVM::ZeroOp::create(b, loc, vecType);
+    // mn_major tiles: a box row is one K index, so the rows valid ..
+    // block_k of every box are zeroed whole (the swizzle permutes chunks
+    // within a row).
+    SmallVector<std::pair<Value, TileType>> mnMajor, kMajor;
     for (auto [tile, buffer] : llvm::zip(op.getTiles(), tiles)) {
       auto type = cast<TileType>(tile.getType());
-      int64_t boxBytes = kSwizzleBytes * blockK;
-      int64_t boxes = type.getNumBytes() / boxBytes;
-      for (int64_t j = 0; j < boxes; ++j)
-        LLVM::StoreOp::create(b, loc, zeros,
-                              byteOffset(buffer, add(chunk, idx(j * boxBytes))),
-                              /*alignment=*/kChunkBytes);
+      (type.isMNMajor() ? mnMajor : kMajor).push_back({buffer, type});
     }
-    b.setInsertionPointAfter(loop);
+    if (!mnMajor.empty()) {
+      OpBuilder::InsertionGuard loopGuard(b);
+      auto loop =
+          scf::ForOp::create(b, loc, add(mul(valid, idx(chunksPerRow)), tid),
+                             idx(blockK * chunksPerRow), idx(threads));
+      b.setInsertionPointToStart(loop.getBody());
+      Value chunk = mul(loop.getInductionVar(), idx(kChunkBytes));
+      for (auto [buffer, type] : mnMajor) {
+        int64_t boxBytes = kSwizzleBytes * blockK;
+        int64_t boxes = type.getNumBytes() / boxBytes;
+        for (int64_t j = 0; j < boxes; ++j)
+          LLVM::StoreOp::create(
+              b, loc, zeros, byteOffset(buffer, add(chunk, idx(j * boxBytes))),
+              /*alignment=*/kChunkBytes);
+      }
+    }
+    // k_major tiles: a swizzle row is one tile row, block_k consecutive K
+    // indices; chunk c of row r sits at chunk c ^ (r % 8) (128-byte
+    // swizzle). A chunk wholly inside [from, valid) stays; one wholly
+    // outside becomes zero, one across a bound keeps its bytes inside it.
+    for (auto [buffer, type] : kMajor) {
+      OpBuilder::InsertionGuard loopGuard(b);
+      int64_t elemBytes = getElementBytes(type.getElementType());
+      int64_t perChunk = kChunkBytes / elemBytes;
+      auto loop = scf::ForOp::create(
+          b, loc, tid, idx(type.getRows() * chunksPerRow), idx(threads));
+      b.setInsertionPointToStart(loop.getBody());
+      Value c = loop.getInductionVar();
+      Value row = arith::DivUIOp::create(b, loc, c, idx(chunksPerRow));
+      Value logical = arith::RemUIOp::create(b, loc, c, idx(chunksPerRow));
+      Value physical = arith::XOrIOp::create(
+          b, loc, logical,
+          arith::RemUIOp::create(b, loc, row, idx(chunksPerRow)));
+      Value address = byteOffset(buffer, add(mul(row, idx(kSwizzleBytes)),
+                                             mul(physical, idx(kChunkBytes))));
+      // The chunk's kept elements [lo, hi) of 0 .. perChunk.
+      Value start = mul(logical, idx(perChunk));
+      auto clampTo = [&](Value v, int64_t hiBound) {
+        return arith::MinSIOp::create(
+            b, loc, arith::MaxSIOp::create(b, loc, v, idx(0)), idx(hiBound));
+      };
+      Value lo =
+          from ? clampTo(arith::SubIOp::create(b, loc, from, start), perChunk)
+               : idx(0);
+      Value hi = arith::MaxSIOp::create(
+          b, loc,
+          clampTo(arith::SubIOp::create(b, loc, valid, start), perChunk), lo);
+      Value crossed = arith::OrIOp::create(
+          b, loc, cmp(arith::CmpIPredicate::ne, lo, idx(0)),
+          cmp(arith::CmpIPredicate::ne, hi, idx(perChunk)));
+      auto masked = scf::IfOp::create(b, loc, crossed, false);
+      b.setInsertionPoint(masked.thenBlock()->getTerminator());
+      // Byte masks of the four words: bytes [lo, hi) of the chunk kept.
+      Value loByte = mul(lo, idx(elemBytes)), hiByte = mul(hi, idx(elemBytes));
+      auto below = [&](Value bytes) { // the low `bytes` (0..4) bytes set
+        Value bits =
+            arith::IndexCastOp::create(b, loc, i64, mul(bytes, idx(8)));
+        Value ones = arith::SubIOp::create(
+            b, loc, arith::ShLIOp::create(b, loc, c64(1), bits), c64(1));
+        return arith::TruncIOp::create(b, loc, i32, ones).getResult();
+      };
+      Value mask = LLVM::UndefOp::create(b, loc, vecType);
+      for (int64_t w = 0; w < 4; ++w) {
+        Value wLo =
+            clampTo(arith::SubIOp::create(b, loc, loByte, idx(4 * w)), 4);
+        Value wHi =
+            clampTo(arith::SubIOp::create(b, loc, hiByte, idx(4 * w)), 4);
+        Value word = arith::AndIOp::create(
+            b, loc, below(wHi),
+            arith::XOrIOp::create(b, loc, below(wLo), c32(-1)));
+        mask = LLVM::InsertElementOp::create(b, loc, mask, word, c32(w));
+      }
+      Value old = LLVM::LoadOp::create(b, loc, vecType, address,
+                                       /*alignment=*/kChunkBytes);
+      LLVM::StoreOp::create(b, loc, LLVM::AndOp::create(b, loc, old, mask),
+                            address, /*alignment=*/kChunkBytes);
+    }
     // wgmma reads shared memory through the async proxy: make the zeros
     // visible to it, then wait for every consumer's share.
     NVVM::FenceProxyOp::create(

@@ -453,17 +453,30 @@ LogicalResult SegmentMatmulKOp::verify() {
   MemRefType dyType = getDy().getType(), xType = getX().getType(),
              dwType = getDw().getType();
   Type elementType = xType.getElementType();
-  // Unlike the forward ops, this op has no FP8 scale operands.
+  bool fp8 = isFp8(elementType);
   if (dyType.getElementType() != elementType ||
-      !(elementType.isBF16() || elementType.isF16()))
-    return emitOpError() << "expects dy and x to be both bf16 or both f16 "
-                            "(FP8 weight gradients need scales, which this op "
-                            "does not take), got "
+      !(elementType.isBF16() || elementType.isF16() || fp8))
+    return emitOpError() << "expects dy and x to be both bf16, both f16 or "
+                            "both the same FP8 type, got "
                          << dyType.getElementType() << " and " << elementType;
-  if (!compatible(dyType.getDimSize(0), xType.getDimSize(0)))
-    return emitOpError() << "expects dy and x to have the same rows, got "
-                         << dimStr(dyType.getDimSize(0)) << " and "
-                         << dimStr(xType.getDimSize(0));
+  if (fp8 && !getTransposed())
+    return emitOpError()
+           << "expects FP8 dy and x to be given transposed ([N, T] and [K, "
+              "T], `transposed`): wgmma's FP8 forms read K-major operands, "
+              "and the tokens are K here";
+  if (fp8 && !getDyScale())
+    return emitOpError() << "expects scales (dy_scale and x_scale, 1x128 "
+                            "along the tokens) for FP8 dy and x";
+  if (!fp8 && getDyScale())
+    return emitOpError() << "expects no scales for " << elementType
+                         << " dy and x (scales are for FP8 operands)";
+  unsigned tokenDim = getTokenDim(), featureDim = 1 - tokenDim;
+  const char *tokens = getTransposed() ? "columns" : "rows";
+  int64_t numTokens = dyType.getDimSize(tokenDim);
+  if (!compatible(numTokens, xType.getDimSize(tokenDim)))
+    return emitOpError() << "expects dy and x to have the same token " << tokens
+                         << ", got " << dimStr(numTokens) << " and "
+                         << dimStr(xType.getDimSize(tokenDim));
   int64_t indptrSize = getSegIndptr().getType().getDimSize(0);
   if (!ShapedType::isDynamic(indptrSize) && indptrSize < 1)
     return emitOpError() << "expects seg_indptr to hold G + 1 >= 1 entries, "
@@ -471,12 +484,23 @@ LogicalResult SegmentMatmulKOp::verify() {
                          << indptrSize;
   int64_t groups =
       ShapedType::isDynamic(indptrSize) ? ShapedType::kDynamic : indptrSize - 1;
-  int64_t n = dyType.getDimSize(1), k = xType.getDimSize(1);
+  int64_t n = dyType.getDimSize(featureDim), k = xType.getDimSize(featureDim);
   SmallVector<int64_t> expected = getWeightLayout() == WeightLayout::kn
                                       ? SmallVector<int64_t>{groups, k, n}
                                       : SmallVector<int64_t>{groups, n, k};
   if (failed(verifyShape(*this, "dw", dwType, expected)))
     return failure();
+  if (getDyScale()) {
+    // One scale per operand row and 128-token block.
+    int64_t blocks = ShapedType::isDynamic(numTokens)
+                         ? ShapedType::kDynamic
+                         : llvm::divideCeil(numTokens, 128);
+    if (failed(verifyShape(*this, "dy_scale", getDyScale().getType(),
+                           {n, blocks})) ||
+        failed(
+            verifyShape(*this, "x_scale", getXScale().getType(), {k, blocks})))
+      return failure();
+  }
   if (failed(verifyTmaOperand(*this, "dy", dyType)) ||
       failed(verifyTmaOperand(*this, "x", xType)))
     return failure();

@@ -186,12 +186,11 @@ LogicalResult RingGetOp::verify() {
 LogicalResult ZeroKTailOp::inferReturnTypes(
     MLIRContext *, std::optional<Location>, ValueRange operands, DictionaryAttr,
     OpaqueProperties, RegionRange, SmallVectorImpl<Type> &inferredReturnTypes) {
-  // The tiles, then `valid`: the results are the tiles, masked.
-  if (operands.empty())
-    return failure();
-  for (Value tile : operands.drop_back())
-    inferredReturnTypes.push_back(tile.getType());
-  return success();
+  // The tiles, then `valid` (and `from`): the results are the tiles, masked.
+  for (Value operand : operands)
+    if (isa<TileType>(operand.getType()))
+      inferredReturnTypes.push_back(operand.getType());
+  return success(!inferredReturnTypes.empty());
 }
 
 LogicalResult ZeroKTailOp::verify() {

@@ -89,6 +89,8 @@ LogicalResult LoadTileOp::verify() {
     if (getKEnd() || getSplit())
       return emitOpError() << "expects no k_end or split with gather";
   }
+  if (getKBegin() && !getKEnd())
+    return emitOpError() << "expects k_begin only with k_end";
   if (getSplit() && tileType.getRows() % 2 != 0)
     return emitOpError() << "expects an even number of tile rows to split, "
                             "got "

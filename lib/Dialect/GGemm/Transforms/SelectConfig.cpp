@@ -52,19 +52,22 @@ ProblemSummary summarise(OpTy op, int64_t groups, int64_t rowsPerGroup) {
 }
 
 /// The problem summary of a K-ragged product: the output `dw[g]` is
-/// `[rows, n]` with `(rows, n) = (dy's columns, x's columns)` (`nk`) or the
-/// other way round (`kn`); both operand tiles are MN-major.
+/// `[rows, n]` with `(rows, n) = (dy's features, x's features)` (`nk`) or
+/// the other way round (`kn`); both operand tiles are MN-major, or K-major
+/// when `transposed` (FP8: block-scaled, one scale per row of each).
 ProblemSummary summarise(SegmentMatmulKOp op) {
   auto known = [](int64_t d) { return ShapedType::isDynamic(d) ? 0 : d; };
   bool kn = op.getWeightLayout() == WeightLayout::kn;
-  int64_t dyCols = op.getDy().getType().getDimSize(1);
-  int64_t xCols = op.getX().getType().getDimSize(1);
+  unsigned featureDim = 1 - op.getTokenDim();
+  int64_t dyCols = op.getDy().getType().getDimSize(featureDim);
+  int64_t xCols = op.getX().getType().getDimSize(featureDim);
   ProblemSummary p;
   p.rowsPerGroup = known(kn ? xCols : dyCols);
   p.n = known(kn ? dyCols : xCols);
   p.numGroups = known(op.getDw().getType().getDimSize(0));
   p.elementBytes = getElementBytes(op.getX().getType().getElementType());
-  p.weightsNMajor = true;
+  p.weightsNMajor = !op.getTransposed();
+  p.blockScaled = p.perColumnScales = bool(op.getDyScale());
   return p;
 }
 

@@ -263,12 +263,12 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
         arith::MulIOp::create(b, loc, kLoop.getInductionVar(), blockKValue);
     Value aTile = LoadTileOp::create(
         b, loc, aType, p.x, ValueRange{row, k}, Value(), p.rowIndices,
-        p.rowIndices ? loop.getRowEndArg() : Value(), Value());
+        p.rowIndices ? loop.getRowEndArg() : Value(), Value(), Value());
     SmallVector<Value> bIndices = {weight, weightRow, k};
     if (kn)
       std::swap(bIndices[1], bIndices[2]);
     Value bTile = LoadTileOp::create(b, loc, bType, p.w, bIndices, Value(),
-                                     Value(), Value(), upOffset);
+                                     Value(), Value(), upOffset, Value());
     Value acc = kLoop.getRegionIterArg(0);
     Value next;
     if (!blockScaled) {
@@ -328,10 +328,14 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
 /// with `(a, b) = (dy, x)` (`nk`) or `(x, dy)` (`kn`). The output of every
 /// group has the same shape, so the tile loop is `uniform` over `dw` seen as
 /// a `[G * rows, cols]` matrix; the raggedness is in the K loop, which runs
-/// over the group's rows in `block_k` steps. Both operands are read as
+/// over the group's rows in `block_k` steps. The operands are read as
 /// `mn_major` tiles (`[block_k, block_m]` boxes of row-major `[M, *]`
-/// matrices), each masked at the segment's end: without `k_end` the last
-/// K block would add the next group's rows into the sum.
+/// matrices), or `k_major` ones when `transposed` (`[block_m, block_k]`
+/// boxes of `[*, M]`), each masked at the segment's end: without `k_end` the
+/// last K block would add the next group's rows into the sum. With FP8
+/// scales, one per operand row and 128 tokens from token 0, the K blocks are
+/// the 128-token scale blocks the segment overlaps, each promoted with its
+/// scales and masked at both ends (`k_begin`, `k_end`).
 LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
   Location loc = op.getLoc();
   TileConfigAttr config = op.getConfigAttr();
@@ -341,17 +345,22 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
   if (failed(checkCollapsible(op, {{"dw", op.getDw()}})))
     return failure();
   bool kn = op.getWeightLayout() == WeightLayout::kn;
+  bool transposed = op.getTransposed();
   Value aSource = kn ? op.getX() : op.getDy();
   Value bSource = kn ? op.getDy() : op.getX();
+  Value aScale = kn ? op.getXScale() : op.getDyScale();
+  Value bScale = kn ? op.getDyScale() : op.getXScale();
+  bool scaled = bool(aScale);
+  unsigned tokenDim = op.getTokenDim(), featureDim = 1 - tokenDim;
   Value indptr = op.getSegIndptr();
   Value numGroups =
       arith::SubIOp::create(b, loc, dim(b, loc, indptr, 0),
                             arith::ConstantIndexOp::create(b, loc, 1));
-  Value rowsPerGroup = dim(b, loc, aSource, 1);
-  Value numTokens = dim(b, loc, aSource, 0);
+  Value rowsPerGroup = dim(b, loc, aSource, featureDim);
+  Value numTokens = dim(b, loc, aSource, tokenDim);
   Value dw = collapseLeading(b, loc, op.getDw());
   Value numRows = arith::MulIOp::create(b, loc, numGroups, rowsPerGroup);
-  Value numCols = dim(b, loc, bSource, 1);
+  Value numCols = dim(b, loc, bSource, featureDim);
   OpBuilder::InsertionGuard guard(b);
   ForeachTileOp loop =
       createTileLoop(b, loc, RowMapping::uniform, Value(), Value(), Value(),
@@ -364,36 +373,75 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
   MLIRContext *ctx = b.getContext();
   Type elementType = op.getX().getType().getElementType();
   auto accType = AccumulatorType::get(ctx, {blockM, blockN}, b.getF32Type());
-  auto aType =
-      TileType::get(ctx, {blockM, blockK}, elementType, TileLayout::mn_major);
-  auto bType =
-      TileType::get(ctx, {blockN, blockK}, elementType, TileLayout::mn_major);
+  TileLayout layout = transposed ? TileLayout::k_major : TileLayout::mn_major;
+  auto aType = TileType::get(ctx, {blockM, blockK}, elementType, layout);
+  auto bType = TileType::get(ctx, {blockN, blockK}, elementType, layout);
 
-  // The tile's first row within its group's output: a column of aSource.
+  // The tile's first row within its group's output: a feature of aSource.
   Value aCol = arith::SubIOp::create(
       b, loc, row, arith::MulIOp::create(b, loc, group, rowsPerGroup));
   auto bounds = SegmentBoundsOp::create(b, loc, indptr, group, numTokens);
   Value begin = bounds.getBegin(), end = bounds.getEnd();
   Value blockKValue = arith::ConstantIndexOp::create(b, loc, blockK);
-  // ceil((end - begin) / block_k) K blocks; none for an empty segment.
-  Value kBlocks = arith::DivUIOp::create(
-      b, loc,
-      arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, end, begin),
-                            arith::ConstantIndexOp::create(b, loc, blockK - 1)),
-      blockKValue);
+  Value roundUp = arith::ConstantIndexOp::create(b, loc, blockK - 1);
+  // The K blocks: ceil((end - begin) / block_k) from `begin`, none for an
+  // empty segment; with scales, the blocks [begin / block_k, ceil(end /
+  // block_k)) of the scales (block_k = 128, the verifier's FP8 block).
+  Value firstBlock, kBlocks;
+  if (scaled) {
+    firstBlock = arith::DivUIOp::create(b, loc, begin, blockKValue);
+    Value lastBlock = arith::DivUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, end, roundUp), blockKValue);
+    Value empty =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, begin, end);
+    kBlocks = arith::SelectOp::create(
+        b, loc, empty, arith::ConstantIndexOp::create(b, loc, 0),
+        arith::SubIOp::create(b, loc, lastBlock, firstBlock));
+  } else {
+    kBlocks = arith::DivUIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, end, begin),
+                              roundUp),
+        blockKValue);
+  }
   auto kLoop = createKLoop(b, loc, kBlocks, accType);
   {
     OpBuilder::InsertionGuard kGuard(b);
     b.setInsertionPointToStart(kLoop.getBody());
-    Value k = arith::AddIOp::create(
-        b, loc, begin,
-        arith::MulIOp::create(b, loc, kLoop.getInductionVar(), blockKValue));
+    Value kb, k;
+    if (scaled) {
+      kb = arith::AddIOp::create(b, loc, firstBlock, kLoop.getInductionVar());
+      k = arith::MulIOp::create(b, loc, kb, blockKValue);
+    } else {
+      k = arith::AddIOp::create(
+          b, loc, begin,
+          arith::MulIOp::create(b, loc, kLoop.getInductionVar(), blockKValue));
+    }
+    auto indices = [&](Value feature) {
+      return transposed ? SmallVector<Value>{feature, k}
+                        : SmallVector<Value>{k, feature};
+    };
+    Value kBegin = scaled ? begin : Value();
     Value aTile =
-        LoadTileOp::create(b, loc, aType, aSource, ValueRange{k, aCol}, end);
+        LoadTileOp::create(b, loc, aType, aSource, indices(aCol), kBegin, end);
     Value bTile =
-        LoadTileOp::create(b, loc, bType, bSource, ValueRange{k, col}, end);
-    Value next = MmaOp::create(b, loc, accType, aTile, bTile,
-                               kLoop.getRegionIterArg(0), IntegerAttr());
+        LoadTileOp::create(b, loc, bType, bSource, indices(col), kBegin, end);
+    Value acc = kLoop.getRegionIterArg(0);
+    Value next;
+    if (!scaled) {
+      next = MmaOp::create(b, loc, accType, aTile, bTile, acc, IntegerAttr());
+    } else {
+      // One scale per row of each tile at the block: [feature, kb].
+      Value aScales = LoadScalesOp::create(b, loc, ScalesType::get(ctx, blockM),
+                                           aScale, ValueRange{aCol, kb});
+      Value bScales = LoadScalesOp::create(b, loc, ScalesType::get(ctx, blockN),
+                                           bScale, ValueRange{col, kb});
+      Value partial = MmaOp::create(b, loc, accType, aTile, bTile,
+                                    ZeroAccumulatorOp::create(b, loc, accType),
+                                    IntegerAttr());
+      next = PromoteOp::create(b, loc, accType, partial, acc, aScales, bScales,
+                               Value(), IntegerAttr());
+    }
     scf::YieldOp::create(b, loc, next);
   }
   EpilogueAttr epilogue;

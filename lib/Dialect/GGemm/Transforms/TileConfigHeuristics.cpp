@@ -146,13 +146,15 @@ int64_t mlir::ggemm::chooseStages(const ProblemSummary &problem,
                                   const TileChoice &choice) {
   int64_t stageBytes =
       (choice.blockM + choice.blockN) * choice.blockK * problem.elementBytes;
-  // The block's scales: one f32 per row, and the weight scales, each in a
-  // 128-byte-aligned slot.
+  // The block's scales: one f32 per row, and the weight scales (or one per
+  // column), each in a 128-byte-aligned slot.
+  auto scalesSlot = [](int64_t count) {
+    return llvm::alignTo(kScalesHeaderBytes + 4 * (count + kScalesSlackRows),
+                         128);
+  };
   if (problem.blockScaled)
-    stageBytes +=
-        llvm::alignTo(
-            kScalesHeaderBytes + 4 * (choice.blockM + kScalesSlackRows), 128) +
-        128;
+    stageBytes += scalesSlot(choice.blockM) +
+                  (problem.perColumnScales ? scalesSlot(choice.blockN) : 128);
   int64_t stages = std::min<int64_t>(
       6, maxStagesThatFit(stageBytes, kMaxSmemBytesPerCta - 1024));
   if (problem.k > 0)

@@ -236,18 +236,18 @@ public:
 
 private:
   /// Writes a ggemm.zero_k_tail for the tiles whose loads have a `k_end`
-  /// (one per distinct K index and bound), mapping the loads to the masked
+  /// (one per distinct K index and bounds), mapping the loads to the masked
   /// tiles: the producer's TMA loads whole boxes, the consumers zero what
-  /// lies past the segment's end.
+  /// lies past the segment's end (and before its start, with `k_begin`).
   void zeroKTails() {
-    SmallVector<std::pair<std::pair<Value, Value>, SmallVector<LoadTileOp>>>
-        groups;
+    using Key = std::tuple<Value, Value, Value>; // K index, k_end, k_begin
+    SmallVector<std::pair<Key, SmallVector<LoadTileOp>>> groups;
     for (Operation *op : p.loads) {
       auto load = dyn_cast<LoadTileOp>(op);
       if (!load || !load.getKEnd())
         continue;
       Value k = load.getIndices()[kIndexDim(load)];
-      std::pair<Value, Value> key = {k, load.getKEnd()};
+      Key key = {k, load.getKEnd(), load.getKBegin()};
       auto *group =
           llvm::find_if(groups, [&](auto &g) { return g.first == key; });
       if (group == groups.end())
@@ -256,13 +256,18 @@ private:
         group->second.push_back(load);
     }
     for (auto &[key, loads] : groups) {
+      auto [k, kEnd, kBegin] = key;
+      Value kHere = map.lookupOrDefault(k);
       Value valid =
-          arith::SubIOp::create(b, loc, map.lookupOrDefault(key.second),
-                                map.lookupOrDefault(key.first));
+          arith::SubIOp::create(b, loc, map.lookupOrDefault(kEnd), kHere);
+      Value from;
+      if (kBegin)
+        from =
+            arith::SubIOp::create(b, loc, map.lookupOrDefault(kBegin), kHere);
       SmallVector<Value> tiles;
       for (LoadTileOp load : loads)
         tiles.push_back(map.lookup(load.getTile()));
-      auto zero = ZeroKTailOp::create(b, loc, tiles, valid);
+      auto zero = ZeroKTailOp::create(b, loc, tiles, valid, from);
       for (auto [load, masked] : llvm::zip(loads, zero.getMasked()))
         map.map(load.getTile(), masked);
     }

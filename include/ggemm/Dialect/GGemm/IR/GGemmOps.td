@@ -269,7 +269,8 @@ def GGemm_BatchedMatmulOp : GGemm_ProblemOp<"batched_matmul"> {
   let extraClassDeclaration = problemDecls;
 }
 
-def GGemm_SegmentMatmulKOp : GGemm_Op<"segment_matmul_k"> {
+def GGemm_SegmentMatmulKOp : GGemm_Op<"segment_matmul_k",
+                                      [AttrSizedOperandSegments]> {
   let summary = "K-ragged grouped matmul for weight gradients";
   let description = [{
     `dw[g] = dy[s_g:s_(g+1)]ᵀ · x[s_g:s_(g+1)]` for each group `g < G`: the
@@ -277,6 +278,21 @@ def GGemm_SegmentMatmulKOp : GGemm_Op<"segment_matmul_k"> {
     `torch._grouped_mm` 2D x 2D). `dy` is `[M, N]`, `x` is `[M, K]`, `dw` is
     `[G, N, K]` (`nk`) or `[G, K, N]` (`kn`). `dw` is f32 (gradient
     accumulation), bf16 or f16; the sum is kept in f32 and rounded once.
+
+    With `transposed`, `dy` and `x` are given with the tokens innermost,
+    `[N, M]` and `[K, M]` (K-major for the product), and `dw[g] = dy[:,
+    s_g:s_(g+1)] · x[:, s_g:s_(g+1)]ᵀ`: DeepGEMM's
+    `k_grouped_fp8_gemm_nt_contiguous` layout. FP8 (`f8E4M3FN`, `f8E5M2`)
+    operands need it, since wgmma's FP8 forms read K-major operands only,
+    and need `scales`: `dy_scale` `[N, ceil(M / 128)]` and `x_scale` `[K,
+    ceil(M / 128)]` f32, the scale of `dy[n, t]` being `dy_scale[n, t /
+    128]` (1x128 blocks along the tokens, counted from token 0 whatever the
+    segments). The product of each 128-token block is scaled and summed in
+    f32 (`ggemm.promote`), so a segment may start or end anywhere: the
+    K blocks of a segment are the 128-aligned blocks it overlaps, and the
+    tokens of a block outside the segment are masked on both sides. On the
+    GPU the scales must be MN-major (`strided<[1, ?]>`), like the forward
+    ops' activation scales.
 
     Every `dw[g]` is written, whatever its segment: an empty segment
     (`s_g == s_(g+1)`) writes zeros, and with `accumulate` (`dw[g] +=
@@ -288,36 +304,50 @@ def GGemm_SegmentMatmulKOp : GGemm_Op<"segment_matmul_k"> {
     `row_mapping = uniform` over the `G x N` rows of `dw` seen as a
     `[G * N, K]` matrix, i.e. tiles over (group, n-tile, k-tile), and a K
     loop over the group's rows (`ggemm.segment_bounds`) in `block_k` steps.
-    Both operand tiles are `mn_major` (a `[block_k, block_m]` box of `dy`
-    is contiguous along its columns), and every load is masked at the
-    segment's end (`ggemm.load_tile ... k_end`): the last K block must not
-    read the next group's rows. Both back ends run it: the CPU reference
-    masks in its copy; on the GPU the producer's TMA loads whole boxes and
-    the consumers zero the rows past the segment's end in shared memory
-    (`ggemm.zero_k_tail`, written by `ggemm-warp-specialize`).
-    bf16 and f16 only: FP8 weight gradients need scales this op does not
-    take.
+    Without `transposed` both operand tiles are `mn_major` (a `[block_k,
+    block_m]` box of `dy` is contiguous along its columns), with it
+    `k_major`. Every load is masked at the segment's end
+    (`ggemm.load_tile ... k_end`; the FP8 form's block-aligned loads at its
+    start too, `k_begin`): the last K block must not read the next group's
+    rows. Both back ends run it: the CPU reference masks in its copy; on
+    the GPU the producer's TMA loads whole boxes and the consumers zero the
+    rows past the segment's end in shared memory (`ggemm.zero_k_tail`,
+    written by `ggemm-warp-specialize`).
 
     ```mlir
     ggemm.segment_matmul_k ins(%dy, %x : memref<?x4096xbf16>, memref<?x7168xbf16>)
         segments(%indptr : memref<9xi32>)
         outs(%dw : memref<8x4096x7168xf32>) {accumulate}
+    // FP8 weight gradients, DeepGEMM's layout: dy [N, T], x [K, T].
+    ggemm.segment_matmul_k ins(%dyt, %xt : memref<4096x?xf8E4M3FN>, memref<7168x?xf8E4M3FN>)
+        segments(%indptr : memref<9xi32>)
+        scales(%dys, %xs : memref<4096x?xf32, strided<[1, ?]>>,
+                           memref<7168x?xf32, strided<[1, ?]>>)
+        outs(%dw : memref<8x4096x7168xf32>) {transposed}
     ```
   }];
   let arguments = (ins GGemm_Matrix:$dy, GGemm_Matrix:$x,
                    GGemm_IndexVector:$seg_indptr,
+                   Optional<GGemm_F32Matrix>:$dy_scale,
+                   Optional<GGemm_F32Matrix>:$x_scale,
                    GGemm_GradBatch:$dw,
                    DefaultValuedAttr<GGemm_WeightLayoutAttr,
                        "::mlir::ggemm::WeightLayout::nk">:$weight_layout,
                    UnitAttr:$accumulate,
+                   UnitAttr:$transposed,
                    OptionalAttr<GGemm_TileConfigAttr>:$config);
   let assemblyFormat = [{
     `ins` `(` $dy `,` $x `:` type($dy) `,` type($x) `)`
     `segments` `(` $seg_indptr `:` type($seg_indptr) `)`
+    (`scales` `(` $dy_scale^ `,` $x_scale `:` type($dy_scale) `,` type($x_scale) `)`)?
     `outs` `(` $dw `:` type($dw) `)`
     attr-dict
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The number of token rows: dy's rows, or its columns when transposed.
+    unsigned getTokenDim() { return getTransposed() ? 1 : 0; }
+  }];
 }
 
 def GGemm_QuantizeOp : GGemm_Op<"quantize"> {

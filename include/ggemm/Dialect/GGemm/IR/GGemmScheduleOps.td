@@ -291,9 +291,10 @@ def GGemm_RingGetOp : GGemm_Op<"ring_get"> {
   let hasVerifier = 1;
 }
 
-def GGemm_ZeroKTailOp : GGemm_Op<"zero_k_tail", [
+def GGemm_ZeroKTailOp : GGemm_Op<"zero_k_tail", [AttrSizedOperandSegments,
     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
-  let summary = "zero the K rows of ring tiles at or past `valid`";
+  let summary = "zero the K rows of ring tiles at or past `valid` (and "
+                "before `from`)";
   let description = [{
     The consumers' half of the K-ragged mask (`k_end` of `ggemm.load_tile`):
     the producer's TMA loads whole boxes, so the last K block of a segment
@@ -309,15 +310,17 @@ def GGemm_ZeroKTailOp : GGemm_Op<"zero_k_tail", [
     slot, which is the consumers' until they release it), and all must
     have the same K block, which `valid` counts into. All consumer
     warpgroups execute it together. On the GPU, only when `valid <
-    block_k`, each consumer thread zeroes its share of the whole 128-byte
+    block_k` or `from > 0`, each consumer thread zeroes its share of the whole 128-byte
     swizzle rows past `valid` (a row of an `mn_major` tile's box is one K
     index, so the swizzle, which permutes 16-byte chunks within a row,
     does not matter) with 16-byte shared stores, then issues
     `fence.proxy.async.shared::cta` (wgmma reads shared memory through the
     async proxy) and a named barrier over the consumer threads (`bar.sync
     1, 128 x consumers`), so no warpgroup's mma starts before every zero is
-    written. Only `mn_major` tiles (the K-ragged operands) are supported
-    there.
+    written. For a `k_major` tile (the transposed K-ragged operands) a
+    swizzle row is one tile row and its 16-byte chunks hold consecutive K
+    indices: each thread zeroes (or masks bytewise, at the bounds) its share
+    of the chunks outside `[from, valid)`, at their swizzled places.
 
     ```mlir
     %a, %b = ggemm.ring_get %ring[%i]
@@ -325,12 +328,16 @@ def GGemm_ZeroKTailOp : GGemm_Op<"zero_k_tail", [
     %valid = arith.subi %end, %k : index
     %ma, %mb = ggemm.zero_k_tail %a, %b valid(%valid)
         : !ggemm.tile<128x64xbf16, mn_major>, !ggemm.tile<256x64xbf16, mn_major>
+    %fa, %fb = ggemm.zero_k_tail %c, %d valid(%valid) from(%from)
+        : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>
     ```
   }];
-  let arguments = (ins Variadic<GGemm_Tile>:$tiles, GGemm_Index:$valid);
+  let arguments = (ins Variadic<GGemm_Tile>:$tiles, GGemm_Index:$valid,
+                   Optional<GGemm_Index>:$from);
   let results = (outs Variadic<GGemm_Tile>:$masked);
   let assemblyFormat = [{
-    $tiles `valid` `(` $valid `)` attr-dict `:` qualified(type($tiles))
+    $tiles `valid` `(` $valid `)` (`from` `(` $from^ `)`)? attr-dict `:`
+    qualified(type($tiles))
   }];
   let hasVerifier = 1;
 }

@@ -152,10 +152,14 @@ def GGemm_LoadTileOp : GGemm_Op<"load_tile", [MemoryEffects<[MemRead]>,
     `source` is at or past `k_end` read as zero too. This is the K-ragged
     mask of `ggemm.segment_matmul_k`: the last K block of a group may reach
     into the next group's rows, which exist, so TMA's zero fill does not
-    stop them from entering the sum. Both back ends implement it: the CPU
-    one in its copy; on the GPU the producer's TMA loads the whole box and
-    `ggemm-warp-specialize` puts a `ggemm.zero_k_tail` of the tile in the
-    consumers, between the ring and the mma.
+    stop them from entering the sum. `k_begin` (optional, with `k_end`)
+    bounds it from below: elements whose K coordinate is below `k_begin`
+    read as zero (the FP8 K-ragged program's loads, whose K blocks are
+    aligned to the 128-token scale blocks, not to the segment). Both back
+    ends implement them: the CPU one in its copy; on the GPU the producer's
+    TMA loads the whole box and `ggemm-warp-specialize` puts a
+    `ggemm.zero_k_tail` of the tile in the consumers, between the ring and
+    the mma.
 
     `gather(%indices, %end)` (optional; a `k_major` tile of a matrix)
     reads the tile's rows through `indices` (`[M]` i32): tile row `i` is
@@ -185,6 +189,9 @@ def GGemm_LoadTileOp : GGemm_Op<"load_tile", [MemoryEffects<[MemRead]>,
     // K-ragged: rows of dy at or past %end belong to the next group.
     %t = ggemm.load_tile %dy[%k, %m] k_end(%end)
         : memref<?x4096xbf16> -> !ggemm.tile<128x64xbf16, mn_major>
+    // FP8 K-ragged: a 128-aligned block that may start before %begin.
+    %f = ggemm.load_tile %dyt[%m, %k] k_begin(%begin) k_end(%end)
+        : memref<4096x?xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN>
     // Gathered rows; a gate/up weight tile.
     %a = ggemm.load_tile %x[%row, %k] gather(%ri : memref<?xi32>, %row_end)
         : memref<?x2048xbf16> -> !ggemm.tile<128x64xbf16>
@@ -197,22 +204,32 @@ def GGemm_LoadTileOp : GGemm_Op<"load_tile", [MemoryEffects<[MemRead]>,
                    Optional<GGemm_Index>:$k_end,
                    Optional<GGemm_I32Vector>:$gather,
                    Optional<GGemm_Index>:$gather_end,
-                   Optional<GGemm_Index>:$split);
+                   Optional<GGemm_Index>:$split,
+                   Optional<GGemm_Index>:$k_begin);
   let results = (outs GGemm_Tile:$tile);
   let builders = [
     OpBuilder<(ins "::mlir::Type":$tile, "::mlir::Value":$source,
                    "::mlir::ValueRange":$indices), [{
       build($_builder, $_state, tile, source, indices, ::mlir::Value(),
-            ::mlir::Value(), ::mlir::Value(), ::mlir::Value());
+            ::mlir::Value(), ::mlir::Value(), ::mlir::Value(),
+            ::mlir::Value());
     }]>,
     OpBuilder<(ins "::mlir::Type":$tile, "::mlir::Value":$source,
                    "::mlir::ValueRange":$indices, "::mlir::Value":$k_end), [{
       build($_builder, $_state, tile, source, indices, k_end,
-            ::mlir::Value(), ::mlir::Value(), ::mlir::Value());
+            ::mlir::Value(), ::mlir::Value(), ::mlir::Value(),
+            ::mlir::Value());
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$tile, "::mlir::Value":$source,
+                   "::mlir::ValueRange":$indices, "::mlir::Value":$k_begin,
+                   "::mlir::Value":$k_end), [{
+      build($_builder, $_state, tile, source, indices, k_end,
+            ::mlir::Value(), ::mlir::Value(), ::mlir::Value(), k_begin);
     }]>
   ];
   let assemblyFormat = [{
-    $source `[` $indices `]` (`k_end` `(` $k_end^ `)`)?
+    $source `[` $indices `]` (`k_begin` `(` $k_begin^ `)`)?
+    (`k_end` `(` $k_end^ `)`)?
     (`gather` `(` $gather^ `:` type($gather) `,` $gather_end `)`)?
     (`split` `(` $split^ `)`)?
     attr-dict `:` type($source) `->` qualified(type($tile))

@@ -25,6 +25,10 @@ struct ProblemSummary {
   /// accumulator, so a consumer holds two f32 register sets, and each stage
   /// carries the block's scales.
   bool blockScaled = false;
+  /// With `blockScaled`: the second operand's scales are one per column
+  /// (the FP8 K-ragged product's 1x128 scales of x), a stage slot of
+  /// block_n f32 rather than one weight scale.
+  bool perColumnScales = false;
   /// INT8 operands: wgmma's s8 forms take N = 8, 16, 24 or a multiple of
   /// 16, so a swap-AB token tile above 24 rows is rounded to 16.
   bool integerOperands = false;
