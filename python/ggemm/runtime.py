@@ -692,13 +692,15 @@ class Kernel:
                  weight_indices: Any = None, bias: Any = None,
                  row_scale: Any = None, x_scale: Any = None,
                  w_scale: Any = None, dy: Any = None, dw: Any = None,
-                 y_scale: Any = None, stream: Any = None,
+                 y_scale: Any = None, dy_scale: Any = None,
+                 stream: Any = None,
                  expected_m: Optional[int] = None) -> None:
         """Launches the kernel; see :meth:`launch` for ``stream`` and
         ``expected_m``. Which tensors are required is the manifest's to say
         (``w`` and ``y`` for every op but segment_matmul_k, which takes
-        ``dy`` and ``dw`` instead; ``y_scale`` with an e4m3 y); the runtime
-        names a missing one.
+        ``dy`` and ``dw`` instead, and ``dy_scale`` and ``x_scale`` in its
+        FP8 form; ``y_scale`` with an e4m3 y); the runtime names a missing
+        one.
 
         Example::
 
@@ -707,6 +709,8 @@ class Kernel:
                        x_scale=x_scale, w_scale=w_scale)
             masked_kernel(x=x, w=w, y=y, masked_m=counts, expected_m=20)
             grad_kernel(dy=dy, x=x, seg_indptr=seg_indptr, dw=dw)
+            fp8_grad_kernel(dy=dy_t, x=x_t, seg_indptr=seg_indptr, dw=dw,
+                            dy_scale=dy_scale, x_scale=x_scale)
             fp8_out_kernel(x=x, w=w, y=y_e4m3, seg_indptr=seg_indptr,
                            y_scale=y_scale)
         """
@@ -715,7 +719,7 @@ class Kernel:
                       ("weight_indices", weight_indices), ("bias", bias),
                       ("row_scale", row_scale), ("x_scale", x_scale),
                       ("w_scale", w_scale), ("dy", dy), ("dw", dw),
-                      ("y_scale", y_scale)),
+                      ("y_scale", y_scale), ("dy_scale", dy_scale)),
                      stream, expected_m)
 
     @staticmethod

@@ -9,6 +9,11 @@
 # is dropped and its results replaced by its tiles) and the rest of
 # ggemm-to-ptx runs on it (the passes before ggemm-stage-ring leave a
 # warp-specialised launch alone).
+# The FP8 kernel (test/gpu/kernels_kragged_fp8/kragged_fp8_nk_f32.mlir) is
+# built likewise into <out-dir>_fp8 with only the mask at a segment's start
+# removed (the `from` of each ggemm.zero_k_tail): its 128-token blocks start
+# before the segment, so the previous group's rows then enter the sum
+# (check_kragged_fp8.py --ablation-bundles).
 #   bash test/gpu/build_kragged_ablation.sh [build-dir] [out-dir]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -45,3 +50,15 @@ PY
   --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=$out" -o /dev/null
 git rev-parse --short HEAD > "$out/COMMIT"
 ls "$out"
+rm -rf "${out}_fp8" && mkdir -p "${out}_fp8"
+"$build/bin/gemm-opt" test/gpu/kernels_kragged_fp8/kragged_fp8_nk_f32.mlir \
+  --ggemm-select-config --ggemm-tile --ggemm-swap-ab \
+  --ggemm-persistent-schedule --ggemm-warp-specialize -o "$tmp/fp8_roles.mlir"
+grep -q "ggemm.zero_k_tail .* from(" "$tmp/fp8_roles.mlir" ||
+  { echo "no ggemm.zero_k_tail ... from(...) found: nothing to ablate" >&2; exit 1; }
+sed -E 's/(ggemm\.zero_k_tail .* valid\([^)]*\)) from\([^)]*\)/\1/' \
+  "$tmp/fp8_roles.mlir" > "$tmp/fp8_unmasked.mlir"
+"$build/bin/gemm-opt" "$tmp/fp8_unmasked.mlir" \
+  --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=${out}_fp8" -o /dev/null
+cp "$out/COMMIT" "${out}_fp8/COMMIT"
+ls "${out}_fp8"

@@ -34,6 +34,10 @@ ref) / sum(out^2 + ref^2) < 1e-3 against the float64 product of the
 dequantised operands; no NaN/Inf; empty groups exactly zero (bit-identical
 with accumulate). Prints `gpu-check-kragged-fp8: N passed, M failed`.
 
+With --ablation-bundles (test/gpu/build_kragged_ablation.sh: the main kernel
+built without the mask at a segment's start) the main kernel's cases run
+again with it and some must fail, which shows the check sees that mask.
+
 With --bench (needs --bf16-bundles, the bf16 K-ragged bundles): on
 DeepGEMM's shapes with exactly the expected rows per group, in interleaved
 rounds of CUDA-graph replays (median of 30; L2 not flushed): GGEMM FP8 (f32
@@ -370,6 +374,35 @@ def bench(kernels, bf16_kernels, lines, quick=False):
     return failed
 
 
+def ablation(directory, cases, manifests, lines, seed):
+    """The main kernel's cases with the start-of-segment mask removed;
+    returns 1 when none fails (the check would not see it), else 0."""
+    from ggemm.runtime import Kernel  # noqa: E402
+    path = directory / f"{MAIN}.json"
+    if not path.exists():
+        lines += ["", f"mask ablation: FAIL, no bundle {path}"]
+        return 1
+    kernels = {MAIN: Kernel(path)}
+    mine = [(i, spec) for i, spec in enumerate(cases) if spec["kernel"] == MAIN]
+    broken = []
+    for index, spec in mine:
+        try:
+            run_case(kernels, manifests, spec, seed * 1000 + 2 * index)
+        except Exception as exc:  # noqa: BLE001
+            broken.append((spec["label"], f"{type(exc).__name__}: {str(exc)[:100]}"))
+    line = (f"mask ablation: {len(broken)} of {len(mine)} cases of {MAIN} fail "
+            "with the mask at a segment's start removed")
+    print(line, flush=True)
+    lines += ["", "## Mask ablation", "",
+              "The main kernel's cases again, compiled without the `from` of "
+              "its ggemm.zero_k_tail (test/gpu/build_kragged_ablation.sh). "
+              "Cases whose segments all start on a 128-token boundary cannot "
+              "notice.", ""]
+    lines += [f"- {label}: {why}" for label, why in broken[:40]]
+    lines += ["", line]
+    return 0 if broken else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundles", type=Path, required=True)
@@ -380,6 +413,9 @@ def main() -> int:
     parser.add_argument("--bench", action="store_true")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--commit", default=os.environ.get("GGEMM_COMMIT", "unknown"))
+    parser.add_argument("--ablation-bundles", type=Path,
+                        help="the main kernel without the mask at a segment's "
+                             "start: its cases must fail")
     args = parser.parse_args()
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
@@ -445,6 +481,9 @@ def main() -> int:
     if failures:
         lines += ["", "Failures:", ""] + [f"- `{f}`" for f in failures[:50]]
     lines += ["", summary]
+    if args.ablation_bundles:
+        failed += ablation(args.ablation_bundles, cases, manifests, lines,
+                           args.seed)
     bench_failed = 0
     if args.bench:
         bf16 = load(args.bf16_bundles)[1] if args.bf16_bundles else {}

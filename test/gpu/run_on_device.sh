@@ -77,10 +77,13 @@ for step in $steps; do
       | tee "$OUT/kragged.log" | grep -v "PASS$" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   kragged-fp8)
+    ablation=()
+    [ -d .device/bundles_kragged_ablation_fp8 ] &&
+      ablation=(--ablation-bundles .device/bundles_kragged_ablation_fp8)
     GGEMM_COMMIT=$(cat .device/bundles_kragged_fp8/COMMIT 2>/dev/null || echo "$commit") \
     python3 test/gpu/check_kragged_fp8.py --bundles .device/bundles_kragged_fp8 \
       --bf16-bundles .device/bundles_kragged ${KRAGGED_BENCH:+--bench} \
-      --report "$OUT/kragged_fp8.md" 2>&1 \
+      "${ablation[@]}" --report "$OUT/kragged_fp8.md" 2>&1 \
       | tee "$OUT/kragged_fp8.log" | grep -v "PASS$" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   swap)
