@@ -294,7 +294,7 @@ def fp8_loop_peer(dy, dys, x, xs, bounds, dw_ref):
     return None, "; ".join(reasons)
 
 
-def bench(kernels, bf16_kernels, lines, quick=False):
+def bench(kernels, bf16_kernels, lines, quick=False, variants=None):
     lines += ["", "## Speed", "",
               "Interleaved rounds of CUDA-graph replays, median of 30 after 3 "
               "warm-ups; L2 not flushed. TFLOP/s = 2 N K T / time. Ratio = "
@@ -306,6 +306,8 @@ def bench(kernels, bf16_kernels, lines, quick=False):
               "|---|---|---|---|---|---|---|"]
     ratios, failed = [], 0
     fp8_note = None
+    variants = variants or {}
+    variant_rows = []
     for g, n, k, expected in (DEEPGEMM_K_GROUPED[:3] if quick
                               else DEEPGEMM_K_GROUPED):
         rows = g * expected
@@ -329,9 +331,23 @@ def bench(kernels, bf16_kernels, lines, quick=False):
         # The same problem in bf16: dy [T, N], x [T, K] row-major.
         dy16 = dy_deq.t().contiguous().to(torch.bfloat16)
         x16 = x_deq.t().contiguous().to(torch.bfloat16)
-        del dy_deq, x_deq
+        dy_deq = x_deq = None
         dw16 = torch.empty(g, n, k, device="cuda")
         cols = [("GGEMM FP8", fp8)]
+        variant_out = torch.empty_like(dw)
+        for vname, vkernel in sorted(variants.items()):
+            vkernel(dy=dy, x=x, seg_indptr=indptr, dy_scale=dys, x_scale=xs,
+                    dw=variant_out)
+            torch.cuda.synchronize()
+            verr = max(calc_diff(variant_out[i], refs[i]) for i in range(g))
+            if not verr < 1e-3:
+                variant_rows.append(f"| {g}, {n}, {k}, {expected} | {vname} "
+                                    f"wrong (calc_diff {verr:.1e}) | |")
+                failed += 1
+                continue
+            cols.append((vname, lambda vk=vkernel: vk(
+                dy=dy, x=x, seg_indptr=indptr, dy_scale=dys, x_scale=xs,
+                dw=variant_out)))
         if BF16_MAIN in bf16_kernels:
             cols.append(("GGEMM bf16", lambda: bf16_kernels[BF16_MAIN](
                 dy=dy16, x=x16, seg_indptr=indptr, dw=dw16)))
@@ -363,9 +379,21 @@ def bench(kernels, bf16_kernels, lines, quick=False):
                      f"{us('grouped_mm')} | {us('cuBLAS FP8 loop')} | "
                      f"{ratio:.2f} | {own} |")
         print(lines[-1], flush=True)
-        del dy, x, dy16, x16, dw, dw16
+        for vname in sorted(variants):
+            if vname in times:
+                variant_rows.append(
+                    f"| {g}, {n}, {k}, {expected} | {vname} | "
+                    f"{times[vname] * 1e3:.0f} ({tf(times[vname]):.0f}) | "
+                    f"{times['GGEMM FP8'] / times[vname]:.3f} |")
+                print(variant_rows[-1], flush=True)
+        runs = cols = None  # the graphs hold their inputs
         torch.cuda.empty_cache()
     lines += ["", f"FP8 peer: {fp8_note}", ""]
+    if variant_rows:
+        lines += ["Tile experiments, timed in the same rounds as GGEMM FP8 "
+                  "(its time over theirs: > 1, the variant is faster):", "",
+                  "| shape | variant | us (TFLOP/s) | GGEMM FP8 / variant |",
+                  "|---|---|---|---|"] + variant_rows + [""]
     summary = (f"kragged-fp8-bench: min ratio vs best peer "
                f"{min(ratios) if ratios else float('nan'):.2f} over "
                f"{len(ratios)} shapes")
@@ -413,6 +441,9 @@ def main() -> int:
     parser.add_argument("--bench", action="store_true")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--commit", default=os.environ.get("GGEMM_COMMIT", "unknown"))
+    parser.add_argument("--variant-bundles", type=Path,
+                        help="more kernels of the main kernel's signature "
+                             "(tile experiments), timed with --bench")
     parser.add_argument("--ablation-bundles", type=Path,
                         help="the main kernel without the mask at a segment's "
                              "start: its cases must fail")
@@ -487,7 +518,16 @@ def main() -> int:
     bench_failed = 0
     if args.bench:
         bf16 = load(args.bf16_bundles)[1] if args.bf16_bundles else {}
-        bench_failed = bench(kernels, bf16, lines, args.quick)
+        variants = {}
+        if args.variant_bundles:
+            variants = {name: kernel for name, kernel
+                        in load(args.variant_bundles)[1].items()
+                        if name != MAIN}
+            commit = args.variant_bundles / "COMMIT"
+            lines += ["", f"Variants: {args.variant_bundles.name}"
+                      + (f" (commit {commit.read_text().strip()})"
+                         if commit.exists() else "")]
+        bench_failed = bench(kernels, bf16, lines, args.quick, variants)
     if args.report:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text("\n".join(lines) + "\n")

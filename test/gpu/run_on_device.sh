@@ -83,6 +83,7 @@ for step in $steps; do
     GGEMM_COMMIT=$(cat .device/bundles_kragged_fp8/COMMIT 2>/dev/null || echo "$commit") \
     python3 test/gpu/check_kragged_fp8.py --bundles .device/bundles_kragged_fp8 \
       --bf16-bundles .device/bundles_kragged ${KRAGGED_BENCH:+--bench} \
+      ${KRAGGED_FP8_VARIANTS:+--variant-bundles "$KRAGGED_FP8_VARIANTS"} \
       "${ablation[@]}" --report "$OUT/kragged_fp8.md" 2>&1 \
       | tee "$OUT/kragged_fp8.log" | grep -v "PASS$" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;

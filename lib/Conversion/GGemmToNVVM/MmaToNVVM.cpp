@@ -75,14 +75,23 @@ LogicalResult KernelTranslator::translateMma(MmaOp op) {
   // A product promoted right after (an FP8 K block): its scale factors are
   // read from the stage slot now, while the slot is held, so that their
   // shared-memory latency and multiplies overlap the wgmma instead of
-  // following its wait. Only a few distinct factors (one row scale per
-  // fragment half times one weight scale): a swap-AB tile's per-column
-  // factors would stay live across the wgmma in too many registers.
+  // following its wait. Only when they fit: a few distinct factors (one row
+  // scale per fragment half times one weight scale), or one per register
+  // of a tile of at most 128 columns (64 f32 beside the partial and the
+  // sum: the per-column scales of a K-ragged b tile); 192 columns would
+  // leave 96 live across the wgmma, past setmaxnreg's 232 with the partial
+  // and the sum. Not measured for a swap-AB tile's per-token scales, which
+  // keep the loads after the wait.
+  auto hoistable = [&](PromoteOp promote) {
+    if (!promote.getBScales())
+      return true;
+    int64_t count = cast<ScalesType>(promote.getBScales().getType()).getCount();
+    return count <= 2 || (blockN <= 128 && !facts.swapped);
+  };
   if (op->hasOneUse())
     if (auto promote = dyn_cast<PromoteOp>(*op->user_begin());
         promote && promote.getPartial() == op.getResult() &&
-        (!promote.getBScales() ||
-         cast<ScalesType>(promote.getBScales().getType()).getCount() <= 2)) {
+        hoistable(promote)) {
       FailureOr<SmallVector<Value>> factors = promoteFactors(promote);
       if (failed(factors))
         return failure();
