@@ -520,9 +520,19 @@ def main() -> int:
         bf16 = load(args.bf16_bundles)[1] if args.bf16_bundles else {}
         variants = {}
         if args.variant_bundles:
-            variants = {name: kernel for name, kernel
-                        in load(args.variant_bundles)[1].items()
-                        if name != MAIN}
+            # Kernels of the main kernel's problem (f32 dw, nk, no
+            # accumulate): tile experiments, or the main kernel of another
+            # build (named after its directory).
+            want = {key: manifests[MAIN]["problem"].get(key) for key in
+                    ("weight_layout", "out_dtype", "accumulate", "index_dtype")}
+            vmanifests, vkernels = load(args.variant_bundles)
+            for name, kernel in vkernels.items():
+                problem = vmanifests[name]["problem"]
+                if any(problem.get(key) != value for key, value in want.items()):
+                    continue
+                label = (f"{args.variant_bundles.name}/{name}" if name == MAIN
+                         else name)
+                variants[label] = kernel
             commit = args.variant_bundles / "COMMIT"
             lines += ["", f"Variants: {args.variant_bundles.name}"
                       + (f" (commit {commit.read_text().strip()})"

@@ -191,6 +191,17 @@ for step in $steps; do
       python3 test/gpu/check_moe.py --catalog .device/moe_catalog \
       --models small > "$OUT/moe-safety.log" 2>&1 || rc=1
     grep -E "gpu-check-moe|ERROR SUMMARY|FAIL" "$OUT/moe-safety.log" | tail -5 ;;
+  profile-kragged-fp8)
+    # NOTES v15: the FP8 K-ragged kernel against the bf16 one
+    # (bench/profile_kragged_fp8.py).
+    ncu --clock-control none --profile-from-start off --target-processes all \
+      --section SpeedOfLight --section ComputeWorkloadAnalysis \
+      --section WarpStateStats --section SchedulerStats --section InstructionStats \
+      --metrics sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,smsp__average_warp_latency_issue_stalled_barrier.ratio,smsp__average_warp_latency_issue_stalled_wait.ratio \
+      python3 bench/profile_kragged_fp8.py --fp8-bundles .device/bundles_kragged_fp8 \
+      --bf16-bundles .device/bundles_kragged > "$OUT/profile-kragged-fp8.txt" 2>&1 || rc=1
+    grep -E "profiling:|Duration|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|pipe_tensor|pipe_fma|pipe_lsu|stalled|Executed Ipc" \
+      "$OUT/profile-kragged-fp8.txt" | head -80 ;;
   profile-walk)
     # NOTES v14: the 256-group shape, along-n and along-m kernels, the
     # bundles against BASELINE's (bench/profile_walk.py).
