@@ -510,6 +510,26 @@ TEST(ChooseKRaggedTileConfig, DeepGemmShape) {
   EXPECT_GE(c.stages, 2);
 }
 
+TEST(ChooseKRaggedTileConfig, Fp8TransposedWithPerColumnScales) {
+  // FP8 K-ragged (dy [N, T], x [K, T], 1x128 scales along the tokens): the
+  // block-scaled width (192: product and sum in 2 x 96 registers), block_k
+  // 128, and stages counted with a slot of 192 column scales.
+  for (int64_t n : {2048, 7168}) {
+    ProblemSummary p = problem(n, 0, 4096, 8, 1, false);
+    p.blockScaled = p.perColumnScales = true;
+    TileChoice c = chooseKRaggedTileConfig(p, kH100SMs);
+    EXPECT_FALSE(c.swapAB);
+    EXPECT_EQ(c.blockM, 128);
+    EXPECT_EQ(c.blockN, 192) << "n=" << n;
+    EXPECT_EQ(c.blockK, 128);
+    // (128 + 192) x 128 bytes of operands, 640 + 896 of scale slots (a
+    // header and block + 4 scales, each rounded up to 128 bytes).
+    int64_t stageBytes = (128 + 192) * 128 + 640 + 896;
+    EXPECT_LE(c.stages * stageBytes, kMaxSmemBytesPerCta - 1024);
+    EXPECT_EQ(c.stages, 5);
+  }
+}
+
 // A program with no swapped form (gated epilogue, gathered or scattered
 // rows): small groups get 64-row tiles on one consumer warpgroup, larger
 // ones the usual 128-row tiles; never swap-AB.
