@@ -16,8 +16,9 @@ Under ``torch.compile``, and when an input requires grad, the ops go through
 their ``torch.library`` custom ops (``torch.ops.ggemm.*``, see
 :mod:`ggemm.torch_ops`), which have fake implementations and, for
 ``segment_matmul``, autograd (its dW from :func:`segment_matmul_k`, the
-K-ragged weight-gradient kernel). FP8 and INT8 inputs and e4m3 outputs
-have no custom op yet: they launch directly.
+K-ragged weight-gradient kernel, whose FP8 form has its custom ops too).
+FP8 and INT8 inputs of the forward ops and e4m3 outputs have no custom op
+yet: they launch directly.
 
 With ``out_dtype=torch.float8_e4m3fn`` the forward ops return ``(y,
 y_scale)``: e4m3 y and its 1x128 scales, computed in the kernel's
@@ -41,8 +42,8 @@ from typing import Any, Dict, NamedTuple, Optional, Tuple
 
 from .cache import kernel_for
 from .problem import (ACTIVATIONS, FP8_DTYPES, FP8_OUTPUT_DTYPES,
-                      INT8_DTYPES, SCALED_DTYPES, Y_SCALE_BLOCK, Problem,
-                      TileConfig)
+                      INT8_DTYPES, KRAGGED_FP8_DTYPES, SCALED_DTYPES,
+                      Y_SCALE_BLOCK, Problem, TileConfig)
 from .runtime import GGemmError
 
 try:  # torch is optional for the package, required by these ops.
@@ -259,7 +260,7 @@ _KEY_FIELDS = ("op", "dtype", "n", "k", "groups", "num_weights", "out_dtype",
                "weight_layout", "index_dtype", "weight_indices", "bias",
                "row_scale", "activation", "accumulate", "config",
                "x_scale_block", "w_scale_block", "row_indices", "scatter",
-               "atomic", "gate_up_block")
+               "atomic", "gate_up_block", "transposed")
 
 
 class _Plan(NamedTuple):
@@ -577,7 +578,7 @@ def plan_segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
                bias is not None, row_scale is not None, act,
                bool(accumulate), _config(config)) + scale_blocks + (
                    row_indices is not None, scatter_indices is not None,
-                   atomic, block)
+                   atomic, block, False)
     return _Plan(key, tensors, out_shape, out_name, empty)
 
 
@@ -914,7 +915,7 @@ def _plan_grouped(op: str, x: Any, w: Any, counts: Any, *, weight_layout: str,
         key = (op, dtype, n, k, groups, groups, out_name, layout, index_dtype,
                False, bias is not None, row_scale is not None, act,
                bool(accumulate), _config(config)) + scale_blocks + (
-                   False, False, False, 0)
+                   False, False, False, 0, False)
     return _Plan(key, tensors, (groups, rows, n), out_name, empty)
 
 
@@ -1390,14 +1391,17 @@ class _KernelCannot(ArgumentError):
 
 
 _KRAGGED_DTYPES = ("bf16", "f16")
+#: Tokens per scale of FP8 K-ragged operands (their 1x128 blocks along T).
+KRAGGED_SCALE_BLOCK = 128
 
 
 class _KPlan(NamedTuple):
     """A checked :func:`segment_matmul_k` call: the kernel's plan (its key
     is None when nothing is launched), the weight indices to scatter the
     per-group result with (None: the kernel writes the output directly),
-    ``num_weights``, the output's shape and dtype name, and whether the
-    token rows are empty (T = 0: zeros, nothing launched)."""
+    ``num_weights``, the output's shape and dtype name, whether the
+    token rows are empty (T = 0: zeros, nothing launched) and whether dy
+    and x are given transposed (``[N, T]``, ``[K, T]``)."""
 
     plan: _Plan
     indices: Any
@@ -1405,6 +1409,7 @@ class _KPlan(NamedTuple):
     out_shape: Tuple[int, ...]
     out_dtype: str
     no_rows: bool
+    transposed: bool = False
 
 
 def _row_aligned(name: str, tensor: Any, what: str) -> None:
@@ -1420,12 +1425,82 @@ def _row_aligned(name: str, tensor: Any, what: str) -> None:
             f"{name}: row stride {tensor.stride(0)} must be a multiple of 8 "
             f"elements (16 bytes) for the K-ragged kernel's TMA reads; pass "
             f"{name}.contiguous() or fallback='torch'")
+    _address_aligned(name, tensor, _KernelCannot,
+                     f"pass {name}.clone() or fallback='torch'")
+
+
+def _address_aligned(name: str, tensor: Any, error: type, fix: str) -> None:
     data_ptr = getattr(tensor, "data_ptr", None)
-    if callable(data_ptr) and tensor.shape[0] and data_ptr() % 16:
-        raise _KernelCannot(
-            f"{name}: the data address must be 16-byte aligned for the "
-            f"K-ragged kernel's TMA reads; pass {name}.clone() or "
-            f"fallback='torch'")
+    if callable(data_ptr) and all(tensor.shape) and data_ptr() % 16:
+        raise error(f"{name}: the data address must be 16-byte aligned for "
+                    f"the K-ragged kernel's TMA reads; {fix}")
+
+
+def _token_rows_aligned(name: str, tensor: Any, what: str, fp8: bool,
+                        address: bool = True) -> None:
+    """A transposed operand (dy ``[N, T]``, x ``[K, T]``): TMA reads its
+    rows of T tokens, 16 bytes apart, from a 16-byte aligned address
+    (checked with ``address``: not while torch.compile traces, whose fake
+    tensors have no address); N and K are multiples of 8 (the sizes the
+    kernel is built for). FP8 operands have no torch fallback: their
+    errors are plain :class:`ArgumentError`."""
+    error = ArgumentError if fp8 else _KernelCannot
+    fallback = "" if fp8 else "; or pass fallback='torch'"
+    features, tokens = tensor.shape
+    if features % 8:
+        raise error(f"{name}: {what} = {features} must be a multiple of 8 "
+                    f"for the K-ragged kernel{fallback}")
+    element = 1 if fp8 else 2
+    step = 16 // element
+    stride = tensor.stride(0)
+    if features > 1 and stride % step:
+        padded = -(-tokens // step) * step
+        raise error(
+            f"{name}: row stride {stride} ({stride * element} bytes) must be "
+            f"a multiple of 16 bytes: TMA reads {name}'s rows of T = "
+            f"{tokens} tokens in 16-byte steps. Pad each row to a multiple "
+            f"of {step} tokens in memory and pass a view of the first T: "
+            f"storage = torch.empty({features}, {padded}, "
+            f"dtype={tensor.dtype}); {name} = storage[:, :{tokens}] (the "
+            f"padding is never read){fallback}")
+    if address:
+        _address_aligned(name, tensor, error,
+                         f"pass {name}.clone()" + fallback)
+
+
+def _kragged_scale_ready(scale: Any, rows: int) -> bool:
+    """Whether 1x128 token-block scales ``[rows, TB]`` are as the kernel
+    reads them: MN-major (stride 1 along the rows), the block stride a
+    multiple of 4 elements (16 bytes) and past every row, 16-byte
+    aligned."""
+    strides = tuple(scale.stride())
+    if rows > 1 and strides[0] != 1:
+        return False
+    if strides[1] % 4 or strides[1] < rows:
+        return False
+    data_ptr = getattr(scale, "data_ptr", None)
+    return not (callable(data_ptr) and data_ptr() % 16)
+
+
+def _kragged_scale(name: str, scale: Any, operand: str, what: str, rows: int,
+                   blocks: int, device: Any, convert: bool) -> Any:
+    """``dy_scale`` / ``x_scale``: f32 ``[rows, ceil(T/128)]``, one scale
+    per row of the operand and 128-token block (counted from token 0).
+    Returns what the kernel reads: the tensor itself when it is MN-major
+    (:func:`_kragged_scale_ready`), else (``convert``) an MN-major copy
+    made by :func:`mn_major_scales` (one read and one write of ``4 rows
+    TB`` bytes)."""
+    _scale_tensor(name, scale, device)
+    shape = (rows, blocks)
+    if tuple(scale.shape) != shape:
+        raise ArgumentError(f"{name}: expected shape [{what}, ceil(T/128)] = "
+                            f"{list(shape)} (one f32 per row of {operand} and "
+                            f"{KRAGGED_SCALE_BLOCK}-token block), got "
+                            f"{list(scale.shape)}")
+    if not convert or rows == 0 or blocks == 0 or \
+            _kragged_scale_ready(scale, rows):
+        return scale
+    return mn_major_scales(scale)
 
 
 def plan_segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
@@ -1434,27 +1509,69 @@ def plan_segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
                           weight_layout: str = "nk", accumulate: bool = False,
                           out: Any = None, out_dtype: Any = None,
                           config: Any = None, kernel: bool = True,
-                          build: bool = True) -> _KPlan:
+                          build: bool = True, transposed: bool = False,
+                          x_scale: Any = None, dy_scale: Any = None) -> _KPlan:
     """Checks the arguments of :func:`segment_matmul_k`; needs no GPU.
-    With ``kernel=True`` also what the kernel needs (bf16/f16 operands,
-    16-byte rows), raising an :class:`ArgumentError` that says so (the
-    torch fallback takes any float dtype and stride)."""
+    With ``kernel=True`` also what the kernel needs (bf16/f16 or FP8
+    operands, 16-byte rows), raising an :class:`ArgumentError` that says
+    so (the torch fallback takes any float dtype and stride; FP8 operands
+    have no fallback and are checked either way). With ``kernel`` and
+    ``build`` scales that are not MN-major are copied to that layout."""
+    if not isinstance(transposed, bool):
+        raise ArgumentError(f"transposed: expected a bool, got "
+                            f"{transposed!r}")
+    for name, operand in (("x", x), ("dy", dy)):
+        if hasattr(operand, "dtype") and dtype_name(operand) == "f8e5m2":
+            raise NotLoweredError(
+                f"{name}: float8_e5m2 operands are not lowered for the GPU "
+                f"(the FP8 K-ragged kernel reads e4m3: torch.float8_e4m3fn)")
     floats = ("bf16", "f16", "f32")
-    dtype = _check("x", x, 2, floats, "[T, K]")
+    token_dim = 1 if transposed else 0
+    feature_dim = 1 - token_dim
+    x_shape, dy_shape = (("[K, T]", "[N, T]") if transposed else
+                         ("[T, K]", "[T, N]"))
+    dtype = _check("x", x, 2, floats + KRAGGED_FP8_DTYPES, x_shape)
+    fp8 = dtype in KRAGGED_FP8_DTYPES
+    if fp8 and not transposed:
+        raise ArgumentError(
+            "transposed: FP8 (torch.float8_e4m3fn) x and dy must be given "
+            "transposed, x [K, T] and dy [N, T] with the tokens innermost, "
+            "with transposed=True: wgmma's FP8 forms read both operands "
+            "K-major, and the tokens are K here (DeepGEMM's "
+            "k_grouped_fp8_gemm_nt_contiguous layout); e.g. pass "
+            "x.t().contiguous() and dy.t().contiguous()")
     device = x.device
-    _check("dy", dy, 2, floats, "[T, N]", device)
+    _check("dy", dy, 2, floats + KRAGGED_FP8_DTYPES, dy_shape, device)
     if dtype_name(dy) != dtype:
         raise ArgumentError(f"dy: dtype {dy.dtype} differs from x's "
                             f"{x.dtype}")
-    _check_extent("dy", dy, 0, x.shape[0], "T, as x.shape[0]")
+    _check_extent("dy", dy, token_dim, x.shape[token_dim],
+                  f"T, as x.shape[{token_dim}]")
+    if fp8:
+        for name, scale, operand, what in (
+                ("dy_scale", dy_scale, "dy", "N"),
+                ("x_scale", x_scale, "x", "K")):
+            if scale is None:
+                raise ArgumentError(
+                    f"{name}: FP8 operands need {name} (f32 [{what}, "
+                    f"ceil(T/128)], one scale per row of {operand} and "
+                    f"{KRAGGED_SCALE_BLOCK}-token block: {operand}[r, t] is "
+                    f"{operand}_q[r, t] * {name}[r, t // "
+                    f"{KRAGGED_SCALE_BLOCK}])")
+    else:
+        for name, scale in (("x_scale", x_scale), ("dy_scale", dy_scale)):
+            if scale is not None:
+                raise ArgumentError(f"{name}: scales apply to FP8 "
+                                    f"(float8_e4m3fn) operands only; x is "
+                                    f"{x.dtype}")
     index_dtype = _check("seg_indptr", seg_indptr, 1, ("i32", "i64"),
                          "[G + 1]", device)
     groups = seg_indptr.shape[0] - 1
     if groups < 0:
         raise ArgumentError("seg_indptr: expected G + 1 >= 1 elements, got 0")
     layout = _layout(weight_layout)
-    rows, k = x.shape
-    n = dy.shape[1]
+    rows, k = x.shape[token_dim], x.shape[feature_dim]
+    n = dy.shape[feature_dim]
     if num_weights is not None and (isinstance(num_weights, bool) or
                                     not isinstance(num_weights, int) or
                                     num_weights < 0):
@@ -1477,8 +1594,9 @@ def plan_segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
         indices = "identity"  # i_g = g; groups past num_weights skipped
     inner = (n, k) if layout == "nk" else (k, n)
     out_shape = (count,) + inner
+    # FP8 gradients default to bf16, as the FP8 forward ops' outputs.
     out_name = _check_out(out, out_shape, _out_dtype_name(out_dtype), device,
-                          accumulate) or dtype
+                          accumulate) or ("bf16" if fp8 else dtype)
     if out_name not in ("bf16", "f16", "f32"):
         raise ArgumentError(f"out_dtype: expected bf16, f16 or f32, got "
                             f"{out_name}")
@@ -1490,27 +1608,38 @@ def plan_segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
                             f"{list(out.stride())}; pass a contiguous out")
     no_rows = rows == 0
     empty = no_rows or groups == 0 or count == 0 or n == 0 or k == 0
-    if kernel:
-        if dtype not in _KRAGGED_DTYPES:
-            raise _KernelCannot(f"x: the K-ragged kernel takes bf16 or f16 "
-                                f"operands, got {x.dtype}; pass "
-                                f"fallback='torch' to compute float32 "
-                                f"operands with torch")
-        if not empty:
+    if kernel and dtype not in _KRAGGED_DTYPES + KRAGGED_FP8_DTYPES:
+        raise _KernelCannot(f"x: the K-ragged kernel takes bf16 or f16 "
+                            f"operands (or FP8 ones, transposed with "
+                            f"scales), got {x.dtype}; pass fallback='torch' "
+                            f"to compute float32 operands with torch")
+    if (kernel or fp8) and not empty:
+        if transposed:
+            _token_rows_aligned("dy", dy, "N", fp8, kernel)
+            _token_rows_aligned("x", x, "K", fp8, kernel)
+        else:
             _row_aligned("dy", dy, "N")
             _row_aligned("x", x, "K")
     key = None
     tensors = {"dy": dy, "x": x, "seg_indptr": seg_indptr}
-    if kernel and build and not empty:
+    launch = kernel and build and not empty
+    if fp8:
+        blocks = -(-rows // KRAGGED_SCALE_BLOCK)
+        tensors["dy_scale"] = _kragged_scale("dy_scale", dy_scale, "dy", "N",
+                                             n, blocks, device, launch)
+        tensors["x_scale"] = _kragged_scale("x_scale", x_scale, "x", "K", k,
+                                            blocks, device, launch)
+    if launch:
         # With weight indices the kernel writes one f32 matrix per group,
         # scattered onto the weights afterwards.
         kernel_out = out_name if direct else "f32"
         key = ("segment_matmul_k", dtype, n, k, groups, groups, kernel_out,
                layout, index_dtype, False, False, False, "none",
                bool(accumulate) and direct, _config(config), "", "", False,
-               False, False)
+               False, False, 0, transposed)
     plan = _Plan(key, tensors, (groups,) + inner, out_name, empty)
-    return _KPlan(plan, indices, count, out_shape, out_name, no_rows)
+    return _KPlan(plan, indices, count, out_shape, out_name, no_rows,
+                  transposed)
 
 
 def segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
@@ -1519,7 +1648,8 @@ def segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
                      weight_layout: str = "nk", accumulate: bool = False,
                      out: Any = None, out_dtype: Any = None,
                      config: Any = None, catalog: Any = None,
-                     fallback: Optional[str] = None) -> Any:
+                     fallback: Optional[str] = None, transposed: bool = False,
+                     x_scale: Any = None, dy_scale: Any = None) -> Any:
     """K-ragged grouped matmul (weight gradients):
     ``dW[i_g] += dy[s_g:s_{g+1}]ᵀ @ x[s_g:s_{g+1}]`` — ``[Gw, N, K]`` with
     ``x: [T, K]``, ``dy: [T, N]``, ``s = seg_indptr`` and ``i_g =
@@ -1534,6 +1664,22 @@ def segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
       kernel reads their rows through TMA, so N and K must be multiples of
       8, the row strides multiples of 8 elements and the addresses 16-byte
       aligned.
+    - ``transposed=True``: x is ``[K, T]`` and dy ``[N, T]``, the tokens
+      innermost (``dW[i_g] += dy[:, s_g:s_{g+1}] @ x[:, s_g:s_{g+1}]ᵀ``);
+      N and K multiples of 8, the rows 16 bytes apart (T a multiple of 16
+      for contiguous FP8, 8 for bf16/f16; else pad the rows in memory and
+      pass ``storage[:, :T]``).
+    - FP8: x and dy ``torch.float8_e4m3fn``, transposed (required: wgmma's
+      FP8 forms read K-major operands), with ``x_scale`` f32 ``[K,
+      ceil(T/128)]`` and ``dy_scale`` f32 ``[N, ceil(T/128)]`` (required):
+      ``x[r, t] = x_q[r, t] * x_scale[r, t // 128]``, the 128-token blocks
+      counted from token 0 whatever the segments (which may start and end
+      anywhere). The scales are read MN-major (``torch.empty(ceil(T/128),
+      N_pad).t()[:N]``, ``N_pad`` a multiple of 4); others are copied to
+      that layout on every call (:func:`mn_major_scales`, ``4 N
+      ceil(T/128)`` bytes). dW defaults to bf16 (``out_dtype``: f32, bf16
+      or f16). e5m2 raises :class:`NotLoweredError`; ``fallback`` does not
+      apply to FP8 (its errors are :class:`ArgumentError`).
     - ``seg_indptr``: ``[G + 1]`` int32 or int64 on the device.
     - ``weight_layout``: ``"nk"`` (dW ``[Gw, N, K]``, like ``nn.Linear``
       weights) or ``"kn"`` (``[Gw, K, N]``).
@@ -1547,16 +1693,16 @@ def segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
       weight written (zeros for a weight no segment reaches);
       ``accumulate=True`` adds the product to it instead (needs ``out``;
       a weight without rows keeps its value). Without ``out`` a new tensor
-      of ``out_dtype`` is returned (default x's dtype; ``torch.float32``
-      for float32 gradients).
+      of ``out_dtype`` is returned (default x's dtype, bf16 for FP8;
+      ``torch.float32`` for float32 gradients).
     - T = 0 (no token rows): zeros, or ``out`` unchanged with accumulate;
       nothing is launched.
     - ``config``, ``catalog``: as for :func:`segment_matmul`.
-    - ``fallback="torch"``: where the kernel cannot take the tensors
-      (float32 operands, N or K not a multiple of 8, unaligned rows) compute
-      it with one float32 torch matmul per segment instead, which reads
-      ``seg_indptr`` on the host (one device synchronisation). Without it
-      those calls raise :class:`ArgumentError` saying why.
+    - ``fallback="torch"``: where the kernel cannot take bf16/f16/f32
+      tensors (float32 operands, N or K not a multiple of 8, unaligned
+      rows) compute it with one float32 torch matmul per segment instead,
+      which reads ``seg_indptr`` on the host (one device synchronisation).
+      Without it those calls raise :class:`ArgumentError` saying why.
 
     Not differentiable (it is a gradient): with inputs that require grad it
     raises :class:`NotLoweredError`.
@@ -1565,6 +1711,11 @@ def segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
 
         dw = ggemm.segment_matmul_k(x, dy, seg_indptr, out_dtype=torch.float32)
         ggemm.segment_matmul_k(x, dy, seg_indptr, out=w.grad, accumulate=True)
+        # FP8, DeepGEMM's k_grouped_fp8_gemm_nt_contiguous layout: x_t [K,
+        # T] and dy_t [N, T] e4m3, 1x128 scales along the tokens
+        dw = ggemm.segment_matmul_k(x_t, dy_t, seg_indptr, transposed=True,
+                                    x_scale=x_s, dy_scale=dy_s,
+                                    out_dtype=torch.float32)
     """
     if fallback not in (None, "torch"):
         raise ArgumentError(f"fallback: expected None or 'torch', got "
@@ -1573,7 +1724,8 @@ def segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
     if torch.compiler.is_compiling():
         return _library_ops().segment_matmul_k_via_library(
             x, dy, seg_indptr, weight_indices, num_weights, weight_layout,
-            accumulate, out, out_dtype, config, fallback)
+            accumulate, out, out_dtype, config, fallback,
+            transposed=transposed, x_scale=x_scale, dy_scale=dy_scale)
     if torch.is_grad_enabled() and _any_requires_grad((x, dy, out)):
         raise NotLoweredError(
             "segment_matmul_k: autograd is not implemented (it computes "
@@ -1581,18 +1733,23 @@ def segment_matmul_k(x: Any, dy: Any, seg_indptr: Any, *,
             "torch.no_grad()")
     return segment_matmul_k_eager(x, dy, seg_indptr, weight_indices,
                                   num_weights, weight_layout, accumulate,
-                                  out, out_dtype, config, catalog, fallback)
+                                  out, out_dtype, config, catalog, fallback,
+                                  transposed=transposed, x_scale=x_scale,
+                                  dy_scale=dy_scale)
 
 
 def segment_matmul_k_eager(x: Any, dy: Any, seg_indptr: Any,
                            weight_indices: Any, num_weights: Optional[int],
                            weight_layout: str, accumulate: bool, out: Any,
                            out_dtype: Any, config: Any, catalog: Any,
-                           fallback: Optional[str]) -> Any:
+                           fallback: Optional[str], *,
+                           transposed: bool = False, x_scale: Any = None,
+                           dy_scale: Any = None) -> Any:
     """:func:`segment_matmul_k` without the torch.library dispatch."""
     kwargs = dict(weight_indices=weight_indices, num_weights=num_weights,
                   weight_layout=weight_layout, accumulate=accumulate,
-                  out=out, out_dtype=out_dtype, config=config)
+                  out=out, out_dtype=out_dtype, config=config,
+                  transposed=transposed, x_scale=x_scale, dy_scale=dy_scale)
     try:
         kplan = plan_segment_matmul_k(x, dy, seg_indptr, **kwargs)
     except _KernelCannot:
@@ -1662,8 +1819,11 @@ def _launch_k(plan: _Plan, dw: Any, catalog: Any) -> None:
 def _segment_matmul_k_fallback(x: Any, dy: Any, seg_indptr: Any,
                                kplan: _KPlan, weight_layout: str,
                                accumulate: bool, out: Any) -> Any:
-    """The torch computation (one device synchronisation)."""
+    """The torch computation (one device synchronisation); transposed
+    operands are read through their ``[T, *]`` views."""
     indices = kplan.indices if not isinstance(kplan.indices, str) else None
+    if kplan.transposed:
+        x, dy = x.t(), dy.t()
     result = segment_matmul_k_torch(x, dy, seg_indptr, indices,
                                     kplan.num_weights)
     if weight_layout == "kn":

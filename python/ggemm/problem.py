@@ -37,7 +37,8 @@ __all__ = ["OPS", "ROUTING_OPS", "QUANTIZE_OPS", "ACTIVATIONS", "FP8_DTYPES",
 
 #: Problem ops the Python layer builds. ``segment_matmul_k`` is the K-ragged
 #: weight gradient (``dw[g] = dy[seg_g]ᵀ · x[seg_g]``): bf16/f16 operands,
-#: no weight indices, bias, row scale, activation or scales.
+#: or e4m3 ones given transposed with 1x128 scales along the tokens; no
+#: weight indices, bias, row scale or activation.
 OPS = ("segment_matmul", "masked_matmul", "batched_matmul",
        "segment_matmul_k")
 #: Ops of :class:`RoutingProblem`: the MoE routing kernel, not a GEMM.
@@ -47,8 +48,15 @@ QUANTIZE_OPS = ("quantize",)
 #: The scale blocks ``ggemm.quantize`` writes: per token (activations) and
 #: per 128x128 block (weights).
 QUANTIZE_BLOCKS = ("1x128", "128x128")
-#: Operand types ``segment_matmul_k`` takes (FP8 K-ragged is not lowered).
+#: bf16/f16 operand types (``segment_matmul_k``'s without scales, and the
+#: inputs ``ggemm.quantize`` takes).
 KRAGGED_DTYPES = ("bf16", "f16")
+#: ``segment_matmul_k``'s FP8 operand types: e4m3 dy and x, transposed
+#: (``[N, T]``, ``[K, T]``: wgmma's FP8 forms read K-major operands), each
+#: with one f32 scale per row and 128-token block (DeepGEMM's
+#: ``k_grouped_fp8_gemm_nt_contiguous``). e5m2 is in the IR but not on the
+#: GPU.
+KRAGGED_FP8_DTYPES = ("f8e4m3",)
 #: Epilogue activations of ``#ggemm.epilogue``. ``swiglu`` is gated: w
 #: holds 2N rows per weight (gate rows ``[0, N)``, then up rows ``[N, 2N)``,
 #: vLLM's ``w13``) and ``y = silu(gate) * up`` has N columns.
@@ -246,6 +254,13 @@ class Problem(_Named):
     and B up rows instead (:mod:`ggemm.layout`; the bias keeps the
     logical order) and the tile's ``block_n`` is 2B.
 
+    ``segment_matmul_k`` only: ``transposed`` (dy ``[N, T]`` and x ``[K,
+    T]``, the tokens innermost, instead of ``[T, N]`` and ``[T, K]``),
+    required with ``dtype="f8e4m3"``, whose kernel also reads ``dy_scale``
+    ``[N, ceil(T/128)]`` and ``x_scale`` ``[K, ceil(T/128)]`` (f32, one per
+    row and 128-token block, MN-major); FP8 dw defaults to bf16. Its spec
+    line carries ``"transposed": true``.
+
     Example::
 
         >>> p = Problem("masked_matmul", "bf16", n=4096, k=7168, groups=8,
@@ -275,6 +290,7 @@ class Problem(_Named):
     scatter: bool = False
     atomic: bool = False
     gate_up_block: int = 0
+    transposed: bool = False
 
     def __post_init__(self) -> None:
         _choice("op", self.op, OPS)
@@ -283,13 +299,20 @@ class Problem(_Named):
                             "only: dtype 'f8e4m3')")
         _choice("dtype", self.dtype, INPUT_DTYPES)
         scaled = self.dtype in SCALED_DTYPES
-        if self.op == "segment_matmul_k":
+        kragged = self.op == "segment_matmul_k"
+        if not isinstance(self.transposed, bool):
+            raise SpecError(f"transposed must be a bool; got "
+                            f"{self.transposed!r}")
+        if self.transposed and not kragged:
+            raise SpecError(f"transposed: only segment_matmul_k takes "
+                            f"transposed operands, not {self.op}")
+        if kragged:
             self._check_kragged()
         if not self.out_dtype:
             # FP8 and INT8 products come out in bf16, as DeepGEMM's do.
             object.__setattr__(self, "out_dtype",
                                "bf16" if scaled else self.dtype)
-        if scaled:
+        if scaled and not kragged:
             self._check_scaled()
         elif self.x_scale_block or self.w_scale_block:
             raise SpecError(f"x_scale_block, w_scale_block: scales apply to "
@@ -481,13 +504,29 @@ class Problem(_Named):
                             f"block of gate and up rows")
 
     def _check_kragged(self) -> None:
-        """What ``segment_matmul_k`` (dy [T, N], x [T, K], dw [G, N, K] or
-        [G, K, N]) does not take; its TMA reads need N and K multiples of
-        8 (the rows of dy and x in 16-byte steps)."""
-        if self.dtype not in KRAGGED_DTYPES:
+        """What ``segment_matmul_k`` (dy [T, N], x [T, K], or with
+        ``transposed`` dy [N, T], x [K, T]; dw [G, N, K] or [G, K, N]) does
+        not take. N and K must be multiples of 8 (without ``transposed``
+        TMA reads the rows of dy and x, N and K long, in 16-byte steps; the
+        kernel is only built for such sizes either way). FP8 (e4m3)
+        operands must be transposed: the 1x128 scales along the tokens
+        (``dy_scale``, ``x_scale``) come with them, with no scale block
+        fields."""
+        if self.dtype not in KRAGGED_DTYPES + KRAGGED_FP8_DTYPES:
             raise SpecError(f"dtype: segment_matmul_k takes bf16 or f16 "
-                            f"operands; {self._family()} K-ragged is not "
-                            f"lowered (got {self.dtype!r})")
+                            f"operands, or f8e4m3 ones transposed; "
+                            f"{self._family()} K-ragged is not lowered (got "
+                            f"{self.dtype!r})")
+        if self.dtype in KRAGGED_FP8_DTYPES and not self.transposed:
+            raise SpecError("transposed: f8e4m3 operands of segment_matmul_k "
+                            "must be given transposed, dy [N, T] and x [K, T] "
+                            "(wgmma's FP8 forms read K-major operands, and "
+                            "the tokens are K here): add \"transposed\": "
+                            "true")
+        if self.dtype in KRAGGED_FP8_DTYPES and self.config is not None \
+                and TileConfig.from_any(self.config).block_k != 128:
+            raise SpecError("config.block_k must be 128 with FP8 (one "
+                            "128-byte row of tokens per stage)")
         for field, default in (("weight_indices", False), ("bias", False),
                                ("row_scale", False), ("activation", "none"),
                                ("x_scale_block", ""), ("w_scale_block", "")):
@@ -526,11 +565,16 @@ class Problem(_Named):
         # Scale blocks other than FP8's default (block) ones are always in
         # the line (INT8's always); the defaults take them too, since K need
         # not fit the 128-wide blocks then.
+        # transposed is always in the line when set (FP8 K-ragged needs
+        # it, so the defaults below have it too).
         blocks: Dict[str, Any] = {}
-        if self.dtype in SCALED_DTYPES and not self.block_scaled:
+        if self.dtype in SCALED_DTYPES and not self.block_scaled and \
+                self.op != "segment_matmul_k":
             blocks = {"x_scale_block": self.x_scale_block,
                       "w_scale_block": self.w_scale_block}
-            line.update(blocks)
+        if self.transposed:
+            blocks["transposed"] = True
+        line.update(blocks)
         defaults = Problem(self.op, self.dtype, self.n, self.k, self.groups,
                            **blocks)
         for field in dataclasses.fields(self):
@@ -668,16 +712,23 @@ class Problem(_Named):
                 + attr_text + "\n  return\n}\n")
 
     def _kragged_mlir(self) -> str:
-        """``ggemm.segment_matmul_k``: dy [T, N], x [T, K], seg_indptr
-        [G + 1], dw [G, N, K] (``nk``) or [G, K, N] (``kn``); T dynamic."""
+        """``ggemm.segment_matmul_k``: dy [T, N], x [T, K] (with
+        ``transposed`` dy [N, T], x [K, T]; FP8 ones with their 1x128
+        scales along the tokens, dy_scale [N, ceil(T/128)] and x_scale [K,
+        ceil(T/128)] MN-major), seg_indptr [G + 1], dw [G, N, K] (``nk``)
+        or [G, K, N] (``kn``); T dynamic."""
         a, out, g, n, k = (MLIR_TYPES[self.dtype], self.out_dtype,
                            self.groups, self.n, self.k)
-        dy_type = f"memref<?x{n}x{a}>"
-        x_type = f"memref<?x{k}x{a}>"
+        if self.transposed:
+            dy_type, x_type = f"memref<{n}x?x{a}>", f"memref<{k}x?x{a}>"
+        else:
+            dy_type, x_type = f"memref<?x{n}x{a}>", f"memref<?x{k}x{a}>"
         rows_type = f"memref<{g + 1}x{self.index_dtype}>"
         dw_type = (f"memref<{g}x{n}x{k}x{out}>" if self.weight_layout == "nk"
                    else f"memref<{g}x{k}x{n}x{out}>")
         attrs = []
+        if self.transposed:
+            attrs.append("transposed")
         if self.weight_layout != "nk":
             attrs.append(f"weight_layout = #ggemm.weight_layout<"
                          f"{self.weight_layout}>")
@@ -686,11 +737,20 @@ class Problem(_Named):
         if self.config is not None:
             attrs.append(f"config = {self.config.mlir()}")
         attr_text = f" {{{', '.join(attrs)}}}" if attrs else ""
-        args = (f"%dy: {dy_type}, %x: {x_type}, %seg_indptr: {rows_type}, "
-                f"%dw: {dw_type}")
+        args = f"%dy: {dy_type}, %x: {x_type}, %seg_indptr: {rows_type}, "
+        scales = ""
+        if self.dtype in KRAGGED_FP8_DTYPES:
+            # One f32 per operand row and 128-token block, MN-major (the
+            # block stride is the kernel's to read at launch).
+            dys_type = f"memref<{n}x?xf32, strided<[1, ?]>>"
+            xs_type = f"memref<{k}x?xf32, strided<[1, ?]>>"
+            args += f"%dy_scale: {dys_type}, %x_scale: {xs_type}, "
+            scales = (f"\n      scales(%dy_scale, %x_scale : {dys_type}, "
+                      f"{xs_type})")
+        args += f"%dw: {dw_type}"
         return (f"func.func @{self.function_name}({args}) {{\n"
                 f"  ggemm.segment_matmul_k ins(%dy, %x : {dy_type}, {x_type})"
-                f"\n      segments(%seg_indptr : {rows_type})"
+                f"\n      segments(%seg_indptr : {rows_type}){scales}"
                 f"\n      outs(%dw : {dw_type}){attr_text}\n  return\n}}\n")
 
 

@@ -12,6 +12,10 @@ Registered when torch is importable (``import ggemm`` does it):
   ``segment_matmul_k_out`` (writes into ``out``, for ``out=`` and
   ``accumulate=True``): the K-ragged product of weight gradients on its
   kernel;
+- ``torch.ops.ggemm.segment_matmul_k_transposed`` and
+  ``segment_matmul_k_transposed_out``: the same with dy ``[N, T]`` and x
+  ``[K, T]`` (``transposed=True``), bf16/f16 or FP8 with its 1x128 token
+  scales (``dy_scale``, ``x_scale``);
 - ``torch.ops.ggemm.segment_matmul_k_torch``: its torch fallback (one
   device synchronisation).
 
@@ -249,6 +253,60 @@ def segment_matmul_k_out_op(x: Tensor, dy: Tensor, seg_indptr: Tensor,
 @segment_matmul_k_out_op.register_fake
 def _(x, dy, seg_indptr, weight_indices, out, weight_layout, accumulate,
       config, fallback):
+    return None
+
+
+def _kragged_t_shape(x: Tensor, dy: Tensor, num_weights: int,
+                     weight_layout: str):
+    """dW's shape from transposed operands, x [K, T] and dy [N, T]."""
+    n, k = dy.shape[0], x.shape[0]
+    return (num_weights, n, k) if weight_layout == "nk" else \
+        (num_weights, k, n)
+
+
+@torch.library.custom_op(f"{_LIB}::segment_matmul_k_transposed",
+                         mutates_args=())
+def segment_matmul_k_transposed_op(x: Tensor, dy: Tensor, seg_indptr: Tensor,
+                                   x_scale: Optional[Tensor],
+                                   dy_scale: Optional[Tensor],
+                                   weight_indices: Optional[Tensor],
+                                   num_weights: int, weight_layout: str,
+                                   out_dtype: str, config: str,
+                                   fallback: str) -> Tensor:
+    return ops.segment_matmul_k_eager(
+        x, dy, seg_indptr, weight_indices, num_weights, weight_layout, False,
+        None, ops.torch_dtype(out_dtype), ops.config_from_text(config), None,
+        fallback or None, transposed=True, x_scale=x_scale,
+        dy_scale=dy_scale)
+
+
+@segment_matmul_k_transposed_op.register_fake
+def _(x, dy, seg_indptr, x_scale, dy_scale, weight_indices, num_weights,
+      weight_layout, out_dtype, config, fallback):
+    return x.new_empty(_kragged_t_shape(x, dy, num_weights, weight_layout),
+                       dtype=ops.torch_dtype(out_dtype))
+
+
+@torch.library.custom_op(f"{_LIB}::segment_matmul_k_transposed_out",
+                         mutates_args=("out",))
+def segment_matmul_k_transposed_out_op(x: Tensor, dy: Tensor,
+                                       seg_indptr: Tensor,
+                                       x_scale: Optional[Tensor],
+                                       dy_scale: Optional[Tensor],
+                                       weight_indices: Optional[Tensor],
+                                       out: Tensor, weight_layout: str,
+                                       accumulate: bool, config: str,
+                                       fallback: str) -> None:
+    ops.segment_matmul_k_eager(
+        x, dy, seg_indptr, weight_indices, out.shape[0], weight_layout,
+        accumulate, out, None, ops.config_from_text(config), None,
+        fallback or None, transposed=True, x_scale=x_scale,
+        dy_scale=dy_scale)
+
+
+@segment_matmul_k_transposed_out_op.register_fake
+def _(x, dy, seg_indptr, x_scale, dy_scale, weight_indices, out,
+      weight_layout, accumulate, config, fallback):
     return None
 
 
@@ -491,18 +549,31 @@ def segment_matmul_via_library(x, w, seg_indptr, weight_indices, weight_layout,
 
 def segment_matmul_k_via_library(x, dy, seg_indptr, weight_indices,
                                  num_weights, weight_layout, accumulate, out,
-                                 out_dtype, config, fallback):
+                                 out_dtype, config, fallback, *,
+                                 transposed=False, x_scale=None,
+                                 dy_scale=None):
     kplan = ops.plan_segment_matmul_k(
         x, dy, seg_indptr, weight_indices=weight_indices,
         num_weights=num_weights, weight_layout=weight_layout,
         accumulate=accumulate, out=out, out_dtype=out_dtype, config=config,
-        kernel=False, build=False)
+        kernel=False, build=False, transposed=transposed, x_scale=x_scale,
+        dy_scale=dy_scale)
     if torch.is_grad_enabled() and ops._any_requires_grad((x, dy, out)):
         raise NotLoweredError(
             "segment_matmul_k: autograd is not implemented (it computes "
             "weight gradients); detach the inputs or call it under "
             "torch.no_grad()")
     config_text = ops._config_text(config)
+    if transposed:
+        if out is not None:
+            segment_matmul_k_transposed_out_op(
+                x, dy, seg_indptr, x_scale, dy_scale, weight_indices, out,
+                weight_layout, bool(accumulate), config_text, fallback or "")
+            return out
+        return segment_matmul_k_transposed_op(
+            x, dy, seg_indptr, x_scale, dy_scale, weight_indices,
+            kplan.num_weights, weight_layout, kplan.out_dtype, config_text,
+            fallback or "")
     if out is not None:
         segment_matmul_k_out_op(x, dy, seg_indptr, weight_indices, out,
                                 weight_layout, bool(accumulate), config_text,

@@ -166,6 +166,65 @@ func.func @segment_matmul_k(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
 
 // -----
 
+// K-ragged with dy and x transposed ([N, T], [K, T]): k_major tiles at
+// [feature, k]; the K loop runs over the block_k-aligned blocks the
+// segment overlaps (a TMA box's K coordinate must be 16-byte aligned), so
+// its loads are masked at both ends (k_begin, k_end).
+// CHECK-LABEL: func.func @segment_matmul_k_transposed(
+// CHECK-SAME: %[[DY:[a-z0-9]+]]: memref<128x?xbf16>, %[[X:[a-z0-9]+]]: memref<256x?xbf16>
+// CHECK: %[[BEGIN:.+]], %[[KEND:.+]] = ggemm.segment_bounds
+// CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
+// CHECK-DAG: %[[C63:.+]] = arith.constant 63 : index
+// CHECK: %[[FIRSTKB:.+]] = arith.divui %[[BEGIN]], %[[C64]] : index
+// CHECK: %[[ROUND:.+]] = arith.addi %[[KEND]], %[[C63]] : index
+// CHECK: %[[LASTKB:.+]] = arith.divui %[[ROUND]], %[[C64]] : index
+// CHECK: %[[EMPTY:.+]] = arith.cmpi eq, %[[BEGIN]], %[[KEND]] : index
+// CHECK: %[[SPAN:.+]] = arith.subi %[[LASTKB]], %[[FIRSTKB]] : index
+// CHECK: %[[NKB:.+]] = arith.select %[[EMPTY]], %{{.+}}, %[[SPAN]] : index
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %[[NKB]] step
+// CHECK-NEXT: %[[KB:.+]] = arith.addi %[[FIRSTKB]], %[[I]] : index
+// CHECK-NEXT: %[[K:.+]] = arith.muli %[[KB]], %[[C64]] : index
+// CHECK-NEXT: ggemm.load_tile %[[DY]][%{{.+}}, %[[K]]] k_begin(%[[BEGIN]]) k_end(%[[KEND]]) : memref<128x?xbf16> -> !ggemm.tile<128x64xbf16>
+// CHECK-NEXT: ggemm.load_tile %[[X]][%{{.+}}, %[[K]]] k_begin(%[[BEGIN]]) k_end(%[[KEND]]) : memref<256x?xbf16> -> !ggemm.tile<128x64xbf16>
+// CHECK-NOT: ggemm.promote
+func.func @segment_matmul_k_transposed(%dy: memref<128x?xbf16>, %x: memref<256x?xbf16>,
+                                       %indptr: memref<5xi32>, %dw: memref<4x128x256xf32>) {
+  ggemm.segment_matmul_k ins(%dy, %x : memref<128x?xbf16>, memref<256x?xbf16>)
+      segments(%indptr : memref<5xi32>) outs(%dw : memref<4x128x256xf32>)
+      {transposed, config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>}
+  return
+}
+
+// -----
+
+// K-ragged FP8 (transposed, 1x128 scales along the tokens): the 128-token
+// scale blocks, one scale per row of each tile at the block, each block's
+// product promoted into the sum.
+// CHECK-LABEL: func.func @segment_matmul_k_fp8(
+// CHECK: scf.for
+// CHECK: %[[KB:.+]] = arith.addi
+// CHECK: ggemm.load_tile %{{.+}}[%{{.+}}, %{{.+}}] k_begin(%{{.+}}) k_end(%{{.+}}) : memref<128x?xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN>
+// CHECK-NEXT: ggemm.load_tile %{{.+}}[%[[COL:.+]], %{{.+}}] k_begin(%{{.+}}) k_end(%{{.+}}) : memref<256x?xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN>
+// CHECK-NEXT: %[[SA:.+]] = ggemm.load_scales %{{.+}}[%{{.+}}, %[[KB]]] : memref<128x?xf32, strided<[1, ?]>> -> !ggemm.scales<128>
+// CHECK-NEXT: %[[SB:.+]] = ggemm.load_scales %{{.+}}[%[[COL]], %[[KB]]] : memref<256x?xf32, strided<[1, ?]>> -> !ggemm.scales<128>
+// CHECK-NEXT: %[[Z:.+]] = ggemm.zero_accumulator
+// CHECK-NEXT: %[[P:.+]] = ggemm.mma %{{.+}}, %{{.+}}, %[[Z]]
+// CHECK-NEXT: ggemm.promote %[[P]] into %{{.+}} a_scales(%[[SA]] : !ggemm.scales<128>) b_scales(%[[SB]] : !ggemm.scales<128>) : !ggemm.accumulator<128x128xf32>
+func.func @segment_matmul_k_fp8(%dy: memref<128x?xf8E4M3FN>, %x: memref<256x?xf8E4M3FN>,
+                                %indptr: memref<5xi32>,
+                                %dys: memref<128x?xf32, strided<[1, ?]>>,
+                                %xs: memref<256x?xf32, strided<[1, ?]>>,
+                                %dw: memref<4x128x256xf32>) {
+  ggemm.segment_matmul_k ins(%dy, %x : memref<128x?xf8E4M3FN>, memref<256x?xf8E4M3FN>)
+      segments(%indptr : memref<5xi32>)
+      scales(%dys, %xs : memref<128x?xf32, strided<[1, ?]>>, memref<256x?xf32, strided<[1, ?]>>)
+      outs(%dw : memref<4x128x256xf32>)
+      {transposed, config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>}
+  return
+}
+
+// -----
+
 // K-ragged, kn: dw[g] = x[seg]ᵀ · dy[seg], so x gives the output rows (the
 // A tile) and dy its columns; a dynamic seg_indptr gives G from its size;
 // no accumulate, no epilogue.

@@ -367,6 +367,59 @@ func.func @k_ragged(%dy: memref<?x128xbf16>, %x: memref<?x256xbf16>,
 
 // -----
 
+// A transposed K-ragged program (k_major tiles, K blocks aligned below the
+// segment's start): the consumers also zero what lies before k_begin
+// (ggemm.zero_k_tail ... from(k_begin - k)).
+// CHECK-LABEL: func.func @k_ragged_transposed
+// CHECK: consumers(2)
+// CHECK: %[[B:.+]], %[[E:.+]] = ggemm.segment_bounds
+// CHECK: %[[T:.+]]:2 = ggemm.ring_get
+// CHECK: %[[K:.+]] = arith.muli
+// CHECK-NEXT: %[[V:.+]] = arith.subi %[[E]], %[[K]] : index
+// CHECK-NEXT: %[[F:.+]] = arith.subi %[[B]], %[[K]] : index
+// CHECK-NEXT: %[[M:.+]]:2 = ggemm.zero_k_tail %[[T]]#0, %[[T]]#1 valid(%[[V]]) from(%[[F]]) : !ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>
+// CHECK-NEXT: ggemm.mma %[[M]]#0, %[[M]]#1, %{{.+}} {pending = 1 : i64}
+func.func @k_ragged_transposed(%dy: memref<128x?xbf16>, %x: memref<256x?xbf16>,
+                               %indptr: memref<5xi32>, %dw: memref<512x256xf32>, %t: index) {
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c256 = arith.constant 256 : index
+  %c512 = arith.constant 512 : index
+  %sched = ggemm.tile_schedule uniform groups(%c4) rows_per_group(%c128)
+      num_rows(%c512) num_cols(%c256)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %total = ggemm.tile_count %sched
+    scf.for %i = %cta to %total step %num_ctas {
+      %g, %row, %row_end, %col = ggemm.map_tile %sched[%i]
+      %begin, %end = ggemm.segment_bounds %indptr[%g] num_rows(%t) : memref<5xi32>
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %first = arith.divui %begin, %c64 : index
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      %acc = scf.for %kb = %c0 to %c1 step %c1 iter_args(%a = %zero)
+          -> (!ggemm.accumulator<128x128xf32>) {
+        %blk = arith.addi %first, %kb : index
+        %k = arith.muli %blk, %c64 : index
+        %ta = ggemm.load_tile %dy[%row, %k] k_begin(%begin) k_end(%end)
+            : memref<128x?xbf16> -> !ggemm.tile<128x64xbf16>
+        %tb = ggemm.load_tile %x[%col, %k] k_begin(%begin) k_end(%end)
+            : memref<256x?xbf16> -> !ggemm.tile<128x64xbf16>
+        %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<128x64xbf16>,
+            !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<128x128xf32>
+        scf.yield %next : !ggemm.accumulator<128x128xf32>
+      }
+      ggemm.store_tile %acc to %dw row(%row) row_end(%row_end) col(%col)
+          : !ggemm.accumulator<128x128xf32>, memref<512x256xf32>
+    }
+  }
+  return
+}
+
+// -----
+
 // Only the tiles whose loads have a k_end are zeroed, each by its own K
 // index.
 // CHECK-LABEL: func.func @k_end_only

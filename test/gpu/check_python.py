@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """GPU check of GGEMM's Python face: the ops on torch tensors (the K-ragged
-weight gradient ``segment_matmul_k`` included), every compat wrapper,
+weight gradient ``segment_matmul_k`` included, its FP8 form with e4m3 x
+[K, T] and dy [N, T] and 1x128 token scales too), every compat wrapper
+(DeepGEMM's ``k_grouped_fp8_gemm_nt_contiguous`` among them),
 autograd (dW on the K-ragged kernel), torch.compile, CUDA-graph capture and
 the host overhead of a call. The MoE example has its own check,
 test/gpu/check_moe_example.py.
@@ -12,7 +14,8 @@ CPU machine from this script's spec (test/gpu/build_python_catalog.sh runs
 Each numerical case uses fresh random inputs; outputs given with ``out=``
 are poisoned (NaN) before the call, and the rows the op must not write are
 checked bit for bit afterwards. The reference is torch in float64; the
-criterion is ||out - ref|| / ||ref|| < 1e-2.
+criterion is ||out - ref|| / ||ref|| < 1e-2, and for FP8 DeepGEMM's
+calc_diff < 1e-3 against the product of the dequantised operands.
 
 Prints a line per case and, last, ``gpu-check-python: N passed, M failed``.
 
@@ -146,6 +149,23 @@ def spec() -> dict:
         dict(kr, n=K2, k=N2, groups=5, index_dtype="i64", out_dtype="f32"),
         dict(kr, n=K2, k=N2, groups=3, index_dtype="i64", out_dtype="f32",
              accumulate=True),
+        # Given transposed (dy [N, T], x [K, T]): FP8 e4m3 with 1x128
+        # scales along the tokens (f32 dw, also the per-segment matrices of
+        # weight indices and torch.compile's; bf16 dw; accumulate kn i64).
+        # bf16 given transposed (no scales).
+        dict(kr, n=N, k=K, groups=G, transposed=True, out_dtype="f32"),
+        dict(kr, dtype="f8e4m3", n=N, k=K, groups=G, transposed=True,
+             out_dtype="f32"),
+        dict(kr, dtype="f8e4m3", n=N, k=K, groups=G, transposed=True),
+        dict(kr, dtype="f8e4m3", n=N2, k=K2, groups=5, transposed=True,
+             index_dtype="i64", out_dtype="f32", weight_layout="kn",
+             accumulate=True),
+        # DeepGEMM's k_grouped_fp8_gemm_nt_contiguous (m = N2, n = K2, 4
+        # groups, int64 offsets): c given (accumulate) or None
+        dict(kr, dtype="f8e4m3", n=N2, k=K2, groups=4, transposed=True,
+             index_dtype="i64", out_dtype="f32", accumulate=True),
+        dict(kr, dtype="f8e4m3", n=N2, k=K2, groups=4, transposed=True,
+             index_dtype="i64", out_dtype="f32"),
     ]
     return {"format": "bin", "kernels": lines}
 
@@ -725,6 +745,215 @@ def cases(check: Checker) -> None:
     check.run("deep_gemm m_grouped fp8 masked", fp8_masked_case)
     check.run("flag_gems w8a8_block_fp8_bmm", fp8_bmm_case)
 
+    # -- FP8 K-ragged weight gradients: segment_matmul_k with e4m3 x [K, T]
+    # and dy [N, T] (transposed) and 1x128 scales along the tokens, and
+    # DeepGEMM's k_grouped_fp8_gemm_nt_contiguous on it. Criterion as
+    # DeepGEMM's (and test/gpu/check_kragged_fp8.py's): calc_diff < 1e-3
+    # per weight against the float64 product of the dequantised operands;
+    # weights without rows exactly zero (bit-identical with accumulate).
+    def fp8_tokens(features, tokens, scales="mn"):
+        """(q [F, T] e4m3: a view of rows padded to 16 bytes when T is
+        not a multiple of 16; scale [F, ceil(T/128)] f32, MN-major
+        (torch.empty(TB, F).t()) or row-major; the dequantised float64
+        [F, T]): values whose magnitude moves by up to 2^3 from one (row,
+        128-token block) to the next, quantised per block (amax / 448)."""
+        tb = -(-tokens // 128)
+        src = torch.randn(features, tb, 128, device=dev)
+        src = src * torch.exp2(torch.randint(
+            -3, 4, (features, tb, 1), device=dev).float())
+        src = src.reshape(features, tb * 128)
+        src[:, tokens:] = 0
+        blocks = src.view(features, tb, 128)
+        scale = blocks.abs().amax(dim=2).clamp(min=1e-4) / 448.0
+        q = (blocks / scale[:, :, None]).clamp(-448, 448).to(
+            torch.float8_e4m3fn)
+        deq = (q.double() * scale[:, :, None].double()).reshape(
+            features, tb * 128)[:, :tokens]
+        storage = torch.zeros(features, max(-(-tokens // 16) * 16, 16),
+                              device=dev, dtype=torch.float8_e4m3fn)
+        storage[:, :tokens] = q.reshape(features, tb * 128)[:, :tokens]
+        if scales == "mn":
+            scale = torch.empty(tb, features, device=dev).copy_(scale.t()).t()
+        return storage[:, :tokens], scale.contiguous() if scales == "row" \
+            else scale, deq
+
+    def fp8_kragged_case(layout="nk", n=N, k=K, groups=G, index=torch.int32,
+                         out_dtype="f32", accumulate=False, with_out=False,
+                         weight_indices=False, num_weights=None,
+                         scales="mn"):
+        def case():
+            # Segments starting and ending mid-block, one empty group, rows
+            # before the first and after the last (in no group).
+            lengths = [rng.choice([1, 7, 64, 127, 129, 300])
+                       for _ in range(groups)]
+            lengths[rng.randrange(groups)] = 0
+            offsets = [rng.choice([0, 3, 50])]
+            for length in lengths:
+                offsets.append(offsets[-1] + length)
+            rows = offsets[-1] + rng.choice([0, 5, 13])
+            x, xs, x_deq = fp8_tokens(k, rows, scales)
+            dy, dys, dy_deq = fp8_tokens(n, rows, scales)
+            gw = num_weights or groups
+            seg = torch.tensor(offsets, dtype=index, device=dev)
+            idx = (torch.tensor([rng.randrange(-1, gw + 1) for _ in
+                                 range(groups)], dtype=torch.int32,
+                                device=dev) if weight_indices else None)
+            shape = (gw, n, k) if layout == "nk" else (gw, k, n)
+            odt = {"f32": torch.float32, "bf16": bf, None: bf}[out_dtype]
+            out = None
+            if with_out or accumulate:
+                out = (torch.randn(*shape, device=dev).to(odt) if accumulate
+                       else torch.full(shape, float("nan"), device=dev,
+                                       dtype=odt))
+            before = out.clone() if out is not None else None
+            dw = ggemm.segment_matmul_k(
+                x, dy, seg, transposed=True, x_scale=xs, dy_scale=dys,
+                weight_indices=idx, num_weights=num_weights,
+                weight_layout=layout, accumulate=accumulate, out=out,
+                out_dtype=None if out is not None else
+                {"f32": torch.float32, "bf16": bf, None: None}[out_dtype])
+            torch.cuda.synchronize()
+            if out is not None and dw is not out:
+                raise AssertionError("out= was not returned")
+            if dw.dtype != odt or tuple(dw.shape) != shape:
+                raise AssertionError(f"dw {dw.dtype} {list(dw.shape)}, "
+                                     f"expected {odt} {list(shape)}")
+            ref = torch.zeros(gw, n, k, dtype=torch.float64, device=dev)
+            reached = [False] * gw
+            for g in range(groups):
+                i = int(idx[g]) if idx is not None else g
+                b, e = offsets[g], offsets[g + 1]
+                if 0 <= i < gw and e > b:
+                    ref[i] += dy_deq[:, b:e] @ x_deq[:, b:e].t()
+                    reached[i] = True
+            if layout == "kn":
+                ref = ref.transpose(1, 2)
+            notes = []
+            for i in range(gw):
+                if not reached[i]:
+                    want = before[i] if accumulate else torch.zeros_like(
+                        dw[i])
+                    if not same_bits(dw[i], want):
+                        raise AssertionError(
+                            f"dw[{i}] (no rows) is not "
+                            f"{'unchanged' if accumulate else 'zero'}")
+                    continue
+                got = dw[i].double() - (before[i].double() if accumulate
+                                        else 0)
+                notes.append(fp8_check(got, ref[i], f"dw[{i}]"))
+            padded = x.stride(0) != rows
+            return (f"T={rows}{' (padded rows)' if padded else ''}, "
+                    f"{sum(reached)}/{gw} reached, "
+                    f"max {max(notes, default='-')}")
+        return case
+
+    check.run("segment_matmul_k fp8 nk ->f32 (unaligned, empty group)",
+              fp8_kragged_case())
+    check.run("segment_matmul_k fp8 ->bf16 default, row-major scales",
+              fp8_kragged_case(out_dtype=None, scales="row"))
+    check.run("segment_matmul_k fp8 out= f32 (poisoned)",
+              fp8_kragged_case(with_out=True))
+    check.run("segment_matmul_k fp8 accumulate kn i64",
+              fp8_kragged_case("kn", n=N2, k=K2, groups=5,
+                               index=torch.int64, accumulate=True))
+    check.run("segment_matmul_k fp8 weight_indices ->bf16",
+              fp8_kragged_case(num_weights=3, weight_indices=True,
+                               out_dtype="bf16"))
+
+    def fp8_kragged_compile_case():
+        def f(x, dy, seg, xs, dys):
+            return ggemm.segment_matmul_k(
+                x, dy, seg, transposed=True, x_scale=xs, dy_scale=dys,
+                out_dtype=torch.float32) * 2
+        compiled = torch.compile(f, fullgraph=True)
+        offsets = [0, 100, 100, 250, 251, 400, 512]
+        x, xs, x_deq = fp8_tokens(K, 512)
+        dy, dys, dy_deq = fp8_tokens(N, 512)
+        seg = torch.tensor(offsets, dtype=torch.int32, device=dev)
+        dw = compiled(x, dy, seg, xs, dys)
+        torch.cuda.synchronize()
+        for g in range(G):
+            b, e = offsets[g], offsets[g + 1]
+            if e > b:
+                fp8_check(dw[g], 2 * dy_deq[:, b:e] @ x_deq[:, b:e].t(),
+                          f"dw[{g}]")
+            elif not bool((dw[g] == 0).all()):
+                raise AssertionError(f"dw[{g}] (no rows) is not zero")
+        return "fullgraph"
+
+    check.run("segment_matmul_k fp8 under torch.compile(fullgraph)",
+              fp8_kragged_compile_case)
+
+    def dg_k_grouped_fp8_case(ks, accumulate, use_ks_tensor):
+        """DeepGEMM's SM90 K-grouped FP8 GEMM: a and b K-major, each
+        group's [m, ks[g]] / [n, ks[g]] block back to back (as DeepGEMM's
+        generators lay them out), sf = per-channel scales transposed
+        ([m, sum(ks)/128], MN-major), d [G, m, n] f32; c = d (in place),
+        another tensor, or None."""
+        def case():
+            m, n = N2, K2
+            groups, total = len(ks), sum(ks)
+            a_q, a_s, a_deq = fp8_tokens(m, total)
+            b_q, b_s, b_deq = fp8_tokens(n, total)
+
+            def k_major_blocks(q):
+                pieces, start = [], 0
+                for size in ks:
+                    pieces.append(q[:, start:start + size].contiguous()
+                                  .view(torch.uint8).reshape(-1))
+                    start += size
+                return torch.cat(pieces).view(torch.float8_e4m3fn)
+            a, b = (k_major_blocks(a_q), a_s), (k_major_blocks(b_q), b_s)
+            ks_tensor = (torch.tensor(ks, dtype=torch.int32, device=dev)
+                         if use_ks_tensor else None)
+            d = torch.full((groups, m, n), float("nan"), device=dev)
+            c = None
+            if accumulate == "in place":
+                d = torch.randn(groups, m, n, device=dev)
+                c = d
+                # The first call loads the kernel; the second must not
+                # synchronise (ks_tensor's prefix sums stay on the device).
+                scratch = d.clone()
+                deep_gemm.k_grouped_fp8_gemm_nt_contiguous(
+                    a, b, scratch, ks, ks_tensor, c=scratch)
+            elif accumulate == "other":
+                c = torch.randn(groups, m, n, device=dev)
+            before = (c if c is not None else d).clone()
+            torch.cuda.synchronize()
+            if use_ks_tensor:
+                torch.cuda.set_sync_debug_mode("error")
+            try:
+                deep_gemm.k_grouped_fp8_gemm_nt_contiguous(
+                    a, b, d, ks, ks_tensor, c=c, recipe=(1, 1, 128))
+            finally:
+                torch.cuda.set_sync_debug_mode("default")
+            torch.cuda.synchronize()
+            start = 0
+            notes = []
+            for g, size in enumerate(ks):
+                if size == 0:
+                    want = before[g] if c is not None else torch.zeros_like(
+                        d[g])
+                    if not same_bits(d[g], want):
+                        raise AssertionError(f"d[{g}] (ks = 0) is not "
+                                             f"{'c' if c is not None else 0}")
+                    continue
+                ref = (a_deq[:, start:start + size]
+                       @ b_deq[:, start:start + size].t())
+                got = d[g].double() - (before[g].double() if c is not None
+                                       else 0)
+                notes.append(fp8_check(got, ref, f"d[{g}]"))
+                start += size
+            return f"ks={ks}, max {max(notes, default='-')}"
+        return case
+
+    check.run("deep_gemm k_grouped_fp8_nt ks%128=0 c=d, no sync",
+              dg_k_grouped_fp8_case([256, 0, 128, 384], "in place", True))
+    check.run("deep_gemm k_grouped_fp8_nt unaligned ks, c other",
+              dg_k_grouped_fp8_case([100, 37, 0, 250], "other", False))
+    check.run("deep_gemm k_grouped_fp8_nt one group, c=None",
+              dg_k_grouped_fp8_case([0, 512, 0, 0], None, True))
+
     # -- INT8: s8 x s8 summed exactly in int32, dequantised in the epilogue
     def int8_rand(*shape):
         return torch.randint(-128, 128, shape, device=dev, dtype=torch.int8)
@@ -1055,6 +1284,35 @@ def cases(check: Checker) -> None:
         expect_close(y, seg_reference(x, w, offsets))
 
     check.run("CUDA graph capture + new segments + replay", graph_case)
+
+    # bf16 operands given transposed (dy [N, T], x [K, T]): on the kernel,
+    # segments starting and ending at any token (its K blocks are aligned
+    # and masked at both ends), against torch's fallback and float64.
+    def bf16_transposed_kragged_case():
+        offsets, rows = segments(rng, G)
+        x, dy = rand(K, rows), rand(N, rows)      # [K, T], [N, T]
+        if rows % 8:                              # 16-byte rows: pad them
+            pad = -(-rows // 8) * 8
+            x = torch.cat([x, x.new_zeros(K, pad - rows)], 1)[:, :rows]
+            dy = torch.cat([dy, dy.new_zeros(N, pad - rows)], 1)[:, :rows]
+        seg = torch.tensor(offsets, dtype=torch.int32, device=dev)
+        dw = torch.full((G, N, K), float("nan"), device=dev)
+        ggemm.segment_matmul_k(x, dy, seg, transposed=True, out=dw)
+        fallback = ggemm.segment_matmul_k(x, dy, seg, transposed=True,
+                                          out_dtype=torch.float32,
+                                          fallback="torch")
+        torch.cuda.synchronize()
+        ref = torch.zeros(G, N, K, dtype=torch.float64, device=dev)
+        for g in range(G):
+            b, e = offsets[g], offsets[g + 1]
+            if e > b:
+                ref[g] = dy[:, b:e].double() @ x[:, b:e].double().t()
+        expect_close(dw, ref, "dw")
+        expect_close(fallback, ref, "fallback dw")
+        return f"rows={rows} err={rel_err(dw, ref):.1e}"
+
+    check.run("segment_matmul_k bf16 transposed on the kernel",
+              bf16_transposed_kragged_case)
 
 
 def overhead(check: Checker, report: List[str]) -> None:

@@ -524,7 +524,8 @@ def test_kragged_weight_indices_compute_per_group_in_f32() -> None:
 
 
 @pytest.mark.parametrize("fields, message", [
-    ({"dtype": "f8e4m3"}, "FP8 K-ragged is not lowered"),
+    ({"dtype": "f8e4m3"}, "f8e4m3 operands of segment_matmul_k must be "
+     "given transposed"),
     ({"weight_indices": True, "num_weights": 3},
      "weight_indices: segment_matmul_k has none"),
     ({"bias": True}, "bias: segment_matmul_k has none"),
@@ -745,10 +746,8 @@ def test_compat_entry_points_that_are_not_lowered() -> None:
     cases = [
         (lambda: deep_gemm.fp8_gemm_nt(a, a, a), "fp8_gemm_nt: needs FP8"),
         (lambda: deep_gemm.k_grouped_fp8_gemm_tn_contiguous(a, a, a, [], a),
-         "k_grouped_fp8_gemm_tn_contiguous: needs FP8 K-ragged.*FP8 K-ragged "
-         "is not lowered"),
-        (lambda: deep_gemm.k_grouped_fp8_gemm_nt_contiguous(a, a, a, [], a),
-         "FP8 K-ragged is not lowered"),
+         "k_grouped_fp8_gemm_tn_contiguous: needs FP8 K-ragged with "
+         "MN-major operands"),
         (lambda: flag_gems.w8a8_block_fp8_bmm(a, a, a, a,
                                               block_size=[1, 128]),
          r"block_size: only \[128, 128\] is lowered yet"),

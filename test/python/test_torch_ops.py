@@ -15,7 +15,9 @@ def test_ops_are_registered() -> None:
     for name in ("segment_matmul", "masked_matmul", "batched_matmul",
                  "segment_matmul_out", "masked_matmul_out",
                  "batched_matmul_out", "segment_matmul_k",
-                 "segment_matmul_k_out", "segment_matmul_k_torch"):
+                 "segment_matmul_k_out", "segment_matmul_k_torch",
+                 "segment_matmul_k_transposed",
+                 "segment_matmul_k_transposed_out"):
         assert hasattr(torch.ops.ggemm, name), name
 
 
@@ -25,19 +27,19 @@ def test_fake_shapes() -> None:
         w = torch.empty(4, 32, 64, dtype=torch.bfloat16)
         seg = torch.empty(5, dtype=torch.int32)
         y = torch.ops.ggemm.segment_matmul(x, w, seg, None, None, None, "nk",
-                                           "none", "f32", "", None)
+                                           "none", "f32", "", None, 0)
         assert tuple(y.shape) == (100, 32) and y.dtype == torch.float32
         wkn = torch.empty(4, 64, 48, dtype=torch.bfloat16)
         y = torch.ops.ggemm.segment_matmul(x, wkn, seg, None, None, None,
-                                           "kn", "silu", "bf16", "", None)
+                                           "kn", "silu", "bf16", "", None, 0)
         assert tuple(y.shape) == (100, 48)
         # Gathered rows: M from row_indices; swiglu: half of w's N.
         rows = torch.empty(300, dtype=torch.int32)
         y = torch.ops.ggemm.segment_matmul(x, w, seg, None, None, None, "nk",
-                                           "swiglu", "bf16", "", rows)
+                                           "swiglu", "bf16", "", rows, 0)
         assert tuple(y.shape) == (300, 16)
         y = torch.ops.ggemm.segment_matmul(x, wkn, seg, None, None, None,
-                                           "kn", "swiglu", "f32", "", None)
+                                           "kn", "swiglu", "f32", "", None, 0)
         assert tuple(y.shape) == (100, 24) and y.dtype == torch.float32
         xb = torch.empty(4, 10, 64, dtype=torch.bfloat16)
         y = torch.ops.ggemm.batched_matmul(xb, w, None, None, None, "nk",
@@ -58,14 +60,16 @@ def test_fake_shapes() -> None:
 def test_opcheck_schema() -> None:
     op = torch.ops.ggemm.segment_matmul.default
     assert "Tensor? weight_indices" in str(op._schema)
-    # row_indices is last: autograd's input positions stay as they were.
-    assert op._schema.arguments[-1].name == "row_indices"
+    # row_indices and gate_up_block are last: autograd's input positions
+    # stay as they were.
+    assert [a.name for a in op._schema.arguments[-2:]] == ["row_indices",
+                                                           "gate_up_block"]
     assert [a.name for a in op._schema.arguments[4:6]] == ["bias",
                                                            "row_scale"]
     out_op = torch.ops.ggemm.segment_matmul_out.default._schema
     assert out_op.arguments[6].alias_info.is_write
-    assert [a.name for a in out_op.arguments[-3:]] == [
-        "row_indices", "scatter_indices", "atomic"]
+    assert [a.name for a in out_op.arguments[-4:]] == [
+        "row_indices", "scatter_indices", "atomic", "gate_up_block"]
 
 
 def test_cpu_tensors_are_rejected_by_name() -> None:
@@ -78,9 +82,39 @@ def test_cpu_tensors_are_rejected_by_name() -> None:
 
 
 def test_kragged_out_op_mutates_out() -> None:
-    schema = torch.ops.ggemm.segment_matmul_k_out.default._schema
-    out = [a for a in schema.arguments if a.name == "out"][0]
-    assert out.alias_info.is_write
+    for op in (torch.ops.ggemm.segment_matmul_k_out,
+               torch.ops.ggemm.segment_matmul_k_transposed_out):
+        out = [a for a in op.default._schema.arguments if a.name == "out"][0]
+        assert out.alias_info.is_write
+
+
+def test_kragged_transposed_fake_shapes() -> None:
+    """The FP8 K-ragged op (x [K, T], dy [N, T], 1x128 token scales) and
+    the bf16 one given transposed: dW's shape from dim 0 of the operands."""
+    with FakeTensorMode():
+        x = torch.empty(64, 1024, dtype=torch.float8_e4m3fn)
+        dy = torch.empty(32, 1024, dtype=torch.float8_e4m3fn)
+        seg = torch.empty(5, dtype=torch.int32)
+        xs, dys = torch.empty(8, 64).t(), torch.empty(8, 32).t()
+        dw = torch.ops.ggemm.segment_matmul_k_transposed(
+            x, dy, seg, xs, dys, None, 4, "nk", "f32", "", "")
+        assert tuple(dw.shape) == (4, 32, 64) and dw.dtype == torch.float32
+        dw = torch.ops.ggemm.segment_matmul_k_transposed(
+            x.to(torch.bfloat16), dy.to(torch.bfloat16), seg, None, None,
+            None, 3, "kn", "bf16", "", "torch")
+        assert tuple(dw.shape) == (3, 64, 32) and dw.dtype == torch.bfloat16
+    schema = str(torch.ops.ggemm.segment_matmul_k_transposed.default._schema)
+    assert "Tensor? x_scale, Tensor? dy_scale" in schema
+
+
+def test_kragged_fp8_cpu_tensors_are_rejected_by_name() -> None:
+    x = torch.zeros(64, 256, dtype=torch.float8_e4m3fn)
+    seg = torch.tensor([0, 100, 256], dtype=torch.int32)
+    scale = torch.ones(2, 64).t()
+    with pytest.raises(ggemm.ArgumentError, match="x: expected a CUDA "
+                       "tensor, got device cpu"):
+        ggemm.segment_matmul_k(x, x, seg, transposed=True, x_scale=scale,
+                               dy_scale=scale)
 
 
 def test_segment_sums_follow_the_segments() -> None:

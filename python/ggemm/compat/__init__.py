@@ -4,7 +4,8 @@ each with its peer's signature and semantics.
 - :mod:`ggemm.compat.flashinfer`: ``SegmentGEMMWrapper``, ``bmm_fp8``;
 - :mod:`ggemm.compat.deep_gemm`: ``bf16_gemm_nt``,
   ``m_grouped_bf16_gemm_nt_contiguous`` / ``_masked``,
-  ``k_grouped_bf16_gemm_tn_contiguous`` and the FP8 names;
+  ``k_grouped_bf16_gemm_tn_contiguous``,
+  ``k_grouped_fp8_gemm_nt_contiguous`` and the other FP8 names;
 - :mod:`ggemm.compat.megablox` (also :mod:`ggemm.compat.ejkernel`): ``gmm``,
   ``tgmm``;
 - :mod:`ggemm.compat.aiter`: ``batched_gemm``, ``gemm_bias``, ``gemm_gelu``,
@@ -13,8 +14,8 @@ each with its peer's signature and semantics.
 
 An argument GGEMM cannot honour raises :class:`ggemm.ArgumentError` naming
 it; an entry point whose compiler path is not there yet (some FP8 forms,
-FP8 K-ragged) raises :class:`ggemm.NotLoweredError` naming what is
-missing. Nothing computes something else silently.
+FP8 K-ragged with MN-major operands) raises :class:`ggemm.NotLoweredError`
+naming what is missing. Nothing computes something else silently.
 
 Example::
 

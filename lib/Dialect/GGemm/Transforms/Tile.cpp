@@ -332,10 +332,11 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
 /// `mn_major` tiles (`[block_k, block_m]` boxes of row-major `[M, *]`
 /// matrices), or `k_major` ones when `transposed` (`[block_m, block_k]`
 /// boxes of `[*, M]`), each masked at the segment's end: without `k_end` the
-/// last K block would add the next group's rows into the sum. With FP8
-/// scales, one per operand row and 128 tokens from token 0, the K blocks are
-/// the 128-token scale blocks the segment overlaps, each promoted with its
-/// scales and masked at both ends (`k_begin`, `k_end`).
+/// last K block would add the next group's rows into the sum. Transposed,
+/// the K blocks are the block_k-aligned blocks the segment overlaps, masked
+/// at both ends (`k_begin`, `k_end`): TMA faults on a K coordinate that is
+/// not 16-byte aligned. With FP8 scales, one per operand row and 128 tokens
+/// from token 0, those are the scale blocks, each promoted with its scales.
 LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
   Location loc = op.getLoc();
   TileConfigAttr config = op.getConfigAttr();
@@ -385,10 +386,14 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
   Value blockKValue = arith::ConstantIndexOp::create(b, loc, blockK);
   Value roundUp = arith::ConstantIndexOp::create(b, loc, blockK - 1);
   // The K blocks: ceil((end - begin) / block_k) from `begin`, none for an
-  // empty segment; with scales, the blocks [begin / block_k, ceil(end /
-  // block_k)) of the scales (block_k = 128, the verifier's FP8 block).
+  // empty segment; transposed, the block_k-aligned blocks [begin / block_k,
+  // ceil(end / block_k)): a k_major box's K coordinate is the innermost TMA
+  // coordinate, which must be 16-byte aligned (sm_90 faults on another),
+  // and with scales these are the scale blocks (block_k = 128, the
+  // verifier's FP8 block).
+  bool alignedBlocks = scaled || transposed;
   Value firstBlock, kBlocks;
-  if (scaled) {
+  if (alignedBlocks) {
     firstBlock = arith::DivUIOp::create(b, loc, begin, blockKValue);
     Value lastBlock = arith::DivUIOp::create(
         b, loc, arith::AddIOp::create(b, loc, end, roundUp), blockKValue);
@@ -409,7 +414,7 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
     OpBuilder::InsertionGuard kGuard(b);
     b.setInsertionPointToStart(kLoop.getBody());
     Value kb, k;
-    if (scaled) {
+    if (alignedBlocks) {
       kb = arith::AddIOp::create(b, loc, firstBlock, kLoop.getInductionVar());
       k = arith::MulIOp::create(b, loc, kb, blockKValue);
     } else {
@@ -421,7 +426,7 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
       return transposed ? SmallVector<Value>{feature, k}
                         : SmallVector<Value>{k, feature};
     };
-    Value kBegin = scaled ? begin : Value();
+    Value kBegin = alignedBlocks ? begin : Value();
     Value aTile =
         LoadTileOp::create(b, loc, aType, aSource, indices(aCol), kBegin, end);
     Value bTile =

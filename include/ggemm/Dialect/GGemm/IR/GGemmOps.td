@@ -307,9 +307,11 @@ def GGemm_SegmentMatmulKOp : GGemm_Op<"segment_matmul_k",
     Without `transposed` both operand tiles are `mn_major` (a `[block_k,
     block_m]` box of `dy` is contiguous along its columns), with it
     `k_major`. Every load is masked at the segment's end
-    (`ggemm.load_tile ... k_end`; the FP8 form's block-aligned loads at its
-    start too, `k_begin`): the last K block must not read the next group's
-    rows. Both back ends run it: the CPU reference masks in its copy; on
+    (`ggemm.load_tile ... k_end`): the last K block must not read the next
+    group's rows. Transposed, the K blocks are aligned to `block_k` (a TMA
+    box's innermost coordinate must be 16-byte aligned; with FP8 they are
+    the scale blocks), so the first one is masked at the segment's start
+    too (`k_begin`). Both back ends run it: the CPU reference masks in its copy; on
     the GPU the producer's TMA loads whole boxes and the consumers zero the
     rows past the segment's end in shared memory (`ggemm.zero_k_tail`,
     written by `ggemm-warp-specialize`).
