@@ -201,7 +201,17 @@ for step in $steps; do
       python3 bench/profile_kragged_fp8.py --fp8-bundles .device/bundles_kragged_fp8 \
       --bf16-bundles .device/bundles_kragged > "$OUT/profile-kragged-fp8.txt" 2>&1 || rc=1
     grep -E "profiling:|Duration|Compute \(SM\) Throughput|Memory Throughput|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|pipe_tensor|pipe_fma|pipe_lsu|stalled|Executed Ipc" \
-      "$OUT/profile-kragged-fp8.txt" | head -80 ;;
+      "$OUT/profile-kragged-fp8.txt" | head -80
+    # Warp-stall samples per SASS instruction of the FP8 kernel
+    # (bench/ncu_source_summary.py reads the CSV).
+    ncu --clock-control none --profile-from-start off --target-processes all \
+      --section SourceCounters -k regex:kragged_fp8 -o "$OUT/kragged-fp8-source" \
+      python3 bench/profile_kragged_fp8.py --fp8-bundles .device/bundles_kragged_fp8 \
+      --bf16-bundles .device/bundles_kragged > /dev/null 2>&1 &&
+      ncu --import "$OUT/kragged-fp8-source.ncu-rep" --page source --csv \
+        --print-source sass 2> /dev/null | xz -9 > "$OUT/kragged-fp8-source.csv.xz" || rc=1
+    rm -f "$OUT/kragged-fp8-source.ncu-rep"
+    python3 bench/ncu_source_summary.py "$OUT/kragged-fp8-source.csv.xz" --top 24 || rc=1 ;;
   profile-walk)
     # NOTES v14: the 256-group shape, along-n and along-m kernels, the
     # bundles against BASELINE's (bench/profile_walk.py).
