@@ -789,6 +789,33 @@ func.func @k_op_rows(%dy: memref<100x256xbf16>, %x: memref<99x512xbf16>,
 
 // -----
 
+func.func @k_op_dy_scale_alone(%dy: memref<256x?xf8E4M3FN>, %x: memref<512x?xf8E4M3FN>,
+                               %indptr: memref<5xi64>, %dys: memref<256x?xf32>,
+                               %dw: memref<4x256x512xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dy_scale and x_scale together, got dy_scale alone}}
+  "ggemm.segment_matmul_k"(%dy, %x, %indptr, %dys, %dw)
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1>, transposed}>
+      : (memref<256x?xf8E4M3FN>, memref<512x?xf8E4M3FN>, memref<5xi64>,
+         memref<256x?xf32>, memref<4x256x512xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @k_op_x_scale_alone(%dy: memref<256x?xbf16>, %x: memref<512x?xbf16>,
+                              %indptr: memref<5xi64>, %xs: memref<512x?xf32>,
+                              %dw: memref<4x512x256xf32>) {
+  // expected-error @+1 {{'ggemm.segment_matmul_k' op expects dy_scale and x_scale together, got x_scale alone}}
+  "ggemm.segment_matmul_k"(%dy, %x, %indptr, %xs, %dw)
+      <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1>, transposed,
+        weight_layout = #ggemm.weight_layout<kn>}>
+      : (memref<256x?xbf16>, memref<512x?xbf16>, memref<5xi64>,
+         memref<512x?xf32>, memref<4x512x256xf32>) -> ()
+  return
+}
+
+// -----
+
 func.func @k_op_fp8_no_scales(%dy: memref<256x?xf8E4M3FN>, %x: memref<512x?xf8E4M3FN>,
                               %indptr: memref<5xi64>, %dw: memref<4x256x512xf32>) {
   // expected-error @+1 {{'ggemm.segment_matmul_k' op expects scales (dy_scale and x_scale, 1x128 along the tokens) for FP8 dy and x}}

@@ -430,9 +430,17 @@ def translated(monkeypatch):
     def matmul(x, dy, seg_indptr, **kwargs):
         calls["matmul"].append(dict(x=x, dy=dy, seg_indptr=seg_indptr,
                                     **kwargs))
+
+    def plan(x, dy, seg_indptr, **kwargs):
+        # The checks run before d is written: nothing copied into it yet
+        # by this call.
+        d = kwargs["out"]
+        calls.setdefault("plan", []).append(
+            dict(kwargs, copies_before=len(d.copied_from)))
     monkeypatch.setattr(deep_gemm, "k_grouped_indptr", indptr)
     monkeypatch.setattr(deep_gemm, "k_grouped_tokens_innermost", inner)
     monkeypatch.setattr(ops, "segment_matmul_k", matmul)
+    monkeypatch.setattr(ops, "plan_segment_matmul_k", plan)
     return calls
 
 
@@ -461,6 +469,9 @@ def test_dg_k_grouped_fp8_c_other_or_none(translated) -> None:
     c = Storage((2, M_, N_), "float32", address=8192)
     deep_gemm.k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks, c=c)
     assert d.copied_from == [c] and translated["matmul"][0]["accumulate"]
+    # Every launch check ran (build=False) before c was copied into d.
+    (checked,) = translated["plan"]
+    assert checked["copies_before"] == 0 and checked["build"] is False
     assert translated["indptr"] == (ks, None, d.device)
     deep_gemm.k_grouped_fp8_gemm_nt_contiguous(a, b, d, ks, None)
     assert translated["matmul"][1]["accumulate"] is False

@@ -321,6 +321,12 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
            << " token rows per FP8 tile (the activation scales' TMA box holds "
               "block_m + "
            << kScalesSlackRows << " <= 256 scales), got " << f.aTile.getRows();
+  if (f.kRagged && isFp8(f.aElem()) &&
+      !isa<Float8E4M3FNType>(f.aTile.getElementType()))
+    return launch.emitOpError()
+           << "expects e4m3 operands in an FP8 K-ragged kernel (the runtime "
+              "launches f8e4m3 segment_matmul_k kernels only), got "
+           << f.aTile.getElementType();
   if (f.kRagged && f.wScale && f.bTile.getRows() + kScalesSlackRows > 256)
     return launch.emitOpError()
            << "expects at most " << 256 - kScalesSlackRows

@@ -494,12 +494,18 @@ def k_grouped_fp8_gemm_nt_contiguous(a: Any, b: Any, d: Any, ks: Any,
         raise ArgumentError(f"c: expected shape {list(d.shape)} like d, got "
                             f"{list(getattr(c, 'shape', [])) or c!r}")
     seg_indptr = k_grouped_indptr(sizes, ks_tensor, d.device)
-    if c is not None and c.data_ptr() != d.data_ptr():
-        d.copy_(c)
     if m == 0 or n == 0 or groups == 0:
+        if c is not None and c.data_ptr() != d.data_ptr():
+            d.copy_(c)
         return
     dy = k_grouped_tokens_innermost(a_data, m, sizes)
     x = k_grouped_tokens_innermost(b_data, n, sizes)
+    # Every check of the launch before d is written (c copied into it).
+    ops.plan_segment_matmul_k(x, dy, seg_indptr, transposed=True,
+                              x_scale=b_scale, dy_scale=a_scale, out=d,
+                              accumulate=c is not None, build=False)
+    if c is not None and c.data_ptr() != d.data_ptr():
+        d.copy_(c)
     ops.segment_matmul_k(x, dy, seg_indptr, transposed=True,
                          x_scale=b_scale, dy_scale=a_scale, out=d,
                          accumulate=c is not None)

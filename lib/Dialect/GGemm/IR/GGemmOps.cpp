@@ -454,6 +454,9 @@ LogicalResult SegmentMatmulKOp::verify() {
              dwType = getDw().getType();
   Type elementType = xType.getElementType();
   bool fp8 = isFp8(elementType);
+  if (bool(getDyScale()) != bool(getXScale()))
+    return emitOpError() << "expects dy_scale and x_scale together, got "
+                         << (getDyScale() ? "dy_scale" : "x_scale") << " alone";
   if (dyType.getElementType() != elementType ||
       !(elementType.isBF16() || elementType.isF16() || fp8))
     return emitOpError() << "expects dy and x to be both bf16, both f16 or "

@@ -283,8 +283,9 @@ def GGemm_SegmentMatmulKOp : GGemm_Op<"segment_matmul_k",
     `[N, M]` and `[K, M]` (K-major for the product), and `dw[g] = dy[:,
     s_g:s_(g+1)] · x[:, s_g:s_(g+1)]ᵀ`: DeepGEMM's
     `k_grouped_fp8_gemm_nt_contiguous` layout. FP8 (`f8E4M3FN`, `f8E5M2`)
-    operands need it, since wgmma's FP8 forms read K-major operands only,
-    and need `scales`: `dy_scale` `[N, ceil(M / 128)]` and `x_scale` `[K,
+    operands need it, since wgmma's FP8 forms read K-major operands only
+    (the CPU reference runs both FP8 types, the GPU back end e4m3), and
+    need `scales` (both): `dy_scale` `[N, ceil(M / 128)]` and `x_scale` `[K,
     ceil(M / 128)]` f32, the scale of `dy[n, t]` being `dy_scale[n, t /
     128]` (1x128 blocks along the tokens, counted from token 0 whatever the
     segments). The product of each 128-token block is scaled and summed in
