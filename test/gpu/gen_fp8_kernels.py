@@ -27,6 +27,10 @@ SEGMENT_NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512),
               (7168, 16384), (4096, 7168), (7168, 2048), (6144, 7168),
               (7168, 3072), (4096, 4096), (4096, 2048)]
 MASKED_NK = [(4096, 7168), (7168, 2048)]
+# (n, k) of the dense shapes the benchmark times, also as one-weight
+# kernels (`fp8_dense_*`: G = 1 static, what a dense FP8 call of the Python
+# layer compiles), whose row-bucket variants know the group count.
+DENSE_NK = [(7168, 16384), (4096, 7168), (2112, 7168), (7168, 2048)]
 BATCHED_NK = [(1024, 1024)]
 
 
@@ -72,6 +76,22 @@ def segment(n, k, out="bf16", widx=False, bias=False, act=None, rs=False,
     args.append(f"%y: memref<?x{n}x{out}>")
     lines.append(f"      outs(%y : memref<?x{n}x{out}>)")
     return name, args, lines, epilogue(act, acc), None, scales
+
+
+def dense(n, k):
+    """A dense FP8 GEMM: segment_matmul with one weight and one segment,
+    static (`fp8_dense_n{n}_k{k}`)."""
+    name = f"fp8_dense_n{n}_k{k}"
+    xs, _ = scale_types(*BLOCKS, k, n, "")
+    ws = f"memref<1x{kb(n)}x{kb(k)}xf32>"
+    args = [f"%x: memref<?x{k}x{F8}>", f"%w: memref<1x{n}x{k}x{F8}>",
+            "%p: memref<2xi32>", f"%xs: {xs}", f"%ws: {ws}",
+            f"%y: memref<?x{n}xbf16>"]
+    lines = [f"  ggemm.segment_matmul ins(%x, %w : memref<?x{k}x{F8}>, "
+             f"memref<1x{n}x{k}x{F8}>)", "      segments(%p : memref<2xi32>)",
+             f"      scales(%xs, %ws : {xs}, {ws})",
+             f"      outs(%y : memref<?x{n}xbf16>)"]
+    return name, args, lines, None, None, BLOCKS
 
 
 def epilogue(act, acc):
@@ -174,6 +194,7 @@ def main():
         if old.endswith(".mlir"):
             os.remove(os.path.join(HERE, old))
     kernels = [segment(n, k) for n, k in SEGMENT_NK]
+    kernels += [dense(n, k) for n, k in DENSE_NK]
     kernels += [grouped("masked", n, k) for n, k in MASKED_NK]
     kernels += [grouped("batched", n, k) for n, k in BATCHED_NK]
     kernels.append(segment(384, 512, out="f32", widx=True, bias=True,
