@@ -875,6 +875,26 @@ func.func @zero_k_tail_two_k_blocks(%r: !ggemm.ring<!ggemm.tile<64x64xbf16, mn_m
 
 // -----
 
+func.func @zero_k_tail_from_mn_major(%r: !ggemm.ring<!ggemm.tile<64x64xbf16, mn_major>>,
+                                     %i: index) {
+  %a = ggemm.ring_get %r[%i] : !ggemm.ring<!ggemm.tile<64x64xbf16, mn_major>>
+  // expected-error @+1 {{'ggemm.zero_k_tail' op expects k_major tiles with `from`, got '!ggemm.tile<64x64xbf16, mn_major>' as tile 0}}
+  %m = ggemm.zero_k_tail %a valid(%i) from(%i) : !ggemm.tile<64x64xbf16, mn_major>
+  return
+}
+
+// -----
+
+func.func @load_tile_k_begin_alone(%x: memref<256x?xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.load_tile' op expects k_begin only with k_end}}
+  %t = "ggemm.load_tile"(%x, %i, %i, %i)
+      <{operandSegmentSizes = array<i32: 1, 2, 0, 0, 0, 0, 1>}>
+      : (memref<256x?xbf16>, index, index, index) -> !ggemm.tile<128x64xbf16>
+  return
+}
+
+// -----
+
 func.func @zero_k_tail_no_tiles(%v: index) {
   // expected-error @+1 {{'ggemm.zero_k_tail' op expects at least one tile}}
   "ggemm.zero_k_tail"(%v) <{operandSegmentSizes = array<i32: 0, 1, 0>}>

@@ -61,7 +61,11 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from check_fp8 import median_ms  # noqa: E402
+# The bf16 K-ragged check's case helpers and DeepGEMM's list; the FP8
+# check's timing and calc_diff.
+from check_fp8 import calc_diff, median_ms  # noqa: E402
+from check_kragged import (DEEPGEMM_K_GROUPED, Failure, as_bits,  # noqa: E402
+                           case, clamp_offsets, offsets_of)
 
 MAIN = "kragged_fp8_nk_f32_kernel"
 #: bf16 dy and x given transposed (no scales): its K blocks are aligned to
@@ -72,38 +76,7 @@ ACC = "kragged_fp8_nk_f32_acc_kernel"
 KN = "kragged_fp8_kn_f32_kernel"
 BF16_MAIN = "kragged_nk_bf16_f32_kernel"
 
-#: DeepGEMM's k-grouped list: (G, m, n, expected rows per group).
-DEEPGEMM_K_GROUPED = [(8, 768, 2048, 128), (4, 4096, 7168, 8192),
-                      (4, 7168, 2048, 8192), (8, 4096, 7168, 4096),
-                      (8, 7168, 2048, 4096), (16, 4096, 7168, 2048),
-                      (16, 7168, 2048, 2048)]
 FP8_MAX = 448.0
-
-
-class Failure(Exception):
-    pass
-
-
-def clamp_offsets(offsets, rows):
-    out = []
-    for g in range(len(offsets) - 1):
-        b = min(max(offsets[g], 0), rows)
-        e = max(min(max(offsets[g + 1], 0), rows), b)
-        out.append((b, e))
-    return out
-
-
-def offsets_of(lengths, lead=0):
-    out = [lead]
-    for n in lengths:
-        out.append(out[-1] + n)
-    return out
-
-
-def case(label, kernel, n, k, offsets, rows=None, tail=0):
-    rows = offsets[-1] + tail if rows is None else rows
-    return {"label": label, "kernel": kernel, "n": n, "k": k,
-            "offsets": offsets, "rows": rows}
 
 
 def build_cases(rng, quick=False):
@@ -181,18 +154,6 @@ def bf16_transposed(features, tokens, rng_seed):
         torch.bfloat16)
     view = storage[:, :tokens]
     return view, None, view.double()
-
-
-def calc_diff(out, ref):
-    out, ref = out.double(), ref.double()
-    denom = float((out * out + ref * ref).sum())
-    if denom == 0.0:
-        return 0.0
-    return 1.0 - 2.0 * float((out * ref).sum()) / denom
-
-
-def as_bits(t):
-    return t.view(torch.int32 if t.element_size() == 4 else torch.int16)
 
 
 def run_case(kernels, manifests, spec, seed):

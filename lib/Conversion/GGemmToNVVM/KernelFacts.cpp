@@ -232,14 +232,6 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
       ok = bind(op, "seg_indptr", f.groupRows, bounds.getSegIndptr());
       f.indexElem =
           cast<MemRefType>(bounds.getSegIndptr().getType()).getElementType();
-    } else if (auto zero = dyn_cast<ZeroKTailOp>(op)) {
-      // mn_major tiles: whole K rows of a box; k_major ones: K runs along
-      // the 128-byte swizzle rows.
-      for (Value tile : zero.getTiles())
-        if (cast<TileType>(tile.getType()).isMNMajor() && zero.getFrom())
-          ok = op->emitOpError() << "expects k_major tiles with `from` for "
-                                    "the GPU back end, got "
-                                 << tile.getType();
     } else if (auto index = dyn_cast<WeightIndexOp>(op)) {
       ok =
           bind(op, "weight_indices", f.weightIndices, index.getWeightIndices());

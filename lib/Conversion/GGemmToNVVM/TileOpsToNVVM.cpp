@@ -15,7 +15,6 @@
 #include "ggemm/Dialect/GGemm/Transforms/Epilogue.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
-
 using namespace mlir;
 using namespace mlir::ggemm;
 using namespace mlir::ggemm::nvvm;

@@ -203,6 +203,13 @@ LogicalResult ZeroKTailOp::verify() {
       return emitOpError() << "expects tiles of one K block (" << blockK
                            << "), got " << tile.getType() << " as tile "
                            << index;
+  // `from` is the transposed (k_major) K-ragged program's: an mn_major
+  // tile is masked at the segment's end only.
+  if (getFrom())
+    for (auto [index, tile] : llvm::enumerate(getTiles()))
+      if (cast<TileType>(tile.getType()).isMNMajor())
+        return emitOpError() << "expects k_major tiles with `from`, got "
+                             << tile.getType() << " as tile " << index;
   for (auto [index, tile] : llvm::enumerate(getTiles()))
     if (!tile.getDefiningOp<RingGetOp>())
       return emitOpError()

@@ -304,14 +304,17 @@ def GGemm_ZeroKTailOp : GGemm_Op<"zero_k_tail", [AttrSizedOperandSegments,
     returns the tiles, which the mma then reads. `ggemm-warp-specialize`
     writes it right after the `ggemm.ring_get` of a K block whose loads
     have a `k_end`, with `valid = k_end - k` (`k`: the block's first K
-    index).
+    index). With `from` (the loads also have a `k_begin`: `from = k_begin -
+    k`), the elements whose K index is below `from` are zeroed too (none
+    when `from <= 0`); only for `k_major` tiles, those of the transposed
+    K-ragged program, whose blocks are aligned below the segment's start.
 
     Every operand must be a tile of a `ggemm.ring_get` (the op writes the
     slot, which is the consumers' until they release it), and all must
     have the same K block, which `valid` counts into. All consumer
     warpgroups execute it together. On the GPU, only when `valid <
-    block_k` or `from > 0`, each consumer thread zeroes its share of the whole 128-byte
-    swizzle rows past `valid` (a row of an `mn_major` tile's box is one K
+    block_k` or `from > 0`, each consumer thread zeroes its share of the
+    whole 128-byte swizzle rows past `valid` (a row of an `mn_major` tile's box is one K
     index, so the swizzle, which permutes 16-byte chunks within a row,
     does not matter) with 16-byte shared stores, then issues
     `fence.proxy.async.shared::cta` (wgmma reads shared memory through the
