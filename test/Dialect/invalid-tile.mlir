@@ -958,10 +958,33 @@ func.func @atomic_store_without_scatter(%acc: !ggemm.accumulator<128x128xf32>,
 
 func.func @staged_scatter(%acc: !ggemm.accumulator<128x128xf32>,
                           %y: memref<?x128xbf16>, %si: memref<?xi32>, %i: index) {
-  // expected-error @+1 {{'ggemm.store_tile' op expects no `staging` on a scattered store (its rows are not a box of y)}}
+  // expected-error @+1 {{'ggemm.store_tile' op expects `row_stores = true` in the staging of a scattered store (its rows are not a box of y), got #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>}}
   ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) scatter(%si : memref<?xi32>)
       {staging = #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>}
       : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+  return
+}
+
+// -----
+
+func.func @row_stores_without_scatter(%acc: !ggemm.accumulator<128x128xf32>,
+                                      %y: memref<?x128xbf16>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects `row_stores` staging only on a scattered store (with `scatter`)}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i)
+      {staging = #ggemm.store_staging<rows = 64, cols = 64, buffers = 2, row_stores = true>}
+      : !ggemm.accumulator<128x128xf32>, memref<?x128xbf16>
+  return
+}
+
+// -----
+
+func.func @staged_scatter_accumulate(%acc: !ggemm.accumulator<128x128xf32>,
+                                     %y: memref<?x128xf32>, %si: memref<?xi32>, %i: index) {
+  // expected-error @+1 {{'ggemm.store_tile' op expects no `staging` on a scattered store that accumulates into y (its adds are per-element)}}
+  ggemm.store_tile %acc to %y row(%i) row_end(%i) col(%i) scatter(%si : memref<?xi32>)
+      {epilogue = #ggemm.epilogue<accumulate = true>,
+       staging = #ggemm.store_staging<rows = 64, cols = 32, buffers = 2, row_stores = true>}
+      : !ggemm.accumulator<128x128xf32>, memref<?x128xf32>
   return
 }
 

@@ -4,8 +4,9 @@
 // cp.async.mbarrier.arrive.noinc per thread, the consumers fencing the async
 // proxy after the wait), the gated weight tile as two TMA loads of half the
 // tile (one load of a whole block with interleaved gate/up blocks), and the
-// scatter-combine epilogue's atomic adds. The manifests carry the new
-// problem keys and parameters. ptxas accepts the kernels.
+// scatter-combine epilogue: atomic adds, or (into slots) one-row TMA stores
+// of the staged boxes. The manifests carry the new problem keys and
+// parameters. ptxas accepts the kernels.
 // RUN: rm -rf %t && gemm-opt %s --ggemm-to-ptx="chip=sm_90a variants=false bundle-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=UP --input-file=%t/up_kernel.ptx
 // RUN: FileCheck %s --check-prefix=UPJSON --input-file=%t/up_kernel.json
@@ -16,6 +17,9 @@
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/up_kernel.ptx -o %t/up.cubin %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/up_interleaved_kernel.ptx -o %t/up_interleaved.cubin %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/down_kernel.ptx -o %t/down.cubin %}
+// RUN: FileCheck %s --check-prefix=SLOTS --input-file=%t/down_slots_kernel.ptx
+// RUN: FileCheck %s --check-prefix=SLOTSJSON --input-file=%t/down_slots_kernel.json
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/down_slots_kernel.ptx -o %t/down_slots.cubin %}
 
 // UP: mbarrier.init.shared.b64 [ggemm_smem+{{[0-9]+}}], %r{{[0-9]+}};
 // UP: shfl.sync.idx.b32
@@ -101,5 +105,36 @@ func.func @down(%h: memref<?x768xbf16>, %w: memref<8x2048x768xbf16>,
       segments(%indptr : memref<9xi32>) row_scale(%rw : memref<?xf32>)
       scatter_indices(%token : memref<?xi32>) outs(%out : memref<?x2048xf32>)
       {epilogue = #ggemm.epilogue<accumulate = true, atomic = true>, expected_m = 512}
+  return
+}
+
+// Scattered rows into slots (no adds): the staged boxes go out one row per
+// TMA store, at the row's scattered y row; y's descriptor has one-row boxes
+// of 64 bf16 columns, and the y row count comes with it.
+// SLOTS-LABEL: .entry down_slots_kernel(
+// SLOTS: fence.proxy.async.shared::cta
+// SLOTS: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
+// SLOTS: cp.async.bulk.commit_group
+// SLOTS: cp.async.bulk.wait_group.read 1
+// SLOTS-NOT: atom.global.add
+// SLOTS: cp.async.bulk.wait_group 0
+// SLOTSJSON: "name": "num_weights",
+// SLOTSJSON: "box": [
+// SLOTSJSON-NEXT: 64,
+// SLOTSJSON-NEXT: {{^ *1$}}
+// SLOTSJSON-NEXT: ],
+// SLOTSJSON-NEXT: "dtype": "bf16",
+// SLOTSJSON-NEXT: "kind": "tma_descriptor",
+// SLOTSJSON-NEXT: "name": "y_desc",
+// SLOTSJSON: "name": "scatter_indices",
+// SLOTSJSON: "name": "y_rows",
+// SLOTSJSON: "has_scatter_indices": true,
+func.func @down_slots(%h: memref<?x768xbf16>, %w: memref<8x2048x768xbf16>,
+                      %indptr: memref<9xi32>, %rw: memref<?xf32>, %slot: memref<?xi32>,
+                      %out: memref<?x2048xbf16>) {
+  ggemm.segment_matmul ins(%h, %w : memref<?x768xbf16>, memref<8x2048x768xbf16>)
+      segments(%indptr : memref<9xi32>) row_scale(%rw : memref<?xf32>)
+      scatter_indices(%slot : memref<?xi32>) outs(%out : memref<?x2048xbf16>)
+      {expected_m = 512}
   return
 }

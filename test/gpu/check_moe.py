@@ -171,30 +171,32 @@ def routing(T, m, gen, duplicates=False, padding=False):
 
 
 def fused(x, w13, w2, ids, weights, e, combine="slots", bias=None,
-          padded=False, gate_up_block=None):
+          padded=False, gate_up_block=None, catalog=None):
     """The MoE FFN on GGEMM (see the module docstring). `padded`: some ids
     are outside [0, e) (their slots must read zero). `gate_up_block`: w13
-    is interleaved in blocks of that many gate and up rows."""
+    is interleaved in blocks of that many gate and up rows. `catalog`: the
+    kernels' catalog (default: GGEMM_CATALOG)."""
     import torch
     import ggemm
     T, k = ids.shape
-    r = ggemm.sort_by_expert(ids, num_experts=e)
+    r = ggemm.sort_by_expert(ids, num_experts=e, catalog=catalog)
     h = ggemm.segment_matmul(x, w13, r.seg_indptr, row_indices=r.row_indices,
                              activation="swiglu", bias=bias,
-                             gate_up_block=gate_up_block)
+                             gate_up_block=gate_up_block, catalog=catalog)
     row_weight = weights.reshape(-1)[r.pair_indices.long()]
     if combine == "atomic":
         out = torch.zeros(T, w2.shape[1], device="cuda", dtype=torch.float32)
         ggemm.segment_matmul(h, w2, r.seg_indptr, row_scale=row_weight,
                              scatter_indices=r.row_indices, out=out,
-                             accumulate=True, atomic=True)
+                             accumulate=True, atomic=True, catalog=catalog)
         return out
     # Every slot of a pair with an expert in [0, E) is written; padding
     # pairs' slots must read zero.
     alloc = torch.zeros if padded else torch.empty
     slots = alloc(T * k, w2.shape[1], device="cuda", dtype=x.dtype)
     ggemm.segment_matmul(h, w2, r.seg_indptr, row_scale=row_weight,
-                         scatter_indices=r.pair_indices, out=slots)
+                         scatter_indices=r.pair_indices, out=slots,
+                         catalog=catalog)
     return slots.view(T, k, -1).sum(1)
 
 
@@ -634,6 +636,9 @@ def run_bench(lines, seed, repeats, alt_catalog=None, alt_label="",
                 "glued (torch)": lambda: glued_torch(x, w13, w2, ids, wts, e),
                 "glued (GGEMM)": lambda: glued_ggemm(x, w13, w2, ids, wts, e),
             }
+            if alt_catalog:
+                fns["alt"] = lambda: fused(x, w13, w2, ids, wts, e, "slots",
+                                           catalog=str(alt_catalog))
             times = {key: [] for key in fns}
             for _ in range(repeats):
                 for key, fn in fns.items():
@@ -652,7 +657,9 @@ def run_bench(lines, seed, repeats, alt_catalog=None, alt_label="",
                    f"{t['glued (GGEMM)'] * 1e3:.1f} | {speedup:.2f} | "
                    f"{wbytes / 1e9:.2f} | {fbytes / 1e9:.3f} | "
                    f"{gbytes / 1e9:.3f} | "
-                   f"{(wbytes + fbytes) / (best * 1e-3) / 1e12:.2f} |")
+                   f"{(wbytes + fbytes) / (best * 1e-3) / 1e12:.2f} |"
+                   + (f" {t['alt'] * 1e3:.1f} | {t['alt'] / t['fused']:.3f} |"
+                      if alt_catalog else ""))
             rows.append(row)
             print(row, flush=True)
             del x
@@ -671,9 +678,9 @@ def run_bench(lines, seed, repeats, alt_catalog=None, alt_label="",
                  "columns) | up: SwiGLU only (permuted x) | up: plain (2I "
                  "columns, permuted x) | down: scatter to slots | down: "
                  "plain | routing: kernel | routing: torch |"
-                 + (f" up: gather + SwiGLU, {alt_label} |" if alt_catalog
-                    else ""),
-                 "|" + "---|" * (11 if alt_catalog else 10)]
+                 + (f" up: gather + SwiGLU, {alt_label} | down: scatter to "
+                    f"slots, {alt_label} |" if alt_catalog else ""),
+                 "|" + "---|" * (12 if alt_catalog else 10)]
     for name, m in MODELS.items():
         if name == "small" or (models and name not in models):
             continue
@@ -719,6 +726,10 @@ def run_bench(lines, seed, repeats, alt_catalog=None, alt_label="",
             parts["alt"] = lambda: ggemm.segment_matmul(
                 x, w13, r.seg_indptr, row_indices=r.row_indices,
                 activation="swiglu", catalog=str(alt_catalog))
+            parts["alt down"] = lambda: ggemm.segment_matmul(
+                h, w2, r.seg_indptr, row_scale=rw,
+                scatter_indices=r.pair_indices, out=slots,
+                catalog=str(alt_catalog))
         t = {key: bench_e2e.bench(fn) for key, fn in parts.items()}
         row = f"| {name} | " + " | ".join(
             f"{t[key] * 1e3:.0f}" for key in parts) + " |"
@@ -729,8 +740,10 @@ def run_bench(lines, seed, repeats, alt_catalog=None, alt_label="",
     header = ["| model | tokens | experts used | fused µs | fused "
               "(interleaved) µs | fused atomic µs "
               "| glued (torch) µs | glued (GGEMM) µs | speedup vs glued | "
-              "weight GB | fused act. GB | glued act. GB | fused TB/s |",
-              "|" + "---|" * 13]
+              "weight GB | fused act. GB | glued act. GB | fused TB/s |"
+              + (f" fused, {alt_label} µs | {alt_label} / fused |"
+                 if alt_catalog else ""),
+              "|" + "---|" * (15 if alt_catalog else 13)]
     lines += header + rows + breakdown
     summary = (f"moe-bench: min speedup vs glued {min(speedups):.2f} over "
                f"{len(speedups)} sizes")
@@ -748,8 +761,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=20261124)
     parser.add_argument("--report", type=Path)
     parser.add_argument("--alt-catalog", type=Path,
-                        help="time the fused up projection from this "
-                        "catalog too (the breakdown's last column)")
+                        help="time the fused layer (slots), its up "
+                        "projection and its scatter down projection from "
+                        "this catalog too (the tables' last columns)")
     parser.add_argument("--alt-label", default="other catalog")
     parser.add_argument("--models", nargs="*", choices=list(MODELS),
                         help="check (and time) only these layers (default: "

@@ -250,8 +250,8 @@ private:
   LogicalResult translateStore(StoreTileOp op);
   void storeDirect(Value acc, Value row0, Value rowEnd, Value col0,
                    Value weight, int64_t blockN);
-  void storeStaged(StoreTileOp op, Value acc, Value row0, Value col0,
-                   Value weight, int64_t blockN);
+  void storeStaged(StoreTileOp op, Value acc, Value row0, Value rowEnd,
+                   Value col0, Value weight, int64_t blockN);
   /// An e4m3 y: each row's 128-column blocks quantised (y_scale) and
   /// stored with masked byte-pair stores.
   void storeQuantized(Value acc, Value row0, Value rowEnd, Value col0,

@@ -229,14 +229,15 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
   }
   if (f.staged()) {
     // The staged epilogue's TMA stores: y as [num_rows, N] (dw as
-    // [G * R, C]), one box of a consumer warpgroup's rows by one 128-byte
-    // swizzle row of columns.
-    params.push_back(
-        param({named("name", s("y_desc")), named("kind", s("tma_descriptor")),
-               named("tensor", s(yTensor)),
-               named("dtype", s(dtypeName(f.outElem))), named("rank", i(2)),
-               named("box", arr({f.staging.getCols(), f.staging.getRows()})),
-               named("swizzle", s("128B")), named("oob_fill", s("zero"))}));
+    // [G * R, C]; a scattered y as [y_rows, N]), one box of a consumer
+    // warpgroup's rows (one row for one-row stores) by one 128-byte swizzle
+    // row of columns.
+    int64_t boxRows = f.staging.getRowStores() ? 1 : f.staging.getRows();
+    params.push_back(param(
+        {named("name", s("y_desc")), named("kind", s("tma_descriptor")),
+         named("tensor", s(yTensor)), named("dtype", s(dtypeName(f.outElem))),
+         named("rank", i(2)), named("box", arr({f.staging.getCols(), boxRows})),
+         named("swizzle", s("128B")), named("oob_fill", s("zero"))}));
   }
   if (f.gather) {
     // The producer copies gathered rows with cp.async: x by address.

@@ -238,12 +238,17 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
       arith::AndIOp::create(b, loc, multipleOf16(mul(ldy, idx(elemBytes))),
                             multipleOf16(mul(n, idx(elemBytes)))));
   Value wgRow = add(row0, mul(warpgroup, idx(64)));
-  Value whole = cmp(arith::CmpIPredicate::ule, add(wgRow, idx(64)), rowEnd);
+  // One-row stores (a scattered y) store only the rows before row_end:
+  // every warpgroup stages.
+  Value whole =
+      op.getStagingAttr().getRowStores()
+          ? arith::ConstantIntOp::create(b, loc, i1, 1).getResult()
+          : cmp(arith::CmpIPredicate::ule, add(wgRow, idx(64)), rowEnd);
   auto staged = scf::IfOp::create(
       b, loc, arith::AndIOp::create(b, loc, yAligned, whole), true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(staged.thenBlock());
-  storeStaged(op, acc, wgRow, col0, weight, blockN);
+  storeStaged(op, acc, wgRow, rowEnd, col0, weight, blockN);
   b.setInsertionPointToStart(staged.elseBlock());
   storeMasked();
   return success();
@@ -487,8 +492,10 @@ void KernelTranslator::storeQuantized(Value acc, Value row0, Value rowEnd,
 }
 
 void KernelTranslator::storeStaged(StoreTileOp op, Value acc, Value wgRow,
-                                   Value col0, Value weight, int64_t blockN) {
+                                   Value rowEnd, Value col0, Value weight,
+                                   int64_t blockN) {
   StoreStagingAttr staging = op.getStagingAttr();
+  bool rowStores = staging.getRowStores();
   EpilogueAttr epilogue = facts.store.getEpilogueAttr();
   int64_t elemBytes = getElementBytes(facts.outElem);
   int64_t cols = staging.getCols(), buffers = staging.getBuffers();
@@ -500,7 +507,10 @@ void KernelTranslator::storeStaged(StoreTileOp op, Value acc, Value wgRow,
   Value laneCol = mul(arith::RemUIOp::create(b, loc, lane, idx(4)), idx(2));
   Value inGroup = arith::RemUIOp::create(b, loc, tid, idx(128));
   Value warpInGroup = arith::DivUIOp::create(b, loc, inGroup, idx(32));
-  Value leader = cmp(arith::CmpIPredicate::eq, inGroup, idx(0));
+  // The threads that issue (and so wait for) the warpgroup's TMA stores:
+  // thread 0 for whole boxes, threads 0-63 for one box row each.
+  Value leader = cmp(arith::CmpIPredicate::ult, inGroup,
+                     idx(rowStores ? staging.getRows() : 1));
   Value barrier = toI32(add(warpgroup, idx(kStoreBarrierBase)));
   // The warpgroup's boxes: `buffers` of them, behind the other
   // warpgroups'.
@@ -514,9 +524,41 @@ void KernelTranslator::storeStaged(StoreTileOp op, Value acc, Value wgRow,
   Value rows[2];
   for (int64_t h = 0; h < 2; ++h) {
     rows[h] = add(add(wgRow, boxRow), idx(8 * h));
+    // With one-row stores a warpgroup may hold rows at or past row_end
+    // (not stored); their per-row factors are read at the tile's last row,
+    // which is one of x's.
+    if (rowStores)
+      rows[h] = arith::SelectOp::create(
+          b, loc, cmp(arith::CmpIPredicate::ult, rows[h], rowEnd), rows[h],
+          arith::SubIOp::create(b, loc, rowEnd, idx(1)).getResult());
     if (facts.rowScale)
       rowScales[h] = load(f32, elementAddress(param(kRowScale), f32, rows[h]));
     rowFactors[h] = rowDequant(rows[h]);
+  }
+  // One-row stores: thread i (< 64) of the warpgroup stores box row i at
+  // the y row it is scattered to, when it is a row of the tile inside y.
+  Value storeRowOk, storeRowTarget;
+  if (rowStores) {
+    Value row = add(wgRow, inGroup);
+    Value inTile = cmp(arith::CmpIPredicate::ult, row, rowEnd);
+    Value safeRow = arith::SelectOp::create(b, loc, inTile, row, wgRow);
+    auto targetIf =
+        scf::IfOp::create(b, loc, TypeRange{i32},
+                          arith::AndIOp::create(b, loc, leader, inTile), true);
+    {
+      OpBuilder::InsertionGuard targetGuard(b);
+      b.setInsertionPointToStart(targetIf.thenBlock());
+      Value target =
+          load(i32, elementAddress(param(KernelParam(facts.scatterParam())),
+                                   i32, safeRow));
+      scf::YieldOp::create(b, loc, target);
+      b.setInsertionPointToStart(targetIf.elseBlock());
+      scf::YieldOp::create(b, loc, c32(-1));
+    }
+    // Unsigned: a negative target is outside y too.
+    storeRowTarget = targetIf.getResult(0);
+    Value yRows = toIndex(param(KernelParam(facts.yRowsParam())));
+    storeRowOk = cmp(arith::CmpIPredicate::ult, toIndex(storeRowTarget), yRows);
   }
   Value yDesc = kernel.getArgument(facts.yDescParam());
   auto leaderOnly = [&](function_ref<void()> body) {
@@ -600,11 +642,24 @@ void KernelTranslator::storeStaged(StoreTileOp op, Value acc, Value wgRow,
         NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
     meet();
     leaderOnly([&] {
-      SmallVector<Value> coords = {toI32(add(col0, idx(j * cols))),
-                                   toI32(wgRow)};
-      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
-          b, loc, yDesc, box, coords, Value(),
-          NVVM::TMAStoreModeAttr::get(ctx, NVVM::TMAStoreMode::TILE), Value());
+      Value colCoord = toI32(add(col0, idx(j * cols)));
+      auto store = [&](Value src, Value row) {
+        NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+            b, loc, yDesc, src, ValueRange{colCoord, row}, Value(),
+            NVVM::TMAStoreModeAttr::get(ctx, NVVM::TMAStoreMode::TILE),
+            Value());
+      };
+      if (!rowStores) {
+        store(box, toI32(wgRow));
+      } else {
+        auto rowIf = scf::IfOp::create(b, loc, storeRowOk, false);
+        OpBuilder::InsertionGuard rowGuard(b);
+        b.setInsertionPointToStart(rowIf.thenBlock());
+        store(byteOffset(box, mul(inGroup, idx(kSwizzleBytes))),
+              storeRowTarget);
+      }
+      // Every issuing thread commits a group (empty when it stored
+      // nothing), so that its waits count the same groups as the others'.
       NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
     });
   }
@@ -617,9 +672,12 @@ LogicalResult KernelTranslator::translateStoreDrain(StoreDrainOp op) {
   if (!facts.staged())
     return op.emitOpError() << "expects a staged ggemm.store_tile in the "
                                "launch (ggemm-tma-store)";
+  // One-row stores are issued by the warpgroup's first 64 threads.
+  StoreStagingAttr staging = facts.store.getStagingAttr();
+  int64_t issuers = staging && staging.getRowStores() ? staging.getRows() : 1;
   Value inGroup = arith::RemUIOp::create(b, loc, tid, idx(128));
   auto ifOp = scf::IfOp::create(
-      b, loc, cmp(arith::CmpIPredicate::eq, inGroup, idx(0)), false);
+      b, loc, cmp(arith::CmpIPredicate::ult, inGroup, idx(issuers)), false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
   NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, UnitAttr());

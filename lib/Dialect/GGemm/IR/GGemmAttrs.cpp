@@ -252,7 +252,8 @@ RingLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 StoreStagingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                         int64_t rows, int64_t cols, int64_t buffers) {
+                         int64_t rows, int64_t cols, int64_t buffers,
+                         bool rowStores) {
   // A box holds a consumer warpgroup's 64 accumulator rows; its columns
   // are one 128-byte swizzle row of the output (8, 16 or 32 elements of
   // 16, 8 or 4 bytes: TMA's 128-byte swizzle span).

@@ -334,9 +334,20 @@ LogicalResult StoreTileOp::verify() {
     return emitOpError() << "expects an atomic epilogue only with `scatter` "
                             "and accumulate = true";
   if (StoreStagingAttr staging = getStagingAttr()) {
-    if (getScatter())
+    // A scattered tile's rows are not a box of y: each goes out on its
+    // own, and a value already in y would be read at the wrong row.
+    if (getScatter() && !staging.getRowStores())
+      return emitOpError() << "expects `row_stores = true` in the staging of "
+                              "a scattered store (its rows are not a box of "
+                              "y), got "
+                           << staging;
+    if (!getScatter() && staging.getRowStores())
+      return emitOpError() << "expects `row_stores` staging only on a "
+                              "scattered store (with `scatter`)";
+    if (getScatter() && epilogue && epilogue.getAccumulate())
       return emitOpError() << "expects no `staging` on a scattered store "
-                              "(its rows are not a box of y)";
+                              "that accumulates into y (its adds are "
+                              "per-element)";
     if (getTransposed())
       return emitOpError() << "expects no `staging` on a transposed store "
                               "(its fragments are columns of y)";

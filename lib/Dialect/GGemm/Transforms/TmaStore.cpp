@@ -20,8 +20,13 @@ struct TmaStorePass : public ggemm::impl::GGemmTmaStoreBase<TmaStorePass> {
   /// Stages the store of `roles`' consumers when it qualifies (see the
   /// pass description); returns whether it did.
   bool stage(LaunchOp launch, WarpSpecializeOp roles, StoreTileOp store) {
-    // Scattered rows are not a box of y; atomic adds have no TMA form here.
-    if (store.getTransposed() || store.getStagingAttr() || store.getScatter())
+    if (store.getTransposed() || store.getStagingAttr())
+      return false;
+    // Scattered rows go out one TMA store per row; adds into y (atomic or
+    // not) read y element by element and keep the direct stores.
+    EpilogueAttr epilogue = store.getEpilogueAttr();
+    bool scatter = bool(store.getScatter());
+    if (scatter && epilogue && epilogue.getAccumulate())
       return false;
     MemRefType yType = store.getY().getType();
     int64_t elemBytes = getElementBytes(yType.getElementType());
@@ -35,7 +40,6 @@ struct TmaStorePass : public ggemm::impl::GGemmTmaStoreBase<TmaStorePass> {
       return false;
     SmallVector<int64_t> acc(store.getAcc().getType().getShape());
     // A gated tile stores half its accumulator's columns.
-    EpilogueAttr epilogue = store.getEpilogueAttr();
     if (epilogue && epilogue.isGated())
       acc[1] /= 2;
     int64_t consumers = roles.getConsumerWarpgroups();
@@ -54,7 +58,7 @@ struct TmaStorePass : public ggemm::impl::GGemmTmaStoreBase<TmaStorePass> {
       if (base + consumers * boxes * kBoxBytes > kMaxSmemBytesPerCta)
         continue;
       store.setStagingAttr(
-          StoreStagingAttr::get(store.getContext(), 64, cols, boxes));
+          StoreStagingAttr::get(store.getContext(), 64, cols, boxes, scatter));
       return true;
     }
     return false;

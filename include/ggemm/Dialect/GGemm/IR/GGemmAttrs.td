@@ -180,11 +180,22 @@ def GGemm_StoreStagingAttr : GGemm_Attr<"StoreStaging", "store_staging"> {
     (`cp.async.bulk.wait_group.read buffers - 1`). `ggemm.store_drain` waits
     for the last ones.
 
+    `row_stores` (a `scatter`ed store): the rows of a box are not
+    contiguous in y, so each row of the box is stored on its own, by a
+    one-row TMA store at the y row it is scattered to. The box's first 64
+    threads issue one row each (rows past the tile's `row_end` or
+    scattered outside y are not stored), and each of them waits for its own
+    stores. TMA's 128-byte swizzle follows the shared-memory address, so a
+    one-row store of box row `r` reads it with the box's swizzle phase `r %
+    8`.
+
     ```mlir
     #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>
+    #ggemm.store_staging<rows = 64, cols = 64, buffers = 2, row_stores = true>
     ```
   }];
-  let parameters = (ins "int64_t":$rows, "int64_t":$cols, "int64_t":$buffers);
+  let parameters = (ins "int64_t":$rows, "int64_t":$cols, "int64_t":$buffers,
+                        DefaultValuedParameter<"bool", "false">:$row_stores);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

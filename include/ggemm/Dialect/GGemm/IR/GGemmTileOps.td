@@ -438,6 +438,9 @@ def GGemm_StoreTileOp : GGemm_Op<"store_tile", [AttrSizedOperandSegments]> {
     then); a warpgroup with rows at or past `row_end` (the next segment's)
     uses the masked stores. `staging` needs an accumulator of at least 64
     rows that is not `transposed`, and `cols` elements of y in 128 bytes.
+    A `scatter`ed store is staged with `row_stores` (each box row stored at
+    its scattered y row; rows at or past `row_end` are not stored, so every
+    warpgroup stages) and without `accumulate`.
 
     With a gated epilogue (`activation = swiglu`) the accumulator's first
     half of columns holds the gate and the second half the up values of

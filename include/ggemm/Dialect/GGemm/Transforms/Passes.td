@@ -513,8 +513,8 @@ def GGemmTmaStore : Pass<"ggemm-tma-store", "::mlir::ModuleOp"> {
 
     A store is staged when all of these hold (otherwise it is left as it
     is):
-    - it is not `transposed` (swap-AB) and not `scatter`ed (its rows are
-      not a box of y);
+    - it is not `transposed` (swap-AB), and a `scatter`ed store does not
+      add into y (`accumulate`, `atomic`: those read y element by element);
     - the columns it stores (half the accumulator's with a gated
       `swiglu` epilogue) are whole boxes;
     - y's elements are 2 or 4 bytes, and a static N makes 16-byte rows
@@ -527,6 +527,12 @@ def GGemmTmaStore : Pass<"ggemm-tma-store", "::mlir::ModuleOp"> {
     Rows at a segment's end stay exact: a consumer warpgroup whose 64 rows
     reach past `row_end` (the next segment's rows) stores that tile with
     the masked stores (see `ggemm.store_tile`).
+
+    A scattered store (`scatter`: MoE's down projection writing each row to
+    its token's slot) gets `row_stores = true`: its boxes are staged the
+    same way, and each box row is written by a one-row TMA store at the y
+    row it is scattered to, so the rows past `row_end` are simply not
+    stored and every warpgroup stages.
 
     Before (the end of the consumer role of `ggemm-warp-specialize`):
 
