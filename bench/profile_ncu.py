@@ -75,6 +75,30 @@ def fp8_cases(bundles: Path):
     return out
 
 
+def fp8_decode_cases(bundles: Path):
+    """Dense FP8 at M = 128 (issue 10's decode target, 85 % of HBM on the
+    weight bytes): the one-weight kernel (its 128x64 variant) and the
+    cuBLAS block-scaled peer, to read where the weight stream stalls."""
+    out = []
+    m, n, k = 128, 7168, 16384
+    kernel = Kernel(bundles / f"fp8_dense_n{n}_k{k}_kernel.json")
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    xq, xs = check_fp8.quantize_rows(x)
+    wq, ws = check_fp8.weights(1, n, k)
+    xs_mn = check_fp8.mn_major(xs)
+    indptr = torch.tensor([0, m], dtype=torch.int32, device="cuda")
+    y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    tag = f"fp8 dense M={m} N={n} K={k}"
+    out.append((f"{tag} ggemm",
+                lambda: kernel(x=xq, w=wq, x_scale=xs_mn, w_scale=ws,
+                               seg_indptr=indptr, y=y)))
+    label, fn, _ = check_fp8.first_peer(
+        check_fp8.blockwise_peers(xq, xs_mn, wq[0], ws[0]))
+    if fn is not None:
+        out.append((f"{tag} {label}", fn))
+    return out
+
+
 def fp8out_cases(catalog: Path):
     """The bf16 GEMM and the same GEMM with the e4m3 output epilogue
     (bench_fp8_out.py's kernels), on the shape where the fused kernel is
@@ -105,13 +129,17 @@ def main() -> int:
     parser.add_argument("--bundles", type=Path,
                         help="the bf16 benchmark bundles (left out: FP8 only)")
     parser.add_argument("--fp8-bundles", type=Path)
+    parser.add_argument("--fp8-decode", action="store_true",
+                        help="with --fp8-bundles: dense FP8 at M = 128 "
+                        "instead of the grouped shape")
     parser.add_argument("--fp8out-catalog", type=Path,
                         help="bench_fp8_out.py's catalog: bf16 vs e4m3 y")
     args = parser.parse_args()
     torch.manual_seed(0)
     cases = bf16_cases(args.bundles) if args.bundles else []
     if args.fp8_bundles:
-        cases += fp8_cases(args.fp8_bundles)
+        cases += (fp8_decode_cases if args.fp8_decode else fp8_cases)(
+            args.fp8_bundles)
     if args.fp8out_catalog:
         cases += fp8out_cases(args.fp8out_catalog)
     for label, fn in cases:

@@ -3,7 +3,8 @@
 # machine, into .device/bundles (ignored by git, carried to the GPU machine
 # by the device tool); the FP8 kernels of test/gpu/kernels_fp8 go to
 # .device/bundles_fp8 (check_fp8.py), bench/kernels_swap to .device/bundles_swap
-# (bench/bench_swap_ab.py), the K-ragged ones of test/gpu/kernels_kragged to
+# (bench/bench_swap_ab.py), bench/kernels_fp8_decode to .device/bundles_fp8_decode
+# (bench/bench_fp8_decode.py), the K-ragged ones of test/gpu/kernels_kragged to
 # .device/bundles_kragged (check_kragged.py), the quantize catalog of
 # check_quantize.py to .device/quantize_catalog. A kernel file may add
 # ggemm-to-ptx options with a line `// ggemm-to-ptx-options: grid=tiles`.
@@ -32,6 +33,13 @@ for f in bench/kernels_swap/*.mlir; do
     --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=${out}_swap" -o /dev/null
 done
 cp "$out/COMMIT" "${out}_swap/COMMIT"
+# FP8 decode tile experiments (bench/bench_fp8_decode.py).
+rm -rf "${out}_fp8_decode" && mkdir -p "${out}_fp8_decode"
+for f in bench/kernels_fp8_decode/*.mlir; do
+  "$build/bin/gemm-opt" "$f" \
+    --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=${out}_fp8_decode" -o /dev/null
+done
+cp "$out/COMMIT" "${out}_fp8_decode/COMMIT"
 # The K-ragged weight-gradient kernels (segment_matmul_k, check_kragged.py).
 rm -rf "${out}_kragged" && mkdir -p "${out}_kragged"
 for f in test/gpu/kernels_kragged/*.mlir; do

@@ -827,24 +827,71 @@ def run_case(kernels, manifests, name, spec, rng):
 # Benchmark
 # ----------------------------------------------------------------------------
 
+# L2 is 50 MB on an H100 and 60 MB on an H200; zeroing this many bytes
+# evicts what a timed launch could otherwise find there.
+FLUSH_BYTES = 256 << 20
+# "queued" (median_ms's default) or "idle": each launch timed from an idle
+# GPU with warm caches, as before 2026-11-26 (--timing idle shows the
+# difference in one run).
+TIMING = "queued"
+
+
 def median_ms(fns, repeats=20, warmup=3):
     """Medians of CUDA-event timings of each of `fns`, in interleaved rounds
     (one launch of each per round), so that a clock drifting over the run
     weighs on ggemm and its peer alike (bench/NOTES.md: timing one
-    function's launches in a row moved the last one by up to 14 %)."""
+    function's launches in a row moved the last one by up to 14 %).
+
+    Each round starts with a sleep kernel long enough for the host to queue
+    the whole round behind it (checked: a round whose sleep ended before the
+    host had queued it is discarded and the sleep doubled), so that no
+    event pair times the host's launch overhead, which was most of a
+    50-90 us launch when each launch was timed from an idle GPU (NOTES,
+    "FP8 decode timing"); and L2 is flushed before each timed launch, so
+    that no launch reads the weights its predecessor left in L2."""
     for fn in fns:
         for _ in range(warmup):
             fn()
+    if TIMING == "idle":
+        times = [[] for _ in fns]
+        for _ in range(repeats):
+            for fn, out in zip(fns, times):
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                fn()
+                end.record()
+                end.synchronize()
+                out.append(start.elapsed_time(end))
+        return [statistics.median(t) for t in times]
+    flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+    sleep_cycles = 1 << 21
     times = [[] for _ in fns]
-    for _ in range(repeats):
-        for fn, out in zip(fns, times):
+    done = 0
+    while done < repeats:
+        torch.cuda.synchronize()
+        torch.cuda._sleep(sleep_cycles)
+        slept = torch.cuda.Event()
+        slept.record()
+        events = []
+        for fn in fns:
+            flush.zero_()
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             start.record()
             fn()
             end.record()
-            end.synchronize()
+            events.append((start, end))
+        if slept.query():
+            if sleep_cycles >= 1 << 34:
+                raise RuntimeError("median_ms: the host cannot queue one "
+                                   "round within a 2^34-cycle sleep")
+            sleep_cycles *= 2
+            continue
+        torch.cuda.synchronize()
+        for (start, end), out in zip(events, times):
             out.append(start.elapsed_time(end))
+        done += 1
     return [statistics.median(t) for t in times]
 
 
@@ -881,8 +928,12 @@ def bench(kernels, manifests, lines, baseline=None):
                for n, k in [(6144, 7168), (4096, 4096), (7168, 3072), (4096, 2048)]]
     ratios = []
     peer_labels = set()
+    # Decode rows (M <= 128 per group): the weight bytes each launch must
+    # read, against the measured HBM read bandwidth (issue 10: >= 85 %).
+    decode = []
     lines += ["", "## Speed (same run; TFLOP/s from the median of 20 "
-              "interleaved CUDA-event timings)", "",
+              "interleaved CUDA-event timings, launches queued behind a sleep "
+              "kernel, L2 flushed before each)", "",
               "| shape | GGEMM ms | GGEMM TFLOP/s | cuBLAS block-scaled ms | peer TFLOP/s | ratio |"
               + (" baseline TFLOP/s | new / baseline |" if baseline else ""),
               "|---|---|---|---|---|---|" + ("---|---|" if baseline else "")]
@@ -945,6 +996,9 @@ def bench(kernels, manifests, lines, baseline=None):
                          f" {t_base / t_ours:.2f} |")
         flops = 2.0 * m * n * k
         tf = lambda ms: flops / ms / 1e9  # noqa: E731
+        if rows <= 128:
+            decode.append((f"{kind} G={g} M={m} N={n} K={k}", g * n * k,
+                           t_ours, peer))
         if peer:
             ratio = t_ours and peer / t_ours
             ratios.append(ratio)
@@ -956,12 +1010,93 @@ def bench(kernels, manifests, lines, baseline=None):
             lines.append(f"| {kind} G={g} M={m} N={n} K={k} | {t_ours:.3f} | "
                          f"{tf(t_ours):.0f} | {peer_note} | | |")
         print(lines[-1], flush=True)
+    # DeepGEMM's masked decode shapes (about 20 rows in each of G groups,
+    # every group's weights read once), against a per-group cuBLAS loop.
+    for n, k in [(4096, 7168), (7168, 2048)]:
+        name = f"fp8_masked_n{n}_k{k}_kernel"
+        if name not in kernels:
+            continue
+        for g, m in ((32, 20), (6, 20)):
+            # No empty group: every group's weights are read (the weight
+            # bytes below count all G).
+            counts = varied(random.Random(g * 1000 + m), m, g, 0.0)
+            mmax = 128
+            x = torch.randn(g * mmax, k, device="cuda", dtype=torch.bfloat16)
+            xq, xs = quantize_rows(x)
+            wq, ws = weights(g, n, k)
+            y = torch.empty(g, mmax, n, device="cuda", dtype=torch.bfloat16)
+            masked_m = torch.tensor(counts, dtype=torch.int32, device="cuda")
+            xs3 = mn_major(xs).view(g, mmax, -1)
+            kern = kernels[name]
+
+            def ours_masked():
+                kern(x=xq.view(g, mmax, k), w=wq, x_scale=xs3, w_scale=ws,
+                     masked_m=masked_m, y=y)
+            fns, note = [], ""
+            for gi, c in enumerate(counts):
+                a = xq[gi * mmax:gi * mmax + c]
+                # cuBLAS wants MN-major scales with a stride of exactly the
+                # rows (no padding to 16 bytes, unlike the kernel's TMA).
+                sa = xs[gi * mmax:gi * mmax + c].t().contiguous().t()
+                label, fn, errors = first_peer(
+                    blockwise_peers(a, sa, wq[gi], ws[gi]))
+                if fn is None:
+                    note = "unavailable: " + "; ".join(errors)
+                    break
+                fns.append(fn)
+            timed = [ours_masked]
+            if len(fns) == g:
+                timed.append(lambda: [f() for f in fns])
+            times = median_ms(timed)
+            peer = times[1] if len(fns) == g else None
+            tag = f"masked G={g} m~{m} N={n} K={k}"
+            decode.append((tag, g * n * k, times[0], peer))
+            if peer:
+                ratios.append(peer / times[0])
+                peer_labels.add(label)
+            flops = 2.0 * sum(counts) * n * k
+            lines.append(f"| {tag} | {times[0]:.3f} | "
+                         f"{flops / times[0] / 1e9:.0f} | "
+                         + (f"{peer:.3f} | {flops / peer / 1e9:.0f} | "
+                            f"{peer / times[0]:.2f} |" if peer else
+                            f"{note} | | |"))
+            print(lines[-1], flush=True)
     lines += ["", f"Peer: {', '.join(sorted(peer_labels)) or 'none ran'} "
-              "(grouped shapes: one call per group)."]
+              "(grouped and masked shapes: one call per group)."]
+    if decode:
+        hbm = hbm_read_tbs()
+        shares = []
+        lines += ["", "## Decode: weight bytes per second (M <= 128 per "
+                  "group)", "",
+                  f"HBM read ceiling, measured in this run: {hbm:.2f} TB/s "
+                  "(median time of torch.sum over 4 GiB of bf16).", "",
+                  "| shape | weight MB | GGEMM ms | GGEMM TB/s | % of HBM read "
+                  "| peer TB/s |", "|---|---|---|---|---|---|"]
+        for tag, wbytes, t, peer in decode:
+            tbs = wbytes / t / 1e9
+            shares.append(tbs / hbm)
+            lines.append(f"| {tag} | {wbytes / 1e6:.1f} | {t:.3f} | "
+                         f"{tbs:.2f} | {100 * tbs / hbm:.0f} | "
+                         + (f"{wbytes / peer / 1e9:.2f} |" if peer else "|"))
+            print(lines[-1], flush=True)
+        line = (f"fp8-decode: min share of HBM read bandwidth "
+                f"{100 * min(shares):.0f} % over {len(shares)} shapes")
+        lines += ["", line]
+        print(line, flush=True)
     summary = (f"fp8-bench: min ratio vs best peer {min(ratios):.2f} over "
                f"{len(ratios)} shapes" if ratios else "fp8-bench: no peer ran")
     lines += ["", summary]
     print(summary, flush=True)
+
+
+def hbm_read_tbs():
+    """The HBM read bandwidth a large reduction reaches (TB/s): torch.sum
+    over 4 GiB of bf16, median of median_ms's timings."""
+    big = torch.ones(1 << 31, device="cuda", dtype=torch.bfloat16)
+    [t] = median_ms([lambda: big.sum()])
+    del big
+    torch.cuda.empty_cache()
+    return (1 << 32) / t / 1e9
 
 
 def scaled_mm_peer(xq, xs, wq, ws):
@@ -1115,6 +1250,14 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--report", type=Path)
     parser.add_argument("--bench", action="store_true")
+    parser.add_argument("--timing", choices=("queued", "idle"),
+                        default="queued",
+                        help="queued: launches behind a sleep kernel, L2 "
+                        "flushed before each (default); idle: each launch "
+                        "timed from an idle GPU, caches warm (the method "
+                        "before 2026-11-26, to compare)")
+    parser.add_argument("--skip-check", action="store_true",
+                        help="with --bench: time only (no check cases)")
     parser.add_argument("--bench-kinds", nargs="+",
                         choices=("block", "scaled", "int8"),
                         default=["block", "scaled", "int8"],
@@ -1124,6 +1267,8 @@ def main() -> int:
                         help="bundles of an earlier version to time in the same run")
     parser.add_argument("--commit", default=os.environ.get("GGEMM_COMMIT", "unknown"))
     args = parser.parse_args()
+    global TIMING
+    TIMING = args.timing
 
     torch.cuda.init()
     manifests = {}
@@ -1134,6 +1279,8 @@ def main() -> int:
     rng = random.Random(args.seed)
     torch.manual_seed(args.seed)
     cases = build_cases(sorted(kernels), rng)
+    if args.skip_check:
+        cases = []
     passed = failed = 0
     failures = []
     print(f"seed {args.seed}; {len(kernels)} kernels, {len(cases)} cases", flush=True)
@@ -1162,8 +1309,9 @@ def main() -> int:
         f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
         f"- commit: {args.commit}",
         f"- script: test/gpu/check_fp8.py --seed {args.seed}"
-        + (f" --bench --bench-kinds {' '.join(args.bench_kinds)}"
-           if args.bench else ""),
+        + (f" --bench --bench-kinds {' '.join(args.bench_kinds)} "
+           f"--timing {args.timing}" if args.bench else "")
+        + (" --skip-check" if args.skip_check else ""),
         "- inputs: normal values whose magnitude changes by 2^-3..2^3 from one "
         "scale block to the next (1x128 of x, 128x128 of w), so that each "
         "block has a scale of its own",

@@ -14,7 +14,7 @@
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [fp8-decode] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -63,7 +63,9 @@ for step in $steps; do
     python3 test/gpu/check_fp8.py --bundles .device/bundles_fp8 \
       ${FP8_BENCH:+--bench} ${FP8_BENCH_KINDS:+--bench-kinds $FP8_BENCH_KINDS} \
       ${FP8_BASELINE:+--baseline "$FP8_BASELINE"} \
-      --report "$OUT/fp8.md" 2>&1 | tee "$OUT/fp8.log" \
+      ${FP8_TIMING:+--timing $FP8_TIMING} ${FP8_SKIP_CHECK:+--skip-check} \
+      --report "$OUT/fp8${FP8_TIMING:+-$FP8_TIMING}.md" 2>&1 \
+      | tee "$OUT/fp8${FP8_TIMING:+-$FP8_TIMING}.log" \
       | grep -v "PASS$" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   kragged)
@@ -276,6 +278,26 @@ for step in $steps; do
       ncu --import "$OUT/fp8-source.ncu-rep" --page source --csv \
         --print-source sass 2> /dev/null | xz -9 > "$OUT/fp8-source.csv.xz" || rc=1
     rm -f "$OUT/fp8-source.ncu-rep" ;;
+  fp8-decode)
+    # FP8 decode tiles: .device/bundles_fp8's dense kernels against the
+    # explicit-config ones of .device/bundles_fp8_decode
+    # (bench/gen_fp8_decode_kernels.py, built by build_bundles.sh).
+    GGEMM_COMMIT=$(cat .device/bundles_fp8/COMMIT 2>/dev/null || echo "$commit") \
+    python3 bench/bench_fp8_decode.py --bundles .device/bundles_fp8 \
+      --experiments .device/bundles_fp8_decode \
+      --report "$OUT/fp8-decode.md" 2>&1 | tee "$OUT/fp8-decode.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  profile-fp8-decode)
+    # Dense FP8 at M = 128 and its cuBLAS peer: where the weight stream
+    # stalls (DRAM and L2 throughput, the A tile's L2 reads, warp states).
+    ncu --clock-control none --profile-from-start off --target-processes all \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      --section MemoryWorkloadAnalysis_Tables --section WarpStateStats \
+      --section LaunchStats --section Occupancy --print-details all \
+      python3 bench/profile_ncu.py --fp8-bundles .device/bundles_fp8 \
+      --fp8-decode > "$OUT/profile-fp8-decode.txt" 2>&1 || rc=1
+    grep -E "profiling:|Duration|Throughput|Stall|Hit Rate|Grid Size" \
+      "$OUT/profile-fp8-decode.txt" | head -60 ;;
   *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done

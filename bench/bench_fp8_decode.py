@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""FP8 decode tiles (issue 10: M <= 128 at >= 85 % of the HBM read
+bandwidth on the weight bytes): the dense FP8 one-weight kernels of
+check_fp8.py (`fp8_dense_n{n}_k{k}`, select-config's tiles) against the same
+problems compiled with explicit tile configs (bench/gen_fp8_decode_kernels.py)
+and cuBLAS block-scaled FP8, in one run. Each kernel is checked first (fresh
+inputs, y poisoned with NaN, DeepGEMM's calc_diff < 1e-3 against the float64
+product of the dequantised operands); timings use check_fp8.median_ms
+(launches queued behind a sleep kernel, L2 flushed before each).
+
+    python3 bench/bench_fp8_decode.py --bundles .device/bundles_fp8 \\
+        --experiments .device/bundles_fp8_decode --report out.md
+"""
+import argparse
+import datetime
+import os
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "test" / "gpu"))
+from ggemm.runtime import Kernel  # noqa: E402
+import check_fp8 as c  # noqa: E402
+
+SHAPES = [(7168, 16384), (4096, 7168), (2112, 7168), (7168, 2048)]
+ROWS = (64, 128)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bundles", type=Path, required=True)
+    parser.add_argument("--experiments", type=Path, required=True)
+    parser.add_argument("--report", type=Path)
+    parser.add_argument("--commit", default=os.environ.get("GGEMM_COMMIT",
+                                                           "unknown"))
+    args = parser.parse_args()
+    torch.manual_seed(20261126)
+    props = torch.cuda.get_device_properties(0)
+    hbm = c.hbm_read_tbs()
+    lines = ["# FP8 decode tiles (bench/bench_fp8_decode.py)", "",
+             f"- device: {props.name} ({props.multi_processor_count} SMs), "
+             f"torch {torch.__version__}",
+             f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+             f"- commit: {args.commit} (experiments: "
+             f"{(args.experiments / 'COMMIT').read_text().strip()})",
+             f"- HBM read ceiling, measured in this run: {hbm:.2f} TB/s "
+             "(torch.sum over 4 GiB of bf16)",
+             "- timing: check_fp8.median_ms, 20 interleaved rounds, launches "
+             "queued behind a sleep kernel, L2 flushed before each; TB/s = "
+             "weight bytes / median time", ""]
+    failures = 0
+    best_share = []
+    header_done = False
+    for n, k in SHAPES:
+        default = f"fp8_dense_n{n}_k{k}_kernel"
+        names = [("select-config", args.bundles / f"{default}.json")]
+        names += [(p.stem.replace(f"fp8_dense_n{n}_k{k}_", "")
+                   .replace("_kernel", ""), p)
+                  for p in sorted(args.experiments.glob(
+                      f"fp8_dense_n{n}_k{k}_*_kernel.json"))]
+        kernels = [(label, Kernel(path)) for label, path in names
+                   if path.exists()]
+        if not header_done:
+            labels = [label for label, _ in kernels]
+            lines += ["| shape | " + " | ".join(f"{x} µs (TB/s)"
+                                                 for x in labels)
+                      + " | cuBLAS µs (TB/s) | best | best % of HBM read |",
+                      "|---|" + "---|" * (len(labels) + 3)]
+            header_done = True
+        wq, ws = c.weights(1, n, k)
+        wd = c.dequant_w(wq, ws)[0]
+        for m in ROWS:
+            x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            xq, xs = c.quantize_rows(x)
+            xs_mn = c.mn_major(xs)
+            ref = c.dequant_rows(xq, xs, k) @ wd.t()
+            indptr = torch.tensor([0, m], dtype=torch.int32, device="cuda")
+            y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+            fns, notes = [], []
+            for label, kern in kernels:
+                def run(kern=kern):
+                    kern(x=xq, w=wq, x_scale=xs_mn, w_scale=ws,
+                         seg_indptr=indptr, y=y)
+                y.fill_(float("nan"))
+                run()
+                torch.cuda.synchronize()
+                diff = c.calc_diff(y, ref)
+                ok = diff < 1e-3 and not torch.isnan(y).any()
+                failures += not ok
+                notes.append("" if ok else f" FAIL calc_diff {diff:.1e}")
+                fns.append(run)
+            label, peer, _ = c.first_peer(c.blockwise_peers(xq, xs_mn, wq[0],
+                                                            ws[0]))
+            timed = fns + ([peer] if peer else [])
+            times = c.median_ms(timed)
+            wbytes = n * k
+            tbs = [wbytes / t / 1e9 for t in times]
+            best = max(range(len(fns)), key=lambda i: tbs[i])
+            best_share.append(tbs[best] / hbm)
+            cells = [f"{t * 1e3:.1f} ({b:.2f}){note}"
+                     for t, b, note in zip(times, tbs, notes)]
+            if not peer:
+                cells.append("unavailable")
+            lines.append(f"| M={m} N={n} K={k} | " + " | ".join(cells)
+                         + f" | {kernels[best][0]} | "
+                         f"{100 * tbs[best] / hbm:.0f} |")
+            print(lines[-1], flush=True)
+    summary = (f"fp8-decode-tiles: best share of HBM read bandwidth "
+               f"{100 * min(best_share):.0f}-{100 * max(best_share):.0f} % "
+               f"over {len(best_share)} shapes, {failures} check failures")
+    lines += ["", summary]
+    print(summary, flush=True)
+    if args.report:
+        args.report.write_text("\n".join(lines) + "\n")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

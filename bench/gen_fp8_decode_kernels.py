@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Writes the tile experiments of FP8 decode (bench/kernels_fp8_decode): the
+dense FP8 kernels of check_fp8.py's benchmark (one weight, 1x128 / 128x128
+scales; `fp8_dense_n{n}_k{k}` in test/gpu/gen_fp8_kernels.py) with explicit
+tile configs instead of ggemm-select-config's, for bench/bench_fp8_decode.py
+to time at M <= 128 against the default kernels and cuBLAS. Regenerate after
+editing:
+
+    python3 bench/gen_fp8_decode_kernels.py
+"""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "test", "gpu"))
+import gen_fp8_kernels as gen  # noqa: E402
+
+OUT = os.path.join(HERE, "kernels_fp8_decode")
+# Label -> tile config. select-config gives M <= 128 (one group) 128x64
+# tiles with 6 stages; the A tile (all 128 token rows) is then read from L2
+# by every CTA, twice the weight tile's bytes.
+CONFIGS = {
+    # The default's tile with the deeper ring the shared memory allows.
+    "m128n64s8": "block_m = 128, block_n = 64, block_k = 128, stages = 8",
+    # 64 rows a CTA (one consumer warpgroup), without and with a 2-CTA
+    # cluster whose CTAs take the two 64-row halves and share the weight
+    # tile by TMA multicast: L2 reads per CTA and K block 8 KB of A and
+    # 8 KB of w (16 KB) instead of 16 + 8 KB.
+    "m64n128": "block_m = 64, block_n = 128, block_k = 128, stages = 6, "
+               "consumer_warpgroups = 1",
+    "m64n128c2": "block_m = 64, block_n = 128, block_k = 128, stages = 6, "
+                 "consumer_warpgroups = 1, cluster_m = 2",
+    "m64n128c2s8": "block_m = 64, block_n = 128, block_k = 128, stages = 8, "
+                   "consumer_warpgroups = 1, cluster_m = 2",
+}
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    for old in os.listdir(OUT):
+        if old.endswith(".mlir"):
+            os.remove(os.path.join(OUT, old))
+    for n, k in gen.DENSE_NK:
+        base = gen.dense(n, k)
+        for label, config in CONFIGS.items():
+            name, args, lines, epi, _, scales = base
+            gen.write(f"{name}_{label}", args, list(lines), epi,
+                      f"#ggemm.tile_config<{config}>", scales, out_dir=OUT,
+                      generator="bench/gen_fp8_decode_kernels.py")
+
+if __name__ == "__main__":
+    main()
