@@ -9,20 +9,7 @@
 // RUN: FileCheck %s --check-prefix=JSON --input-file=%t/fp8_wide_kernel.json
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fp8_wide_kernel.ptx -o %t/wide.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
-// The producer copies each slot's two weight scales with 4-byte cp.async
-// (zero-filled past the scale rows) and arrives on the full mbarrier when
-// they land, so each full mbarrier expects two arrivals: the producer's
-// (with the TMA bytes) and the copies'. No global load of a scale sits
-// between two puts.
 // PTX: .entry fp8_wide_kernel(
-// PTX: mov.b32 [[TWO:%r[0-9]+]], 2;
-// PTX: mbarrier.init.shared.b64 [ggemm_smem+{{[0-9]+}}], [[TWO]];
-// PTX: setmaxnreg.dec.sync.aligned.u32 40;
-// PTX-NOT: ld.global.f32
-// PTX: mbarrier.try_wait.parity
-// PTX-COUNT-2: cp.async.ca.shared.global [{{.+}}], [{{.+}}], 4, %r{{[0-9]+}};
-// PTX-NEXT: cp.async.mbarrier.arrive.noinc.shared.b64
-// PTX: mbarrier.arrive.expect_tx
 // PTX: setmaxnreg.inc.sync.aligned.u32 {{.*}}232;
 // The two selects are made with the other factors before the K block's
 // wgmma (translateMma hoists them), then one fma per register.

@@ -155,9 +155,6 @@ struct KernelFacts {
   unsigned yScaleColStrideParam() const { return yScaleParam() + 2; }
   bool epilogueScaled() const { return bool(xEpilogueScale); }
   bool blockScaled() const { return bool(aScales); }
-  /// The producer copies the weight scales of a block-scaled kernel into
-  /// each ring slot with cp.async (K-ragged b scales come by TMA).
-  bool copiesWeightScales() const { return blockScaled() && !kRagged; }
   Type aElem() const { return aTile.getElementType(); }
 };
 
@@ -244,8 +241,7 @@ private:
   FailureOr<SmallVector<Value>> promoteFactors(PromoteOp op);
   /// Factors translateMma read ahead of a product's wgmma, by promotion.
   llvm::DenseMap<Operation *, SmallVector<Value>> hoistedPromoteFactors;
-  /// cp.async copies of a weight-scale load's scales into the slot `dst`.
-  LogicalResult copyWeightScales(LoadScalesOp load, Value dst);
+  SmallVector<Value> loadWeightScales(LoadScalesOp load);
   LogicalResult putActivationScales(LoadScalesOp load, Value alignedRow,
                                     Value dst, Value full);
   LogicalResult putGatheredRows(TileType type, Value k0,

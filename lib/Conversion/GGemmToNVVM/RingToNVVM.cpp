@@ -72,12 +72,8 @@ LogicalResult KernelTranslator::translateCreateRing(CreateRingOp op) {
       // The producer's arrival (with the TMA bytes); with gathered rows
       // also one per thread of the producer warpgroup, when its cp.async
       // copies land (cp.async.mbarrier.arrive.noinc).
-      // Without them, one more when the producer copies weight scales
-      // (translateRingPut).
-      int64_t arrivals =
-          facts.gather ? 1 + 128 : (facts.copiesWeightScales() ? 2 : 1);
       NVVM::MBarrierInitOp::create(b, loc, ringBarrier(idx(s), false),
-                                   c32(arrivals), Value());
+                                   c32(facts.gather ? 1 + 128 : 1), Value());
       NVVM::MBarrierInitOp::create(b, loc, ringBarrier(idx(s), true),
                                    c32(op.getReleaseCount()), Value());
     }
@@ -133,20 +129,16 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
   if (!position)
     return failure();
   Value slot = ringSlot(position);
-  // Weight scales are copied into the slot with 4-byte cp.async after the
-  // wait, and their arrival on the full barrier waits for the copies
-  // (cp.async.mbarrier.arrive.noinc; translateCreateRing counts it), so the
-  // producer never waits for them: a plain load and store put a global
-  // load's latency between two puts (NOTES v17).
+  // Weight scales are read with plain loads before the wait, so that their
+  // latency overlaps it; they are written into the slot after it.
   SmallVector<std::pair<LoadScalesOp, unsigned>> weightScales;
   for (auto [index, entry] : llvm::enumerate(op.getTiles()))
     if (auto load = entry.getDefiningOp<LoadScalesOp>();
         load && load.getSource().getType().getRank() == 3)
       weightScales.push_back({load, index});
-  if (!weightScales.empty() != facts.copiesWeightScales())
-    return op.emitOpError() << "expects weight scales in the ring exactly "
-                               "when the kernel is block-scaled and not "
-                               "K-ragged";
+  SmallVector<SmallVector<Value>> weightScaleValues;
+  for (auto [load, index] : weightScales)
+    weightScaleValues.push_back(loadWeightScales(load));
   // Gathered rows (the whole producer warpgroup runs this; TMA cannot
   // gather on sm_90): warp w copies the tile rows [w R/4, (w + 1) R/4), and
   // its lane l reads the x rows of its rows l, l + 32, ... from the gather
@@ -207,16 +199,13 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
   // Stores to the slot before the arrival are visible to the consumers once
   // the full barrier completes (the arrival releases them). A scales slot
   // ends with the index of its first scale (see getRingSlotBytes).
-  for (auto [load, index] : weightScales) {
-    Value dst = ringBuffer(index, slot);
-    LLVM::StoreOp::create(b, loc, c32(0), scalesHeader(dst, load.getType()));
-    if (failed(copyWeightScales(load, dst)))
-      return failure();
+  for (auto [entry, values] : llvm::zip(weightScales, weightScaleValues)) {
+    Value dst = ringBuffer(entry.second, slot);
+    LLVM::StoreOp::create(b, loc, c32(0),
+                          scalesHeader(dst, entry.first.getType()));
+    for (auto [i, value] : llvm::enumerate(values))
+      LLVM::StoreOp::create(b, loc, value, elementAddress(dst, f32, idx(i)));
   }
-  // With gathered rows, thread 0's arrival in putGatheredRows follows its
-  // scale copies and covers them.
-  if (!weightScales.empty() && !facts.gather)
-    NVVM::CpAsyncMBarrierArriveOp::create(b, loc, full, /*noinc=*/true);
   // Activation scales: TMA starts at the 16-byte-aligned row at or below
   // the tile's first row; the header holds the difference.
   DenseMap<unsigned, Value> alignedRows;
@@ -430,28 +419,31 @@ LogicalResult KernelTranslator::putActivationScales(LoadScalesOp load,
   return success();
 }
 
-LogicalResult KernelTranslator::copyWeightScales(LoadScalesOp scales,
-                                                 Value dst) {
+SmallVector<Value> KernelTranslator::loadWeightScales(LoadScalesOp scales) {
   // w_scale is a dense [weights, ceil(N / 128), ceil(K / 128)] array; the
-  // scales of weight-scale rows past its end are zero, like a TMA fill
-  // (a source size of 0: cp.async writes zeros and reads nothing).
+  // scales of weight-scale rows past its end are zero, like a TMA fill.
   Value weight = lookup(scales.getIndices()[0], scales),
         row = lookup(scales.getIndices()[1], scales),
         kb = lookup(scales.getIndices()[2], scales);
-  if (!weight || !row || !kb)
-    return failure();
+  Value zero =
+      arith::ConstantFloatOp::create(b, loc, f32, APFloat(0.0f)).getResult();
+  SmallVector<Value> values;
   for (int64_t i = 0; i < scales.getType().getCount(); ++i) {
     Value r = add(row, idx(i));
     Value inside = cmp(arith::CmpIPredicate::ult, r, scaleRows);
-    Value safeRow = arith::SelectOp::create(b, loc, inside, r, idx(0));
-    Value index =
-        add(mul(add(mul(weight, scaleRows), safeRow), scaleBlocks), kb);
-    Value size = arith::SelectOp::create(b, loc, inside, c32(4), c32(0));
-    NVVM::CpAsyncOp::create(b, loc, elementAddress(dst, f32, idx(i)),
-                            elementAddress(param(kWScale), f32, index), 4,
-                            NVVM::LoadCacheModifierKind::CA, size);
+    auto read = scf::IfOp::create(b, loc, TypeRange{f32}, inside, true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(read.thenBlock());
+      Value index = add(mul(add(mul(weight, scaleRows), r), scaleBlocks), kb);
+      scf::YieldOp::create(
+          b, loc, load(f32, elementAddress(param(kWScale), f32, index)));
+      b.setInsertionPointToStart(read.elseBlock());
+      scf::YieldOp::create(b, loc, zero);
+    }
+    values.push_back(read.getResult(0));
   }
-  return success();
+  return values;
 }
 
 LogicalResult KernelTranslator::translateRingGet(RingGetOp op) {
