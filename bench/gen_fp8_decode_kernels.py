@@ -32,6 +32,15 @@ CONFIGS = {
                  "consumer_warpgroups = 1, cluster_m = 2",
     "m64n128c2s8": "block_m = 64, block_n = 128, block_k = 128, stages = 8, "
                    "consumer_warpgroups = 1, cluster_m = 2",
+    # Narrower weight tiles, for more CTAs where N is small (N = 2112 gives
+    # select-config's 128 x 64 tiles 33 CTAs): 64 x 64 and 64 x 32 in
+    # cluster pairs (the pair's two 64-row halves share the weight tile),
+    # and 128 x 32.
+    "m64n64c2s8": "block_m = 64, block_n = 64, block_k = 128, stages = 8, "
+                  "consumer_warpgroups = 1, cluster_m = 2",
+    "m64n32c2s8": "block_m = 64, block_n = 32, block_k = 128, stages = 8, "
+                  "consumer_warpgroups = 1, cluster_m = 2",
+    "m128n32s8": "block_m = 128, block_n = 32, block_k = 128, stages = 8",
 }
 
 
