@@ -102,8 +102,8 @@ def main() -> int:
             best_share.append(tbs[best] / hbm)
             cells = [f"{t * 1e3:.1f} ({b:.2f}){note}"
                      for t, b, note in zip(times, tbs, notes)]
-            if not peer:
-                cells.append("unavailable")
+            cells.append(f"{times[-1] * 1e3:.1f} ({tbs[-1]:.2f})" if peer
+                         else "unavailable")
             lines.append(f"| M={m} N={n} K={k} | " + " | ".join(cells)
                          + f" | {kernels[best][0]} | "
                          f"{100 * tbs[best] / hbm:.0f} |")

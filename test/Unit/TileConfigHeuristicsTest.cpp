@@ -164,6 +164,19 @@ TEST(ChooseTileConfig, BlockScaledFp8TakesWideTilesOnlyWhereTheyPay) {
   EXPECT_EQ(width(7168, 16384, 128, 0), 128);
   // N of a few tiles: 192 would pad more than it gains.
   EXPECT_EQ(width(1024, 1024, 0, 0), 128);
+  // Decode, one group of at most 128 rows (a dense call's <= 128-row
+  // bucket): 32 columns where 64 leave SMs idle and 32 still fit one wave
+  // (N = 2112: 66 CTAs instead of 33; N = 4096: 128 instead of 64), 64
+  // where 32 would take two (N = 7168).
+  EXPECT_EQ(width(2112, 7168, 128, 1), 32);
+  EXPECT_EQ(width(4096, 7168, 128, 1), 32);
+  EXPECT_EQ(width(7168, 16384, 128, 1), 64);
+  EXPECT_EQ(width(7168, 2048, 128, 1), 64);
+  // Not without a known group count, nor for other kinds.
+  EXPECT_EQ(width(2112, 7168, 128, 0), 128);
+  for (const ProblemSummary &q : sweep())
+    if (!q.blockScaled)
+      EXPECT_NE(chooseTileConfig(q, kH100SMs).blockN, 32) << describe(q);
   // A gated tile's halves of 96 columns: not with block scales.
   ProblemSummary gated = blockScaled(problem(4096, 7168, 4096, 8, 1));
   gated.gated = true;

@@ -70,9 +70,16 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   // registers per consumer thread): on an H100 128x192 tiles ran 1.11x as
   // fast as 128x128 on DeepGEMM's grouped shapes without column padding
   // (N = 6144; bench/NOTES.md, v13).
+  // Block-scaled FP8 at 32 columns: at M = 128 in one group an H100 ran
+  // 128x32 tiles 1.17x (N = 4096) and 1.22x (N = 2112) as fast as 128x64,
+  // whose 64 and 33 CTAs left SMs idle, and 0.78x at N = 7168, where 32
+  // columns take two waves (bench/NOTES.md v17, decode tiles): 0.45 makes
+  // one wave of 32 beat one wave of 64 and lose to it over two.
   auto efficiency = [&](int64_t bn) {
     if (problem.blockScaled && bn == 192)
       return 0.93;
+    if (bn == 32)
+      return 0.45;
     return bn >= 256 ? 1.0 : bn >= 128 ? 0.84 : 0.6;
   };
   // Unknown N (a dynamic-shape kernel): the widest tile, which runs at the
@@ -85,7 +92,12 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   } else if (problem.n > 0) {
     double bestCost = 0;
     bool found = false;
-    for (int64_t bn : {256, 192, 128, 64}) {
+    // 32 columns only where waves are counted (known rows and groups) and
+    // only for block-scaled FP8, the kind it was measured on.
+    bool countsWaves = problem.rowsPerGroup > 0 && problem.numGroups > 0;
+    for (int64_t bn : {256, 192, 128, 64, 32}) {
+      if (bn == 32 && !(problem.blockScaled && countsWaves))
+        continue;
       // Block scales: 256 columns would need 2 x 128 accumulator registers
       // per consumer thread (product and sum), more than setmaxnreg's 240
       // leave room for; 192 fit (2 x 96). A gated tile's halves would be
@@ -113,7 +125,7 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
         continue; // more than half the tile would be padding
       double colTiles = double(ceilDiv(problem.n, bn));
       double waves;
-      if (problem.rowsPerGroup > 0 && problem.numGroups > 0) {
+      if (countsWaves) {
         int64_t tiles = ceilDiv(problem.rowsPerGroup, choice.blockM) *
                         std::max<int64_t>(problem.numGroups, 1) *
                         ceilDiv(problem.n, bn);
