@@ -26,7 +26,7 @@ from ggemm.runtime import Kernel  # noqa: E402
 import check_fp8 as c  # noqa: E402
 
 SHAPES = [(7168, 16384), (4096, 7168), (2112, 7168), (7168, 2048)]
-ROWS = (64, 128)
+ROWS = (1, 16, 64, 128)
 
 
 def main() -> int:

@@ -41,6 +41,16 @@ CONFIGS = {
     "m64n32c2s8": "block_m = 64, block_n = 32, block_k = 128, stages = 8, "
                   "consumer_warpgroups = 1, cluster_m = 2",
     "m128n32s8": "block_m = 128, block_n = 32, block_k = 128, stages = 8",
+    # Swap-AB (the weight tile in wgmma's M, the tokens in its N): select-
+    # config's choice for <= 64 rows is 128 weight rows over two consumer
+    # warpgroups (N = 7168: 56 CTAs); 64 weight rows on one give twice the
+    # CTAs.
+    "swap8n64": "block_m = 8, block_n = 64, block_k = 128, stages = 8, "
+                "consumer_warpgroups = 1, swap_ab = true",
+    "swap24n64": "block_m = 24, block_n = 64, block_k = 128, stages = 8, "
+                 "consumer_warpgroups = 1, swap_ab = true",
+    "swap64n64": "block_m = 64, block_n = 64, block_k = 128, stages = 8, "
+                 "consumer_warpgroups = 1, swap_ab = true",
 }
 
 
