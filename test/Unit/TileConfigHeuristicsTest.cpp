@@ -268,6 +268,22 @@ TEST(ChooseTileConfig, SmallGroupsSwapAB) {
     EXPECT_FALSE(c.swapAB) << n << " " << rows;
     EXPECT_EQ((gated ? c.blockN / 2 : c.blockN) % 128, 0) << n << " " << rows;
   }
+  // Block-scaled FP8 in one group (a dense decode call): 64 weight rows on
+  // one warpgroup where 128-row tiles would leave SMs idle (N = 7168: 56
+  // tiles), 128 with many tiles (32 groups of N = 4096: 1024).
+  for (auto [n, rows, groups, blockN] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t>{7168, 1, 1, 64},
+        {7168, 64, 1, 64},
+        {2112, 16, 1, 64},
+        {4096, 20, 32, 128},
+        {4096, 20, 6, 128}}) {
+    ProblemSummary p = problem(n, 7168, rows, groups, 1);
+    p.blockScaled = true;
+    TileChoice c = chooseTileConfig(p, kH100SMs);
+    EXPECT_TRUE(c.swapAB) << n << " " << rows << " " << groups;
+    EXPECT_EQ(c.blockN, blockN) << n << " " << rows << " " << groups;
+    EXPECT_EQ(c.consumerWarpgroups, blockN / 64);
+  }
   // Narrow N: one warpgroup of 64 weight rows.
   TileChoice narrow = chooseTileConfig(problem(64, 7168, 16, 8), kH100SMs);
   EXPECT_TRUE(narrow.swapAB);

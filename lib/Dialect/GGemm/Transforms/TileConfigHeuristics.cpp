@@ -22,7 +22,8 @@ static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// N, sized to the expected rows with room for +30 % (masked counts and
 /// segment lengths vary around the expectation) in steps of 8 (of 16 above
 /// 24 rows for INT8: the N values wgmma's s8 forms take).
-static TileChoice chooseSwapAbConfig(const ProblemSummary &problem) {
+static TileChoice chooseSwapAbConfig(const ProblemSummary &problem,
+                                     int64_t numSMs) {
   TileChoice choice;
   choice.swapAB = true;
   choice.blockK = 128 / problem.elementBytes;
@@ -36,6 +37,20 @@ static TileChoice chooseSwapAbConfig(const ProblemSummary &problem) {
       llvm::alignTo(rows, problem.integerOperands && rows > 24 ? 16 : 8));
   bool narrow = problem.n > 0 && problem.n <= 64;
   choice.blockN = narrow ? 64 : 128;
+  // Block-scaled FP8 whose 128-row weight tiles leave SMs idle (one group of
+  // decode tokens: N = 7168 makes 56 tiles): 64 weight rows on one consumer
+  // warpgroup, twice the CTAs. On an H100 that ran 1.03-1.26x as fast at
+  // 1 and 16 tokens and 1.18-1.57x at 64 over DeepGEMM's dense N, K (one
+  // group; bench/NOTES.md v17, decode tiles); with many tiles (masked
+  // decode over many groups) each CTA's K block would carry half the
+  // weights, so 128 stay.
+  if (!narrow && problem.blockScaled && problem.n > 0 &&
+      problem.numGroups > 0 && problem.rowsPerGroup > 0) {
+    int64_t tiles = ceilDiv(rows, choice.blockM) * problem.numGroups *
+                    ceilDiv(problem.n, 128);
+    if (tiles < numSMs)
+      choice.blockN = 64;
+  }
   choice.consumerWarpgroups = choice.blockN / 64;
   choice.rasterAlongM = false;
   return choice;
@@ -46,7 +61,7 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   bool smallGroups =
       problem.rowsPerGroup > 0 && problem.rowsPerGroup <= kSwapAbMaxRows;
   if (smallGroups && !problem.noSwapAB && problem.gateUpBlock == 0) {
-    TileChoice choice = chooseSwapAbConfig(problem);
+    TileChoice choice = chooseSwapAbConfig(problem, numSMs);
     choice.stages = chooseStages(problem, choice);
     return choice;
   }
