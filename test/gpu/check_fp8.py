@@ -134,8 +134,11 @@ def quantize_int8(t: torch.Tensor, dims):
     dimensions not in `dims` (amax over `dims` / 127): (int8, the f32
     scales, the float64 dequantised t)."""
     tf = t.float()
+    # An empty t (every group empty) still has one scale per index of the
+    # dimensions kept: none along an empty one.
+    kept = [1 if d in dims else t.shape[d] for d in range(t.dim())]
     amax = (tf.abs().amax(dim=dims, keepdim=True) if t.numel() else
-            torch.ones([1] * t.dim(), device=t.device))
+            torch.ones(kept, device=t.device))
     s = amax.clamp(min=1e-4) / I8_MAX
     q = torch.round(tf / s).clamp(-I8_MAX, I8_MAX).to(torch.int8)
     return q.contiguous(), s, q.double() * s.double()

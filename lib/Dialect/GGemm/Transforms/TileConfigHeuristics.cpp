@@ -182,8 +182,13 @@ int64_t mlir::ggemm::chooseStages(const ProblemSummary &problem,
   if (problem.blockScaled)
     stageBytes += scalesSlot(choice.blockM) +
                   (problem.perColumnScales ? scalesSlot(choice.blockN) : 128);
+  // At most 6 stages, 8 for block-scaled FP8: its narrow decode tiles
+  // (128x64, 128x32, swap-AB with 64 weight rows, 11-25 KB a stage) ran
+  // 1.00-1.10x as fast with 8 on an H100 (bench/NOTES.md v17); its large
+  // tiles fit 5 or 6 either way.
+  int64_t maxStages = problem.blockScaled ? 8 : 6;
   int64_t stages = std::min<int64_t>(
-      6, maxStagesThatFit(stageBytes, kMaxSmemBytesPerCta - 1024));
+      maxStages, maxStagesThatFit(stageBytes, kMaxSmemBytesPerCta - 1024));
   if (problem.k > 0)
     stages = std::min(stages,
                       std::max<int64_t>(2, ceilDiv(problem.k, choice.blockK)));
