@@ -37,7 +37,8 @@ run: torch._grouped_mm in its 2D x 2D K-ragged form (mat_a = dy.t(), a
 per-group cuBLAS loop (torch.mm(dy[s:e].t(), x[s:e], out=dw[g]), with
 out_dtype=float32 where torch.mm takes it). Each timing is one CUDA-graph
 replay (eager where capture fails; the table says so) between two CUDA
-events; the median of 30 after 5 warm-ups; L2 not flushed. GGEMM is timed
+events, queued behind a sleep kernel with L2 flushed before it
+(check_fp8.median_ms); the median of 30 after 5 warm-ups. GGEMM is timed
 before and after the peers and the faster median kept. Every row's ratio is
 the best same-dtype peer's time over GGEMM's (> 1: GGEMM faster); GGEMM's
 output is checked against the cuBLAS loop's before timing (rel. error
@@ -455,8 +456,10 @@ def bench(kernels, lines, quick=False, baseline=None):
               "DeepGEMM's k-grouped shapes, exactly the expected rows per group, "
               "bf16 dy and x, fresh random inputs per shape. Each time is the "
               "median of 30 CUDA-event timings of one CUDA-graph replay (eager "
-              "where marked) after 5 warm-ups; L2 not flushed (the (8, 768, "
-              "2048, 128) inputs, 5.5 MB, fit in it). GGEMM is timed before and "
+              "where marked) after 5 warm-ups, each queued behind a sleep "
+              "kernel with L2 flushed before it (check_fp8.median_ms, since "
+              "2026-11-26; before, from an idle GPU with warm L2). GGEMM is "
+              "timed before and "
               "after the peers; the faster median is kept and the other shown. "
               "A peer cell gives us (TFLOP/s) and the dtype it wrote. Ratio: "
               "the best peer's time / GGEMM's (> 1: GGEMM faster). TFLOP/s = "

@@ -41,7 +41,8 @@ again with it and some must fail, which shows the check sees that mask.
 
 With --bench (needs --bf16-bundles, the bf16 K-ragged bundles): on
 DeepGEMM's shapes with exactly the expected rows per group, in interleaved
-rounds of CUDA-graph replays (median of 30; L2 not flushed): GGEMM FP8 (f32
+rounds of CUDA-graph replays (median of 30; check_fp8.median_ms: queued
+behind a sleep kernel, L2 flushed before each): GGEMM FP8 (f32
 dw), GGEMM bf16 (f32 dw, the same problem in bf16), torch._grouped_mm 2D x 2D
 in bf16 (bf16 out), and a per-group loop of cuBLAS FP8 with 1x128 x 1x128
 scales through torch's scaled_mm where this torch takes that recipe (checked
@@ -283,7 +284,8 @@ def fp8_loop_peer(dy, dys, x, xs, bounds, dw_ref):
 def bench(kernels, bf16_kernels, lines, quick=False, variants=None):
     lines += ["", "## Speed", "",
               "Interleaved rounds of CUDA-graph replays, median of 30 after 3 "
-              "warm-ups; L2 not flushed. TFLOP/s = 2 N K T / time. Ratio = "
+              "warm-ups, queued behind a sleep kernel with L2 flushed before "
+              "each (check_fp8.median_ms). TFLOP/s = 2 N K T / time. Ratio = "
               "the best peer's time / GGEMM FP8's (peers: torch._grouped_mm "
               "bf16 and the cuBLAS FP8 loop).", "",
               "| G, N, K, rows/group | GGEMM FP8 us (TFLOP/s) | GGEMM bf16 us "
