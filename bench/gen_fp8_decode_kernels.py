@@ -54,6 +54,24 @@ CONFIGS = {
 }
 
 
+# Split-K, emulated (bench_fp8_decode.py's last table): S K-slices of the
+# dense problem as one batched FP8 matmul with 128x128 tiles (S x N / 128
+# CTAs), whose partial products the timing does not reduce: what the main
+# loop of a split-K kernel with wide weight tiles would take.
+SPLITS = {(7168, 16384): 2, (4096, 7168): 4, (2112, 7168): 7, (7168, 2048): 2}
+SPLIT_CONFIG = "block_m = 128, block_n = 128, block_k = 128, stages = 6"
+
+
+def split_kernel(n, k, s):
+    """fp8_splitk_n{n}_k{k}_s{s}: batched [B, M, k / s] x [B, n, k / s]."""
+    ks = k // s
+    name, args, lines, epi, _, scales = gen.grouped("batched", n, ks,
+                                                    name=f"fp8_splitk_n{n}_k{k}_s{s}")
+    gen.write(name, args, list(lines), epi,
+              f"#ggemm.tile_config<{SPLIT_CONFIG}>", scales, out_dir=OUT,
+              generator="bench/gen_fp8_decode_kernels.py")
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     for old in os.listdir(OUT):
@@ -66,6 +84,7 @@ def main():
             gen.write(f"{name}_{label}", args, list(lines), epi,
                       f"#ggemm.tile_config<{config}>", scales, out_dir=OUT,
                       generator="bench/gen_fp8_decode_kernels.py")
+        split_kernel(n, k, SPLITS[(n, k)])
 
 if __name__ == "__main__":
     main()
