@@ -57,10 +57,11 @@ def split_k_table(bundles: Path, experiments: Path, hbm: float) -> list:
             xq, xs = c.quantize_rows(x)
             xs_mn = c.mn_major(xs)
             x3 = xq.view(m, split, ks).permute(1, 0, 2).contiguous()
-            pad = -(-m // 4) * 4
-            storage = torch.zeros(split, kbs, pad, device="cuda")
-            storage[:, :, :m] = xs.view(m, split, kbs).permute(1, 2, 0)
-            xs3 = storage.transpose(1, 2)[:, :m, :]
+            # MN-major over all S x M rows (the runtime wants the groups'
+            # rows back to back).
+            rows = xs.view(m, split, kbs).permute(1, 0, 2).reshape(split * m,
+                                                                   kbs)
+            xs3 = rows.t().contiguous().t().view(split, m, kbs)
             indptr = torch.tensor([0, m], dtype=torch.int32, device="cuda")
             y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
             y3 = torch.empty(split, m, n, device="cuda", dtype=torch.bfloat16)
