@@ -41,6 +41,8 @@ CONFIGS = {
     "m64n32c2s8": "block_m = 64, block_n = 32, block_k = 128, stages = 8, "
                   "consumer_warpgroups = 1, cluster_m = 2",
     "m128n32s8": "block_m = 128, block_n = 32, block_k = 128, stages = 8",
+    # 56 columns: N = 7168 in 128 tiles, nearly one per SM (64 columns: 112).
+    "m128n56s8": "block_m = 128, block_n = 56, block_k = 128, stages = 8",
     # Swap-AB (the weight tile in wgmma's M, the tokens in its N): select-
     # config's choice for <= 64 rows is 128 weight rows over two consumer
     # warpgroups (N = 7168: 56 CTAs); 64 weight rows on one give twice the
