@@ -289,7 +289,7 @@ for step in $steps; do
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   probe-weight-stream)
     # Does the decode weight stream's DRAM pattern cap it (NOTES v17)?
-    GGEMM_COMMIT=${PROBE_COMMIT:-$commit} python3 bench/probe_weight_stream.py \
+    GGEMM_COMMIT=$commit python3 bench/probe_weight_stream.py \
       --report "$OUT/probe-weight-stream.md" 2>&1 | tee "$OUT/probe.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   profile-fp8-decode)
