@@ -14,7 +14,7 @@
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [fp8-decode] [probe-weight-stream] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [fp8-decode] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -286,11 +286,6 @@ for step in $steps; do
     python3 bench/bench_fp8_decode.py --bundles .device/bundles_fp8 \
       --experiments .device/bundles_fp8_decode \
       --report "$OUT/fp8-decode.md" 2>&1 | tee "$OUT/fp8-decode.log"
-    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
-  probe-weight-stream)
-    # Does the decode weight stream's DRAM pattern cap it (NOTES v17)?
-    GGEMM_COMMIT=$commit python3 bench/probe_weight_stream.py \
-      --report "$OUT/probe-weight-stream.md" 2>&1 | tee "$OUT/probe.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   profile-fp8-decode)
     # Dense FP8 at M = 128 and its cuBLAS peer: where the weight stream
