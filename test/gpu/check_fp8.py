@@ -849,9 +849,10 @@ def median_ms(fns, repeats=20, warmup=3):
     the whole round behind it (checked: a round whose sleep ended before the
     host had queued it is discarded and the sleep doubled), so that no
     event pair times the host's launch overhead, which was most of a
-    50-90 us launch when each launch was timed from an idle GPU (NOTES,
-    "FP8 decode timing"); and L2 is flushed before each timed launch, so
-    that no launch reads the weights its predecessor left in L2."""
+    50-90 us launch when each launch was timed from an idle GPU
+    (bench/NOTES.md v17); L2 is flushed before each timed launch, so that
+    no launch reads the weights its predecessor left in L2; and the rounds
+    rotate which function goes first."""
     for fn in fns:
         for _ in range(warmup):
             fn()
@@ -876,15 +877,19 @@ def median_ms(fns, repeats=20, warmup=3):
         torch.cuda._sleep(sleep_cycles)
         slept = torch.cuda.Event()
         slept.record()
-        events = []
-        for fn in fns:
+        # Each round starts at the next function: the first launch after
+        # the sleep ran 1-6 % slower than an identical kernel timed later
+        # in the round (same PTX, 14-60 µs launches; NOTES v17).
+        order = [(i + done) % len(fns) for i in range(len(fns))]
+        events = [None] * len(fns)
+        for i in order:
             flush.zero_()
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             start.record()
-            fn()
+            fns[i]()
             end.record()
-            events.append((start, end))
+            events[i] = (start, end)
         if slept.query():
             if sleep_cycles >= 1 << 34:
                 raise RuntimeError("median_ms: the host cannot queue one "
