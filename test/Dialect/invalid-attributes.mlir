@@ -67,15 +67,24 @@ func.func @tile_config_missing() attributes {
 
 // -----
 
-// expected-error @+2 {{expects 1 or 2 consumer warpgroups, got 3}}
+// expected-error @+2 {{expects 1 to 3 consumer warpgroups, got 4}}
 func.func @tile_config_warpgroups() attributes {
-    a = #ggemm.tile_config<block_m = 192, block_n = 128, block_k = 64, consumer_warpgroups = 3>} {
+    a = #ggemm.tile_config<block_m = 256, block_n = 128, block_k = 64, consumer_warpgroups = 4>} {
   return
 }
 
 // -----
 
-// expected-error @+2 {{expects 1 or 2 consumer warpgroups, got 0}}
+// Three consumer warpgroups own 192 rows: a 256-row tile does not split.
+// expected-error @+2 {{expects block_m to be a multiple of 192 (64 rows per consumer warpgroup) and at most 256, got 256}}
+func.func @tile_config_three_warpgroups() attributes {
+    a = #ggemm.tile_config<block_m = 256, block_n = 128, block_k = 64, consumer_warpgroups = 3>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects 1 to 3 consumer warpgroups, got 0}}
 func.func @tile_config_no_warpgroups() attributes {
     a = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, consumer_warpgroups = 0>} {
   return

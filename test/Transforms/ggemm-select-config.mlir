@@ -134,10 +134,12 @@ func.func @small_k(%x: memref<4x100x64xbf16>, %w: memref<4x64x64xbf16>,
 
 // FP8 with block scales: block_k = 128 (one 128-byte swizzle row of 1-byte
 // elements, one scale block), at most 192 columns (the accumulator and the
-// K block's product both live in registers: 2 x 96 per thread), 5 stages of
-// 16 + 24 KB tiles plus their scales.
+// K block's product both live in registers: 2 x 96 per thread); on large
+// groups the 128x192 tile's work as 192x128 over three consumer warpgroups
+// (2 x 64 registers each), 4 stages of 24 + 16 KB tiles plus their scales
+// (the default, not printed), walked along n (the default).
 // CHECK-LABEL: func.func @fp8(
-// CHECK: config = #ggemm.tile_config<block_m = 128, block_n = 192, block_k = 128, stages = 5, raster = along_m>
+// CHECK: config = #ggemm.tile_config<block_m = 192, block_n = 128, block_k = 128, consumer_warpgroups = 3>
 func.func @fp8(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M3FN>,
                %indptr: memref<9xi32>, %xs: memref<?x56xf32>, %ws: memref<8x32x56xf32>,
                %y: memref<?x4096xbf16>) {

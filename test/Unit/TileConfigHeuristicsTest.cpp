@@ -132,17 +132,31 @@ TEST(ChooseTileConfig, NoMoreStagesThanKBlocks) {
 TEST(ChooseTileConfig, BlockScaledFp8) {
   // FP8 with 1x128 / 128x128 scales: K blocks of 128, at most 192 columns
   // (two f32 register sets per consumer: the K block's product and the
-  // sum), scales counted in each stage.
+  // sum), scales counted in each stage. Large groups: the 128x192 tile's
+  // work as 192x128 over three consumer warpgroups.
   ProblemSummary p = problem(7168, 16384, 0, 1, 1);
   p.blockScaled = true;
   TileChoice c = chooseTileConfig(p, kH100SMs);
   EXPECT_EQ(c.blockK, 128);
-  EXPECT_EQ(c.blockM, 128);
-  EXPECT_EQ(c.blockN, 192);
-  // A stage: 16 + 24 KB of tiles + 640 B of activation scales + 128 B of
-  // weight scales; 5 fit.
-  EXPECT_EQ(c.stages, 5);
+  EXPECT_EQ(c.blockM, 192);
+  EXPECT_EQ(c.blockN, 128);
+  EXPECT_EQ(c.consumerWarpgroups, 3);
+  // A stage: 24 + 16 KB of tiles and the scales; 5 would fit, 4 leave room
+  // for the three warpgroups' store boxes.
+  EXPECT_EQ(c.stages, 4);
   EXPECT_LE(ringBytes(c, 1), kMaxSmemBytesPerCta);
+  // Per-column scales (K-ragged) and gated tiles keep 128x192.
+  ProblemSummary columns = p;
+  columns.perColumnScales = true;
+  TileChoice cc = chooseTileConfig(columns, kH100SMs);
+  EXPECT_EQ(cc.blockM, 128);
+  EXPECT_EQ(cc.blockN, 192);
+  EXPECT_EQ(cc.consumerWarpgroups, 2);
+  // Three consumer warpgroups only for block-scaled FP8.
+  for (const ProblemSummary &q : sweep())
+    if (!q.blockScaled)
+      EXPECT_LE(chooseTileConfig(q, kH100SMs).consumerWarpgroups, 2)
+          << describe(q);
   // The same problem without scales may take 256 columns.
   p.blockScaled = false;
   EXPECT_EQ(chooseTileConfig(p, kH100SMs).blockN, 256);
@@ -158,10 +172,12 @@ TEST(ChooseTileConfig, BlockScaledFp8TakesWideTilesOnlyWhereTheyPay) {
     p.blockScaled = true;
     return p;
   };
+  // The columns of the 128-row tile chosen; a 192x128 three-warpgroup
+  // tile stands for 128x192 (the same work per K block).
   auto width = [&](int64_t n, int64_t k, int64_t rows, int64_t groups) {
-    return chooseTileConfig(blockScaled(problem(n, k, rows, groups, 1)),
-                            kH100SMs)
-        .blockN;
+    TileChoice c =
+        chooseTileConfig(blockScaled(problem(n, k, rows, groups, 1)), kH100SMs);
+    return c.consumerWarpgroups == 3 ? c.blockM : c.blockN;
   };
   // Large groups, known or not: 192 columns (1.11x 128 on an H100).
   EXPECT_EQ(width(6144, 7168, 4096, 8), 192);
@@ -322,7 +338,9 @@ TEST(ChooseTileConfig, UnknownNDefaultsTo128x256) {
   EXPECT_EQ(c.blockN, 256);
   ProblemSummary fp8 = problem(0, 0, 0, 0, /*elementBytes=*/1);
   fp8.blockScaled = true;
-  EXPECT_EQ(chooseTileConfig(fp8, kH100SMs).blockN, 192);
+  TileChoice f = chooseTileConfig(fp8, kH100SMs);
+  EXPECT_EQ(f.blockM * f.blockN, 192 * 128);
+  EXPECT_EQ(f.consumerWarpgroups, 3);
 }
 
 TEST(ChooseTileConfig, NMajorWeightsUse64ColumnBoxes) {

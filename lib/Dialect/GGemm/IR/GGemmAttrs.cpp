@@ -118,8 +118,8 @@ TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t blockM, int64_t blockN, int64_t blockK,
                        int64_t stages, int64_t consumerWarpgroups, bool swapAB,
                        int64_t clusterM, int64_t clusterN, RasterOrder) {
-  if (consumerWarpgroups < 1 || consumerWarpgroups > 2)
-    return emitError() << "expects 1 or 2 consumer warpgroups, got "
+  if (consumerWarpgroups < 1 || consumerWarpgroups > 3)
+    return emitError() << "expects 1 to 3 consumer warpgroups, got "
                        << consumerWarpgroups;
   if (!swapAB) {
     // Each consumer warpgroup owns whole m64 wgmma row blocks.

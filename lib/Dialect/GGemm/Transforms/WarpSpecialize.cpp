@@ -388,13 +388,22 @@ struct WarpSpecializePass
              << "expects " << (swapped ? "block_n" : "block_m") << " ("
              << mmaRows << ") to be 64 x the consumer warpgroups (" << consumers
              << "): each consumer warpgroup computes 64 rows of the mma";
-    int64_t registers =
-        128 * (producerRegisters + consumers * consumerRegisters);
+    // Budgets not given as options: with three consumer warpgroups the
+    // defaults (40 + 2 x 232) would not fit, so the producer keeps 24 and
+    // the consumers share the rest (160 each).
+    int64_t producerBudget = producerRegisters,
+            consumerBudget = consumerRegisters;
+    if (consumers == 3 && producerRegisters.getNumOccurrences() == 0 &&
+        consumerRegisters.getNumOccurrences() == 0) {
+      producerBudget = 24;
+      consumerBudget = (64 * 1024 / 128 - producerBudget) / consumers / 8 * 8;
+    }
+    int64_t registers = 128 * (producerBudget + consumers * consumerBudget);
     if (registers > 64 * 1024)
       return launch.emitOpError()
              << "expects the roles' registers to fit an SM's 65536: 128 x ("
-             << producerRegisters.getValue() << " + " << consumers << " x "
-             << consumerRegisters.getValue() << ") = " << registers;
+             << producerBudget << " + " << consumers << " x " << consumerBudget
+             << ") = " << registers;
 
     Location loc = launch.getLoc();
     // The ring comes first in the launch, so its mbarriers are set up before
@@ -419,8 +428,8 @@ struct WarpSpecializePass
                                       RingLayoutAttr(), multicast);
     b.setInsertionPoint(program->tileLoop);
     auto roles = WarpSpecializeOp::create(
-        b, loc, b.getI64IntegerAttr(producerRegisters),
-        b.getI64IntegerAttr(consumers), b.getI64IntegerAttr(consumerRegisters));
+        b, loc, b.getI64IntegerAttr(producerBudget),
+        b.getI64IntegerAttr(consumers), b.getI64IntegerAttr(consumerBudget));
     b.createBlock(&roles.getProducer());
     RoleBuilder(b, *program, ring).buildProducer();
     YieldOp::create(b, loc);

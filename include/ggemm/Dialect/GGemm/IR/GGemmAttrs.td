@@ -263,6 +263,10 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
                        cluster_m = 1, cluster_n = 1, raster = along_n>
     ```
 
+    Each consumer warpgroup computes 64 rows of the mma (block_m, or
+    block_n with swap_ab): one to three of them (three: 192-row tiles, which
+    ggemm-select-config gives block-scaled FP8 on large groups).
+
     The attribute checks what does not depend on the element type (wgmma
     tile shapes, stage and warpgroup ranges, cluster sizes); the ops that
     carry it also check block_k against the element type and the shared

@@ -484,11 +484,13 @@ def GGemmWarpSpecialize : Pass<"ggemm-warp-specialize", "::mlir::ModuleOp"> {
     Option<"producerRegisters", "producer-registers", "int64_t",
            /*default=*/"40",
            "setmaxnreg budget of the producer warpgroup (24..256, a multiple "
-           "of 8)">,
+           "of 8; with three consumer warpgroups and neither budget given, "
+           "24)">,
     Option<"consumerRegisters", "consumer-registers", "int64_t",
            /*default=*/"232",
            "setmaxnreg budget of each consumer warpgroup (24..256, a "
-           "multiple of 8)">,
+           "multiple of 8; with three consumer warpgroups and neither budget "
+           "given, 160)">,
     Option<"pendingMmas", "pending-mmas", "int64_t", /*default=*/"1",
            "wgmma groups a consumer keeps in flight while it waits for the "
            "next stage (0 or 1)">,
