@@ -94,7 +94,7 @@ TEST(ChooseTileConfig, StagesFitTheSharedMemoryBudget) {
   for (const ProblemSummary &p : sweep()) {
     TileChoice c = chooseTileConfig(p, kH100SMs);
     EXPECT_GE(c.stages, 1) << describe(p);
-    EXPECT_LE(c.stages, p.blockScaled ? 8 : 6) << describe(p);
+    EXPECT_LE(c.stages, p.elementBytes == 1 ? 8 : 6) << describe(p);
     EXPECT_LE(ringBytes(c, p.elementBytes), kMaxSmemBytesPerCta) << describe(p);
   }
   // Block-scaled FP8 decode tiles take 8 stages, its large tiles what fits.
@@ -195,10 +195,24 @@ TEST(ChooseTileConfig, BlockScaledFp8TakesWideTilesOnlyWhereTheyPay) {
   EXPECT_EQ(width(4096, 7168, 128, 1), 32);
   EXPECT_EQ(width(7168, 16384, 128, 1), 64);
   EXPECT_EQ(width(7168, 2048, 128, 1), 64);
-  // Not without a known group count, nor for other kinds.
+  // The same rules for FP8 with tensor-wise or per-row scales and INT8
+  // (8-bit operands), in one group: 32 columns at N = 2112, swap-AB tiles
+  // of 64 weight rows at 16 rows.
+  for (bool integer : {false, true}) {
+    ProblemSummary q = problem(2112, 7168, 128, 1, 1);
+    q.integerOperands = integer;
+    EXPECT_EQ(chooseTileConfig(q, kH100SMs).blockN, 32) << integer;
+    q.rowsPerGroup = 16;
+    TileChoice c = chooseTileConfig(q, kH100SMs);
+    EXPECT_TRUE(c.swapAB) << integer;
+    EXPECT_EQ(c.blockN, 64) << integer;
+    EXPECT_EQ(c.consumerWarpgroups, 1) << integer;
+    EXPECT_EQ(c.stages, 8) << integer;
+  }
+  // Not without a known group count, nor for 16-bit operands.
   EXPECT_EQ(width(2112, 7168, 128, 0), 128);
   for (const ProblemSummary &q : sweep())
-    if (!q.blockScaled)
+    if (q.elementBytes != 1)
       EXPECT_NE(chooseTileConfig(q, kH100SMs).blockN, 32) << describe(q);
   // A gated tile's halves of 96 columns: not with block scales.
   ProblemSummary gated = blockScaled(problem(4096, 7168, 4096, 8, 1));

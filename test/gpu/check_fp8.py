@@ -448,7 +448,7 @@ def build_cases(names, rng):
                           ("segment", [m], n, k)))
     # The one-weight kernels (G = 1 static) of the benchmark's dense shapes.
     for name in names:
-        if name.startswith("fp8_dense_n"):
+        if name.startswith(("fp8_dense_n", "int8_dense_n")):
             n, k = (int(t[1:]) for t in name.split("_")[2:4])
             for m in (1, 128, 129, 4096):
                 cases.append((f"dense (G = 1 kernel) m={m} n={n} k={k}", name,
@@ -1123,7 +1123,26 @@ def scaled_mm_peer(xq, xs, wq, ws):
         return f"{type(error).__name__}: {str(error)[:120]}"
 
 
-def bench_scaled(kernels, lines):
+def dense_variants(kernels, name, g, baseline):
+    """For one group: the one-weight kernel of `name` (`*_dense_*`, as a
+    dense call of the Python layer compiles it) to time as ours, and the
+    others to time in the same rounds: the any-G kernel, and the one-weight
+    kernel of the baseline bundles. Returns (kernel, [(label, kernel)])."""
+    dense = name.replace("_seg_", "_dense_")
+    if g != 1 or dense not in kernels:
+        return kernels[name], []
+    others = [("any-G kernel", kernels[name])]
+    if baseline and dense in baseline:
+        others.append(("baseline", baseline[dense]))
+    return kernels[dense], others
+
+
+def others_note(others, times):
+    return "".join(f" ({label} {t:.3f} ms)" for (label, _), t in
+                   zip(others, times))
+
+
+def bench_scaled(kernels, lines, baseline=None):
     """The tensor-wise and per-row kernels against torch._scaled_mm with
     the same scales (one call per group on the grouped shapes)."""
     shapes = [("per_row", "fp8_seg_n4096_k7168_rowwise_kernel", g, rows,
@@ -1146,9 +1165,13 @@ def bench_scaled(kernels, lines):
         offsets = torch.arange(0, m + 1, rows, dtype=torch.int32,
                                device="cuda")
         y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-        kern = kernels[name]
+        kern, others = dense_variants(kernels, name, g, baseline)
+
         def ours():
             kern(x=xq, w=wq, x_scale=xs, w_scale=ws, seg_indptr=offsets, y=y)
+        other_fns = [lambda o=o: o(x=xq, w=wq, x_scale=xs, w_scale=ws,
+                                   seg_indptr=offsets, y=y)
+                     for _, o in others]
         fns, refusal = [], ""
         for gi in range(g):
             part = slice(gi * rows, (gi + 1) * rows)
@@ -1161,9 +1184,11 @@ def bench_scaled(kernels, lines):
         tf = lambda ms: 2.0 * m * n * k / ms / 1e9  # noqa: E731
         label = f"G={g} M={m} N={n} K={k}"
         if len(fns) == g:
-            t_ours, peer = median_ms([ours, lambda: [f() for f in fns]])
+            t_ours, peer, *t_others = median_ms(
+                [ours, lambda: [f() for f in fns]] + other_fns)
         else:
-            [t_ours] = median_ms([ours])
+            t_ours, *t_others = median_ms([ours] + other_fns)
+        label += others_note(others, t_others)
         if len(fns) == g:
             ratios.append(peer / t_ours)
             lines.append(f"| {kind} | {label} | {t_ours:.3f} | {tf(t_ours):.0f}"
@@ -1179,7 +1204,7 @@ def bench_scaled(kernels, lines):
     print(summary, flush=True)
 
 
-def bench_int8(kernels, lines):
+def bench_int8(kernels, lines, baseline=None):
     """The INT8 kernels against cuBLAS's int8 GEMM (torch._int_mm, one call
     per group) followed by the same dequantisation in torch (int32 sum to
     f32, times the scales, to bf16): what a torch user writes without a
@@ -1205,9 +1230,13 @@ def bench_int8(kernels, lines):
         offsets = torch.arange(0, m + 1, rows, dtype=torch.int32,
                                device="cuda")
         y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-        kern = kernels[name]
+        kern, others = dense_variants(kernels, name, g, baseline)
+
         def ours():
             kern(x=xq, w=wq, x_scale=xs, w_scale=ws, seg_indptr=offsets, y=y)
+        other_fns = [lambda o=o: o(x=xq, w=wq, x_scale=xs, w_scale=ws,
+                                   seg_indptr=offsets, y=y)
+                     for _, o in others]
         parts = [slice(gi * rows, (gi + 1) * rows) for gi in range(g)]
         wt = [wq[gi].t() for gi in range(g)]  # [K, N], column-major
 
@@ -1239,7 +1268,9 @@ def bench_int8(kernels, lines):
                          f"{type(error).__name__}: {str(error)[:100]} | | | |")
             print(lines[-1], flush=True)
             continue
-        t_ours, t_peer, t_mm = median_ms([ours, peer, peer_mm])
+        t_ours, t_peer, t_mm, *t_others = median_ms([ours, peer, peer_mm]
+                                                     + other_fns)
+        label += others_note(others, t_others)
         ratios.append(t_peer / t_ours)
         lines.append(f"| {kind} | {label} | {t_ours:.3f} | {tops(t_ours):.0f} "
                      f"| {t_peer:.3f} | {tops(t_peer):.0f} | {t_mm:.3f} | "
@@ -1346,9 +1377,9 @@ def main() -> int:
         if "block" in args.bench_kinds:
             bench(kernels, manifests, lines, baseline)
         if "scaled" in args.bench_kinds:
-            bench_scaled(kernels, lines)
+            bench_scaled(kernels, lines, baseline)
         if "int8" in args.bench_kinds:
-            bench_int8(kernels, lines)
+            bench_int8(kernels, lines, baseline)
     if args.report:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text("\n".join(lines) + "\n")

@@ -94,6 +94,21 @@ def dense(n, k):
     return name, args, lines, None, None, BLOCKS
 
 
+def dense_scaled(n, k, scales, name, f8=F8):
+    """A dense GEMM with tensor-wise or per-row scales: segment_matmul with
+    one weight and one segment, static (`fp8_dense_*` / `int8_dense_*`)."""
+    xs, ws = scale_types(*scales, k, n, "")
+    ws = ws.replace("memref<?", "memref<1")
+    w = f"memref<1x{n}x{k}x{f8}>"
+    args = [f"%x: memref<?x{k}x{f8}>", f"%w: {w}", "%p: memref<2xi32>",
+            f"%xs: {xs}", f"%ws: {ws}", f"%y: memref<?x{n}xbf16>"]
+    lines = [f"  ggemm.segment_matmul ins(%x, %w : memref<?x{k}x{f8}>, {w})",
+             "      segments(%p : memref<2xi32>)",
+             f"      scales(%xs, %ws : {xs}, {ws})",
+             f"      outs(%y : memref<?x{n}xbf16>)"]
+    return name, args, lines, None, None, scales
+
+
 def epilogue(act, acc):
     parts = []
     if act:
@@ -222,6 +237,12 @@ def main():
                            scales=rowwise))
     kernels.append(segment(2112, 7168, name="fp8_seg_n2112_k7168_tensor",
                            scales=tensor))
+    # Their one-weight forms (G = 1 static, as a dense call of the Python
+    # layer compiles them), for the decode rows of the benchmark.
+    kernels.append(dense_scaled(4096, 7168, rowwise,
+                                "fp8_dense_n4096_k7168_rowwise"))
+    kernels.append(dense_scaled(2112, 7168, tensor,
+                                "fp8_dense_n2112_k7168_tensor"))
     kernels.append(segment(2049, 1600, widx=True, bias=True, act="gelu",
                            name="fp8_seg_n2049_k1600_mixed_idx_bias_gelu",
                            scales=("per_row", "tensor")))
@@ -261,6 +282,10 @@ def main():
                            scales=("tensor", "per_row"), **i8))
     kernels.append(segment(520, 1024, out="f32", scales=tensor,
                            name="int8_seg_n520_k1024_exact", **i8))
+    kernels.append(dense_scaled(4096, 7168, rowwise,
+                                "int8_dense_n4096_k7168_rowwise", f8="i8"))
+    kernels.append(dense_scaled(2112, 7168, tensor,
+                                "int8_dense_n2112_k7168_tensor", f8="i8"))
     kernels.append(with_config(
         segment(4096, 7168, widx=True, scales=rowwise,
                 name="int8_seg_n4096_k7168_rowwise_swap32_idx", **i8),

@@ -37,14 +37,15 @@ static TileChoice chooseSwapAbConfig(const ProblemSummary &problem,
       llvm::alignTo(rows, problem.integerOperands && rows > 24 ? 16 : 8));
   bool narrow = problem.n > 0 && problem.n <= 64;
   choice.blockN = narrow ? 64 : 128;
-  // Block-scaled FP8 whose 128-row weight tiles leave SMs idle (one group of
-  // decode tokens: N = 7168 makes 56 tiles): 64 weight rows on one consumer
-  // warpgroup, twice the CTAs. On an H100 that ran 1.03-1.26x as fast at
-  // 1 and 16 tokens and 1.18-1.57x at 64 over DeepGEMM's dense N, K (one
-  // group; bench/NOTES.md v17, decode tiles); with many tiles (masked
-  // decode over many groups) each CTA's K block would carry half the
-  // weights, so 128 stay.
-  if (!narrow && problem.blockScaled && problem.n > 0 &&
+  // 8-bit operands (FP8 with any scales, INT8) whose 128-row weight tiles
+  // leave SMs idle (one group of decode tokens: N = 7168 makes 56 tiles):
+  // 64 weight rows on one consumer warpgroup, twice the CTAs. On an H100
+  // that ran 1.03-1.26x as fast at 1 and 16 tokens and 1.18-1.57x at 64
+  // over DeepGEMM's dense N, K with block scales (one group; bench/NOTES.md
+  // v17, decode tiles), and the other scale kinds and INT8 share the
+  // weight stream (v17); with many tiles (masked decode over many groups)
+  // each CTA's K block would carry half the weights, so 128 stay.
+  if (!narrow && problem.elementBytes == 1 && problem.n > 0 &&
       problem.numGroups > 0 && problem.rowsPerGroup > 0) {
     int64_t tiles = ceilDiv(rows, choice.blockM) * problem.numGroups *
                     ceilDiv(problem.n, 128);
@@ -108,10 +109,10 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
     double bestCost = 0;
     bool found = false;
     // 32 columns only where waves are counted (known rows and groups) and
-    // only for block-scaled FP8, the kind it was measured on.
+    // only for 8-bit operands (FP8, INT8), the kinds measured (v17).
     bool countsWaves = problem.rowsPerGroup > 0 && problem.numGroups > 0;
     for (int64_t bn : {256, 192, 128, 64, 32}) {
-      if (bn == 32 && !(problem.blockScaled && countsWaves))
+      if (bn == 32 && !(problem.elementBytes == 1 && countsWaves))
         continue;
       // Block scales: 256 columns would need 2 x 128 accumulator registers
       // per consumer thread (product and sum), more than setmaxnreg's 240
@@ -201,11 +202,11 @@ int64_t mlir::ggemm::chooseStages(const ProblemSummary &problem,
   if (problem.blockScaled)
     stageBytes += scalesSlot(choice.blockM) +
                   (problem.perColumnScales ? scalesSlot(choice.blockN) : 128);
-  // At most 6 stages, 8 for block-scaled FP8: its narrow decode tiles
-  // (128x64, 128x32, swap-AB with 64 weight rows, 11-25 KB a stage) ran
-  // 1.00-1.10x as fast with 8 on an H100 (bench/NOTES.md v17); its large
-  // tiles fit 5 or 6 either way.
-  int64_t maxStages = problem.blockScaled ? 8 : 6;
+  // At most 6 stages, 8 for 8-bit operands (FP8, INT8): block-scaled FP8's
+  // narrow decode tiles (128x64, 128x32, swap-AB with 64 weight rows,
+  // 11-25 KB a stage) ran 1.00-1.10x as fast with 8 on an H100
+  // (bench/NOTES.md v17); large tiles fit 4 to 6 either way.
+  int64_t maxStages = problem.elementBytes == 1 ? 8 : 6;
   int64_t stages = std::min<int64_t>(
       maxStages, maxStagesThatFit(stageBytes, kMaxSmemBytesPerCta - 1024));
   if (problem.k > 0)
