@@ -9,7 +9,7 @@ product of the dequantised operands); timings use check_fp8.median_ms
 (launches queued behind a sleep kernel, L2 flushed before each).
 
     python3 bench/bench_fp8_decode.py --bundles .device/bundles_fp8 \\
-        --experiments .device/bundles_fp8_decode --report out.md
+        --experiments .device/bundles_fp8_decode [--baseline DIR] --report out.md
 """
 import argparse
 import datetime
@@ -95,6 +95,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundles", type=Path, required=True)
     parser.add_argument("--experiments", type=Path, required=True)
+    parser.add_argument("--baseline", type=Path,
+                        help="bundles of an earlier commit whose dense "
+                        "kernels are timed in the same rounds (column "
+                        "'was<COMMIT>')")
     parser.add_argument("--report", type=Path)
     parser.add_argument("--commit", default=os.environ.get("GGEMM_COMMIT",
                                                            "unknown"))
@@ -123,6 +127,10 @@ def main() -> int:
                    .replace("_kernel", ""), p)
                   for p in sorted(args.experiments.glob(
                       f"fp8_dense_n{n}_k{k}_*_kernel.json"))]
+        if args.baseline:
+            tag = (args.baseline / "COMMIT").read_text().strip() if (
+                args.baseline / "COMMIT").exists() else "baseline"
+            names.append((f"was{tag}", args.baseline / f"{default}.json"))
         kernels = [(label, Kernel(path)) for label, path in names
                    if path.exists()]
         if not header_done:

@@ -285,6 +285,7 @@ for step in $steps; do
     GGEMM_COMMIT=$(cat .device/bundles_fp8/COMMIT 2>/dev/null || echo "$commit") \
     python3 bench/bench_fp8_decode.py --bundles .device/bundles_fp8 \
       --experiments .device/bundles_fp8_decode \
+      ${FP8_DECODE_BASELINE:+--baseline "$FP8_DECODE_BASELINE"} \
       --report "$OUT/fp8-decode.md" 2>&1 | tee "$OUT/fp8-decode.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   profile-fp8-decode)
