@@ -64,6 +64,15 @@ SPLITS = {(7168, 16384): 2, (4096, 7168): 4, (2112, 7168): 7, (7168, 2048): 2}
 SPLIT_CONFIG = "block_m = 128, block_n = 128, block_k = 128, stages = 6"
 
 
+# The row-stride test (bench/bench_fp8_stride.py): N = 7168, K = 16384 is the
+# one decode shape with a power-of-two weight row stride (16 KB) and enough
+# CTAs, and it reads at 65 % of HBM in every tiling tried. The same kernels
+# with K padded by one 128-wide block (row stride 16512 bytes) tell whether
+# the stride is what caps it.
+STRIDE_NK = [(7168, 16384 + 128)]
+STRIDE_LABELS = ("m128n64s8", "swap64n64")
+
+
 def split_kernel(n, k, s):
     """fp8_splitk_n{n}_k{k}_s{s}: batched [B, M, k / s] x [B, n, k / s]."""
     ks = k // s
@@ -87,6 +96,12 @@ def main():
                       f"#ggemm.tile_config<{config}>", scales, out_dir=OUT,
                       generator="bench/gen_fp8_decode_kernels.py")
         split_kernel(n, k, SPLITS[(n, k)])
+    for n, k in STRIDE_NK:
+        name, args, lines, epi, _, scales = gen.dense(n, k)
+        for label in STRIDE_LABELS:
+            gen.write(f"fp8_pad_n{n}_k{k}_{label}", args, list(lines), epi,
+                      f"#ggemm.tile_config<{CONFIGS[label]}>", scales,
+                      out_dir=OUT, generator="bench/gen_fp8_decode_kernels.py")
 
 if __name__ == "__main__":
     main()

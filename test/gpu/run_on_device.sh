@@ -14,7 +14,7 @@
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [fp8-decode] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [fp8-decode] [fp8-stride] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -287,6 +287,14 @@ for step in $steps; do
       --experiments .device/bundles_fp8_decode \
       ${FP8_DECODE_BASELINE:+--baseline "$FP8_DECODE_BASELINE"} \
       --report "$OUT/fp8-decode.md" 2>&1 | tee "$OUT/fp8-decode.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  fp8-stride)
+    # FP8 decode with the weight rows 16384 against 16512 bytes apart
+    # (bench/bench_fp8_stride.py; kernels of .device/bundles_fp8_decode).
+    GGEMM_COMMIT=$(cat .device/bundles_fp8_decode/COMMIT 2>/dev/null || echo "$commit") \
+    python3 bench/bench_fp8_stride.py --bundles .device/bundles_fp8 \
+      --experiments .device/bundles_fp8_decode \
+      --report "$OUT/fp8-stride.md" 2>&1 | tee "$OUT/fp8-stride.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   profile-fp8-decode)
     # Dense FP8 at M = 128 and its cuBLAS peer: where the weight stream
