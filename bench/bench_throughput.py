@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Large-M throughput (issue 11): GGEMM's 128x256 persistent kernel (and,
-when its bundle is there, the same tiles on 2-CTA clusters) against
+when their bundles are there, the same tiles on 2-CTA clusters and the
+ping-pong kernels of 64x256 tiles, alone and on 2-CTA clusters) against
 torch._grouped_mm in the same run, on DeepGEMM's grouped contiguous bf16
 shapes and the six shapes of bench_e2e.py (the v4 table), after 3 s of
 dense matmuls to bring the clocks up.
@@ -37,7 +38,16 @@ from ggemm.runtime import Kernel  # noqa: E402
 KERNEL = "bench_seg_m128n256_along_m_kernel"
 # The same tiles on 2-CTA clusters sharing the weight tile (timed too when
 # its bundle is there; the summary line takes the better of the two).
-CLUSTER_KERNEL = "bench_seg_m128n256_along_m_c2_kernel"
+# The same tiles on 2-CTA clusters sharing the weight tile, and ping-pong
+# consumers (two warpgroups on alternate 64x256 tiles), alone and in 2-CTA
+# clusters: timed too when their bundles are there, each with its own
+# summary line after the 128x256 kernel's.
+OTHER_KERNELS = {
+    "128x256 2-CTA clusters": "bench_seg_m128n256_along_m_c2_kernel",
+    "64x256 ping-pong": "bench_seg_m64n256_pingpong_along_m_kernel",
+    "64x256 ping-pong 2-CTA clusters":
+        "bench_seg_m64n256_pingpong_along_m_c2_kernel",
+}
 
 
 def shapes(rng: random.Random):
@@ -79,9 +89,9 @@ def main() -> int:
     rng = random.Random(args.seed)
     torch.manual_seed(args.seed)
     kernels = {"128x256": Kernel(args.bundles / f"{KERNEL}.json")}
-    if (args.bundles / f"{CLUSTER_KERNEL}.json").exists():
-        kernels["128x256 2-CTA clusters"] = Kernel(
-            args.bundles / f"{CLUSTER_KERNEL}.json")
+    for name, bundle in OTHER_KERNELS.items():
+        if (args.bundles / f"{bundle}.json").exists():
+            kernels[name] = Kernel(args.bundles / f"{bundle}.json")
     warm_up()
     props = torch.cuda.get_device_properties(0)
     rows_out, failures = [], 0
@@ -142,7 +152,7 @@ def main() -> int:
             f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
             f"- commit: {args.commit}",
             f"- script: bench/bench_throughput.py --seed {args.seed} --repeats "
-            f"{args.repeats} (kernels {', '.join(kernels)}: 128x256 tiles along "
+            f"{args.repeats} (kernels {', '.join(kernels)}: along "
             "m, dynamic sizes; medians of do_bench over CUDA-graph replays, GGEMM and "
             "torch alternated; ratio = torch ms / GGEMM ms; spread = the larger "
             "(max - min) / median of the two)",

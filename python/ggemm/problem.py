@@ -183,15 +183,20 @@ class TileConfig:
     #: multiple of 8), block_n weight rows in its M (64 per consumer
     #: warpgroup).
     swap_ab: bool = False
+    #: Ping-pong consumers: two warpgroups on alternate 64-row tiles
+    #: (block_m = 64, consumer_warpgroups = 2), one's epilogue under the
+    #: other's main loop.
+    pingpong: bool = False
 
     def __post_init__(self) -> None:
         for field in ("block_m", "block_n", "block_k", "stages",
                       "consumer_warpgroups"):
             _positive(f"config.{field}", getattr(self, field))
         _choice("config.raster", self.raster, RASTERS)
-        if not isinstance(self.swap_ab, bool):
-            raise SpecError(f"config.swap_ab must be a bool; got "
-                            f"{self.swap_ab!r}")
+        for field in ("swap_ab", "pingpong"):
+            if not isinstance(getattr(self, field), bool):
+                raise SpecError(f"config.{field} must be a bool; got "
+                                f"{getattr(self, field)!r}")
 
     @classmethod
     def from_any(cls, value: Any) -> Optional["TileConfig"]:
@@ -213,7 +218,8 @@ class TileConfig:
                 f"{self.stages}, consumer_warpgroups = "
                 f"{self.consumer_warpgroups}, "
                 f"{'swap_ab = true, ' if self.swap_ab else ''}"
-                f"raster = {self.raster}>")
+                f"raster = {self.raster}"
+                f"{', pingpong = true' if self.pingpong else ''}>")
 
 
 @dataclasses.dataclass(frozen=True)

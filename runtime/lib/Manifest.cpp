@@ -1711,7 +1711,8 @@ std::vector<Field> kernelBodyFields(const Reader &reader, Manifest &manifest) {
               reader.integer("block_n", Required, 1, 1 << 16, manifest.blockN),
               reader.integer("block_k", Optional, 1, 1 << 16, manifest.blockK),
               reader.integer("stages", Optional, 1, 64, manifest.stages),
-              ignored("consumer_warpgroups"), ignored("swap_ab")},
+              ignored("consumer_warpgroups"), ignored("swap_ab"),
+              ignored("pingpong")},
              KnownKeysOnly);
          // An interleaved weight's tile is one block of gate and up rows:
          // the kernel pairs columns j and j + block_n / 2.

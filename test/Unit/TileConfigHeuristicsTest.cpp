@@ -412,7 +412,8 @@ public:
         [&] { return mlir::emitError(UnknownLoc::get(&context)); }, &context,
         c.blockM, c.blockN, c.blockK, c.stages, c.consumerWarpgroups, c.swapAB,
         clusterM, clusterN,
-        c.rasterAlongM ? RasterOrder::along_m : RasterOrder::along_n);
+        c.rasterAlongM ? RasterOrder::along_m : RasterOrder::along_n,
+        /*pingpong=*/false);
   }
 
   std::string errors;

@@ -64,6 +64,11 @@ constexpr int64_t kZeroKTailBarrier = 1;
 /// warpgroup w meets its 128 threads at kStoreBarrierBase + w.
 constexpr int64_t kStoreBarrierBase = 2;
 
+/// The named barriers of ping-pong turns: consumer warpgroup w waits for
+/// its turn at kTurnBarrierBase + w (after the store barriers of up to three
+/// warpgroups), which the other warpgroup arrives at.
+constexpr int64_t kTurnBarrierBase = kStoreBarrierBase + 3;
+
 /// What a launch's IR says about its kernel, read by `analyseLaunch`.
 struct KernelFacts {
   std::string name;
@@ -91,6 +96,9 @@ struct KernelFacts {
   /// ggemm-swap-ab swapped the mma's operands: the weight tile is wgmma's A
   /// and the store transposed.
   bool swapped = false;
+  /// The consumer warpgroups take alternate tiles (ggemm.warp_specialize
+  /// pingpong) instead of 64-row blocks of every tile.
+  bool pingpong = false;
   /// A K-ragged program (ggemm.segment_matmul_k): `x` and `w` are the mma's
   /// a and b sources, both [T, *] matrices read as mn_major tiles, the K
   /// loop runs over a segment of `groupRows` (`ggemm.segment_bounds`), and
@@ -307,8 +315,9 @@ private:
   Type i1, i32, i64;
   FloatType f32;
   LLVM::LLVMPointerType ptrShared, ptrCluster;
-  /// Set up at the kernel's entry.
-  Value tid, warpgroup, smem;
+  /// Set up at the kernel's entry. `rowWarpgroup` is the warpgroup's 64-row
+  /// block of a tile: `warpgroup`, or 0 with ping-pong consumers.
+  Value tid, warpgroup, rowWarpgroup, smem;
   /// The CTA's rank in its cluster (blockIdx.x mod cluster_m), with
   /// clusters.
   Value clusterRank;

@@ -128,10 +128,13 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
     return f.ring.emitOpError() << "expects a layout: run ggemm-stage-ring "
                                    "before convert-ggemm-to-nvvm";
   f.numConsumers = f.roles.getConsumerWarpgroups();
+  f.pingpong = f.roles.getPingpong();
   f.threads = 128 * (f.numConsumers + 1);
   f.clusterM = f.config.getClusterM();
+  // The consumers of one stage: every warpgroup, or one with ping-pong.
+  int64_t stageConsumers = f.pingpong ? 1 : f.numConsumers;
   int64_t releaseCount =
-      f.clusterM > 1 ? 4 * f.numConsumers * f.clusterM : 128 * f.numConsumers;
+      f.clusterM > 1 ? 4 * stageConsumers * f.clusterM : 128 * stageConsumers;
   if (f.ring.getReleaseCount() != releaseCount)
     return f.ring.emitOpError()
            << "expects a release count of one per consumer "
@@ -291,11 +294,15 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
     return launch.emitOpError()
            << "expects a transposed ggemm.store_tile exactly when the tile "
               "config has swap_ab (run ggemm-swap-ab after ggemm-tile)";
+  if (f.pingpong && (f.swapped || f.kRagged))
+    return launch.emitOpError()
+           << "expects no swap_ab and no K-ragged segments with ping-pong "
+              "consumers";
   TileType mmaA = f.swapped ? f.bTile : f.aTile;
-  if (mmaA.getRows() != 64 * f.numConsumers)
+  if (mmaA.getRows() != 64 * stageConsumers)
     return launch.emitOpError() << "expects " << (f.swapped ? "B" : "A")
                                 << " tiles of 64 rows per consumer warpgroup ("
-                                << 64 * f.numConsumers << "), got " << mmaA;
+                                << 64 * stageConsumers << "), got " << mmaA;
   if (f.swapped) {
     SmallVector<MmaOp> mmas;
     launch.walk([&](MmaOp mma) { mmas.push_back(mma); });

@@ -118,6 +118,9 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
       named("stages", i(f.layout.getStages())),
       named("consumer_warpgroups", i(f.numConsumers)),
       named("swap_ab", b.getBoolAttr(f.swapped))};
+  // Ping-pong consumers each compute a whole block_m-row tile.
+  if (f.pingpong)
+    tile.push_back(named("pingpong", b.getBoolAttr(true)));
   SmallVector<NamedAttribute> grid = {
       named("policy", s(stringifyGridPolicy(f.launch.getGrid()))),
       named("ctas_per_sm", i(1))};

@@ -81,6 +81,9 @@ LogicalResult KernelTranslator::translate() {
   b.setInsertionPointToStart(&kernel.getBody().front());
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   warpgroup = arith::DivUIOp::create(b, loc, tid, idx(128));
+  // A cooperative consumer warpgroup w computes rows [64 w, 64 w + 64) of
+  // every tile; a ping-pong one all 64 rows of its own tiles.
+  rowWarpgroup = facts.pingpong ? idx(0) : warpgroup;
   smem = LLVM::AddressOfOp::create(b, loc, ptrShared, smemGlobal.getSymName());
   // Scalars of the tile schedule. num_rows clamps the segments and
   // num_weights the weight indices, both device data.
@@ -238,6 +241,24 @@ LogicalResult KernelTranslator::translateGGemmOp(Operation *op) {
       .Case([&](PromoteOp op) { return translatePromote(op); })
       .Case([&](CreateRingOp op) { return translateCreateRing(op); })
       .Case([&](WarpSpecializeOp op) { return translateWarpSpecialize(op); })
+      .Case([&](ConsumerWarpgroupOp op) {
+        mapping.map(op.getIndex(), warpgroup);
+        return success();
+      })
+      // Both ping-pong consumer warpgroups (256 threads) meet at warpgroup
+      // w's turn barrier: w waits there, the other arrives.
+      .Case([&](TurnWaitOp) {
+        NVVM::BarrierOp::create(
+            b, loc, Type(), toI32(add(warpgroup, idx(kTurnBarrierBase))),
+            c32(256), NVVM::BarrierReductionAttr(), Value());
+        return success();
+      })
+      .Case([&](TurnPassOp) {
+        Value other = arith::SubIOp::create(b, loc, idx(1), warpgroup);
+        NVVM::BarrierArriveOp::create(
+            b, loc, toI32(add(other, idx(kTurnBarrierBase))), c32(256));
+        return success();
+      })
       .Case([&](RingPutOp op) { return translateRingPut(op); })
       .Case([&](RingGetOp op) { return translateRingGet(op); })
       .Case([&](RingReleaseOp op) { return translateRingRelease(op); })

@@ -52,7 +52,7 @@ KernelTranslator::FragmentBase KernelTranslator::fragmentBase() {
   Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
   Value warpInGroup = arith::DivUIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, tid, idx(128)), idx(32));
-  Value row = add(add(mul(warpgroup, idx(64)), mul(warpInGroup, idx(16))),
+  Value row = add(add(mul(rowWarpgroup, idx(64)), mul(warpInGroup, idx(16))),
                   arith::DivUIOp::create(b, loc, lane, idx(4)));
   Value col = mul(arith::RemUIOp::create(b, loc, lane, idx(4)), idx(2));
   return {row, col};
@@ -116,7 +116,7 @@ LogicalResult KernelTranslator::translateMma(MmaOp op) {
   int64_t rows64Bytes = aType.isMNMajor() ? (64 / (kSwizzleBytes / elemBytes)) *
                                                 kSwizzleBytes * blockK
                                           : 64 * kSwizzleBytes;
-  Value aRows = byteOffset(aTile, mul(warpgroup, idx(rows64Bytes)));
+  Value aRows = byteOffset(aTile, mul(rowWarpgroup, idx(rows64Bytes)));
   Value descA = wgmmaDescriptor(aRows, leadingBytes(aType), 8 * kSwizzleBytes);
   Value descB = wgmmaDescriptor(bTile, leadingBytes(bType), 8 * kSwizzleBytes);
   // wgmma's layouts: A row = K-major (col: M-major, "transposed"); B col =

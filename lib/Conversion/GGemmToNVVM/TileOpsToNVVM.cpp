@@ -237,7 +237,7 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
           arith::RemUIOp::create(b, loc, yAddress, c64(16)), c64(0)),
       arith::AndIOp::create(b, loc, multipleOf16(mul(ldy, idx(elemBytes))),
                             multipleOf16(mul(n, idx(elemBytes)))));
-  Value wgRow = add(row0, mul(warpgroup, idx(64)));
+  Value wgRow = add(row0, mul(rowWarpgroup, idx(64)));
   // One-row stores (a scattered y) store only the rows before row_end:
   // every warpgroup stages.
   Value whole =

@@ -117,11 +117,28 @@ LogicalResult
 TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t blockM, int64_t blockN, int64_t blockK,
                        int64_t stages, int64_t consumerWarpgroups, bool swapAB,
-                       int64_t clusterM, int64_t clusterN, RasterOrder) {
+                       int64_t clusterM, int64_t clusterN, RasterOrder,
+                       bool pingpong) {
   if (consumerWarpgroups < 1 || consumerWarpgroups > 3)
     return emitError() << "expects 1 to 3 consumer warpgroups, got "
                        << consumerWarpgroups;
-  if (!swapAB) {
+  if (pingpong) {
+    // Two warpgroups on alternate tiles, each a whole m64 row block.
+    if (consumerWarpgroups != 2)
+      return emitError() << "expects 2 consumer warpgroups with pingpong (they "
+                            "take alternate tiles), got "
+                         << consumerWarpgroups;
+    if (swapAB)
+      return emitError() << "expects no swap_ab with pingpong";
+    if (blockM != 64)
+      return emitError() << "expects block_m = 64 with pingpong (each "
+                            "consumer warpgroup computes a whole tile), got "
+                         << blockM;
+    if (blockN < 8 || blockN > 256 || blockN % 8 != 0)
+      return emitError() << "expects block_n in [8, 256] and a multiple of 8 "
+                            "(a wgmma N), got "
+                         << blockN;
+  } else if (!swapAB) {
     // Each consumer warpgroup owns whole m64 wgmma row blocks.
     if (blockM <= 0 || blockM % (64 * consumerWarpgroups) != 0 || blockM > 256)
       return emitError() << "expects block_m to be a multiple of "

@@ -84,6 +84,9 @@ LogicalResult WarpSpecializeOp::verify() {
                            << " registers to be a multiple of 8 (setmaxnreg), "
                               "got "
                            << registers;
+  if (getPingpong() && getConsumerWarpgroups() != 2)
+    return emitOpError() << "expects 2 consumer warpgroups with pingpong, got "
+                         << getConsumerWarpgroups();
   int64_t total = 128 * (getProducerRegisters() +
                          getConsumerWarpgroups() * getConsumerRegisters());
   if (total > kRegistersPerSm)
@@ -94,6 +97,25 @@ LogicalResult WarpSpecializeOp::verify() {
                          << getConsumerRegisters() << ") = " << total;
   return success();
 }
+
+/// Ops of ping-pong consumers: in the consumers region of a pingpong
+/// ggemm.warp_specialize.
+static LogicalResult verifyInPingpongConsumers(Operation *op) {
+  auto roles = op->getParentOfType<WarpSpecializeOp>();
+  if (!roles || !roles.getConsumers().isAncestor(op->getParentRegion()))
+    return op->emitOpError() << "expects to be in the consumers region of a "
+                                "ggemm.warp_specialize";
+  if (!roles.getPingpong())
+    return op->emitOpError() << "expects a pingpong ggemm.warp_specialize "
+                                "(the cooperative consumers share every tile)";
+  return success();
+}
+
+LogicalResult ConsumerWarpgroupOp::verify() {
+  return verifyInPingpongConsumers(*this);
+}
+LogicalResult TurnWaitOp::verify() { return verifyInPingpongConsumers(*this); }
+LogicalResult TurnPassOp::verify() { return verifyInPingpongConsumers(*this); }
 
 LogicalResult WarpSpecializeOp::verifyRegions() {
   for (Region *region : {&getProducer(), &getConsumers()})
@@ -253,6 +275,8 @@ ParseResult WarpSpecializeOp::parse(OpAsmParser &parser,
   };
   if (parser.parseKeyword("consumers") ||
       parseParenI64(parser, props.consumer_warpgroups) ||
+      (succeeded(parser.parseOptionalKeyword("pingpong")) &&
+       (props.pingpong = parser.getBuilder().getUnitAttr(), false)) ||
       parser.parseKeyword("registers") ||
       parseParenI64(parser, props.consumer_registers) ||
       parseGuardedRegion(parser, *consumers) ||
@@ -271,11 +295,12 @@ ParseResult WarpSpecializeOp::parse(OpAsmParser &parser,
 void WarpSpecializeOp::print(OpAsmPrinter &printer) {
   printer << " producer registers(" << getProducerRegisters() << ") ";
   printGuardedRegion(printer, *this, getProducer());
-  printer << " consumers(" << getConsumerWarpgroups() << ") registers("
+  printer << " consumers(" << getConsumerWarpgroups() << ")"
+          << (getPingpong() ? " pingpong" : "") << " registers("
           << getConsumerRegisters() << ") ";
   printGuardedRegion(printer, *this, getConsumers());
-  printer.printOptionalAttrDict((*this)->getAttrs(),
-                                {getProducerRegistersAttrName(),
-                                 getConsumerWarpgroupsAttrName(),
-                                 getConsumerRegistersAttrName()});
+  printer.printOptionalAttrDict(
+      (*this)->getAttrs(),
+      {getProducerRegistersAttrName(), getConsumerWarpgroupsAttrName(),
+       getConsumerRegistersAttrName(), getPingpongAttrName()});
 }

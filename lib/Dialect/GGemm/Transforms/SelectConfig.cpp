@@ -88,7 +88,8 @@ TileConfigAttr toAttr(MLIRContext *ctx, const TileChoice &c) {
                              c.consumerWarpgroups, c.swapAB, /*cluster_m=*/1,
                              /*cluster_n=*/1,
                              c.rasterAlongM ? RasterOrder::along_m
-                                            : RasterOrder::along_n);
+                                            : RasterOrder::along_n,
+                             /*pingpong=*/false);
 }
 
 struct SelectConfigPass

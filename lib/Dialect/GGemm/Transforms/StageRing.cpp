@@ -29,13 +29,23 @@ struct StageRingPass : public ggemm::impl::GGemmStageRingBase<StageRingPass> {
     }
     // The staged epilogue's store boxes (ggemm-tma-store) go behind the
     // ring, so the ring's budget is what they leave.
+    // Each consumer warpgroup has its own boxes: one per 64-row block of
+    // the tile, or, with ping-pong consumers (on alternate whole tiles),
+    // one per warpgroup.
+    auto roles = launch.getBody().front().getOps<WarpSpecializeOp>();
+    int64_t pingpongWarpgroups =
+        !roles.empty() && (*roles.begin()).getPingpong()
+            ? (*roles.begin()).getConsumerWarpgroups()
+            : 0;
     int64_t stagingBytes = 0;
     launch.getBody().walk([&](StoreTileOp store) {
       if (StoreStagingAttr staging = store.getStagingAttr())
         stagingBytes = std::max(
             stagingBytes,
             staging.getBuffers() * staging.getBoxBytes() *
-                (store.getAcc().getType().getShape()[0] / staging.getRows()));
+                (pingpongWarpgroups ? pingpongWarpgroups
+                                    : store.getAcc().getType().getShape()[0] /
+                                          staging.getRows()));
     });
     int64_t stages = std::min(
         config.getStages(),

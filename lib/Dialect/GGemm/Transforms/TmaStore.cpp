@@ -42,9 +42,12 @@ struct TmaStorePass : public ggemm::impl::GGemmTmaStoreBase<TmaStorePass> {
     // A gated tile stores half its accumulator's columns.
     if (epilogue && epilogue.isGated())
       acc[1] /= 2;
+    // Every consumer warpgroup has its boxes; a ping-pong one stores all
+    // 64 rows of its own tiles.
     int64_t consumers = roles.getConsumerWarpgroups();
+    int64_t rows = roles.getPingpong() ? 64 : 64 * consumers;
     int64_t cols = 128 / elemBytes;
-    if (acc[0] != 64 * consumers || acc[1] % cols != 0)
+    if (acc[0] != rows || acc[1] % cols != 0)
       return false;
     auto rings = launch.getBody().front().getOps<CreateRingOp>();
     if (rings.empty())

@@ -18,6 +18,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
 
+#include <functional>
+
 namespace mlir::ggemm {
 #define GEN_PASS_DEF_GGEMMWARPSPECIALIZE
 #include "ggemm/Dialect/GGemm/Transforms/Passes.h.inc"
@@ -169,8 +171,12 @@ public:
   }
 
   /// The consumers: the tile loop with each K block's tiles taken from the
-  /// ring, multiplied and released, then the store.
-  void buildConsumers(int64_t pendingMmas) {
+  /// ring, multiplied and released, then the store. With `pingpong`, each
+  /// consumer warpgroup takes every other tile of the CTA's (the producer
+  /// puts them in tile order), and skips the other's ring positions.
+  void buildConsumers(int64_t pendingMmas, bool pingpong) {
+    pingpongWarpgroup =
+        pingpong ? ConsumerWarpgroupOp::create(b, loc).getResult() : Value();
     buildTileLoop([&](Value start) {
       scf::ForOp kLoop = p.kLoop;
       Value lowerBound = map.lookupOrDefault(kLoop.getLowerBound());
@@ -220,6 +226,8 @@ public:
         scf::YieldOp::create(b, loc, ValueRange{next, increment(position)});
       }
       Value acc = loop.getResult(0), end = loop.getResult(1);
+      if (afterKLoop)
+        afterKLoop();
       if (pendingMmas > 0) {
         acc = MmaWaitOp::create(b, loc, acc.getType(), acc);
         Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
@@ -281,17 +289,55 @@ private:
 
   /// Recreates the tile loop carrying the ring position; `buildBody` emits
   /// the role's K loop from a start position and returns the end position.
+  /// A ping-pong consumer warpgroup w walks tiles w, w + 2, ... of the CTA's
+  /// sequence; its j-th tile's K blocks sit at ring positions from
+  /// (2 j + w) x (K blocks per tile): the loop carries 2 j x that.
   void buildTileLoop(function_ref<Value(Value)> buildBody) {
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     OpBuilder::InsertionGuard guard(b);
     if (auto tiles = dyn_cast<scf::ForOp>(p.tileLoop)) {
-      auto loop = scf::ForOp::create(b, tiles.getLoc(), tiles.getLowerBound(),
-                                     tiles.getUpperBound(), tiles.getStep(),
-                                     ValueRange{zero});
+      Value lower = tiles.getLowerBound(), step = tiles.getStep();
+      Value wg = pingpongWarpgroup;
+      if (wg) {
+        lower = arith::AddIOp::create(b, loc, lower,
+                                      arith::MulIOp::create(b, loc, wg, step));
+        step = arith::AddIOp::create(b, loc, step, step);
+      }
+      auto loop =
+          scf::ForOp::create(b, tiles.getLoc(), lower, tiles.getUpperBound(),
+                             step, ValueRange{zero});
       map.map(tiles.getInductionVar(), loop.getInductionVar());
       b.setInsertionPointToStart(loop.getBody());
       cloneUntilKLoop(tiles.getBody());
-      scf::YieldOp::create(b, loc, buildBody(loop.getRegionIterArg(0)));
+      Value position = loop.getRegionIterArg(0);
+      if (!wg) {
+        scf::YieldOp::create(b, loc, buildBody(position));
+        return;
+      }
+      Value blocks = kBlocks();
+      Value start = arith::AddIOp::create(
+          b, loc, position, arith::MulIOp::create(b, loc, wg, blocks));
+      // The CTA's first tile (warpgroup 0's) starts the turns; every later
+      // tile waits for the previous one's, and a tile passes the turn when
+      // a next tile exists.
+      Value tile = loop.getInductionVar();
+      ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, tile,
+                                   tiles.getLowerBound()),
+             [&] { TurnWaitOp::create(b, loc); });
+      Value ctaStep = tiles.getStep(), end = tiles.getUpperBound();
+      afterKLoop = [this, tile, ctaStep, end] {
+        Value next = arith::AddIOp::create(b, loc, tile, ctaStep);
+        ifThen(
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next, end),
+            [&] { TurnPassOp::create(b, loc); });
+      };
+      buildBody(start);
+      scf::YieldOp::create(
+          b, loc,
+          arith::AddIOp::create(
+              b, loc, position,
+              arith::AddIOp::create(b, loc, blocks, blocks).getResult())
+              .getResult());
       return;
     }
     auto tile = cast<scf::IfOp>(p.tileLoop);
@@ -300,6 +346,16 @@ private:
     b.setInsertionPoint(newIf.thenBlock()->getTerminator());
     cloneUntilKLoop(tile.thenBlock());
     buildBody(zero);
+  }
+
+  /// The K loop's trip count, from its bounds as the role sees them.
+  Value kBlocks() {
+    scf::ForOp kLoop = p.kLoop;
+    Value lower = map.lookupOrDefault(kLoop.getLowerBound());
+    Value upper = map.lookupOrDefault(kLoop.getUpperBound());
+    Value step = map.lookupOrDefault(kLoop.getStep());
+    Value span = arith::SubIOp::create(b, loc, upper, lower);
+    return arith::CeilDivUIOp::create(b, loc, span, step);
   }
 
   void cloneUntilKLoop(Block *body) {
@@ -313,6 +369,13 @@ private:
   Value increment(Value position) {
     return arith::AddIOp::create(b, loc, position,
                                  arith::ConstantIndexOp::create(b, loc, 1));
+  }
+
+  void ifThen(Value condition, function_ref<void()> body) {
+    auto op = scf::IfOp::create(b, loc, condition, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(op.thenBlock()->getTerminator());
+    body();
   }
 
   /// `if (condition) ring_release(position - 1)`.
@@ -330,7 +393,26 @@ private:
   Value ring;
   Location loc;
   IRMapping map;
+  /// The consumer warpgroup's index in a ping-pong consumers region.
+  Value pingpongWarpgroup;
+  /// Emits the ping-pong turn's end after the K loop (set per tile).
+  std::function<void()> afterKLoop;
 };
+
+/// Whether `v` is the same in every tile of `tileLoop`: defined outside it,
+/// or computed inside by side-effect-free ops from such values (the K
+/// loop's bound from memref.dim of x).
+bool isTileInvariant(Value v, Operation *tileLoop, int depth = 0) {
+  if (!tileLoop->isAncestor(v.getParentRegion()->getParentOp()))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 8 || !isMemoryEffectFree(def) ||
+      def->getNumRegions() != 0)
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return isTileInvariant(operand, tileLoop, depth + 1);
+  });
+}
 
 struct WarpSpecializePass
     : public ggemm::impl::GGemmWarpSpecializeBase<WarpSpecializePass> {
@@ -382,8 +464,34 @@ struct WarpSpecializePass
                            "ggemm-swap-ab after ggemm-tile"
                          : "expects no transposed ggemm.store_tile without "
                            "swap_ab in the tile config");
+    bool pingpong = config.getPingpong();
+    if (pingpong) {
+      if (consumers != 2)
+        return launch.emitOpError()
+               << "expects 2 consumer warpgroups for a pingpong config, got "
+               << consumers << " (consumer-warpgroups option)";
+      if (!isa<scf::ForOp>(program->tileLoop))
+        return launch.emitOpError()
+               << "expects a persistent tile loop for a pingpong config (its "
+                  "warpgroups take alternate tiles of a CTA), got one CTA per "
+                  "tile";
+      // Each warpgroup skips the other's ring positions: every tile must
+      // have the same number of K blocks.
+      scf::ForOp k = program->kLoop;
+      for (Value bound : {k.getLowerBound(), k.getUpperBound(), k.getStep()})
+        if (!isTileInvariant(bound, program->tileLoop))
+          return launch.emitOpError()
+                 << "expects the same K blocks in every tile for a pingpong "
+                    "config (K loop bounds defined outside the tile loop), "
+                    "got a bound that depends on the tile";
+    }
     int64_t mmaRows = program->mma.getA().getType().getRows();
-    if (mmaRows != 64 * consumers)
+    if (pingpong && mmaRows != 64)
+      return launch.emitOpError()
+             << "expects block_m (" << mmaRows
+             << ") to be 64 for a pingpong config: each consumer warpgroup "
+                "computes a whole tile";
+    if (!pingpong && mmaRows != 64 * consumers)
       return launch.emitOpError()
              << "expects " << (swapped ? "block_n" : "block_m") << " ("
              << mmaRows << ") to be 64 x the consumer warpgroups (" << consumers
@@ -417,10 +525,12 @@ struct WarpSpecializePass
     // each CTA multicasts its slice, and a slot is free once every consumer
     // warp of every CTA of the cluster released it.
     int64_t clusterM = launch.getScheduleOp().getConfig().getClusterM();
-    int64_t releaseCount = 128 * consumers;
+    // A ping-pong stage has one consumer warpgroup.
+    int64_t stageConsumers = pingpong ? 1 : consumers;
+    int64_t releaseCount = 128 * stageConsumers;
     DenseI64ArrayAttr multicast;
     if (clusterM > 1) {
-      releaseCount = 4 * consumers * clusterM;
+      releaseCount = 4 * stageConsumers * clusterM;
       multicast = b.getDenseI64ArrayAttr({1});
     }
     Value ring = CreateRingOp::create(b, loc, ringType,
@@ -429,12 +539,13 @@ struct WarpSpecializePass
     b.setInsertionPoint(program->tileLoop);
     auto roles = WarpSpecializeOp::create(
         b, loc, b.getI64IntegerAttr(producerBudget),
-        b.getI64IntegerAttr(consumers), b.getI64IntegerAttr(consumerBudget));
+        b.getI64IntegerAttr(consumers), b.getI64IntegerAttr(consumerBudget),
+        pingpong ? b.getUnitAttr() : UnitAttr());
     b.createBlock(&roles.getProducer());
     RoleBuilder(b, *program, ring).buildProducer();
     YieldOp::create(b, loc);
     b.createBlock(&roles.getConsumers());
-    RoleBuilder(b, *program, ring).buildConsumers(pending);
+    RoleBuilder(b, *program, ring).buildConsumers(pending, pingpong);
     YieldOp::create(b, loc);
     program->tileLoop->erase();
     // Each role cloned the index arithmetic of the whole tile; drop what it

@@ -267,6 +267,13 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
     block_n with swap_ab): one to three of them (three: 192-row tiles, which
     ggemm-select-config gives block-scaled FP8 on large groups).
 
+    `pingpong = true` schedules the consumers as CUTLASS's ping-pong kernel
+    does instead: two consumer warpgroups take alternate tiles of the CTA,
+    each computing a whole 64-row tile (block_m = 64, no swap_ab), so that
+    one warpgroup's epilogue runs while the other's main loop has the
+    tensor cores. The ring hands the stages out in tile order, so the two
+    main loops follow each other without a barrier between them.
+
     The attribute checks what does not depend on the element type (wgmma
     tile shapes, stage and warpgroup ranges, cluster sizes); the ops that
     carry it also check block_k against the element type and the shared
@@ -280,7 +287,8 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
     DefaultValuedParameter<"int64_t", "1">:$cluster_m,
     DefaultValuedParameter<"int64_t", "1">:$cluster_n,
     DefaultValuedParameter<"::mlir::ggemm::RasterOrder",
-                           "::mlir::ggemm::RasterOrder::along_n">:$raster);
+                           "::mlir::ggemm::RasterOrder::along_n">:$raster,
+    DefaultValuedParameter<"bool", "false">:$pingpong);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

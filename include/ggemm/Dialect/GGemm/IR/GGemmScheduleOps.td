@@ -181,6 +181,11 @@ def GGemm_WarpSpecializeOp : GGemm_Op<"warp_specialize", [
     regions capture values of the enclosing `ggemm.launch`. Written by
     `ggemm-warp-specialize`, after Triton's `ttg.warp_specialize`.
 
+    With `pingpong` (a `#ggemm.tile_config<..., pingpong = true>`), the two
+    consumer warpgroups do not share tiles: each runs the `consumers` region
+    on its own, computes all 64 rows of its tiles, and reads its index from
+    `ggemm.consumer_warpgroup` to pick its tiles and ring positions.
+
     ```mlir
     ggemm.warp_specialize producer registers(40) {
       ...  // tile loop: ggemm.load_tile, ggemm.ring_put
@@ -195,15 +200,61 @@ def GGemm_WarpSpecializeOp : GGemm_Op<"warp_specialize", [
                    ConfinedAttr<I64Attr, [IntMinValue<1>,
                                           IntMaxValue<3>]>:$consumer_warpgroups,
                    ConfinedAttr<I64Attr, [IntMinValue<24>,
-                                          IntMaxValue<256>]>:$consumer_registers);
+                                          IntMaxValue<256>]>:$consumer_registers,
+                   UnitAttr:$pingpong);
   let regions = (region SizedRegion<1>:$producer, SizedRegion<1>:$consumers);
-  // `producer registers(N) {...} consumers(W) registers(N) {...} attr-dict`,
+  // `producer registers(N) {...} consumers(W) [pingpong] registers(N) {...}
+  // attr-dict`,
   // parsed by hand so that a failure after the producer region leaves no use
   // of its values behind (see parseGuardedRegion).
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
 }
+
+def GGemm_ConsumerWarpgroupOp : GGemm_Op<"consumer_warpgroup", [Pure]> {
+  let summary = "the index of the consumer warpgroup running the region";
+  let description = [{
+    In the `consumers` region of a `pingpong` `ggemm.warp_specialize`: the
+    index (0 or 1) of the consumer warpgroup that runs it, which picks the
+    warpgroup's tiles and ring positions.
+
+    ```mlir
+    %wg = ggemm.consumer_warpgroup
+    ```
+  }];
+  let results = (outs GGemm_Index:$index);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+class GGemm_TurnOp<string mnemonic, string what> : GGemm_Op<mnemonic> {
+  let summary = "hands the ring over between ping-pong consumer warpgroups";
+  let description = !strconcat(what, [{
+
+    Ping-pong consumer warpgroups take the ring's positions in turns, one
+    tile at a time: a warpgroup waits for the other's `ggemm.turn_pass`
+    (`ggemm.turn_wait`) before it waits for the stages of its next tile, and
+    passes the turn once it has waited for the stages of its tile. The
+    turns keep a warpgroup from waiting for a stage more than one ring
+    round ahead of the ring's fills (an mbarrier's phase parity cannot tell
+    those apart), and its main loop from contending with the other's for
+    the tensor cores. On the GPU, named barriers (`bar.sync`, `bar.arrive`
+    over both warpgroups' 256 threads).
+
+    ```mlir
+    ggemm.turn_wait
+    ggemm.turn_pass
+    ```
+  }]);
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def GGemm_TurnWaitOp : GGemm_TurnOp<"turn_wait",
+    "Waits for the other ping-pong consumer warpgroup's turn to end.">;
+def GGemm_TurnPassOp : GGemm_TurnOp<"turn_pass",
+    "Ends this ping-pong consumer warpgroup's turn.">;
 
 def GGemm_CreateRingOp : GGemm_Op<"create_ring", [HasParent<"LaunchOp">]> {
   let summary = "the stage ring of a CTA";
