@@ -458,3 +458,37 @@ func.func @accumulator_f16(%a: !ggemm.accumulator<64x64xf16>) {
 func.func @accumulator_dynamic(%a: !ggemm.accumulator<?x64xf32>) {
   return
 }
+
+// -----
+
+// Ping-pong: two warpgroups on alternate tiles.
+// expected-error @+2 {{expects 2 consumer warpgroups with pingpong (they take alternate tiles), got 1}}
+func.func @tile_config_pingpong_one_warpgroup() attributes {
+    a = #ggemm.tile_config<block_m = 64, block_n = 256, block_k = 64, consumer_warpgroups = 1, pingpong = true>} {
+  return
+}
+
+// -----
+
+// Each ping-pong warpgroup computes a whole 64-row tile.
+// expected-error @+2 {{expects block_m = 64 with pingpong (each consumer warpgroup computes a whole tile), got 128}}
+func.func @tile_config_pingpong_rows() attributes {
+    a = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, pingpong = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects no swap_ab with pingpong}}
+func.func @tile_config_pingpong_swap() attributes {
+    a = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, swap_ab = true, pingpong = true>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects block_n in [8, 256] and a multiple of 8 (a wgmma N), got 260}}
+func.func @tile_config_pingpong_cols() attributes {
+    a = #ggemm.tile_config<block_m = 64, block_n = 260, block_k = 64, pingpong = true>} {
+  return
+}

@@ -581,6 +581,61 @@ func.func @warp_specialize_register_file(%i: index) {
 
 // -----
 
+func.func @pingpong_three_warpgroups(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, pingpong = true>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.warp_specialize' op expects 2 consumer warpgroups with pingpong, got 3}}
+    ggemm.warp_specialize producer registers(24) {
+    } consumers(3) pingpong registers(160) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @turn_in_cooperative_consumers(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    ggemm.warp_specialize producer registers(40) {
+    } consumers(2) registers(232) {
+      // expected-error @+1 {{'ggemm.turn_wait' op expects a pingpong ggemm.warp_specialize (the cooperative consumers share every tile)}}
+      ggemm.turn_wait
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @consumer_warpgroup_in_producer(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, pingpong = true>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    ggemm.warp_specialize producer registers(40) {
+      // expected-error @+1 {{'ggemm.consumer_warpgroup' op expects to be in the consumers region of a ggemm.warp_specialize}}
+      %wg = ggemm.consumer_warpgroup
+    } consumers(2) pingpong registers(232) {
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @turn_pass_outside_roles(%i: index) {
+  // expected-error @+1 {{'ggemm.turn_pass' op expects to be in the consumers region of a ggemm.warp_specialize}}
+  ggemm.turn_pass
+  return
+}
+
+// -----
+
 func.func @warp_specialize_register_range(%i: index) {
   %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
       config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)

@@ -739,6 +739,29 @@ func.func @warp_roles(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
   return
 }
 
+// Ping-pong consumers: the warpgroup index and the turns.
+// CHECK-LABEL: func.func @pingpong_roles(
+// CHECK: } consumers(2) pingpong registers(232) {
+// CHECK-NEXT: %{{.+}} = ggemm.consumer_warpgroup
+// CHECK-NEXT: ggemm.turn_wait
+// CHECK-NEXT: ggemm.turn_pass
+// CHECK-NEXT: }
+func.func @pingpong_roles(%groups: index, %rows: index, %m: index, %n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%groups) rows_per_group(%rows)
+      num_rows(%m) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 64, block_n = 256, block_k = 64, pingpong = true>)
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    ggemm.warp_specialize producer registers(40) {
+    } consumers(2) pingpong registers(232) {
+      %wg = ggemm.consumer_warpgroup
+      ggemm.turn_wait
+      ggemm.turn_pass
+    }
+  }
+  return
+}
+
 // FP8 block scales at the tile level: a K block's scales and its promotion.
 // CHECK-LABEL: func.func @scales_and_promote(
 // CHECK: %[[SA:.+]] = ggemm.load_scales %{{.+}}[%{{.+}}, %{{.+}}] : memref<?x56xf32, strided<[1, ?]>> -> !ggemm.scales<128>

@@ -109,6 +109,9 @@ class Case:
     block_m: int = 64
     block_n: int = 64
     raster: str = "along_n"
+    # Ping-pong consumers (64-row tiles, two warpgroups on alternate tiles
+    # on the GPU; the CPU runs the same tile program).
+    pingpong: bool = False
     # None: let ggemm-select-config choose.
     explicit_config: bool = True
     # None: the pipeline's default simulated grid; else this many CTAs of a
@@ -447,13 +450,15 @@ def fill_loops(rank: int, ty: str, convert) -> str:
 
 
 def config_attr(c: Case) -> str:
-    warpgroups = (c.block_n if c.swap_ab else c.block_m) // 64
+    warpgroups = 2 if c.pingpong else (
+        c.block_n if c.swap_ab else c.block_m) // 64
     swap = ", swap_ab = true" if c.swap_ab else ""
     return (f"#ggemm.tile_config<block_m = {c.block_m}, block_n = "
             f"{c.block_n}, block_k = {c.block_k}, stages = 2, "
             f"consumer_warpgroups = {warpgroups}{swap}, "
             + (f"cluster_m = {c.cluster_m}, " if c.cluster_m > 1 else "")
-            + f"raster = {c.raster}>")
+            + f"raster = {c.raster}"
+            + (", pingpong = true" if c.pingpong else "") + ">")
 
 
 def e4m3_value(code: int) -> float:
@@ -1331,6 +1336,19 @@ CASES = [
          "second half of a cluster tile, bias and silu",
          counts=[100, 0, 64, 129], rows_per_group=130, num_ctas=4,
          cluster_m=2, bias=True, activation="silu"),
+    Case("segment_pingpong", "segment",
+         "segment_matmul with a pingpong config (64x128 tiles; alternate "
+         "tiles go to the two consumer warpgroups on the GPU): segments "
+         "ending inside tiles, an empty one, an odd tile count per CTA, "
+         "along m",
+         segments=[65, 0, 129, 1, 70], rows=300, n=200, k=136, num_ctas=3,
+         block_n=128, raster="along_m", pingpong=True, bias=True,
+         activation="gelu"),
+    Case("masked_pingpong_cluster_2", "masked",
+         "masked_matmul with a pingpong config on 2-CTA clusters: counts "
+         "ending in the first and second half of a cluster tile",
+         counts=[100, 0, 64, 129], rows_per_group=130, num_ctas=4,
+         cluster_m=2, pingpong=True, row_scale=True, out_type="f32"),
     Case("segment_block_128", "segment",
          "segment_matmul with 128x128 tiles and two consumer warpgroups",
          segments=[129, 0, 250, 1], rows=400, block_m=128, block_n=128,

@@ -207,6 +207,9 @@ ALL_PROBLEMS = [
             weight_layout="kn", row_scale=True, accumulate=True,
             config=TileConfig(block_m=64, block_n=64,
                               consumer_warpgroups=1)),
+    Problem("segment_matmul", "bf16", n=512, k=256, groups=4,
+            config=TileConfig(block_m=64, block_n=256, pingpong=True,
+                              raster="along_m")),
     Problem("segment_matmul_k", "bf16", n=384, k=256, groups=6,
             out_dtype="f32"),
     Problem("segment_matmul_k", "f16", n=256, k=384, groups=3,
@@ -1069,6 +1072,15 @@ def test_tile_config_swap_ab_is_written_into_the_ir() -> None:
     assert TileConfig.from_any({"block_m": 8, "block_n": 64,
                                 "consumer_warpgroups": 1,
                                 "swap_ab": True}).swap_ab
+
+
+def test_tile_config_pingpong_is_written_into_the_ir() -> None:
+    config = TileConfig(block_m=64, block_n=256, pingpong=True)
+    assert config.mlir().endswith("raster = along_n, pingpong = true>")
+    assert "pingpong" not in TileConfig().mlir()
+    assert TileConfig.from_any({"block_m": 64, "pingpong": True}).pingpong
+    with pytest.raises(SpecError, match="config.pingpong must be a bool"):
+        TileConfig(pingpong=1)
 
 
 def test_tile_config_swap_ab_must_be_a_bool() -> None:
