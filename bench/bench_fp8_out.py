@@ -49,20 +49,23 @@ def spec() -> dict:
 
 def median_ms(fns, repeats=20, warmup=3,
               sequential=False) -> list[float]:
-    """Medians of CUDA-event timings of each of `fns`, taken in interleaved
-    rounds (one launch of each per round), so that a clock that drifts over
-    the run (power, heat) weighs on every column alike rather than on the
-    one measured last. `sequential` times all of one function before the
-    next (this script's first method, kept to show the difference)."""
+    """Medians of CUDA-event timings of each of `fns`: by default
+    check_fp8.median_ms (interleaved rounds queued behind a sleep kernel, L2
+    flushed before each launch, rotated; bench/NOTES.md v17: timing each
+    launch from an idle GPU put the host's launch work inside the timing).
+    `sequential` times all of one function before the next, each from an
+    idle GPU (this script's first method, kept to show the difference)."""
     import torch
+    if not sequential:
+        sys.path.insert(0, str(ROOT / "test" / "gpu"))
+        import check_fp8
+        return check_fp8.median_ms(fns, repeats=repeats, warmup=warmup)
     for fn in fns:
         for _ in range(warmup):
             fn()
     times = [[] for _ in fns]
-    rounds = ([[(fn, out)] * repeats for fn, out in zip(fns, times)]
-              if sequential else [list(zip(fns, times))] * repeats)
-    for round_ in rounds:
-        for fn, out in round_:
+    for fn, out in zip(fns, times):
+        for _ in range(repeats):
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             start.record()
@@ -151,9 +154,11 @@ def main() -> int:
                 f"- date: {datetime.date.today().isoformat()}",
                 f"- commit: {os.environ.get('GGEMM_COMMIT', 'unknown')}",
                 "- times: medians of 20 CUDA-event timings after 3 warm-ups, "
-                + ("each column's 20 in a row (--sequential); " if
-                   args.sequential else "in 20 interleaved rounds of one "
-                   "launch per column; ") +
+                + ("each column's 20 in a row from an idle GPU "
+                   "(--sequential); " if args.sequential else
+                   "check_fp8.median_ms: 20 interleaved rounds of one launch "
+                   "per column queued behind a sleep kernel, L2 flushed "
+                   "before each launch; ") +
                 "the unfused column is the bf16 GEMM followed by "
                 "ggemm.quantize (1x128)", ""] + rows_out + ["", summary, ""]
         args.report.write_text("\n".join(text) + "\n")
