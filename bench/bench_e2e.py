@@ -41,6 +41,8 @@ GGEMM_VARIANTS = {
     "ggemm 64x128": "bench_seg_m64n128_kernel",
     "ggemm 128x256 along m": "bench_seg_m128n256_along_m_kernel",
     "ggemm 128x256 along m, 2-CTA clusters": "bench_seg_m128n256_along_m_c2_kernel",
+    "ggemm 64x128 ping-pong": "bench_seg_m64n128_pingpong_kernel",
+    "ggemm 64x256 ping-pong along m": "bench_seg_m64n256_pingpong_along_m_kernel",
     "ggemm static (select-config)": "bench_static_n4096_k7168_kernel",
     "ggemm static (select-config) ": "bench_static_n7168_k2048_kernel",
 }
