@@ -23,8 +23,10 @@ import check_fp8  # noqa: E402
 def bf16_cases(bundles: Path):
     out = []
     names = ["bench_seg_m128n256_along_m_kernel"]
-    if (bundles / "bench_seg_m128n256_along_m_c2_kernel.json").exists():
-        names.append("bench_seg_m128n256_along_m_c2_kernel")
+    for other in ("bench_seg_m128n256_along_m_c2_kernel",
+                  "bench_seg_m64n256_pingpong_along_m_kernel"):
+        if (bundles / f"{other}.json").exists():
+            names.append(other)
     for name in names:
         out += bf16_kernel_cases(bundles, name, peer=name == names[0])
     return out
