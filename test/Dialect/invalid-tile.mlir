@@ -229,28 +229,6 @@ func.func @mma_types(%a: !ggemm.tile<128x64xbf16>, %b: !ggemm.tile<128x64xf16>,
 
 // -----
 
-func.func @mma_chains_columns(%a: !ggemm.tile<64x64xbf16>, %b: !ggemm.tile<24x64xbf16>,
-                              %acc: !ggemm.accumulator<64x24xf32>) {
-  // expected-error @+1 {{'ggemm.mma' op expects b's rows (24) to split into 2 chains of a multiple of 8 (a wgmma N)}}
-  %r = ggemm.mma %a, %b, %acc {chains = 2} : !ggemm.tile<64x64xbf16>, !ggemm.tile<24x64xbf16>
-      -> !ggemm.accumulator<64x24xf32>
-  return
-}
-
-// -----
-
-func.func @mma_chains_mn_major(%a: !ggemm.tile<64x64xbf16>,
-                               %b: !ggemm.tile<128x64xbf16, mn_major>,
-                               %acc: !ggemm.accumulator<64x128xf32>) {
-  // expected-error @+1 {{'ggemm.mma' op expects a k_major b tile with chains = 2}}
-  %r = ggemm.mma %a, %b, %acc {chains = 2}
-      : !ggemm.tile<64x64xbf16>, !ggemm.tile<128x64xbf16, mn_major>
-      -> !ggemm.accumulator<64x128xf32>
-  return
-}
-
-// -----
-
 func.func @mma_fp8_mn_major(%a: !ggemm.tile<128x128xf8E4M3FN>,
                             %b: !ggemm.tile<128x128xf8E4M3FN, mn_major>,
                             %acc: !ggemm.accumulator<128x128xf32>) {

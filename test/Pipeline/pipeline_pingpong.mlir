@@ -17,7 +17,6 @@
 // ROLES: ggemm.create_ring release_count(128) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 32768], stage_bytes = [8192, 32768], barrier_offset = 163840, smem_bytes = 197632, staging_offset = 164864, staging_bytes = 32768>)
 // ROLES: } consumers(2) pingpong registers(232) {
 // ROLES: ggemm.turn_wait
-// ROLES: ggemm.mma %{{.+}} {chains = 2 : i64, pending = 1 : i64} : !ggemm.tile<64x64xbf16>, !ggemm.tile<256x64xbf16> -> !ggemm.accumulator<64x256xf32>
 // ROLES: ggemm.turn_pass
 // ROLES: ggemm.store_tile %{{.+}} {staging = #ggemm.store_staging<rows = 64, cols = 64, buffers = 2>} : !ggemm.accumulator<64x256xf32>
 
@@ -26,13 +25,7 @@
 // PTX: setmaxnreg.dec.sync.aligned.u32 40;
 // PTX: setmaxnreg.inc.sync.aligned.u32 232;
 // PTX: bar.sync {{.+}}, 256;
-// A warpgroup issues alone: its 256 columns are two accumulator chains of
-// m64n128k16, issued in turn.
-// PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {[[C0:%r[0-9]+]],
-// PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {[[C1:%r[0-9]+]],
-// PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {[[C0]],
-// PTX: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {[[C1]],
-// PTX-NOT: m64n256k16
+// PTX: wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // PTX: bar.arrive {{.+}}, {{.+}};
 // PTX: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
 // JSON: "block": [

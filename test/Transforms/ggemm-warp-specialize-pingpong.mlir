@@ -3,9 +3,6 @@
 // positions and hand the ring over once per tile.
 // RUN: gemm-opt %s -split-input-file -ggemm-warp-specialize -verify-diagnostics | FileCheck %s
 // RUN: not gemm-opt %s -split-input-file -ggemm-warp-specialize="consumer-warpgroups=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OPTION
-// RUN: gemm-opt %s -split-input-file -ggemm-warp-specialize="mma-chains=1" -verify-diagnostics | FileCheck %s --check-prefix=ONE
-// RUN: not gemm-opt %s -split-input-file -ggemm-warp-specialize="mma-chains=3" -o /dev/null 2>&1 | FileCheck %s --check-prefix=THREE
-// RUN: not gemm-opt %s -ggemm-warp-specialize="mma-chains=5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=RANGE
 
 // Before: the tile program of ggemm-persistent-schedule, 64-row tiles.
 // After: the producer is unchanged (all tiles in order); consumer warpgroup
@@ -33,12 +30,7 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[K:.+]]:2 = scf.for %{{.+}} = %{{.+}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %[[START]])
 // CHECK: ggemm.ring_get
-// A ping-pong warpgroup issues alone: two accumulator chains.
-// CHECK: ggemm.mma %{{.+}} {chains = 2 : i64, pending = 1 : i64}
-// ONE-LABEL: func.func @pingpong(
-// ONE: ggemm.mma %{{.+}} {pending = 1 : i64}
-// THREE: error: 'ggemm.launch' op expects a k_major b tile whose 256 rows split into 3 chains of a multiple of 8 (mma-chains option)
-// RANGE: error: ggemm-warp-specialize: expects mma-chains in [0, 4] (0: automatic), got 5
+// CHECK: ggemm.mma
 // CHECK: scf.yield %{{.+}}, %{{.+}} : !ggemm.accumulator<64x256xf32>, index
 // CHECK-NEXT: }
 // CHECK-NEXT: %[[NEXT:.+]] = arith.addi %[[T]], %[[NUM]] : index

@@ -135,55 +135,17 @@ LogicalResult KernelTranslator::translateMma(MmaOp op) {
   // 128^2 cannot reach).
   NVVM::WGMMATypes accType =
       isInt8(elem) ? NVVM::WGMMATypes::s32 : NVVM::WGMMATypes::f32;
-  // `chains` independent accumulators of N / chains columns each: chain
-  // c's registers are the full accumulator's [c R, (c + 1) R), R = its
-  // register count (a register's column is 8 (r / 4) + 2 (lane % 4) +
-  // r % 2, so chain c starts at column c N / chains), and its b operand
-  // starts N / chains k_major rows (128 bytes each) further.
-  int64_t chains = op.getChains().value_or(1);
-  int64_t chainN = blockN / chains;
-  auto accStruct = cast<LLVM::LLVMStructType>(acc.getType());
-  int64_t chainRegs = accStruct.getBody().size() / chains;
-  SmallVector<Value> chainAcc;
-  Type chainType = acc.getType();
-  if (chains == 1) {
-    chainAcc.push_back(acc);
-  } else {
-    chainType = LLVM::LLVMStructType::getLiteral(
-        ctx, SmallVector<Type>(chainRegs, accStruct.getBody().front()));
-    for (int64_t c = 0; c < chains; ++c) {
-      Value part = LLVM::UndefOp::create(b, loc, chainType);
-      if (!fromZero)
-        for (int64_t r = 0; r < chainRegs; ++r)
-          part = LLVM::InsertValueOp::create(
-              b, loc, part,
-              LLVM::ExtractValueOp::create(b, loc, acc, c * chainRegs + r), r);
-      chainAcc.push_back(part);
-    }
-  }
   for (int64_t kk = 0; kk < blockK / wgmmaK; ++kk) {
     Value dA = kk ? add(descA, c64(kStep(aType, kk))) : descA;
     Value dB = kk ? add(descB, c64(kStep(bType, kk))) : descB;
-    for (int64_t c = 0; c < chains; ++c)
-      chainAcc[c] = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc, chainType, chainAcc[c], dA,
-          c ? add(dB, c64((c * chainN * kSwizzleBytes) >> 4)) : dB,
-          NVVM::MMAShapeAttr::get(ctx, 64, chainN, wgmmaK), wgmmaType(elem),
-          wgmmaType(elem), accType,
-          kk == 0 && fromZero ? NVVM::WGMMAScaleOut::zero
-                              : NVVM::WGMMAScaleOut::one,
-          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
-          NVVM::MMAIntOverflowAttr());
-  }
-  if (chains == 1) {
-    acc = chainAcc.front();
-  } else {
-    acc = LLVM::UndefOp::create(b, loc, acc.getType());
-    for (int64_t c = 0; c < chains; ++c)
-      for (int64_t r = 0; r < chainRegs; ++r)
-        acc = LLVM::InsertValueOp::create(
-            b, loc, acc, LLVM::ExtractValueOp::create(b, loc, chainAcc[c], r),
-            c * chainRegs + r);
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, acc.getType(), acc, dA, dB,
+        NVVM::MMAShapeAttr::get(ctx, 64, blockN, wgmmaK), wgmmaType(elem),
+        wgmmaType(elem), accType,
+        kk == 0 && fromZero ? NVVM::WGMMAScaleOut::zero
+                            : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
+        NVVM::MMAIntOverflowAttr());
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   int64_t pending = op.getPending() ? *op.getPending() : 0;

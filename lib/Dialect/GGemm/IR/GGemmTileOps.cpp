@@ -127,15 +127,6 @@ LogicalResult MmaOp::verify() {
     return emitOpError() << "expects an " << accElem << " accumulator for "
                          << a.getElementType() << " tiles, got "
                          << acc.getElementType();
-  if (int64_t chains = getChains().value_or(1); chains > 1) {
-    if (b.getRows() % (8 * chains) != 0)
-      return emitOpError() << "expects b's rows (" << b.getRows()
-                           << ") to split into " << chains
-                           << " chains of a multiple of 8 (a wgmma N)";
-    if (b.isMNMajor())
-      return emitOpError() << "expects a k_major b tile with chains = "
-                           << chains;
-  }
   return success();
 }
 

@@ -272,8 +272,7 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
     Value acc = kLoop.getRegionIterArg(0);
     Value next;
     if (!blockScaled) {
-      next = MmaOp::create(b, loc, accType, aTile, bTile, acc, IntegerAttr(),
-                           IntegerAttr());
+      next = MmaOp::create(b, loc, accType, aTile, bTile, acc, IntegerAttr());
     } else {
       // Activation scales: one per row of the tile at [row, kb]; weight
       // scales: one per 128 weight rows at [weight, col / 128, kb].
@@ -299,7 +298,7 @@ LogicalResult emitTileProgram(OpBuilder &b, Operation *op,
       // The block's product starts from its own zero accumulator.
       Value partial = MmaOp::create(b, loc, accType, aTile, bTile,
                                     ZeroAccumulatorOp::create(b, loc, accType),
-                                    IntegerAttr(), IntegerAttr());
+                                    IntegerAttr());
       next = PromoteOp::create(b, loc, accType, partial, acc, aScales, bScales,
                                bOffset, bBlock);
     }
@@ -435,8 +434,7 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
     Value acc = kLoop.getRegionIterArg(0);
     Value next;
     if (!scaled) {
-      next = MmaOp::create(b, loc, accType, aTile, bTile, acc, IntegerAttr(),
-                           IntegerAttr());
+      next = MmaOp::create(b, loc, accType, aTile, bTile, acc, IntegerAttr());
     } else {
       // One scale per row of each tile at the block: [feature, kb].
       Value aScales = LoadScalesOp::create(b, loc, ScalesType::get(ctx, blockM),
@@ -445,7 +443,7 @@ LogicalResult emitKRaggedProgram(OpBuilder &b, SegmentMatmulKOp op) {
                                            bScale, ValueRange{col, kb});
       Value partial = MmaOp::create(b, loc, accType, aTile, bTile,
                                     ZeroAccumulatorOp::create(b, loc, accType),
-                                    IntegerAttr(), IntegerAttr());
+                                    IntegerAttr());
       next = PromoteOp::create(b, loc, accType, partial, acc, aScales, bScales,
                                Value(), IntegerAttr());
     }

@@ -174,7 +174,7 @@ public:
   /// ring, multiplied and released, then the store. With `pingpong`, each
   /// consumer warpgroup takes every other tile of the CTA's (the producer
   /// puts them in tile order), and skips the other's ring positions.
-  void buildConsumers(int64_t pendingMmas, bool pingpong, int64_t chains) {
+  void buildConsumers(int64_t pendingMmas, bool pingpong) {
     pingpongWarpgroup =
         pingpong ? ConsumerWarpgroupOp::create(b, loc).getResult() : Value();
     buildTileLoop([&](Value start) {
@@ -211,8 +211,6 @@ public:
           Operation *clone = b.clone(op, map);
           if (&op == p.mma.getOperation() && pendingMmas)
             clone->setAttr("pending", b.getI64IntegerAttr(pendingMmas));
-          if (&op == p.mma.getOperation() && chains > 1)
-            clone->setAttr("chains", b.getI64IntegerAttr(chains));
         }
         Value next = map.lookup(p.update->getResult(0));
         if (pendingMmas == 0) {
@@ -435,11 +433,6 @@ struct WarpSpecializePass
              << ": expects consumer-warpgroups in [0, 3] (0: the tile "
                 "config's), got "
              << consumerWarpgroups.getValue();
-    if (mmaChains < 0 || mmaChains > 4)
-      return getOperation().emitError() << getArgument()
-                                        << ": expects mma-chains in [0, 4] (0: "
-                                           "automatic), got "
-                                        << mmaChains.getValue();
     if (pendingMmas < 0 || pendingMmas > 1)
       return getOperation().emitError()
              << getArgument() << ": expects pending-mmas to be 0 or 1, got "
@@ -492,21 +485,6 @@ struct WarpSpecializePass
                     "config (K loop bounds defined outside the tile loop), "
                     "got a bound that depends on the tile";
     }
-    // A ping-pong warpgroup issues its wgmmas alone: two accumulator chains
-    // keep consecutive wgmmas independent, where the cooperative
-    // warpgroups' chains interleave.
-    TileType mmaB = program->mma.getB().getType();
-    int64_t chains = mmaChains;
-    if (chains == 0)
-      chains = pingpong && !mmaB.isMNMajor() && mmaB.getRows() % 16 == 0 &&
-                       mmaB.getRows() >= 128
-                   ? 2
-                   : 1;
-    if (chains > 1 && (mmaB.isMNMajor() || mmaB.getRows() % (8 * chains) != 0))
-      return launch.emitOpError()
-             << "expects a k_major b tile whose " << mmaB.getRows()
-             << " rows split into " << chains
-             << " chains of a multiple of 8 (mma-chains option)";
     int64_t mmaRows = program->mma.getA().getType().getRows();
     if (pingpong && mmaRows != 64)
       return launch.emitOpError()
@@ -567,7 +545,7 @@ struct WarpSpecializePass
     RoleBuilder(b, *program, ring).buildProducer();
     YieldOp::create(b, loc);
     b.createBlock(&roles.getConsumers());
-    RoleBuilder(b, *program, ring).buildConsumers(pending, pingpong, chains);
+    RoleBuilder(b, *program, ring).buildConsumers(pending, pingpong);
     YieldOp::create(b, loc);
     program->tileLoop->erase();
     // Each role cloned the index arithmetic of the whole tile; drop what it

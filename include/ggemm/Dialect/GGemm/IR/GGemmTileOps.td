@@ -290,13 +290,6 @@ def GGemm_MmaOp : GGemm_Op<"mma", [MemoryEffects<[MemRead]>,
     groups are pending the result may only feed another `ggemm.mma`, or
     `ggemm.mma_wait`. On the CPU, loops in f32.
 
-    `chains = C` splits each K step's wgmma along N into C independent
-    accumulator chains (m64n(N/C) each, on columns `[c N / C, (c + 1) N /
-    C)`), issued in turn, so that consecutive wgmmas of one warpgroup do
-    not wait for each other's accumulator; absent: 1. `b` must then be
-    k_major and N / C a multiple of 8. Set by `ggemm-warp-specialize` for
-    ping-pong consumers, whose warpgroup issues alone.
-
     After `ggemm-swap-ab`, `a` is the weight tile and `b` the token tile:
     the accumulator is the output tile transposed (see `ggemm.store_tile`'s
     `transposed`), and few tokens cost few wgmma columns (N is any multiple
@@ -314,9 +307,7 @@ def GGemm_MmaOp : GGemm_Op<"mma", [MemoryEffects<[MemRead]>,
   let arguments = (ins GGemm_Tile:$a, GGemm_Tile:$b,
                    GGemm_Accumulator:$acc,
                    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<0>,
-                                                       IntMaxValue<7>]>>:$pending,
-                   OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<1>,
-                                                       IntMaxValue<4>]>>:$chains);
+                                                       IntMaxValue<7>]>>:$pending);
   let results = (outs GGemm_Accumulator:$result);
   let assemblyFormat = [{
     $a `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,` qualified(type($b))

@@ -417,13 +417,6 @@ def GGemmWarpSpecialize : Pass<"ggemm-warp-specialize", "::mlir::ModuleOp"> {
     consumer warpgroup count. The registers of the roles are `setmaxnreg`
     budgets and must fit the SM's 64 K registers.
 
-    With a `pingpong` tile config the two consumer warpgroups take
-    alternate tiles instead (`ggemm.consumer_warpgroup`), each skipping
-    the other's ring positions and waiting for its turn on the ring
-    (`ggemm.turn_wait` / `ggemm.turn_pass`); a warpgroup then issues its
-    wgmmas alone, so its mma gets two accumulator chains
-    (`ggemm.mma {chains = 2}`) unless `mma-chains` says otherwise.
-
     Before (the body of a `ggemm.launch`):
 
     ```mlir
@@ -501,10 +494,6 @@ def GGemmWarpSpecialize : Pass<"ggemm-warp-specialize", "::mlir::ModuleOp"> {
     Option<"pendingMmas", "pending-mmas", "int64_t", /*default=*/"1",
            "wgmma groups a consumer keeps in flight while it waits for the "
            "next stage (0 or 1)">,
-    Option<"mmaChains", "mma-chains", "int64_t", /*default=*/"0",
-           "independent accumulator chains of each mma (ggemm.mma chains; "
-           "1 to 4; 0: 2 for ping-pong consumers whose k_major b tile "
-           "splits into two chains of a multiple of 8 columns, else 1)">,
   ];
   let dependentDialects = ["::mlir::ggemm::GGemmDialect",
                            "::mlir::arith::ArithDialect",
