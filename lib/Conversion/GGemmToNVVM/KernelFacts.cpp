@@ -506,6 +506,15 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
     f.staticWeights = f.staticGroups;
     return f;
   }
+  // Ping-pong consumers were checked on the GPU with bf16/f16 operands,
+  // every plain epilogue and clusters (NOTES v19); the rest is refused
+  // rather than run unchecked.
+  if (f.pingpong &&
+      (isQuantized(f.aElem()) || f.gather || f.scatter || f.gated || f.yScale))
+    return launch.emitOpError()
+           << "expects bf16 or f16 operands without gathered or scattered "
+              "rows, a gated epilogue or an e4m3 y for ping-pong consumers "
+              "(only those are checked on the GPU)";
   f.staticN = staticOr(wType.getDimSize(f.nMajorB() ? 2 : 1));
   // The manifest's n is y's columns: half of a gated w's rows.
   if (f.gated && f.staticN > 0)
