@@ -14,7 +14,7 @@
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [fp8-decode] [fp8-stride] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [profile-pingpong] [fp8-decode] [fp8-stride] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -278,6 +278,26 @@ for step in $steps; do
       ncu --import "$OUT/fp8-source.ncu-rep" --page source --csv \
         --print-source sass 2> /dev/null | xz -9 > "$OUT/fp8-source.csv.xz" || rc=1
     rm -f "$OUT/fp8-source.ncu-rep" ;;
+  profile-pingpong)
+    # NOTES v19: the ping-pong kernel against the cooperative one
+    # (bench/profile_ncu.py's bf16 shapes; PP_BUNDLES, default
+    # .device/bundles): stall reasons with details, and the ping-pong
+    # kernel's warp-stall samples per SASS instruction (CSV, compressed).
+    pp=${PP_BUNDLES:-.device/bundles}
+    ncu --clock-control none --profile-from-start off --target-processes all \
+      -k regex:"bench_seg_m(64n256_pingpong|128n256)_along_m_kernel" \
+      --section SpeedOfLight --section WarpStateStats --section SchedulerStats \
+      --section InstructionStats --print-details all \
+      python3 bench/profile_ncu.py --bundles "$pp" \
+      > "$OUT/profile-pingpong.txt" 2>&1 || rc=1
+    grep -E "profiling:|Duration|Stall|Issue Slots|Compute \(SM\)" \
+      "$OUT/profile-pingpong.txt" | head -80
+    ncu --clock-control none --profile-from-start off --target-processes all \
+      --section SourceCounters -k regex:pingpong -o "$OUT/pingpong-source" \
+      python3 bench/profile_ncu.py --bundles "$pp" > /dev/null 2>&1 &&
+      ncu --import "$OUT/pingpong-source.ncu-rep" --page source --csv \
+        --print-source sass 2> /dev/null | xz -9 > "$OUT/pingpong-source.csv.xz" || rc=1
+    rm -f "$OUT/pingpong-source.ncu-rep" ;;
   fp8-decode)
     # FP8 decode tiles: .device/bundles_fp8's dense kernels against the
     # explicit-config ones of .device/bundles_fp8_decode
