@@ -45,6 +45,8 @@ KERNEL = "bench_seg_m128n256_along_m_kernel"
 OTHER_KERNELS = {
     "128x256 2-CTA clusters": "bench_seg_m128n256_along_m_c2_kernel",
     "64x256 ping-pong": "bench_seg_m64n256_pingpong_along_m_kernel",
+    "64x256 ping-pong, 5 stages":
+        "bench_seg_m64n256_pingpong_s5_along_m_kernel",
     "64x256 ping-pong 2-CTA clusters":
         "bench_seg_m64n256_pingpong_along_m_c2_kernel",
 }

@@ -47,7 +47,7 @@ for step in $steps; do
       --repeats "${REPEATS:-5}" --report "$OUT/bench.md" \
       2>&1 | tee "$OUT/bench.log" || rc=1 ;;
   throughput)
-    python3 bench/bench_throughput.py --bundles .device/bundles \
+    python3 bench/bench_throughput.py --bundles "${TP_BUNDLES:-.device/bundles}" \
       --repeats "${REPEATS:-3}" --report "$OUT/throughput.md" \
       2>&1 | tee "$OUT/throughput.log" || rc=1 ;;
   safety)
