@@ -47,6 +47,7 @@ for step in $steps; do
       --repeats "${REPEATS:-5}" --report "$OUT/bench.md" \
       2>&1 | tee "$OUT/bench.log" || rc=1 ;;
   throughput)
+    GGEMM_COMMIT=$(cat "${TP_BUNDLES:-.device/bundles}/COMMIT" 2>/dev/null || echo "$commit") \
     python3 bench/bench_throughput.py --bundles "${TP_BUNDLES:-.device/bundles}" \
       --repeats "${REPEATS:-3}" --report "$OUT/throughput.md" \
       2>&1 | tee "$OUT/throughput.log" || rc=1 ;;
