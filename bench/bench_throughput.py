@@ -47,6 +47,7 @@ OTHER_KERNELS = {
     "64x256 ping-pong": "bench_seg_m64n256_pingpong_along_m_kernel",
     "64x256 ping-pong, 5 stages":
         "bench_seg_m64n256_pingpong_s5_along_m_kernel",
+    "128x128 ping-pong": "bench_seg_m128n128_pingpong_along_m_kernel",
     "64x256 ping-pong 2-CTA clusters":
         "bench_seg_m64n256_pingpong_along_m_c2_kernel",
 }

@@ -470,10 +470,10 @@ func.func @tile_config_pingpong_one_warpgroup() attributes {
 
 // -----
 
-// Each ping-pong warpgroup computes a whole 64-row tile.
-// expected-error @+2 {{expects block_m = 64 with pingpong (each consumer warpgroup computes a whole tile), got 128}}
+// Each ping-pong warpgroup computes a whole tile of one or two m64 blocks.
+// expected-error @+2 {{expects block_m = 64 or 128 with pingpong (each consumer warpgroup computes a whole tile, one or two m64 row blocks), got 192}}
 func.func @tile_config_pingpong_rows() attributes {
-    a = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, pingpong = true>} {
+    a = #ggemm.tile_config<block_m = 192, block_n = 128, block_k = 64, pingpong = true>} {
   return
 }
 

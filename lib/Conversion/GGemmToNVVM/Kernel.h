@@ -99,6 +99,10 @@ struct KernelFacts {
   /// The consumer warpgroups take alternate tiles (ggemm.warp_specialize
   /// pingpong) instead of 64-row blocks of every tile.
   bool pingpong = false;
+  /// The 64-row blocks of a tile one consumer warpgroup holds: 1, or 2 for
+  /// a ping-pong warpgroup's 128-row tile (its registers are the blocks'
+  /// one after the other).
+  int64_t rowBlocks = 1;
   /// A K-ragged program (ggemm.segment_matmul_k): `x` and `w` are the mma's
   /// a and b sources, both [T, *] matrices read as mn_major tiles, the K
   /// loop runs over a segment of `groupRows` (`ggemm.segment_bounds`), and
@@ -242,6 +246,10 @@ private:
     Value row, col;
   };
   FragmentBase fragmentBase();
+  /// A warpgroup's accumulator registers as its `blocks` 64-row blocks'
+  /// (each the registers of an m64 accumulator), and back.
+  SmallVector<Value> splitRowBlocks(Value acc, int64_t blocks);
+  Value joinRowBlocks(ArrayRef<Value> parts, Type type);
   LogicalResult translateMma(MmaOp op);
   LogicalResult translatePromote(PromoteOp op);
   /// The factor each accumulator register of `op`'s partial is scaled by
@@ -293,6 +301,9 @@ private:
   LogicalResult translateTransposedStore(StoreTileOp op, Value acc, Value row0,
                                          Value rowEnd, Value col0,
                                          Value weight);
+  /// The store of one warpgroup's 64 rows (`rowWarpgroup`'s block).
+  LogicalResult translateStoreRows(StoreTileOp op, Value acc, Value row0,
+                                   Value rowEnd, Value col0, Value weight);
   /// FP8 tensor-wise / per-row scales (`x_scale`, `w_scale` of the store):
   /// a row's factor, `sx(row)` times the tile's tensor-wise factors (null
   /// without scales), and an element's, the row's times `sw(col)`.

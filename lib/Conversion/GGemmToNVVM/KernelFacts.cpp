@@ -299,7 +299,9 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
            << "expects no swap_ab and no K-ragged segments with ping-pong "
               "consumers";
   TileType mmaA = f.swapped ? f.bTile : f.aTile;
-  if (mmaA.getRows() != 64 * stageConsumers)
+  if (f.pingpong && mmaA.getRows() == 128)
+    f.rowBlocks = 2;
+  if (mmaA.getRows() != 64 * stageConsumers * f.rowBlocks)
     return launch.emitOpError() << "expects " << (f.swapped ? "B" : "A")
                                 << " tiles of 64 rows per consumer warpgroup ("
                                 << 64 * stageConsumers << "), got " << mmaA;

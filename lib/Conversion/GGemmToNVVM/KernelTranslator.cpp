@@ -226,7 +226,8 @@ LogicalResult KernelTranslator::translateGGemmOp(Operation *op) {
             LLVM::ZeroOp::create(
                 b, loc,
                 LLVM::LLVMStructType::getLiteral(
-                    ctx, SmallVector<Type>(zero.getType().getShape()[1] / 2,
+                    ctx, SmallVector<Type>(zero.getType().getShape()[1] / 2 *
+                                               facts.rowBlocks,
                                            zero.getType().getElementType()))));
         return success();
       })

@@ -48,6 +48,39 @@ Value KernelTranslator::wgmmaDescriptor(Value smemAddress, int64_t leadingBytes,
                               c64(static_cast<int64_t>(constant)));
 }
 
+SmallVector<Value> KernelTranslator::splitRowBlocks(Value acc, int64_t blocks) {
+  if (blocks == 1)
+    return {acc};
+  auto type = cast<LLVM::LLVMStructType>(acc.getType());
+  int64_t perBlock = type.getBody().size() / blocks;
+  auto blockType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(perBlock, type.getBody().front()));
+  SmallVector<Value> parts;
+  for (int64_t rb = 0; rb < blocks; ++rb) {
+    Value part = LLVM::UndefOp::create(b, loc, blockType);
+    for (int64_t r = 0; r < perBlock; ++r)
+      part = LLVM::InsertValueOp::create(
+          b, loc, part,
+          LLVM::ExtractValueOp::create(b, loc, acc, rb * perBlock + r), r);
+    parts.push_back(part);
+  }
+  return parts;
+}
+
+Value KernelTranslator::joinRowBlocks(ArrayRef<Value> parts, Type type) {
+  if (parts.size() == 1)
+    return parts.front();
+  Value acc = LLVM::UndefOp::create(b, loc, type);
+  int64_t perBlock =
+      cast<LLVM::LLVMStructType>(parts.front().getType()).getBody().size();
+  for (auto [rb, part] : llvm::enumerate(parts))
+    for (int64_t r = 0; r < perBlock; ++r)
+      acc = LLVM::InsertValueOp::create(
+          b, loc, acc, LLVM::ExtractValueOp::create(b, loc, part, r),
+          rb * perBlock + r);
+  return acc;
+}
+
 KernelTranslator::FragmentBase KernelTranslator::fragmentBase() {
   Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
   Value warpInGroup = arith::DivUIOp::create(
@@ -135,18 +168,29 @@ LogicalResult KernelTranslator::translateMma(MmaOp op) {
   // 128^2 cannot reach).
   NVVM::WGMMATypes accType =
       isInt8(elem) ? NVVM::WGMMATypes::s32 : NVVM::WGMMATypes::f32;
+  // A warpgroup holding several 64-row blocks (a 128-row ping-pong tile)
+  // issues one wgmma per block and K step, each into its block's registers
+  // (the accumulator's [rb R, (rb + 1) R)) from its 64 rows of a.
+  int64_t blocks = facts.rowBlocks;
+  SmallVector<Value> blockAcc = splitRowBlocks(acc, blocks);
+  Type blockType = blockAcc.front().getType();
   for (int64_t kk = 0; kk < blockK / wgmmaK; ++kk) {
-    Value dA = kk ? add(descA, c64(kStep(aType, kk))) : descA;
     Value dB = kk ? add(descB, c64(kStep(bType, kk))) : descB;
-    acc = NVVM::WgmmaMmaAsyncOp::create(
-        b, loc, acc.getType(), acc, dA, dB,
-        NVVM::MMAShapeAttr::get(ctx, 64, blockN, wgmmaK), wgmmaType(elem),
-        wgmmaType(elem), accType,
-        kk == 0 && fromZero ? NVVM::WGMMAScaleOut::zero
-                            : NVVM::WGMMAScaleOut::one,
-        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
-        NVVM::MMAIntOverflowAttr());
+    for (int64_t rb = 0; rb < blocks; ++rb) {
+      Value dA = rb ? add(descA, c64((rb * rows64Bytes) >> 4)) : descA;
+      if (kk)
+        dA = add(dA, c64(kStep(aType, kk)));
+      blockAcc[rb] = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, blockType, blockAcc[rb], dA, dB,
+          NVVM::MMAShapeAttr::get(ctx, 64, blockN, wgmmaK), wgmmaType(elem),
+          wgmmaType(elem), accType,
+          kk == 0 && fromZero ? NVVM::WGMMAScaleOut::zero
+                              : NVVM::WGMMAScaleOut::one,
+          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, layoutA, layoutB,
+          NVVM::MMAIntOverflowAttr());
+    }
   }
+  acc = joinRowBlocks(blockAcc, acc.getType());
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   int64_t pending = op.getPending() ? *op.getPending() : 0;
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, pending);

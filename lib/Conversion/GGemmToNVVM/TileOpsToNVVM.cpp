@@ -201,6 +201,25 @@ LogicalResult KernelTranslator::translateStore(StoreTileOp op) {
   }
   if (op.getTransposed())
     return translateTransposedStore(op, acc, row0, rowEnd, col0, weight);
+  // A 128-row ping-pong tile: the warpgroup stores its two 64-row blocks
+  // one after the other, each as a warpgroup's rows (through the same
+  // store boxes).
+  if (facts.rowBlocks == 1)
+    return translateStoreRows(op, acc, row0, rowEnd, col0, weight);
+  Value wholeWarpgroup = rowWarpgroup;
+  for (auto [rb, part] :
+       llvm::enumerate(splitRowBlocks(acc, facts.rowBlocks))) {
+    rowWarpgroup = idx(rb);
+    if (failed(translateStoreRows(op, part, row0, rowEnd, col0, weight)))
+      return failure();
+  }
+  rowWarpgroup = wholeWarpgroup;
+  return success();
+}
+
+LogicalResult KernelTranslator::translateStoreRows(StoreTileOp op, Value acc,
+                                                   Value row0, Value rowEnd,
+                                                   Value col0, Value weight) {
   int64_t blockN = op.getAcc().getType().getShape()[1];
   if (facts.gated) {
     acc = gateAccumulator(acc, col0, weight, blockN);

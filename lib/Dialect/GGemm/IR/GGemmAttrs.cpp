@@ -130,9 +130,10 @@ TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << consumerWarpgroups;
     if (swapAB)
       return emitError() << "expects no swap_ab with pingpong";
-    if (blockM != 64)
-      return emitError() << "expects block_m = 64 with pingpong (each "
-                            "consumer warpgroup computes a whole tile), got "
+    if (blockM != 64 && blockM != 128)
+      return emitError() << "expects block_m = 64 or 128 with pingpong (each "
+                            "consumer warpgroup computes a whole tile, one or "
+                            "two m64 row blocks), got "
                          << blockM;
     if (blockN < 8 || blockN > 256 || blockN % 8 != 0)
       return emitError() << "expects block_n in [8, 256] and a multiple of 8 "

@@ -45,7 +45,9 @@ struct TmaStorePass : public ggemm::impl::GGemmTmaStoreBase<TmaStorePass> {
     // Every consumer warpgroup has its boxes; a ping-pong one stores all
     // 64 rows of its own tiles.
     int64_t consumers = roles.getConsumerWarpgroups();
-    int64_t rows = roles.getPingpong() ? 64 : 64 * consumers;
+    int64_t rows = 64 * consumers;
+    if (roles.getPingpong() && (acc[0] == 64 || acc[0] == 128))
+      rows = acc[0];
     int64_t cols = 128 / elemBytes;
     if (acc[0] != rows || acc[1] % cols != 0)
       return false;

@@ -486,11 +486,11 @@ struct WarpSpecializePass
                     "got a bound that depends on the tile";
     }
     int64_t mmaRows = program->mma.getA().getType().getRows();
-    if (pingpong && mmaRows != 64)
+    if (pingpong && mmaRows != 64 && mmaRows != 128)
       return launch.emitOpError()
              << "expects block_m (" << mmaRows
-             << ") to be 64 for a pingpong config: each consumer warpgroup "
-                "computes a whole tile";
+             << ") to be 64 or 128 for a pingpong config: each consumer "
+                "warpgroup computes a whole tile";
     if (!pingpong && mmaRows != 64 * consumers)
       return launch.emitOpError()
              << "expects " << (swapped ? "block_n" : "block_m") << " ("

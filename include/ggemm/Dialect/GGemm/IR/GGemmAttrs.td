@@ -269,7 +269,8 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
 
     `pingpong = true` schedules the consumers as CUTLASS's ping-pong kernel
     does instead: two consumer warpgroups take alternate tiles of the CTA,
-    each computing a whole 64-row tile (block_m = 64, no swap_ab), so that
+    each computing a whole tile of 64 or 128 rows (block_m = 64 or 128: one
+    or two m64 wgmma row blocks per warpgroup; no swap_ab), so that
     one warpgroup's epilogue runs while the other's main loop has the
     tensor cores. The ring hands the stages out in tile order, so the two
     main loops follow each other without a barrier between them.
