@@ -1344,6 +1344,12 @@ CASES = [
          segments=[65, 0, 129, 1, 70], rows=300, n=200, k=136, num_ctas=3,
          block_n=128, raster="along_m", pingpong=True, bias=True,
          activation="gelu"),
+    Case("segment_pingpong_m128", "segment",
+         "segment_matmul with a pingpong config of 128-row tiles (two m64 "
+         "row blocks per warpgroup on the GPU): segments ending in the "
+         "first or second block of a tile, an empty one, f32 out",
+         segments=[63, 130, 0, 200, 1], rows=420, n=136, k=72, num_ctas=3,
+         block_m=128, pingpong=True, out_type="f32", row_scale=True),
     Case("masked_pingpong_cluster_2", "masked",
          "masked_matmul with a pingpong config on 2-CTA clusters: counts "
          "ending in the first and second half of a cluster tile",
