@@ -183,9 +183,9 @@ class TileConfig:
     #: multiple of 8), block_n weight rows in its M (64 per consumer
     #: warpgroup).
     swap_ab: bool = False
-    #: Ping-pong consumers: two warpgroups on alternate 64-row tiles
-    #: (block_m = 64, consumer_warpgroups = 2), one's epilogue under the
-    #: other's main loop.
+    #: Ping-pong consumers: two warpgroups on alternate tiles (block_m = 64
+    #: or 128, consumer_warpgroups = 2), one's epilogue under the other's
+    #: main loop; measured slower than the default tiles (NOTES v19).
     pingpong: bool = False
 
     def __post_init__(self) -> None:
