@@ -175,11 +175,10 @@ LogicalResult KernelTranslator::translateMma(MmaOp op) {
   SmallVector<Value> blockAcc = splitRowBlocks(acc, blocks);
   Type blockType = blockAcc.front().getType();
   for (int64_t kk = 0; kk < blockK / wgmmaK; ++kk) {
+    Value dA0 = kk ? add(descA, c64(kStep(aType, kk))) : descA;
     Value dB = kk ? add(descB, c64(kStep(bType, kk))) : descB;
     for (int64_t rb = 0; rb < blocks; ++rb) {
-      Value dA = rb ? add(descA, c64((rb * rows64Bytes) >> 4)) : descA;
-      if (kk)
-        dA = add(dA, c64(kStep(aType, kk)));
+      Value dA = rb ? add(dA0, c64((rb * rows64Bytes) >> 4)) : dA0;
       blockAcc[rb] = NVVM::WgmmaMmaAsyncOp::create(
           b, loc, blockType, blockAcc[rb], dA, dB,
           NVVM::MMAShapeAttr::get(ctx, 64, blockN, wgmmaK), wgmmaType(elem),
