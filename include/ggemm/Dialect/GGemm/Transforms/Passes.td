@@ -417,6 +417,14 @@ def GGemmWarpSpecialize : Pass<"ggemm-warp-specialize", "::mlir::ModuleOp"> {
     consumer warpgroup count. The registers of the roles are `setmaxnreg`
     budgets and must fit the SM's 64 K registers.
 
+    With a `pingpong` tile config the two consumer warpgroups take
+    alternate tiles of the CTA instead (`ggemm.consumer_warpgroup`; block_m
+    64 or 128, the warpgroup's whole tile), each skipping the other's ring
+    positions, and take the ring in turns (`ggemm.turn_wait` before a
+    tile's first stage, `ggemm.turn_pass` after its K loop), so that one
+    warpgroup's epilogue runs under the other's main loop. Every tile must
+    have the same number of K blocks.
+
     Before (the body of a `ggemm.launch`):
 
     ```mlir
