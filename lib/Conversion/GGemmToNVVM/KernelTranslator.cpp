@@ -82,7 +82,8 @@ LogicalResult KernelTranslator::translate() {
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   warpgroup = arith::DivUIOp::create(b, loc, tid, idx(128));
   // A cooperative consumer warpgroup w computes rows [64 w, 64 w + 64) of
-  // every tile; a ping-pong one all 64 rows of its own tiles.
+  // every tile; a ping-pong one all rows of its own tiles, from row 0 (a
+  // 128-row tile's second block: see translateMma and translateStore).
   rowWarpgroup = facts.pingpong ? idx(0) : warpgroup;
   smem = LLVM::AddressOfOp::create(b, loc, ptrShared, smemGlobal.getSymName());
   // Scalars of the tile schedule. num_rows clamps the segments and

@@ -123,7 +123,8 @@ TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "expects 1 to 3 consumer warpgroups, got "
                        << consumerWarpgroups;
   if (pingpong) {
-    // Two warpgroups on alternate tiles, each a whole m64 row block.
+    // Two warpgroups on alternate tiles, each one or two whole m64 row
+    // blocks.
     if (consumerWarpgroups != 2)
       return emitError() << "expects 2 consumer warpgroups with pingpong (they "
                             "take alternate tiles), got "

@@ -43,7 +43,7 @@ struct TmaStorePass : public ggemm::impl::GGemmTmaStoreBase<TmaStorePass> {
     if (epilogue && epilogue.isGated())
       acc[1] /= 2;
     // Every consumer warpgroup has its boxes; a ping-pong one stores all
-    // 64 rows of its own tiles.
+    // rows of its own tiles (64, or 128 as two 64-row blocks in turn).
     int64_t consumers = roles.getConsumerWarpgroups();
     int64_t rows = 64 * consumers;
     if (roles.getPingpong() && (acc[0] == 64 || acc[0] == 128))
