@@ -8,7 +8,7 @@
 func.func @fp8_pingpong(%x: memref<?x1024xf8E4M3FN>, %w: memref<?x512x1024xf8E4M3FN>,
                         %p: memref<?xi32>, %xs: memref<?x8xf32, strided<[1, ?]>>,
                         %ws: memref<?x4x8xf32>, %y: memref<?x512xbf16>) {
-  // expected-error @+1 {{'ggemm.launch' op expects bf16 or f16 operands without gathered or scattered rows, a gated epilogue or an e4m3 y for ping-pong consumers (only those are checked on the GPU)}}
+  // expected-error @+1 {{'ggemm.launch' op expects bf16 or f16 operands without swap_ab, K-ragged segments, gathered or scattered rows, a gated epilogue or an e4m3 y for ping-pong consumers (only those are checked on the GPU)}}
   ggemm.segment_matmul ins(%x, %w : memref<?x1024xf8E4M3FN>, memref<?x512x1024xf8E4M3FN>)
       segments(%p : memref<?xi32>)
       scales(%xs, %ws : memref<?x8xf32, strided<[1, ?]>>, memref<?x4x8xf32>)
@@ -24,7 +24,7 @@ func.func @fp8_pingpong(%x: memref<?x1024xf8E4M3FN>, %w: memref<?x512x1024xf8E4M
 func.func @scatter_pingpong(%h: memref<?x768xbf16>, %w: memref<8x2048x768xbf16>,
                             %indptr: memref<9xi32>, %token: memref<?xi32>,
                             %out: memref<?x2048xbf16>) {
-  // expected-error @+1 {{'ggemm.launch' op expects bf16 or f16 operands without gathered or scattered rows, a gated epilogue or an e4m3 y for ping-pong consumers (only those are checked on the GPU)}}
+  // expected-error @+1 {{'ggemm.launch' op expects bf16 or f16 operands without swap_ab, K-ragged segments, gathered or scattered rows, a gated epilogue or an e4m3 y for ping-pong consumers (only those are checked on the GPU)}}
   ggemm.segment_matmul ins(%h, %w : memref<?x768xbf16>, memref<8x2048x768xbf16>)
       segments(%indptr : memref<9xi32>)
       scatter_indices(%token : memref<?xi32>) outs(%out : memref<?x2048xbf16>)

@@ -149,3 +149,40 @@ func.func @pingpong_grid_tiles(%x: memref<?x128xbf16>, %w: memref<4x256x128xbf16
   }
   return
 }
+
+// -----
+
+// A ping-pong warpgroup computes a whole tile of one or two m64 blocks: a
+// 192-row mma (the tile program disagreeing with the config) has no place.
+func.func @pingpong_mma_rows(%x: memref<?x128xbf16>, %w: memref<4x256x128xbf16>,
+                             %indptr: memref<5xi32>, %y: memref<?x256xbf16>,
+                             %groups: index, %m: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  %sched = ggemm.tile_schedule segment rows(%indptr : memref<5xi32>) groups(%groups)
+      rows_per_group(%c0) num_rows(%m) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 64, block_n = 256, block_k = 64, pingpong = true>)
+  // expected-error @+1 {{'ggemm.launch' op expects block_m (192) to be 64 or 128 for a pingpong config: each consumer warpgroup computes a whole tile}}
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %total = ggemm.tile_count %sched
+    scf.for %t = %cta to %total step %num_ctas {
+      %g, %row, %row_end, %col = ggemm.map_tile %sched[%t]
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c64 = arith.constant 64 : index
+      %zero = ggemm.zero_accumulator : !ggemm.accumulator<192x256xf32>
+      %acc = scf.for %kb = %c0 to %c2 step %c1 iter_args(%a = %zero)
+          -> (!ggemm.accumulator<192x256xf32>) {
+        %kk = arith.muli %kb, %c64 : index
+        %ta = ggemm.load_tile %x[%row, %kk] : memref<?x128xbf16> -> !ggemm.tile<192x64xbf16>
+        %tb = ggemm.load_tile %w[%g, %col, %kk] : memref<4x256x128xbf16> -> !ggemm.tile<256x64xbf16>
+        %next = ggemm.mma %ta, %tb, %a : !ggemm.tile<192x64xbf16>, !ggemm.tile<256x64xbf16>
+            -> !ggemm.accumulator<192x256xf32>
+        scf.yield %next : !ggemm.accumulator<192x256xf32>
+      }
+      ggemm.store_tile %acc to %y row(%row) row_end(%row_end) col(%col)
+          : !ggemm.accumulator<192x256xf32>, memref<?x256xbf16>
+    }
+  }
+  return
+}

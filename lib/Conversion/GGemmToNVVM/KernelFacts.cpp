@@ -294,10 +294,16 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
     return launch.emitOpError()
            << "expects a transposed ggemm.store_tile exactly when the tile "
               "config has swap_ab (run ggemm-swap-ab after ggemm-tile)";
-  if (f.pingpong && (f.swapped || f.kRagged))
+  // Ping-pong consumers were checked on the GPU with bf16/f16 operands,
+  // every plain epilogue and clusters (NOTES v19); the rest is refused
+  // rather than run unchecked.
+  if (f.pingpong && (f.swapped || f.kRagged || isQuantized(f.aElem()) ||
+                     f.gather || f.scatter || f.gated || f.yScale))
     return launch.emitOpError()
-           << "expects no swap_ab and no K-ragged segments with ping-pong "
-              "consumers";
+           << "expects bf16 or f16 operands without swap_ab, K-ragged "
+              "segments, gathered or scattered rows, a gated epilogue or an "
+              "e4m3 y for ping-pong consumers (only those are checked on the "
+              "GPU)";
   TileType mmaA = f.swapped ? f.bTile : f.aTile;
   if (f.pingpong && mmaA.getRows() == 128)
     f.rowBlocks = 2;
@@ -508,15 +514,6 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
     f.staticWeights = f.staticGroups;
     return f;
   }
-  // Ping-pong consumers were checked on the GPU with bf16/f16 operands,
-  // every plain epilogue and clusters (NOTES v19); the rest is refused
-  // rather than run unchecked.
-  if (f.pingpong &&
-      (isQuantized(f.aElem()) || f.gather || f.scatter || f.gated || f.yScale))
-    return launch.emitOpError()
-           << "expects bf16 or f16 operands without gathered or scattered "
-              "rows, a gated epilogue or an e4m3 y for ping-pong consumers "
-              "(only those are checked on the GPU)";
   f.staticN = staticOr(wType.getDimSize(f.nMajorB() ? 2 : 1));
   // The manifest's n is y's columns: half of a gated w's rows.
   if (f.gated && f.staticN > 0)

@@ -136,13 +136,12 @@ TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             "consumer warpgroup computes a whole tile, one or "
                             "two m64 row blocks), got "
                          << blockM;
-    if (blockN < 8 || blockN > 256 || blockN % 8 != 0)
-      return emitError() << "expects block_n in [8, 256] and a multiple of 8 "
-                            "(a wgmma N), got "
-                         << blockN;
-  } else if (!swapAB) {
-    // Each consumer warpgroup owns whole m64 wgmma row blocks.
-    if (blockM <= 0 || blockM % (64 * consumerWarpgroups) != 0 || blockM > 256)
+  }
+  if (!swapAB) {
+    // Each consumer warpgroup owns whole m64 wgmma row blocks (checked
+    // above for ping-pong, whose warpgroups own whole tiles).
+    if (!pingpong && (blockM <= 0 || blockM % (64 * consumerWarpgroups) != 0 ||
+                      blockM > 256))
       return emitError() << "expects block_m to be a multiple of "
                          << 64 * consumerWarpgroups
                          << " (64 rows per consumer warpgroup) and at most "
