@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Large-M throughput (issue 11): GGEMM's 128x256 persistent kernel (and,
-when their bundles are there, the same tiles on 2-CTA clusters and the
-ping-pong kernels of 64x256 tiles, alone and on 2-CTA clusters) against
+when their bundles are there, the same tiles swizzled or on 2-CTA clusters
+and the ping-pong kernels, alone, swizzled and on 2-CTA clusters) against
 torch._grouped_mm in the same run, on DeepGEMM's grouped contiguous bf16
 shapes and the six shapes of bench_e2e.py (the v4 table), after 3 s of
 dense matmuls to bring the clocks up.
@@ -36,18 +36,21 @@ import bench_e2e  # noqa: E402
 from ggemm.runtime import Kernel  # noqa: E402
 
 KERNEL = "bench_seg_m128n256_along_m_kernel"
-# The same tiles on 2-CTA clusters sharing the weight tile (timed too when
-# its bundle is there; the summary line takes the better of the two).
-# The same tiles on 2-CTA clusters sharing the weight tile, and ping-pong
-# consumers (two warpgroups on alternate 64x256 tiles), alone and in 2-CTA
-# clusters: timed too when their bundles are there, each with its own
-# summary line after the 128x256 kernel's.
+# The same tiles walked in bands of 4 or 8 column tiles (swizzle), on 2-CTA
+# clusters sharing the weight tile, and ping-pong consumers (two warpgroups
+# on alternate tiles), alone, swizzled and in 2-CTA clusters: timed too when
+# their bundles are there, each with its own summary line after the 128x256
+# kernel's.
 OTHER_KERNELS = {
+    "128x256 swizzle 4": "bench_seg_m128n256_along_m_sw4_kernel",
+    "128x256 swizzle 8": "bench_seg_m128n256_along_m_sw8_kernel",
     "128x256 2-CTA clusters": "bench_seg_m128n256_along_m_c2_kernel",
     "64x256 ping-pong": "bench_seg_m64n256_pingpong_along_m_kernel",
     "64x256 ping-pong, 5 stages":
         "bench_seg_m64n256_pingpong_s5_along_m_kernel",
     "128x128 ping-pong": "bench_seg_m128n128_pingpong_along_m_kernel",
+    "128x128 ping-pong swizzle 8":
+        "bench_seg_m128n128_pingpong_along_m_sw8_kernel",
     "64x256 ping-pong 2-CTA clusters":
         "bench_seg_m64n256_pingpong_along_m_c2_kernel",
 }

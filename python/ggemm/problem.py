@@ -187,11 +187,19 @@ class TileConfig:
     #: or 128, consumer_warpgroups = 2), one's epilogue under the other's
     #: main loop; measured slower than the default tiles (NOTES v19).
     pingpong: bool = False
+    #: Tiles per raster band: tile ids step across a band of this many
+    #: column tiles (along m; row tiles along n) before moving on, so that
+    #: a wave of CTAs shares both operands' tiles in L2. 1: the plain
+    #: raster; at most 64.
+    swizzle: int = 1
 
     def __post_init__(self) -> None:
         for field in ("block_m", "block_n", "block_k", "stages",
-                      "consumer_warpgroups"):
+                      "consumer_warpgroups", "swizzle"):
             _positive(f"config.{field}", getattr(self, field))
+        if self.swizzle > 64:
+            raise SpecError(f"config.swizzle must be at most 64 (tiles per "
+                            f"raster band); got {self.swizzle}")
         _choice("config.raster", self.raster, RASTERS)
         for field in ("swap_ab", "pingpong"):
             if not isinstance(getattr(self, field), bool):
@@ -219,7 +227,9 @@ class TileConfig:
                 f"{self.consumer_warpgroups}, "
                 f"{'swap_ab = true, ' if self.swap_ab else ''}"
                 f"raster = {self.raster}"
-                f"{', pingpong = true' if self.pingpong else ''}>")
+                f"{', pingpong = true' if self.pingpong else ''}"
+                f"{f', swizzle = {self.swizzle}' if self.swizzle != 1 else ''}"
+                ">")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -492,3 +492,19 @@ func.func @tile_config_pingpong_cols() attributes {
     a = #ggemm.tile_config<block_m = 64, block_n = 260, block_k = 64, pingpong = true>} {
   return
 }
+
+// -----
+
+// expected-error @+2 {{expects swizzle in [1, 64] (tiles per raster band), got 0}}
+func.func @tile_config_swizzle_zero() attributes {
+    a = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m, swizzle = 0>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects swizzle in [1, 64] (tiles per raster band), got 65}}
+func.func @tile_config_swizzle_wide() attributes {
+    a = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, swizzle = 65>} {
+  return
+}

@@ -109,6 +109,9 @@ class Case:
     block_m: int = 64
     block_n: int = 64
     raster: str = "along_n"
+    # tile_config's swizzle: tile ids walk bands of this many tiles across
+    # the raster direction (1: the plain raster).
+    swizzle: int = 1
     # Ping-pong consumers (64-row tiles, two warpgroups on alternate tiles
     # on the GPU; the CPU runs the same tile program).
     pingpong: bool = False
@@ -458,7 +461,8 @@ def config_attr(c: Case) -> str:
             f"consumer_warpgroups = {warpgroups}{swap}, "
             + (f"cluster_m = {c.cluster_m}, " if c.cluster_m > 1 else "")
             + f"raster = {c.raster}"
-            + (", pingpong = true" if c.pingpong else "") + ">")
+            + (", pingpong = true" if c.pingpong else "")
+            + (f", swizzle = {c.swizzle}" if c.swizzle > 1 else "") + ">")
 
 
 def e4m3_value(code: int) -> float:
@@ -1308,6 +1312,25 @@ CASES = [
          "segment_matmul with raster along_m over a 4x4 tile grid per "
          "segment",
          segments=[200, 3, 129], rows=340, n=200, k=72, raster="along_m",
+         out_type="f32"),
+    Case("segment_swizzle_m", "segment",
+         "segment_matmul along m in bands of 3 column tiles over 5 columns "
+         "(a last band of 2), segments ending "
+         "inside tiles, an empty one, accumulating (a tile mapped twice "
+         "would add twice, one never mapped would leave y unchanged)",
+         segments=[200, 0, 3, 129], rows=340, n=264, k=72, raster="along_m",
+         swizzle=3, num_ctas=5, accumulate=True, out_type="f32"),
+    Case("segment_swizzle_n", "segment",
+         "segment_matmul along n in bands of 2 row tiles (4- and 3-row-tile "
+         "segments: last bands of 2 and 1), weight indices, bias",
+         segments=[250, 150, 1], rows=420, n=200, k=64, raster="along_n",
+         swizzle=2, num_ctas=3, weight_indices=[1, 0, 1], num_weights=2,
+         bias=True, accumulate=True, out_type="f32"),
+    Case("masked_swizzle_cluster_2", "masked",
+         "masked_matmul on 2-CTA clusters along m in bands of 2 column "
+         "tiles (3 columns), counts ending in either half of a cluster tile",
+         counts=[300, 0, 129, 64], rows_per_group=300, n=136, num_ctas=4,
+         cluster_m=2, raster="along_m", swizzle=2, accumulate=True,
          out_type="f32"),
     Case("segment_all_empty", "segment",
          "segment_matmul whose segments are all empty: nothing is written",

@@ -413,7 +413,7 @@ public:
         c.blockM, c.blockN, c.blockK, c.stages, c.consumerWarpgroups, c.swapAB,
         clusterM, clusterN,
         c.rasterAlongM ? RasterOrder::along_m : RasterOrder::along_n,
-        /*pingpong=*/false);
+        /*pingpong=*/false, /*swizzle=*/int64_t{1});
   }
 
   std::string errors;

@@ -1074,6 +1074,17 @@ def test_tile_config_swap_ab_is_written_into_the_ir() -> None:
                                 "swap_ab": True}).swap_ab
 
 
+def test_tile_config_swizzle_is_written_into_the_ir() -> None:
+    config = TileConfig(block_n=256, raster="along_m", swizzle=8)
+    assert config.mlir().endswith("raster = along_m, swizzle = 8>")
+    assert "swizzle" not in TileConfig().mlir()
+    assert TileConfig.from_any({"swizzle": 4}).swizzle == 4
+    with pytest.raises(SpecError, match="config.swizzle must be at most 64"):
+        TileConfig(swizzle=65)
+    with pytest.raises(SpecError, match="config.swizzle"):
+        TileConfig(swizzle=0)
+
+
 def test_tile_config_pingpong_is_written_into_the_ir() -> None:
     config = TileConfig(block_m=64, block_n=256, pingpong=True)
     assert config.mlir().endswith("raster = along_n, pingpong = true>")

@@ -205,6 +205,7 @@ TileSchedule LoopsTranslator::scheduleOf(Value schedule) {
   s.blockN = config.getBlockN();
   s.clusterM = config.getClusterM();
   s.raster = config.getRaster();
+  s.swizzle = config.getSwizzle();
   s.numGroups = op.getNumGroups();
   s.rowsPerGroup = op.getRowsPerGroup();
   s.numRows = op.getNumRows();

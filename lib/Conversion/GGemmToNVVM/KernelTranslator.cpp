@@ -115,6 +115,7 @@ LogicalResult KernelTranslator::translate() {
   s.blockN = config.getBlockN();
   s.clusterM = config.getClusterM();
   s.raster = config.getRaster();
+  s.swizzle = config.getSwizzle();
   s.numGroups = numGroups;
   s.rowsPerGroup = rowsPerGroup;
   s.numRows = numRows;

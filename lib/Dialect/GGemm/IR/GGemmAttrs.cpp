@@ -118,7 +118,7 @@ TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t blockM, int64_t blockN, int64_t blockK,
                        int64_t stages, int64_t consumerWarpgroups, bool swapAB,
                        int64_t clusterM, int64_t clusterN, RasterOrder,
-                       bool pingpong) {
+                       bool pingpong, int64_t swizzle) {
   if (consumerWarpgroups < 1 || consumerWarpgroups > 3)
     return emitError() << "expects 1 to 3 consumer warpgroups, got "
                        << consumerWarpgroups;
@@ -175,6 +175,10 @@ TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "expects cluster dimensions in {1, 2, 4} with at "
                           "most 8 CTAs, got "
                        << clusterM << "x" << clusterN;
+  if (swizzle < 1 || swizzle > 64)
+    return emitError() << "expects swizzle in [1, 64] (tiles per raster band), "
+                          "got "
+                       << swizzle;
   return success();
 }
 

@@ -211,15 +211,33 @@ TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
   }
   auto [rowStart, rowCount] = groupRows(b, loc, group);
   Value colTiles = numColTiles(b, loc);
-  Value mTile, nTile;
-  if (raster == RasterOrder::along_n) {
-    mTile = arith::DivUIOp::create(b, loc, local, colTiles);
-    nTile = arith::RemUIOp::create(b, loc, local, colTiles);
+  Value rowTiles = ceilDiv(b, loc, rowCount, rowsPerTile());
+  // Along m the tile ids run down the rows (`major` = the row tiles) of
+  // one column tile after another (`minor`); along n the other way round.
+  bool alongM = raster == RasterOrder::along_m;
+  Value minorTiles = alongM ? colTiles : rowTiles;
+  Value majorTiles = alongM ? rowTiles : colTiles;
+  Value major, minor;
+  if (swizzle == 1) {
+    minor = arith::DivUIOp::create(b, loc, local, majorTiles);
+    major = arith::RemUIOp::create(b, loc, local, majorTiles);
   } else {
-    Value rowTiles = ceilDiv(b, loc, rowCount, rowsPerTile());
-    nTile = arith::DivUIOp::create(b, loc, local, rowTiles);
-    mTile = arith::RemUIOp::create(b, loc, local, rowTiles);
+    // Bands of `swizzle` minor tiles: a band holds majorTiles x width ids,
+    // stepping across its width first; the last band's width is what is
+    // left of the minor tiles.
+    Value width = cst(b, loc, swizzle);
+    Value bandIds = arith::MulIOp::create(b, loc, majorTiles, width);
+    Value band = arith::DivUIOp::create(b, loc, local, bandIds);
+    Value inBand = arith::RemUIOp::create(b, loc, local, bandIds);
+    Value bandStart = arith::MulIOp::create(b, loc, band, width);
+    Value bandWidth = arith::MinUIOp::create(
+        b, loc, width, arith::SubIOp::create(b, loc, minorTiles, bandStart));
+    major = arith::DivUIOp::create(b, loc, inBand, bandWidth);
+    minor = arith::AddIOp::create(
+        b, loc, bandStart, arith::RemUIOp::create(b, loc, inBand, bandWidth));
   }
+  Value mTile = alongM ? major : minor;
+  Value nTile = alongM ? minor : major;
   Tile tile;
   tile.group = group;
   tile.rowBegin = arith::AddIOp::create(

@@ -275,6 +275,15 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
     tensor cores. The ring hands the stages out in tile order, so the two
     main loops follow each other without a barrier between them.
 
+    `swizzle = W` walks each group's tile grid in bands of W tiles across
+    the raster direction (CUTLASS's swizzle): with `raster = along_m`,
+    consecutive tile ids step across a band of W column tiles, then down
+    the rows, and the next band starts when the band's rows are done (the
+    last band may be narrower); with `along_n` the same with bands of W row
+    tiles. A wave of CTAs then covers about (CTAs / W) x W tiles, so it
+    shares both operands' tiles in L2 rather than one operand's. The
+    default 1 is the plain raster.
+
     The attribute checks what does not depend on the element type (wgmma
     tile shapes, stage and warpgroup ranges, cluster sizes); the ops that
     carry it also check block_k against the element type and the shared
@@ -289,7 +298,8 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
     DefaultValuedParameter<"int64_t", "1">:$cluster_n,
     DefaultValuedParameter<"::mlir::ggemm::RasterOrder",
                            "::mlir::ggemm::RasterOrder::along_n">:$raster,
-    DefaultValuedParameter<"bool", "false">:$pingpong);
+    DefaultValuedParameter<"bool", "false">:$pingpong,
+    DefaultValuedParameter<"int64_t", "1">:$swizzle);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

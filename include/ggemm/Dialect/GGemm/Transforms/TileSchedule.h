@@ -33,6 +33,8 @@ struct TileSchedule {
   /// is then clusterM x blockM rows, which the cluster's CTAs split.
   int64_t clusterM = 1;
   RasterOrder raster = RasterOrder::along_n;
+  /// Tiles per raster band (tile_config's swizzle); 1: the plain raster.
+  int64_t swizzle = 1;
   Value numGroups;    // index
   Value rowsPerGroup; // index (masked / uniform)
   Value numRows;      // index
