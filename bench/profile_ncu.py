@@ -54,6 +54,30 @@ def bf16_kernel_cases(bundles: Path, name: str, peer: bool):
     return out
 
 
+def swizzle_cases(bundles: Path):
+    """The 128x256 kernel walked along m, plain and in bands of 8 column
+    tiles (swizzle = 8), on the shape where the bands ran slowest (256
+    groups of 512 rows, N = 7168, K = 2048) and one where they ran fastest
+    (4 groups of 8192 rows, N = 6144, K = 7168): NOTES v20."""
+    out = []
+    for name in ("bench_seg_m128n256_along_m_kernel",
+                 "bench_seg_m128n256_along_m_sw8_kernel"):
+        kernel = Kernel(bundles / f"{name}.json")
+        for groups, rows, n, k in ((256, 512, 7168, 2048),
+                                   (4, 8192, 6144, 7168)):
+            m = groups * rows
+            x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            w = (torch.randn(groups, n, k, device="cuda") / k ** 0.5).to(
+                torch.bfloat16)
+            indptr = torch.arange(0, m + 1, rows, dtype=torch.int32,
+                                  device="cuda")
+            y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+            out.append((f"bf16 G={groups} M={m} N={n} K={k} ggemm {name}",
+                        lambda kernel=kernel, x=x, w=w, y=y, indptr=indptr:
+                        kernel(x=x, w=w, y=y, seg_indptr=indptr)))
+    return out
+
+
 def fp8_cases(bundles: Path):
     out = []
     groups, rows, n, k = 8, 4096, 4096, 7168
@@ -130,6 +154,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundles", type=Path,
                         help="the bf16 benchmark bundles (left out: FP8 only)")
+    parser.add_argument("--swizzle", action="store_true",
+                        help="with --bundles: the plain and swizzled 128x256 "
+                        "kernels instead of the bf16 cases")
     parser.add_argument("--fp8-bundles", type=Path)
     parser.add_argument("--fp8-decode", action="store_true",
                         help="with --fp8-bundles: dense FP8 at M = 128 "
@@ -138,7 +165,9 @@ def main() -> int:
                         help="bench_fp8_out.py's catalog: bf16 vs e4m3 y")
     args = parser.parse_args()
     torch.manual_seed(0)
-    cases = bf16_cases(args.bundles) if args.bundles else []
+    cases = []
+    if args.bundles:
+        cases = (swizzle_cases if args.swizzle else bf16_cases)(args.bundles)
     if args.fp8_bundles:
         cases += (fp8_decode_cases if args.fp8_decode else fp8_cases)(
             args.fp8_bundles)

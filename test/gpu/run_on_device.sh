@@ -14,7 +14,7 @@
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [profile-pingpong] [fp8-decode] [fp8-stride] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [profile-pingpong] [profile-swizzle] [fp8-decode] [fp8-stride] [throughput] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -279,6 +279,17 @@ for step in $steps; do
       ncu --import "$OUT/fp8-source.ncu-rep" --page source --csv \
         --print-source sass 2> /dev/null | xz -9 > "$OUT/fp8-source.csv.xz" || rc=1
     rm -f "$OUT/fp8-source.ncu-rep" ;;
+  profile-swizzle)
+    # NOTES v20: the 128x256 kernel plain and swizzled (swizzle = 8): DRAM
+    # and L2 traffic on the shapes where the bands lost and won
+    # (bench/profile_ncu.py --swizzle; SW_BUNDLES, default .device/bundles).
+    ncu --clock-control none --profile-from-start off --target-processes all \
+      --section SpeedOfLight --section MemoryWorkloadAnalysis \
+      --metrics dram__bytes_read.sum,lts__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__cycles_active.avg \
+      python3 bench/profile_ncu.py --bundles "${SW_BUNDLES:-.device/bundles}" --swizzle \
+      > "$OUT/profile-swizzle.txt" 2>&1 || rc=1
+    grep -E "profiling:|Duration|dram__bytes_read|sector_hit_rate|srcunit_tex_op_read|pipe_tensor|Memory Throughput|DRAM Throughput|L2 Hit Rate" \
+      "$OUT/profile-swizzle.txt" | head -80 ;;
   profile-pingpong)
     # NOTES v19: the ping-pong kernel against the cooperative one
     # (bench/profile_ncu.py's bf16 shapes; PP_BUNDLES, default
