@@ -212,32 +212,32 @@ TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
   auto [rowStart, rowCount] = groupRows(b, loc, group);
   Value colTiles = numColTiles(b, loc);
   Value rowTiles = ceilDiv(b, loc, rowCount, rowsPerTile());
-  // Along m the tile ids run down the rows (`major` = the row tiles) of
-  // one column tile after another (`minor`); along n the other way round.
+  // The tile ids walk along `walkTiles` tiles (the row tiles along m, the
+  // column tiles along n) of one `across` tile after another.
   bool alongM = raster == RasterOrder::along_m;
-  Value minorTiles = alongM ? colTiles : rowTiles;
-  Value majorTiles = alongM ? rowTiles : colTiles;
-  Value major, minor;
+  Value walkTiles = alongM ? rowTiles : colTiles;
+  Value acrossTiles = alongM ? colTiles : rowTiles;
+  Value walk, across;
   if (swizzle == 1) {
-    minor = arith::DivUIOp::create(b, loc, local, majorTiles);
-    major = arith::RemUIOp::create(b, loc, local, majorTiles);
+    across = arith::DivUIOp::create(b, loc, local, walkTiles);
+    walk = arith::RemUIOp::create(b, loc, local, walkTiles);
   } else {
-    // Bands of `swizzle` minor tiles: a band holds majorTiles x width ids,
-    // stepping across its width first; the last band's width is what is
-    // left of the minor tiles.
+    // Bands of `swizzle` across tiles: a band holds walkTiles x width ids
+    // and steps across its width first; the last band's width is what is
+    // left of the across tiles.
     Value width = cst(b, loc, swizzle);
-    Value bandIds = arith::MulIOp::create(b, loc, majorTiles, width);
+    Value bandIds = arith::MulIOp::create(b, loc, walkTiles, width);
     Value band = arith::DivUIOp::create(b, loc, local, bandIds);
     Value inBand = arith::RemUIOp::create(b, loc, local, bandIds);
     Value bandStart = arith::MulIOp::create(b, loc, band, width);
     Value bandWidth = arith::MinUIOp::create(
-        b, loc, width, arith::SubIOp::create(b, loc, minorTiles, bandStart));
-    major = arith::DivUIOp::create(b, loc, inBand, bandWidth);
-    minor = arith::AddIOp::create(
+        b, loc, width, arith::SubIOp::create(b, loc, acrossTiles, bandStart));
+    walk = arith::DivUIOp::create(b, loc, inBand, bandWidth);
+    across = arith::AddIOp::create(
         b, loc, bandStart, arith::RemUIOp::create(b, loc, inBand, bandWidth));
   }
-  Value mTile = alongM ? major : minor;
-  Value nTile = alongM ? minor : major;
+  Value mTile = alongM ? walk : across;
+  Value nTile = alongM ? across : walk;
   Tile tile;
   tile.group = group;
   tile.rowBegin = arith::AddIOp::create(
