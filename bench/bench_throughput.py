@@ -44,6 +44,8 @@ KERNEL = "bench_seg_m128n256_along_m_kernel"
 OTHER_KERNELS = {
     "128x256 swizzle 4": "bench_seg_m128n256_along_m_sw4_kernel",
     "128x256 swizzle 8": "bench_seg_m128n256_along_m_sw8_kernel",
+    "128x256 swizzle 4 from 48 row tiles":
+        "bench_seg_m128n256_along_m_sw4_min48_kernel",
     "128x256 2-CTA clusters": "bench_seg_m128n256_along_m_c2_kernel",
     "64x256 ping-pong": "bench_seg_m64n256_pingpong_along_m_kernel",
     "64x256 ping-pong, 5 stages":

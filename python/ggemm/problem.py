@@ -192,6 +192,9 @@ class TileConfig:
     #: a wave of CTAs shares both operands' tiles in L2. 1: the plain
     #: raster; at most 64.
     swizzle: int = 1
+    #: With swizzle > 1: only the groups with at least this many tiles along
+    #: the walk (row tiles along m) go in bands; 0: every group.
+    swizzle_min_tiles: int = 0
 
     def __post_init__(self) -> None:
         for field in ("block_m", "block_n", "block_k", "stages",
@@ -200,6 +203,14 @@ class TileConfig:
         if self.swizzle > 64:
             raise SpecError(f"config.swizzle must be at most 64 (tiles per "
                             f"raster band); got {self.swizzle}")
+        if (isinstance(self.swizzle_min_tiles, bool)
+                or not isinstance(self.swizzle_min_tiles, int)
+                or not 0 <= self.swizzle_min_tiles <= 1 << 20):
+            raise SpecError(f"config.swizzle_min_tiles must be an integer in "
+                            f"[0, 2^20]; got {self.swizzle_min_tiles!r}")
+        if self.swizzle_min_tiles and self.swizzle == 1:
+            raise SpecError("config.swizzle_min_tiles needs swizzle > 1 (it "
+                            "says which groups are walked in bands)")
         _choice("config.raster", self.raster, RASTERS)
         for field in ("swap_ab", "pingpong"):
             if not isinstance(getattr(self, field), bool):
@@ -229,6 +240,7 @@ class TileConfig:
                 f"raster = {self.raster}"
                 f"{', pingpong = true' if self.pingpong else ''}"
                 f"{f', swizzle = {self.swizzle}' if self.swizzle != 1 else ''}"
+                f"{f', swizzle_min_tiles = {self.swizzle_min_tiles}' if self.swizzle_min_tiles else ''}"
                 ">")
 
 

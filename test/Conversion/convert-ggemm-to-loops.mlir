@@ -166,6 +166,32 @@ func.func @grid_tiles(%m: index, %n: index, %groups: index, %rows: memref<?xi64>
 
 // -----
 
+// Bands of 2 column tiles along m for the groups of at least 3 row tiles:
+// the band width is chosen per group from its row tiles (1 below the
+// threshold, the plain walk), then clamped to the column tiles left.
+// CHECK-LABEL: func.func @swizzle_bands(
+// CHECK: %[[C2:.+]] = arith.constant 2 : index
+// CHECK: %[[C1:.+]] = arith.constant 1 : index
+// CHECK: %[[C3:.+]] = arith.constant 3 : index
+// CHECK: %[[BIG:.+]] = arith.cmpi uge, %[[ROWTILES:.+]], %[[C3]] : index
+// CHECK: %[[WIDTH:.+]] = arith.select %[[BIG]], %[[C2]], %[[C1]] : index
+// CHECK: %[[BANDIDS:.+]] = arith.muli %[[ROWTILES]], %[[WIDTH]] : index
+// CHECK: arith.divui %{{.+}}, %[[BANDIDS]] : index
+// CHECK: arith.minui %[[WIDTH]], %{{.+}} : index
+func.func @swizzle_bands(%n: index, %rows: index, %groups: index) {
+  %sched = ggemm.tile_schedule uniform groups(%groups) rows_per_group(%rows)
+      num_rows(%rows) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1,
+                                raster = along_m, swizzle = 2, swizzle_min_tiles = 3>)
+  ggemm.launch %sched grid(tiles) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %g, %row, %row_end, %col = ggemm.map_tile %sched[%cta]
+  }
+  return
+}
+
+// -----
+
 // An mn_major tile reads the source transposed: tile[r, c] = w[g, k + c, col + r].
 // CHECK-LABEL: func.func @mn_major(
 // CHECK-SAME: %[[W:[a-z0-9]+]]: memref<4x256x128xf16>

@@ -59,7 +59,7 @@ func.func @scale_block() attributes {
 }
 
 // CHECK-LABEL: func.func @tile_config()
-// CHECK-SAME: all = #ggemm.tile_config<block_m = 64, block_n = 256, block_k = 128, stages = 2, consumer_warpgroups = 1, cluster_m = 2, cluster_n = 4, raster = along_m, swizzle = 8>
+// CHECK-SAME: all = #ggemm.tile_config<block_m = 64, block_n = 256, block_k = 128, stages = 2, consumer_warpgroups = 1, cluster_m = 2, cluster_n = 4, raster = along_m, swizzle = 8, swizzle_min_tiles = 3>
 // CHECK-SAME: defaults = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>
 // CHECK-SAME: minimal = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>
 // CHECK-SAME: narrow = #ggemm.tile_config<block_m = 256, block_n = 8, block_k = 16, stages = 1>
@@ -69,10 +69,12 @@ func.func @tile_config() attributes {
     minimal = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
     defaults = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, stages = 4,
                                   consumer_warpgroups = 2, swap_ab = false, cluster_m = 1,
-                                  cluster_n = 1, raster = along_n, pingpong = false, swizzle = 1>,
+                                  cluster_n = 1, raster = along_n, pingpong = false, swizzle = 1,
+                                  swizzle_min_tiles = 0>,
     all = #ggemm.tile_config<block_m = 64, block_n = 256, block_k = 128, stages = 2,
                              consumer_warpgroups = 1, swap_ab = false, cluster_m = 2,
-                             cluster_n = 4, raster = along_m, pingpong = false, swizzle = 8>,
+                             cluster_n = 4, raster = along_m, pingpong = false, swizzle = 8,
+                             swizzle_min_tiles = 3>,
     narrow = #ggemm.tile_config<block_m = 256, block_n = 8, block_k = 16, stages = 1>,
     wide = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 256, stages = 8,
                               cluster_n = 2>,

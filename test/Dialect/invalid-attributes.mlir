@@ -508,3 +508,19 @@ func.func @tile_config_swizzle_wide() attributes {
     a = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, swizzle = 65>} {
   return
 }
+
+// -----
+
+// expected-error @+2 {{expects swizzle > 1 with swizzle_min_tiles (it says which groups are walked in bands), got swizzle = 1}}
+func.func @tile_config_swizzle_min_without_bands() attributes {
+    a = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, swizzle_min_tiles = 48>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects swizzle_min_tiles in [0, 2^20], got -1}}
+func.func @tile_config_swizzle_min_negative() attributes {
+    a = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, swizzle = 4, swizzle_min_tiles = -1>} {
+  return
+}

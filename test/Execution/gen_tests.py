@@ -112,6 +112,9 @@ class Case:
     # tile_config's swizzle: tile ids walk bands of this many tiles across
     # the raster direction (1: the plain raster).
     swizzle: int = 1
+    # tile_config's swizzle_min_tiles: groups with fewer tiles along the
+    # walk keep the plain raster.
+    swizzle_min_tiles: int = 0
     # Ping-pong consumers (64-row tiles, two warpgroups on alternate tiles
     # on the GPU; the CPU runs the same tile program).
     pingpong: bool = False
@@ -462,7 +465,9 @@ def config_attr(c: Case) -> str:
             + (f"cluster_m = {c.cluster_m}, " if c.cluster_m > 1 else "")
             + f"raster = {c.raster}"
             + (", pingpong = true" if c.pingpong else "")
-            + (f", swizzle = {c.swizzle}" if c.swizzle > 1 else "") + ">")
+            + (f", swizzle = {c.swizzle}" if c.swizzle > 1 else "")
+            + (f", swizzle_min_tiles = {c.swizzle_min_tiles}"
+               if c.swizzle_min_tiles else "") + ">")
 
 
 def e4m3_value(code: int) -> float:
@@ -1326,6 +1331,13 @@ CASES = [
          segments=[250, 150, 1], rows=420, n=200, k=64, raster="along_n",
          swizzle=2, num_ctas=3, weight_indices=[1, 0, 1], num_weights=2,
          bias=True, accumulate=True, out_type="f32"),
+    Case("segment_swizzle_min_tiles", "segment",
+         "segment_matmul along m in bands of 2 column tiles only for the "
+         "segments of at least 3 row tiles (4, 3: banded; 2, 1, 0: plain), "
+         "accumulating",
+         segments=[200, 65, 129, 1, 0, 180], rows=600, n=200, k=64,
+         raster="along_m", swizzle=2, swizzle_min_tiles=3, num_ctas=4,
+         accumulate=True, out_type="f32"),
     Case("masked_swizzle_cluster_2", "masked",
          "masked_matmul on 2-CTA clusters along m in bands of 2 column "
          "tiles (3 columns), counts ending in either half of a cluster tile",

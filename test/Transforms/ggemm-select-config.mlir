@@ -36,11 +36,13 @@ func.func @user_config(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 // Unknown rows per group: many rows are assumed, so the most efficient tile,
 // 128x256 with 2 consumer warpgroups, and the deepest ring that fits 227 KB
 // (4 stages of 48 KB, the default, not printed), walking tiles along m
-// (measured faster for 128-row tiles). With 16 expected rows per
+// (measured faster for 128-row tiles), in bands of 4 column tiles for the
+// groups of at least 48 row tiles (6144 rows; measured faster there and
+// slower on smaller groups, NOTES v20). With 16 expected rows per
 // group the tile becomes swap-AB: 24 token rows (16 + 30 %, rounded up to a
 // multiple of 8) in wgmma's N, 128 weight rows in its M.
 // CHECK-LABEL: func.func @dynamic_rows(
-// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m, swizzle = 4, swizzle_min_tiles = 48>}
 // With variants: the function is cloned once per distinct tile over the
 // rows-per-group buckets (swap-AB with 24, 48 and 88 token rows up to 16,
 // 32 and 64 rows per group, 128x256 above), each clone's op with its
@@ -52,7 +54,7 @@ func.func @user_config(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 // VAR-SAME: %[[X:.+]]: memref<?x7168xbf16>, %[[W:.+]]: memref<8x4096x7168xbf16>, %[[P:.+]]: memref<9xi32>, %[[Y:.+]]: memref<?x4096xbf16>)
 // VAR: ggemm.segment_matmul ins(%[[X]], %[[W]] : {{.*}}) segments(%[[P]] : {{.*}}) outs(%[[Y]] : {{.*}}) {config = #ggemm.tile_config<block_m = 24, block_n = 128, block_k = 64, stages = 6, swap_ab = true>}
 // VAR-LABEL: func.func @dynamic_rows_v3(
-// VAR: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// VAR: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m, swizzle = 4, swizzle_min_tiles = 48>}
 // SMALL-LABEL: func.func @dynamic_rows(
 // SMALL: {config = #ggemm.tile_config<block_m = 24, block_n = 128, block_k = 64, stages = 6, swap_ab = true>}
 func.func @dynamic_rows(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
@@ -107,7 +109,7 @@ func.func @masked_kn(%x: memref<4x32x256xf16>, %w: memref<4x256x200xf16>,
 // N = 384 on 66 batches of 128 rows: 256-wide tiles make exactly one wave
 // of 132 tiles where 128-wide ones would leave the second wave half empty.
 // CHECK-LABEL: func.func @wide_n(
-// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m, swizzle = 4, swizzle_min_tiles = 48>}
 func.func @wide_n(%x: memref<66x128x256xbf16>, %w: memref<66x384x256xbf16>,
                   %y: memref<66x128x384xbf16>) {
   ggemm.batched_matmul ins(%x, %w : memref<66x128x256xbf16>, memref<66x384x256xbf16>)
@@ -188,9 +190,9 @@ func.func @fp8_per_row(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M
 // model has nothing to count, so even with 512 rows per group expected the
 // widest tile wins (it once counted one group and picked 128x128).
 // CHECK-LABEL: func.func @dynamic_groups(
-// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m, swizzle = 4, swizzle_min_tiles = 48>}
 // ROWS512-LABEL: func.func @dynamic_groups(
-// ROWS512: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// ROWS512: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m, swizzle = 4, swizzle_min_tiles = 48>}
 // With variants: swap-AB up to 64 rows per group (24, 48 and 88 token
 // rows), 128x256 above.
 // VAR: module attributes {ggemm.dispatch = {dynamic_groups = {bounds = [16, 32, 64], rule = "rows_per_group", variants = ["dynamic_groups_v0", "dynamic_groups_v1", "dynamic_groups_v2", "dynamic_groups_v3"]}}}
@@ -215,12 +217,12 @@ func.func @dynamic_groups(%x: memref<?x7168xbf16>, %w: memref<?x4096x7168xbf16>,
 // variants one config for many rows; with them swap-AB tiles serve up to
 // 64 rows per group.
 // CHECK-LABEL: func.func @masked_decode(
-// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// CHECK: {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m, swizzle = 4, swizzle_min_tiles = 48>}
 // VAR: module attributes {ggemm.dispatch = {masked_decode = {bounds = [16, 32, 64], rule = "rows_per_group", variants = ["masked_decode_v0", "masked_decode_v1", "masked_decode_v2", "masked_decode_v3"]}}}
 // VAR-LABEL: func.func @masked_decode_v0(
 // VAR: ggemm.masked_matmul {{.*}} {config = #ggemm.tile_config<block_m = 24, block_n = 128, block_k = 64, stages = 6, swap_ab = true>}
 // VAR-LABEL: func.func @masked_decode_v3(
-// VAR: ggemm.masked_matmul {{.*}} {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
+// VAR: ggemm.masked_matmul {{.*}} {config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m, swizzle = 4, swizzle_min_tiles = 48>}
 func.func @masked_decode(%x: memref<32x?x7168xbf16>, %w: memref<32x4096x7168xbf16>,
                          %counts: memref<32xi32>, %y: memref<32x?x4096xbf16>) {
   ggemm.masked_matmul ins(%x, %w : memref<32x?x7168xbf16>, memref<32x4096x7168xbf16>)
@@ -334,6 +336,7 @@ func.func @caller(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 // dw), the rows per group are the reduction. chooseKRaggedTileConfig never
 // swaps AB (small outputs take the unswapped tile for many rows), and the
 // pass's expected-rows, a hint of tokens per group, does not change it.
+// Its tiles keep the plain raster (no swizzle: not measured for K-ragged).
 // CHECK-LABEL: func.func @k_ragged(
 // CHECK: ggemm.segment_matmul_k {{.+}} {accumulate, config = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 64, raster = along_m>}
 // CHECK: ggemm.segment_matmul_k {{.+}} {config = #ggemm.tile_config<block_m = 128, block_n = 64, block_k = 64, stages = 6, raster = along_m>}

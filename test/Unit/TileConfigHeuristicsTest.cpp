@@ -413,7 +413,7 @@ public:
         c.blockM, c.blockN, c.blockK, c.stages, c.consumerWarpgroups, c.swapAB,
         clusterM, clusterN,
         c.rasterAlongM ? RasterOrder::along_m : RasterOrder::along_n,
-        /*pingpong=*/false, /*swizzle=*/int64_t{1});
+        /*pingpong=*/false, c.swizzle, c.swizzleMinTiles);
   }
 
   std::string errors;
@@ -442,6 +442,41 @@ TEST(ChooseTileConfig, TwoWarpgroupTilesWalkAlongM) {
   // Small groups (one warpgroup, 64-row tiles) keep the along-n walk.
   EXPECT_FALSE(
       chooseTileConfig(problem(4096, 7168, 16, 8), kH100SMs).rasterAlongM);
+}
+
+TEST(ChooseTileConfig, LargeGroupsWalkInBands) {
+  // The 128x256 two-byte tiles walk bands of 4 column tiles on groups of at
+  // least 48 row tiles (NOTES v20), whatever the rows expected (the rule
+  // is applied per group on the device).
+  for (int64_t rows : {int64_t{0}, int64_t{512}, int64_t{8192}}) {
+    TileChoice c = chooseTileConfig(problem(6144, 7168, rows, 4), kH100SMs);
+    ASSERT_EQ(c.blockM, 128);
+    ASSERT_EQ(c.blockN, 256);
+    EXPECT_EQ(c.swizzle, kLargeGroupSwizzle) << rows;
+    EXPECT_EQ(c.swizzleMinTiles, kLargeGroupSwizzleMinTiles) << rows;
+  }
+  EXPECT_EQ(kLargeGroupSwizzleMinTiles * 128, 6144);
+  // Not where it was not measured: other tiles, 8-bit operands, the MoE
+  // programs (gated, gathered or scattered rows) and K-ragged products.
+  auto plain = [](const TileChoice &c) {
+    return c.swizzle == 1 && c.swizzleMinTiles == 0;
+  };
+  EXPECT_TRUE(plain(chooseTileConfig(problem(4096, 7168, 16, 8), kH100SMs)));
+  EXPECT_TRUE(plain(chooseTileConfig(problem(4096, 7168, 64, 8), kH100SMs)));
+  ProblemSummary fp8 = problem(4096, 7168, 0, 8, 1);
+  fp8.blockScaled = true;
+  EXPECT_TRUE(plain(chooseTileConfig(fp8, kH100SMs)));
+  ProblemSummary gated = problem(4096, 7168, 0, 8);
+  gated.gated = true;
+  gated.noSwapAB = true;
+  EXPECT_TRUE(plain(chooseTileConfig(gated, kH100SMs)));
+  ProblemSummary gathered = problem(4096, 7168, 0, 8);
+  gathered.noSwapAB = true;
+  EXPECT_TRUE(plain(chooseTileConfig(gathered, kH100SMs)));
+  TileChoice kRagged =
+      chooseKRaggedTileConfig(problem(4096, 7168, 4096, 8), kH100SMs);
+  EXPECT_EQ(kRagged.blockN, 256);
+  EXPECT_TRUE(plain(kRagged));
 }
 
 namespace {

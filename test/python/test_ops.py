@@ -1083,6 +1083,13 @@ def test_tile_config_swizzle_is_written_into_the_ir() -> None:
         TileConfig(swizzle=65)
     with pytest.raises(SpecError, match="config.swizzle"):
         TileConfig(swizzle=0)
+    banded = TileConfig(block_n=256, raster="along_m", swizzle=4,
+                        swizzle_min_tiles=48)
+    assert banded.mlir().endswith("swizzle = 4, swizzle_min_tiles = 48>")
+    with pytest.raises(SpecError, match="needs swizzle > 1"):
+        TileConfig(swizzle_min_tiles=48)
+    with pytest.raises(SpecError, match="swizzle_min_tiles must be"):
+        TileConfig(swizzle=4, swizzle_min_tiles=-1)
 
 
 def test_tile_config_pingpong_is_written_into_the_ir() -> None:

@@ -206,6 +206,7 @@ TileSchedule LoopsTranslator::scheduleOf(Value schedule) {
   s.clusterM = config.getClusterM();
   s.raster = config.getRaster();
   s.swizzle = config.getSwizzle();
+  s.swizzleMinTiles = config.getSwizzleMinTiles();
   s.numGroups = op.getNumGroups();
   s.rowsPerGroup = op.getRowsPerGroup();
   s.numRows = op.getNumRows();

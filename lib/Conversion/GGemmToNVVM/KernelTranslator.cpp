@@ -116,6 +116,7 @@ LogicalResult KernelTranslator::translate() {
   s.clusterM = config.getClusterM();
   s.raster = config.getRaster();
   s.swizzle = config.getSwizzle();
+  s.swizzleMinTiles = config.getSwizzleMinTiles();
   s.numGroups = numGroups;
   s.rowsPerGroup = rowsPerGroup;
   s.numRows = numRows;

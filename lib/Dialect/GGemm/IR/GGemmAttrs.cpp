@@ -113,12 +113,11 @@ LogicalResult EpilogueAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // TileConfigAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                       int64_t blockM, int64_t blockN, int64_t blockK,
-                       int64_t stages, int64_t consumerWarpgroups, bool swapAB,
-                       int64_t clusterM, int64_t clusterN, RasterOrder,
-                       bool pingpong, int64_t swizzle) {
+LogicalResult TileConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t blockM,
+    int64_t blockN, int64_t blockK, int64_t stages, int64_t consumerWarpgroups,
+    bool swapAB, int64_t clusterM, int64_t clusterN, RasterOrder, bool pingpong,
+    int64_t swizzle, int64_t swizzleMinTiles) {
   if (consumerWarpgroups < 1 || consumerWarpgroups > 3)
     return emitError() << "expects 1 to 3 consumer warpgroups, got "
                        << consumerWarpgroups;
@@ -179,6 +178,13 @@ TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "expects swizzle in [1, 64] (tiles per raster band), "
                           "got "
                        << swizzle;
+  if (swizzleMinTiles < 0 || swizzleMinTiles > (1 << 20))
+    return emitError() << "expects swizzle_min_tiles in [0, 2^20], got "
+                       << swizzleMinTiles;
+  if (swizzleMinTiles > 0 && swizzle == 1)
+    return emitError() << "expects swizzle > 1 with swizzle_min_tiles (it "
+                          "says which groups are walked in bands), got "
+                          "swizzle = 1";
   return success();
 }
 

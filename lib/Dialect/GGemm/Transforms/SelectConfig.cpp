@@ -89,7 +89,7 @@ TileConfigAttr toAttr(MLIRContext *ctx, const TileChoice &c) {
                              /*cluster_n=*/1,
                              c.rasterAlongM ? RasterOrder::along_m
                                             : RasterOrder::along_n,
-                             /*pingpong=*/false, /*swizzle=*/int64_t{1});
+                             /*pingpong=*/false, c.swizzle, c.swizzleMinTiles);
 }
 
 struct SelectConfigPass

@@ -186,6 +186,22 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
     return choice;
   }
   choice.stages = chooseStages(problem, choice);
+  // Large groups walk their 128x256 tiles in bands of 4 column tiles, so
+  // that a wave of CTAs shares x tiles as well as weight tiles: on an H100
+  // that ran 1.02-1.05x the plain walk on groups of ~8192 rows (64 row
+  // tiles) and 0.94-0.99x on groups of 4096 rows or fewer at N >= 6144
+  // (32 row tiles and less; H200: 1.02x and 0.98-1.01x), over the large-M
+  // benchmark's segments (bench/NOTES.md v20). So the bands apply only to
+  // groups of at least 48 row tiles (6144 rows), decided per group on the
+  // device. The walk is the same for every row mapping and weight layout;
+  // not for the MoE programs (gathered or scattered rows, gated), which
+  // were not measured.
+  if (choice.blockM == 128 && choice.blockN == 256 && choice.rasterAlongM &&
+      problem.elementBytes == 2 && !problem.noSwapAB && !problem.gated &&
+      problem.gateUpBlock == 0) {
+    choice.swizzle = kLargeGroupSwizzle;
+    choice.swizzleMinTiles = kLargeGroupSwizzleMinTiles;
+  }
   return choice;
 }
 
@@ -218,7 +234,8 @@ int64_t mlir::ggemm::chooseStages(const ProblemSummary &problem,
 bool mlir::ggemm::sameTileChoice(const TileChoice &a, const TileChoice &b) {
   return a.blockM == b.blockM && a.blockN == b.blockN && a.blockK == b.blockK &&
          a.stages == b.stages && a.consumerWarpgroups == b.consumerWarpgroups &&
-         a.rasterAlongM == b.rasterAlongM && a.swapAB == b.swapAB;
+         a.rasterAlongM == b.rasterAlongM && a.swapAB == b.swapAB &&
+         a.swizzle == b.swizzle && a.swizzleMinTiles == b.swizzleMinTiles;
 }
 
 std::vector<TileVariant>
@@ -254,5 +271,9 @@ TileChoice mlir::ggemm::chooseKRaggedTileConfig(ProblemSummary problem,
   problem.k = 0; // each group's rows: unknown here
   if (problem.rowsPerGroup > 0 && problem.rowsPerGroup <= kSwapAbMaxRows)
     problem.rowsPerGroup = 0;
-  return chooseTileConfig(problem, numSMs);
+  TileChoice choice = chooseTileConfig(problem, numSMs);
+  // Not measured for the K-ragged tile walk: the plain raster.
+  choice.swizzle = 1;
+  choice.swizzleMinTiles = 0;
+  return choice;
 }

@@ -224,8 +224,15 @@ TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
   } else {
     // Bands of `swizzle` across tiles: a band holds walkTiles x width ids
     // and steps across its width first; the last band's width is what is
-    // left of the across tiles.
+    // left of the across tiles. A group with fewer than swizzleMinTiles
+    // walk tiles has bands of width 1: the plain raster.
     Value width = cst(b, loc, swizzle);
+    if (swizzleMinTiles > 0)
+      width = arith::SelectOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, walkTiles,
+                                cst(b, loc, swizzleMinTiles)),
+          width, cst(b, loc, 1));
     Value bandIds = arith::MulIOp::create(b, loc, walkTiles, width);
     Value band = arith::DivUIOp::create(b, loc, local, bandIds);
     Value inBand = arith::RemUIOp::create(b, loc, local, bandIds);

@@ -282,7 +282,12 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
     last band may be narrower); with `along_n` the same with bands of W row
     tiles. A wave of CTAs then covers about (CTAs / W) x W tiles, so it
     shares both operands' tiles in L2 rather than one operand's. The
-    default 1 is the plain raster.
+    default 1 is the plain raster. With `swizzle_min_tiles = T` the bands
+    apply only to the groups that have at least T tiles along the walk
+    (row tiles along m); the others keep the plain raster (0, the default:
+    every group). On an H100 bands of 4 column tiles ran 1.02-1.05x the
+    plain walk on groups of ~8192 rows and 0.94-0.99x on groups of 4096 or
+    fewer at wide N (bench/NOTES.md v20).
 
     The attribute checks what does not depend on the element type (wgmma
     tile shapes, stage and warpgroup ranges, cluster sizes); the ops that
@@ -299,7 +304,8 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
     DefaultValuedParameter<"::mlir::ggemm::RasterOrder",
                            "::mlir::ggemm::RasterOrder::along_n">:$raster,
     DefaultValuedParameter<"bool", "false">:$pingpong,
-    DefaultValuedParameter<"int64_t", "1">:$swizzle);
+    DefaultValuedParameter<"int64_t", "1">:$swizzle,
+    DefaultValuedParameter<"int64_t", "0">:$swizzle_min_tiles);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

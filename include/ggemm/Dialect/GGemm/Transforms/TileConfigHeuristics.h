@@ -59,7 +59,17 @@ struct TileChoice {
   /// 64 per consumer warpgroup) and the tokens its N (block_m, a multiple
   /// of 8), for groups of few rows.
   bool swapAB = false;
+  /// Bands of `swizzle` tiles across the raster, for groups of at least
+  /// `swizzleMinTiles` tiles along it (tile_config's swizzle and
+  /// swizzle_min_tiles; 1 and 0: the plain raster).
+  int64_t swizzle = 1;
+  int64_t swizzleMinTiles = 0;
 };
+
+/// The band of the 128x256 two-byte tiles walked along m, and the row
+/// tiles a group needs for it (bench/NOTES.md v20).
+constexpr int64_t kLargeGroupSwizzle = 4;
+constexpr int64_t kLargeGroupSwizzleMinTiles = 48;
 
 /// Groups of at most this many expected rows get a swap-AB tile.
 constexpr int64_t kSwapAbMaxRows = 64;

@@ -35,6 +35,9 @@ struct TileSchedule {
   RasterOrder raster = RasterOrder::along_n;
   /// Tiles per raster band (tile_config's swizzle); 1: the plain raster.
   int64_t swizzle = 1;
+  /// Groups with fewer tiles along the walk keep the plain raster
+  /// (tile_config's swizzle_min_tiles; 0: none).
+  int64_t swizzleMinTiles = 0;
   Value numGroups;    // index
   Value rowsPerGroup; // index (masked / uniform)
   Value numRows;      // index
