@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Large-M throughput (issue 11): GGEMM's 128x256 persistent kernel (and,
-when their bundles are there, the same tiles swizzled or on 2-CTA clusters
-and the ping-pong kernels, alone, swizzled and on 2-CTA clusters) against
+"""Large-M throughput (issue 11): GGEMM's 128x256 persistent kernel as
+ggemm-select-config configures it (along m, in bands of 4 column tiles in
+the groups of at least 48 row tiles; and, when their bundles are there,
+the same tiles walked plainly, swizzled in every group or on 2-CTA
+clusters, and the ping-pong kernels, alone, swizzled and on 2-CTA
+clusters) against
 torch._grouped_mm in the same run, on DeepGEMM's grouped contiguous bf16
 shapes and the six shapes of bench_e2e.py (the v4 table), after 3 s of
 dense matmuls to bring the clocks up.
@@ -35,17 +38,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
 import bench_e2e  # noqa: E402
 from ggemm.runtime import Kernel  # noqa: E402
 
-KERNEL = "bench_seg_m128n256_along_m_kernel"
-# The same tiles walked in bands of 4 or 8 column tiles (swizzle), on 2-CTA
+# ggemm-select-config's tile for these shapes since NOTES v20: 128x256,
+# along m, in bands of 4 column tiles in the groups of at least 48 row
+# tiles.
+KERNEL = "bench_seg_m128n256_along_m_sw4_min48_kernel"
+# The same tiles walked plainly along m (the default before v20), in bands
+# of 4 or 8 column tiles in every group (swizzle), on 2-CTA
 # clusters sharing the weight tile, and ping-pong consumers (two warpgroups
 # on alternate tiles), alone, swizzled and in 2-CTA clusters: timed too when
 # their bundles are there, each with its own summary line after the 128x256
 # kernel's.
 OTHER_KERNELS = {
+    "128x256 plain": "bench_seg_m128n256_along_m_kernel",
     "128x256 swizzle 4": "bench_seg_m128n256_along_m_sw4_kernel",
     "128x256 swizzle 8": "bench_seg_m128n256_along_m_sw8_kernel",
-    "128x256 swizzle 4 from 48 row tiles":
-        "bench_seg_m128n256_along_m_sw4_min48_kernel",
     "128x256 2-CTA clusters": "bench_seg_m128n256_along_m_c2_kernel",
     "64x256 ping-pong": "bench_seg_m64n256_pingpong_along_m_kernel",
     "64x256 ping-pong, 5 stages":
