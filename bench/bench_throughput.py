@@ -52,6 +52,10 @@ OTHER_KERNELS = {
     "128x256 plain": "bench_seg_m128n256_along_m_kernel",
     "128x256 swizzle 4": "bench_seg_m128n256_along_m_sw4_kernel",
     "128x256 swizzle 8": "bench_seg_m128n256_along_m_sw8_kernel",
+    # The default's first form (737b1fa): the band width selected per group
+    # (a select), where the default now branches (NOTES v20).
+    "128x256 swizzle 4 from 48 row tiles, select":
+        "bench_seg_m128n256_along_m_sw4_min48_select_kernel",
     "128x256 2-CTA clusters": "bench_seg_m128n256_along_m_c2_kernel",
     "64x256 ping-pong": "bench_seg_m64n256_pingpong_along_m_kernel",
     "64x256 ping-pong, 5 stages":

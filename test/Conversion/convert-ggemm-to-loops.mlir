@@ -167,17 +167,21 @@ func.func @grid_tiles(%m: index, %n: index, %groups: index, %rows: memref<?xi64>
 // -----
 
 // Bands of 2 column tiles along m for the groups of at least 3 row tiles:
-// the band width is chosen per group from its row tiles (1 below the
-// threshold, the plain walk), then clamped to the column tiles left.
+// a branch on the group's row tiles between the banded walk (band width
+// clamped to the column tiles left) and the plain one.
 // CHECK-LABEL: func.func @swizzle_bands(
-// CHECK: %[[C2:.+]] = arith.constant 2 : index
-// CHECK: %[[C1:.+]] = arith.constant 1 : index
 // CHECK: %[[C3:.+]] = arith.constant 3 : index
 // CHECK: %[[BIG:.+]] = arith.cmpi uge, %[[ROWTILES:.+]], %[[C3]] : index
-// CHECK: %[[WIDTH:.+]] = arith.select %[[BIG]], %[[C2]], %[[C1]] : index
-// CHECK: %[[BANDIDS:.+]] = arith.muli %[[ROWTILES]], %[[WIDTH]] : index
-// CHECK: arith.divui %{{.+}}, %[[BANDIDS]] : index
-// CHECK: arith.minui %[[WIDTH]], %{{.+}} : index
+// CHECK: %[[TILE:.+]]:2 = scf.if %[[BIG]] -> (index, index) {
+// CHECK:   %[[C2:.+]] = arith.constant 2 : index
+// CHECK:   %[[BANDIDS:.+]] = arith.muli %[[ROWTILES]], %[[C2]] : index
+// CHECK:   arith.divui %{{.+}}, %[[BANDIDS]] : index
+// CHECK:   arith.minui %[[C2]], %{{.+}} : index
+// CHECK: } else {
+// CHECK:   %[[ACROSS:.+]] = arith.divui %{{.+}}, %[[ROWTILES]] : index
+// CHECK:   %[[WALK:.+]] = arith.remui %{{.+}}, %[[ROWTILES]] : index
+// CHECK:   scf.yield %[[WALK]], %[[ACROSS]] : index, index
+// CHECK: }
 func.func @swizzle_bands(%n: index, %rows: index, %groups: index) {
   %sched = ggemm.tile_schedule uniform groups(%groups) rows_per_group(%rows)
       num_rows(%rows) num_cols(%n)

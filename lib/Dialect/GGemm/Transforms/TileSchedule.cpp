@@ -217,31 +217,49 @@ TileSchedule::Tile TileSchedule::mapTile(OpBuilder &b, Location loc,
   bool alongM = raster == RasterOrder::along_m;
   Value walkTiles = alongM ? rowTiles : colTiles;
   Value acrossTiles = alongM ? colTiles : rowTiles;
-  Value walk, across;
-  if (swizzle == 1) {
-    across = arith::DivUIOp::create(b, loc, local, walkTiles);
-    walk = arith::RemUIOp::create(b, loc, local, walkTiles);
-  } else {
-    // Bands of `swizzle` across tiles: a band holds walkTiles x width ids
-    // and steps across its width first; the last band's width is what is
-    // left of the across tiles. A group with fewer than swizzleMinTiles
-    // walk tiles has bands of width 1: the plain raster.
+  // The plain raster: one across tile after another.
+  auto plain = [&](OpBuilder &b) -> std::pair<Value, Value> {
+    Value across = arith::DivUIOp::create(b, loc, local, walkTiles);
+    return {arith::RemUIOp::create(b, loc, local, walkTiles), across};
+  };
+  // Bands of `swizzle` across tiles: a band holds walkTiles x width ids
+  // and steps across its width first; the last band's width is what is
+  // left of the across tiles.
+  auto banded = [&](OpBuilder &b) -> std::pair<Value, Value> {
     Value width = cst(b, loc, swizzle);
-    if (swizzleMinTiles > 0)
-      width = arith::SelectOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, walkTiles,
-                                cst(b, loc, swizzleMinTiles)),
-          width, cst(b, loc, 1));
     Value bandIds = arith::MulIOp::create(b, loc, walkTiles, width);
     Value band = arith::DivUIOp::create(b, loc, local, bandIds);
     Value inBand = arith::RemUIOp::create(b, loc, local, bandIds);
     Value bandStart = arith::MulIOp::create(b, loc, band, width);
     Value bandWidth = arith::MinUIOp::create(
         b, loc, width, arith::SubIOp::create(b, loc, acrossTiles, bandStart));
-    walk = arith::DivUIOp::create(b, loc, inBand, bandWidth);
-    across = arith::AddIOp::create(
-        b, loc, bandStart, arith::RemUIOp::create(b, loc, inBand, bandWidth));
+    Value walk = arith::DivUIOp::create(b, loc, inBand, bandWidth);
+    return {walk, arith::AddIOp::create(
+                      b, loc, bandStart,
+                      arith::RemUIOp::create(b, loc, inBand, bandWidth))};
+  };
+  Value walk, across;
+  if (swizzle == 1)
+    std::tie(walk, across) = plain(b);
+  else if (swizzleMinTiles == 0)
+    std::tie(walk, across) = banded(b);
+  else {
+    // A group with fewer than swizzleMinTiles walk tiles keeps the plain
+    // raster, by a branch: its tiles run the plain walk's arithmetic.
+    Value big = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                      walkTiles, cst(b, loc, swizzleMinTiles));
+    Type index = b.getIndexType();
+    auto choice = scf::IfOp::create(b, loc, TypeRange{index, index}, big,
+                                    /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(choice.thenBlock());
+    auto [bandWalk, bandAcross] = banded(b);
+    scf::YieldOp::create(b, loc, ValueRange{bandWalk, bandAcross});
+    b.setInsertionPointToStart(choice.elseBlock());
+    auto [plainWalk, plainAcross] = plain(b);
+    scf::YieldOp::create(b, loc, ValueRange{plainWalk, plainAcross});
+    walk = choice.getResult(0);
+    across = choice.getResult(1);
   }
   Value mTile = alongM ? walk : across;
   Value nTile = alongM ? across : walk;
