@@ -1338,6 +1338,15 @@ CASES = [
          segments=[200, 65, 129, 1, 0, 180], rows=600, n=200, k=64,
          raster="along_m", swizzle=2, swizzle_min_tiles=3, num_ctas=4,
          accumulate=True, out_type="f32"),
+    Case("segment_swizzle_min_tiles_cluster_2", "segment",
+         "segment_matmul on 2-CTA clusters (128-row cluster tiles) along m "
+         "in bands of 2 column tiles for the segments of at least 2 cluster "
+         "row tiles (300, 129: banded; 128, 5: plain), weight indices, "
+         "accumulating",
+         segments=[300, 128, 5, 129], rows=600, n=200, k=64,
+         raster="along_m", swizzle=2, swizzle_min_tiles=2, cluster_m=2,
+         num_ctas=6, weight_indices=[1, 0, 1, 0], num_weights=2,
+         accumulate=True, out_type="f32"),
     Case("masked_swizzle_cluster_2", "masked",
          "masked_matmul on 2-CTA clusters along m in bands of 2 column "
          "tiles (3 columns), counts ending in either half of a cluster tile",
