@@ -195,9 +195,8 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   // groups of at least 48 row tiles (6144 rows), decided per group on the
   // device: 1.02-1.07x the plain walk on the G = 4 shapes and level on the
   // others in two H100 runs. The walk is the same for every row mapping
-  // and weight layout;
-  // not for the MoE programs (gathered or scattered rows, gated), which
-  // were not measured.
+  // and weight layout; not for the MoE programs (gathered or scattered
+  // rows, gated), which were not measured.
   if (choice.blockM == 128 && choice.blockN == 256 && choice.rasterAlongM &&
       problem.elementBytes == 2 && !problem.noSwapAB && !problem.gated &&
       problem.gateUpBlock == 0) {
