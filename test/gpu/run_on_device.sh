@@ -14,7 +14,7 @@
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [profile-pingpong] [profile-swizzle] [fp8-decode] [fp8-stride] [throughput] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [profile-pingpong] [profile-swizzle] [fp8-decode] [fp8-stride] [throughput] [clocks] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -327,6 +327,14 @@ for step in $steps; do
     python3 bench/bench_fp8_stride.py --bundles .device/bundles_fp8 \
       --experiments .device/bundles_fp8_decode \
       --report "$OUT/fp8-stride.md" 2>&1 | tee "$OUT/fp8-stride.log"
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  clocks)
+    # SM clock, power and throttle reasons while GGEMM and its peer each run
+    # back to back (bench/probe_clocks.py): bf16 on the throughput shapes,
+    # FP8 on check_fp8's large ones. CLOCKS_ONLY filters shape labels.
+    python3 bench/probe_clocks.py --bundles .device/bundles \
+      --fp8-bundles .device/bundles_fp8 ${CLOCKS_ONLY:+--only "$CLOCKS_ONLY"} \
+      --report "$OUT/clocks.md" 2>&1 | tee "$OUT/clocks.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   profile-fp8-decode)
     # Dense FP8 at M = 128 and its cuBLAS peer: where the weight stream
