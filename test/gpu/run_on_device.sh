@@ -50,6 +50,7 @@ for step in $steps; do
     GGEMM_COMMIT=$(cat "${TP_BUNDLES:-.device/bundles}/COMMIT" 2>/dev/null || echo "$commit") \
     python3 bench/bench_throughput.py --bundles "${TP_BUNDLES:-.device/bundles}" \
       --repeats "${REPEATS:-3}" --report "$OUT/throughput.md" \
+      ${TP_EXTRA:+--extra "$TP_EXTRA"} \
       2>&1 | tee "$OUT/throughput.log" || rc=1 ;;
   safety)
     compute-sanitizer --tool memcheck --report-api-errors no \
