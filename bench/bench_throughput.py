@@ -102,6 +102,9 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--report", type=Path)
+    parser.add_argument("--extra", action="append", default=[], metavar="LABEL=MANIFEST",
+                        help="another kernel to time in the same rounds (a manifest "
+                        "path, e.g. an experiment's), with its own summary line")
     parser.add_argument("--commit", default=os.environ.get("GGEMM_COMMIT", "unknown"))
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -110,6 +113,9 @@ def main() -> int:
     for name, bundle in OTHER_KERNELS.items():
         if (args.bundles / f"{bundle}.json").exists():
             kernels[name] = Kernel(args.bundles / f"{bundle}.json")
+    for extra in args.extra:
+        label, _, manifest = extra.partition("=")
+        kernels[label] = Kernel(Path(manifest))
     warm_up()
     props = torch.cuda.get_device_properties(0)
     rows_out, failures = [], 0
