@@ -195,6 +195,12 @@ class TileConfig:
     #: With swizzle > 1: only the groups with at least this many tiles along
     #: the walk (row tiles along m) go in bands; 0: every group.
     swizzle_min_tiles: int = 0
+    #: Block-scaled FP8: two K blocks per wgmma wait (the first product left
+    #: in flight while the second is issued, both promoted after one wait).
+    #: Meant for narrow tiles (a third accumulator-sized register set);
+    #: ggemm-select-config sets it on FP8 decode tiles (NOTES v23). Not
+    #: with pingpong.
+    promote_pairs: bool = False
 
     def __post_init__(self) -> None:
         for field in ("block_m", "block_n", "block_k", "stages",
@@ -212,7 +218,11 @@ class TileConfig:
             raise SpecError("config.swizzle_min_tiles needs swizzle > 1 (it "
                             "says which groups are walked in bands)")
         _choice("config.raster", self.raster, RASTERS)
-        for field in ("swap_ab", "pingpong"):
+        if self.promote_pairs is True and self.pingpong is True:
+            raise SpecError("config.promote_pairs does not go with pingpong "
+                            "(the ping-pong consumers take one K block per "
+                            "step)")
+        for field in ("swap_ab", "pingpong", "promote_pairs"):
             if not isinstance(getattr(self, field), bool):
                 raise SpecError(f"config.{field} must be a bool; got "
                                 f"{getattr(self, field)!r}")
@@ -241,6 +251,7 @@ class TileConfig:
                 f"{', pingpong = true' if self.pingpong else ''}"
                 f"{f', swizzle = {self.swizzle}' if self.swizzle != 1 else ''}"
                 f"{f', swizzle_min_tiles = {self.swizzle_min_tiles}' if self.swizzle_min_tiles else ''}"
+                f"{', promote_pairs = true' if self.promote_pairs else ''}"
                 ">")
 
 

@@ -63,6 +63,7 @@ func.func @scale_block() attributes {
 // CHECK-SAME: defaults = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>
 // CHECK-SAME: minimal = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>
 // CHECK-SAME: narrow = #ggemm.tile_config<block_m = 256, block_n = 8, block_k = 16, stages = 1>
+// CHECK-SAME: pairs = #ggemm.tile_config<block_m = 16, block_n = 64, block_k = 128, consumer_warpgroups = 1, swap_ab = true, promote_pairs = true>
 // CHECK-SAME: swap = #ggemm.tile_config<block_m = 16, block_n = 128, block_k = 64, consumer_warpgroups = 1, swap_ab = true>
 // CHECK-SAME: wide = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 256, stages = 8, cluster_n = 2>
 func.func @tile_config() attributes {
@@ -70,7 +71,7 @@ func.func @tile_config() attributes {
     defaults = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, stages = 4,
                                   consumer_warpgroups = 2, swap_ab = false, cluster_m = 1,
                                   cluster_n = 1, raster = along_n, pingpong = false, swizzle = 1,
-                                  swizzle_min_tiles = 0>,
+                                  swizzle_min_tiles = 0, promote_pairs = false>,
     all = #ggemm.tile_config<block_m = 64, block_n = 256, block_k = 128, stages = 2,
                              consumer_warpgroups = 1, swap_ab = false, cluster_m = 2,
                              cluster_n = 4, raster = along_m, pingpong = false, swizzle = 8,
@@ -79,7 +80,9 @@ func.func @tile_config() attributes {
     wide = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 256, stages = 8,
                               cluster_n = 2>,
     swap = #ggemm.tile_config<block_m = 16, block_n = 128, block_k = 64,
-                              consumer_warpgroups = 1, swap_ab = true>} {
+                              consumer_warpgroups = 1, swap_ab = true>,
+    pairs = #ggemm.tile_config<block_m = 16, block_n = 64, block_k = 128,
+                               consumer_warpgroups = 1, swap_ab = true, promote_pairs = true>} {
   return
 }
 

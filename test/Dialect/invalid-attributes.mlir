@@ -479,6 +479,15 @@ func.func @tile_config_pingpong_rows() attributes {
 
 // -----
 
+// Ping-pong consumers take one K block per step.
+// expected-error @+2 {{expects promote_pairs without pingpong (the ping-pong consumers take one K block per step)}}
+func.func @tile_config_pingpong_pairs() attributes {
+    a = #ggemm.tile_config<block_m = 64, block_n = 128, block_k = 128, pingpong = true, promote_pairs = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+2 {{expects no swap_ab with pingpong}}
 func.func @tile_config_pingpong_swap() attributes {
     a = #ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, swap_ab = true, pingpong = true>} {

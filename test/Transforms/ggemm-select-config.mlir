@@ -185,6 +185,26 @@ func.func @fp8_per_row(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M
 
 // -----
 
+// FP8 decode, one group of 16 tokens: swap-AB, 64 weight rows on one
+// consumer warpgroup (twice the CTAs of 128), and two K blocks per wgmma
+// wait (promote_pairs: 1.05-1.16x on such tiles, bench/NOTES.md v23).
+// With 512 rows expected, 128x64 tiles, also narrow enough for pairs.
+// CHECK-LABEL: func.func @fp8_decode(
+// CHECK: config = #ggemm.tile_config<block_m = 16, block_n = 64, block_k = 128, stages = 8, consumer_warpgroups = 1, swap_ab = true, promote_pairs = true>
+// ROWS512-LABEL: func.func @fp8_decode(
+// ROWS512: config = #ggemm.tile_config<block_m = 128, block_n = 64, block_k = 128, stages = 8, raster = along_m, promote_pairs = true>
+func.func @fp8_decode(%x: memref<16x7168xf8E4M3FN>, %w: memref<1x2112x7168xf8E4M3FN>,
+                      %indptr: memref<2xi32>, %xs: memref<16x56xf32>, %ws: memref<1x17x56xf32>,
+                      %y: memref<16x2112xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<16x7168xf8E4M3FN>, memref<1x2112x7168xf8E4M3FN>)
+      segments(%indptr : memref<2xi32>) scales(%xs, %ws : memref<16x56xf32>, memref<1x17x56xf32>)
+      outs(%y : memref<16x2112xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
 // A seg_indptr of dynamic size gives an unknown group count, not a wrapped
 // one (its size minus one used to overflow). Without a group count the wave
 // model has nothing to count, so even with 512 rows per group expected the

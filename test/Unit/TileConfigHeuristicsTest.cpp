@@ -413,7 +413,7 @@ public:
         c.blockM, c.blockN, c.blockK, c.stages, c.consumerWarpgroups, c.swapAB,
         clusterM, clusterN,
         c.rasterAlongM ? RasterOrder::along_m : RasterOrder::along_n,
-        /*pingpong=*/false, c.swizzle, c.swizzleMinTiles);
+        /*pingpong=*/false, c.swizzle, c.swizzleMinTiles, c.promotePairs);
   }
 
   std::string errors;
@@ -477,6 +477,44 @@ TEST(ChooseTileConfig, LargeGroupsWalkInBands) {
       chooseKRaggedTileConfig(problem(4096, 7168, 4096, 8), kH100SMs);
   EXPECT_EQ(kRagged.blockN, 256);
   EXPECT_TRUE(plain(kRagged));
+}
+
+TEST(ChooseTileConfig, NarrowBlockScaledTilesPromotePairs) {
+  // Block-scaled FP8 tiles of at most 64 x 96 per consumer warpgroup take
+  // two K blocks per wgmma wait (NOTES v23): the one-warpgroup swap-AB
+  // decode tiles and the 128-row tiles of at most 64 columns.
+  auto fp8 = [](int64_t n, int64_t rows, int64_t groups) {
+    ProblemSummary p = problem(n, 7168, rows, groups, 1);
+    p.blockScaled = true;
+    return p;
+  };
+  for (int64_t n : {int64_t{2112}, int64_t{4096}, int64_t{7168}})
+    for (int64_t rows : {int64_t{1}, int64_t{16}, int64_t{64}, int64_t{128}}) {
+      TileChoice c = chooseTileConfig(fp8(n, rows, 1), kH100SMs);
+      bool narrow = c.swapAB ? c.consumerWarpgroups == 1 && c.blockM <= 96
+                             : c.blockM == 128 && c.blockN <= 64;
+      EXPECT_TRUE(narrow) << n << " " << rows;
+      EXPECT_TRUE(c.promotePairs) << n << " " << rows;
+    }
+  // Large tiles (a third register set would spill), swap-AB tiles of two
+  // warpgroups (many groups of few rows), per-column scales, other scale
+  // kinds and two-byte operands keep one K block per wait.
+  TileChoice large = chooseTileConfig(fp8(4096, 4096, 8), kH100SMs);
+  EXPECT_EQ(large.blockM, 192);
+  EXPECT_FALSE(large.promotePairs);
+  TileChoice manyGroups = chooseTileConfig(fp8(4096, 20, 32), kH100SMs);
+  EXPECT_TRUE(manyGroups.swapAB);
+  EXPECT_EQ(manyGroups.consumerWarpgroups, 2);
+  EXPECT_FALSE(manyGroups.promotePairs);
+  ProblemSummary perColumn = fp8(4096, 16, 1);
+  perColumn.perColumnScales = true;
+  EXPECT_FALSE(chooseTileConfig(perColumn, kH100SMs).promotePairs);
+  EXPECT_FALSE(
+      chooseTileConfig(problem(4096, 7168, 16, 1, 1), kH100SMs).promotePairs);
+  EXPECT_FALSE(
+      chooseTileConfig(problem(4096, 7168, 16, 1), kH100SMs).promotePairs);
+  EXPECT_FALSE(
+      chooseKRaggedTileConfig(fp8(4096, 4096, 8), kH100SMs).promotePairs);
 }
 
 namespace {

@@ -1092,6 +1092,19 @@ def test_tile_config_swizzle_is_written_into_the_ir() -> None:
         TileConfig(swizzle=4, swizzle_min_tiles=-1)
 
 
+def test_tile_config_promote_pairs_is_written_into_the_ir() -> None:
+    config = TileConfig(block_m=16, block_n=64, block_k=128,
+                        consumer_warpgroups=1, swap_ab=True,
+                        promote_pairs=True)
+    assert config.mlir().endswith("raster = along_n, promote_pairs = true>")
+    assert "promote_pairs" not in TileConfig().mlir()
+    assert TileConfig.from_any({"promote_pairs": True}).promote_pairs
+    with pytest.raises(SpecError, match="config.promote_pairs must be a bool"):
+        TileConfig(promote_pairs=1)
+    with pytest.raises(SpecError, match="does not go with pingpong"):
+        TileConfig(block_m=64, pingpong=True, promote_pairs=True)
+
+
 def test_tile_config_pingpong_is_written_into_the_ir() -> None:
     config = TileConfig(block_m=64, block_n=256, pingpong=True)
     assert config.mlir().endswith("raster = along_n, pingpong = true>")

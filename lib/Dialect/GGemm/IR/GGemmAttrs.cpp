@@ -117,10 +117,13 @@ LogicalResult TileConfigAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, int64_t blockM,
     int64_t blockN, int64_t blockK, int64_t stages, int64_t consumerWarpgroups,
     bool swapAB, int64_t clusterM, int64_t clusterN, RasterOrder, bool pingpong,
-    int64_t swizzle, int64_t swizzleMinTiles) {
+    int64_t swizzle, int64_t swizzleMinTiles, bool promotePairs) {
   if (consumerWarpgroups < 1 || consumerWarpgroups > 3)
     return emitError() << "expects 1 to 3 consumer warpgroups, got "
                        << consumerWarpgroups;
+  if (promotePairs && pingpong)
+    return emitError() << "expects promote_pairs without pingpong (the "
+                          "ping-pong consumers take one K block per step)";
   if (pingpong) {
     // Two warpgroups on alternate tiles, each one or two whole m64 row
     // blocks.

@@ -57,8 +57,38 @@ static TileChoice chooseSwapAbConfig(const ProblemSummary &problem,
   return choice;
 }
 
+/// Two promoted K blocks per wgmma wait for block-scaled 8-bit tiles whose
+/// consumer warpgroups hold at most 64 x 96 accumulator elements: the
+/// swap-AB decode tiles of one warpgroup (64 weight rows by the tokens)
+/// and the 128-row tiles of at most 64 columns. On an H200 that ran
+/// 1.05-1.16x as fast on DeepGEMM's dense N, K at 1-64 tokens with
+/// N <= 4096 (at 64 tokens N = 7168, K = 2048: 1.04) and level elsewhere,
+/// in two runs (bench/NOTES.md v23). Not for per-column (K-ragged) scales,
+/// gated tiles or the swap-AB tiles of two warpgroups (many groups), which
+/// were not measured.
+static void choosePromotePairs(const ProblemSummary &problem,
+                               TileChoice &choice) {
+  if (!problem.blockScaled || problem.elementBytes != 1 ||
+      problem.perColumnScales || problem.gated || problem.gateUpBlock != 0)
+    return;
+  choice.promotePairs = choice.swapAB
+                            ? choice.consumerWarpgroups == 1 &&
+                                  choice.blockN == 64 && choice.blockM <= 96
+                            : choice.blockM == 128 && choice.blockN <= 64;
+}
+
+static TileChoice chooseTileShape(const ProblemSummary &problem,
+                                  int64_t numSMs);
+
 TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
                                          int64_t numSMs) {
+  TileChoice choice = chooseTileShape(problem, numSMs);
+  choosePromotePairs(problem, choice);
+  return choice;
+}
+
+static TileChoice chooseTileShape(const ProblemSummary &problem,
+                                  int64_t numSMs) {
   bool smallGroups =
       problem.rowsPerGroup > 0 && problem.rowsPerGroup <= kSwapAbMaxRows;
   if (smallGroups && !problem.noSwapAB && problem.gateUpBlock == 0) {
@@ -236,7 +266,8 @@ bool mlir::ggemm::sameTileChoice(const TileChoice &a, const TileChoice &b) {
   return a.blockM == b.blockM && a.blockN == b.blockN && a.blockK == b.blockK &&
          a.stages == b.stages && a.consumerWarpgroups == b.consumerWarpgroups &&
          a.rasterAlongM == b.rasterAlongM && a.swapAB == b.swapAB &&
-         a.swizzle == b.swizzle && a.swizzleMinTiles == b.swizzleMinTiles;
+         a.swizzle == b.swizzle && a.swizzleMinTiles == b.swizzleMinTiles &&
+         a.promotePairs == b.promotePairs;
 }
 
 std::vector<TileVariant>
@@ -273,8 +304,10 @@ TileChoice mlir::ggemm::chooseKRaggedTileConfig(ProblemSummary problem,
   if (problem.rowsPerGroup > 0 && problem.rowsPerGroup <= kSwapAbMaxRows)
     problem.rowsPerGroup = 0;
   TileChoice choice = chooseTileConfig(problem, numSMs);
-  // Not measured for the K-ragged tile walk: the plain raster.
+  // Not measured for the K-ragged tile walk: the plain raster, one K block
+  // per wait.
   choice.swizzle = 1;
   choice.swizzleMinTiles = 0;
+  choice.promotePairs = false;
   return choice;
 }

@@ -173,59 +173,44 @@ public:
   /// The consumers: the tile loop with each K block's tiles taken from the
   /// ring, multiplied and released, then the store. With `pingpong`, each
   /// consumer warpgroup takes every other tile of the CTA's (the producer
-  /// puts them in tile order), and skips the other's ring positions.
-  void buildConsumers(int64_t pendingMmas, bool pingpong) {
+  /// puts them in tile order), and skips the other's ring positions. With
+  /// `promotePairs` (promoted products only), two K blocks per step.
+  void buildConsumers(int64_t pendingMmas, bool pingpong, bool promotePairs) {
     pingpongWarpgroup =
         pingpong ? ConsumerWarpgroupOp::create(b, loc).getResult() : Value();
     buildTileLoop([&](Value start) {
       scf::ForOp kLoop = p.kLoop;
       Value lowerBound = map.lookupOrDefault(kLoop.getLowerBound());
-      auto loop = scf::ForOp::create(
-          b, loc, lowerBound, map.lookupOrDefault(kLoop.getUpperBound()),
-          map.lookupOrDefault(kLoop.getStep()),
-          ValueRange{map.lookupOrDefault(kLoop.getInitArgs()[0]), start});
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(loop.getBody());
-        map.map(kLoop.getInductionVar(), loop.getInductionVar());
-        map.map(kLoop.getRegionIterArg(0), loop.getRegionIterArg(0));
-        Value position = loop.getRegionIterArg(1);
-        SmallVector<Type> entryTypes;
-        for (Operation *load : p.loads)
-          entryTypes.push_back(load->getResult(0).getType());
-        auto get = RingGetOp::create(b, loc, entryTypes, ring, position);
-        for (auto [load, entry] : llvm::zip(p.loads, get.getResults()))
-          map.map(load->getResult(0), entry);
-        bool masked = false;
-        for (Operation &op : kLoop.getBody()->without_terminator()) {
-          if (p.isLoad(&op))
-            continue;
-          // The K-ragged mask goes between the ring and the first op that
-          // reads a tile, once the block's K index has been computed.
-          if (!masked && llvm::any_of(op.getOperands(), [&](Value v) {
-                return p.isLoad(v.getDefiningOp());
-              })) {
-            zeroKTails();
-            masked = true;
+      Value init = map.lookupOrDefault(kLoop.getInitArgs()[0]);
+      Value acc, end;
+      if (promotePairs) {
+        std::tie(acc, end) = buildPairedKLoop(lowerBound, init, start);
+      } else {
+        auto loop = scf::ForOp::create(
+            b, loc, lowerBound, map.lookupOrDefault(kLoop.getUpperBound()),
+            map.lookupOrDefault(kLoop.getStep()), ValueRange{init, start});
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(loop.getBody());
+          Value position = loop.getRegionIterArg(1);
+          Value next =
+              emitBlock(loop.getInductionVar(), loop.getRegionIterArg(0),
+                        position, pendingMmas);
+          if (pendingMmas == 0) {
+            RingReleaseOp::create(b, loc, ring, position);
+          } else {
+            // The mma of this block may still run: release the previous
+            // block's position, whose mma has finished.
+            Value later =
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                      loop.getInductionVar(), lowerBound);
+            releaseIf(later, position);
           }
-          Operation *clone = b.clone(op, map);
-          if (&op == p.mma.getOperation() && pendingMmas)
-            clone->setAttr("pending", b.getI64IntegerAttr(pendingMmas));
+          scf::YieldOp::create(b, loc, ValueRange{next, increment(position)});
         }
-        Value next = map.lookup(p.update->getResult(0));
-        if (pendingMmas == 0) {
-          RingReleaseOp::create(b, loc, ring, position);
-        } else {
-          // The mma of this block may still run: release the previous
-          // block's position, whose mma has finished.
-          Value later =
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                    loop.getInductionVar(), lowerBound);
-          releaseIf(later, position);
-        }
-        scf::YieldOp::create(b, loc, ValueRange{next, increment(position)});
+        acc = loop.getResult(0);
+        end = loop.getResult(1);
       }
-      Value acc = loop.getResult(0), end = loop.getResult(1);
       if (afterKLoop)
         afterKLoop();
       if (pendingMmas > 0) {
@@ -243,6 +228,98 @@ public:
   }
 
 private:
+  /// Emits one K block of the consumers at `iv`: its entries taken from the
+  /// ring at `position`, then the K loop's body with `acc` as the
+  /// accumulator (the mma `pending` when asked). Returns the updated
+  /// accumulator, or null with `deferUpdate`: the update (the promote) is
+  /// then left for the caller, and the map holds the block's values.
+  Value emitBlock(Value iv, Value acc, Value position, int64_t pending,
+                  bool deferUpdate = false) {
+    scf::ForOp kLoop = p.kLoop;
+    map.map(kLoop.getInductionVar(), iv);
+    map.map(kLoop.getRegionIterArg(0), acc);
+    SmallVector<Type> entryTypes;
+    for (Operation *load : p.loads)
+      entryTypes.push_back(load->getResult(0).getType());
+    auto get = RingGetOp::create(b, loc, entryTypes, ring, position);
+    for (auto [load, entry] : llvm::zip(p.loads, get.getResults()))
+      map.map(load->getResult(0), entry);
+    bool masked = false;
+    for (Operation &op : kLoop.getBody()->without_terminator()) {
+      if (p.isLoad(&op) || (deferUpdate && &op == p.update))
+        continue;
+      // The K-ragged mask goes between the ring and the first op that
+      // reads a tile, once the block's K index has been computed.
+      if (!masked && llvm::any_of(op.getOperands(), [&](Value v) {
+            return p.isLoad(v.getDefiningOp());
+          })) {
+        zeroKTails();
+        masked = true;
+      }
+      Operation *clone = b.clone(op, map);
+      if (&op == p.mma.getOperation() && pending)
+        clone->setAttr("pending", b.getI64IntegerAttr(pending));
+    }
+    return deferUpdate ? Value() : map.lookup(p.update->getResult(0));
+  }
+
+  /// The consumers' K loop with two promoted K blocks per step: block i's
+  /// product is left pending while block i + 1's is issued, one wait
+  /// covers both, and they are promoted in order (the sum's order is the
+  /// single-block loop's). An odd block count ends with one block on its
+  /// own. Returns the accumulator and the ring position after the loop.
+  std::pair<Value, Value> buildPairedKLoop(Value lowerBound, Value init,
+                                           Value start) {
+    scf::ForOp kLoop = p.kLoop;
+    Value upper = map.lookupOrDefault(kLoop.getUpperBound());
+    Value step = map.lookupOrDefault(kLoop.getStep());
+    Value two = arith::ConstantIndexOp::create(b, loc, 2);
+    Value pairs = arith::DivUIOp::create(b, loc, kBlocks(), two);
+    Value pairStep = arith::MulIOp::create(b, loc, step, two);
+    Value pairedEnd = arith::AddIOp::create(
+        b, loc, lowerBound, arith::MulIOp::create(b, loc, pairs, pairStep));
+    auto loop = scf::ForOp::create(b, loc, lowerBound, pairedEnd, pairStep,
+                                   ValueRange{init, start});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value acc = loop.getRegionIterArg(0);
+      Value first = loop.getRegionIterArg(1);
+      emitBlock(loop.getInductionVar(), acc, first, /*pending=*/1,
+                /*deferUpdate=*/true);
+      Value firstProduct = map.lookup(p.mma.getResult());
+      IRMapping firstMap = map;
+      Value second = increment(first);
+      Value iv = arith::AddIOp::create(b, loc, loop.getInductionVar(), step);
+      emitBlock(iv, acc, second, /*pending=*/0, /*deferUpdate=*/true);
+      // The second mma waited for every group: the first product is done.
+      firstMap.map(
+          p.mma.getResult(),
+          MmaWaitOp::create(b, loc, firstProduct.getType(), firstProduct));
+      Value promoted = b.clone(*p.update, firstMap)->getResult(0);
+      map.map(kLoop.getRegionIterArg(0), promoted);
+      Value next = b.clone(*p.update, map)->getResult(0);
+      RingReleaseOp::create(b, loc, ring, first);
+      RingReleaseOp::create(b, loc, ring, second);
+      scf::YieldOp::create(b, loc, ValueRange{next, increment(second)});
+    }
+    // The last block of an odd count.
+    Value odd = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                      pairedEnd, upper);
+    Value acc = loop.getResult(0), position = loop.getResult(1);
+    auto last = scf::IfOp::create(
+        b, loc, TypeRange{acc.getType(), position.getType()}, odd,
+        /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(last.thenBlock());
+    Value next = emitBlock(pairedEnd, acc, position, /*pending=*/0);
+    RingReleaseOp::create(b, loc, ring, position);
+    scf::YieldOp::create(b, loc, ValueRange{next, increment(position)});
+    b.setInsertionPointToStart(last.elseBlock());
+    scf::YieldOp::create(b, loc, ValueRange{acc, position});
+    return {last.getResult(0), last.getResult(1)};
+  }
+
   /// Writes a ggemm.zero_k_tail for the tiles whose loads have a `k_end`
   /// (one per distinct K index and bounds), mapping the loads to the masked
   /// tiles: the producer's TMA loads whole boxes, the consumers zero what
@@ -448,6 +525,12 @@ struct WarpSpecializePass
     // be pending.
     int64_t pending = isa<PromoteOp>(program->update) ? 0 : pendingMmas;
     TileConfigAttr config = launch.getScheduleOp().getConfig();
+    bool promotePairs = config.getPromotePairs();
+    if (promotePairs && !isa<PromoteOp>(program->update))
+      return launch.emitOpError()
+             << "expects promote_pairs only with block-scaled operands (a "
+                "ggemm.promote of each K block's product), got a tile program "
+                "whose mma updates the accumulator itself";
     int64_t consumers = consumerWarpgroups ? consumerWarpgroups.getValue()
                                            : config.getConsumerWarpgroups();
     // The mma's `a` tile is what the consumers split into 64-row wgmma
@@ -545,7 +628,8 @@ struct WarpSpecializePass
     RoleBuilder(b, *program, ring).buildProducer();
     YieldOp::create(b, loc);
     b.createBlock(&roles.getConsumers());
-    RoleBuilder(b, *program, ring).buildConsumers(pending, pingpong);
+    RoleBuilder(b, *program, ring)
+        .buildConsumers(pending, pingpong, promotePairs);
     YieldOp::create(b, loc);
     program->tileLoop->erase();
     // Each role cloned the index arithmetic of the whole tile; drop what it

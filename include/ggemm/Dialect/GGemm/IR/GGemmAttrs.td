@@ -289,6 +289,18 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
     plain walk on groups of ~8192 rows and 0.94-0.99x on groups of 4096 or
     fewer at wide N (bench/NOTES.md v20).
 
+    `promote_pairs = true` (block-scaled operands, whose K blocks are
+    promoted one by one: `ggemm.promote`) makes `ggemm-warp-specialize`
+    give the consumers two K blocks per step: block i's product is issued
+    and left pending, block i + 1's is issued into a second product, one
+    `wgmma.wait_group 0` waits for both, and the two are promoted in order
+    (the sum's order does not change). A K block then costs half a wgmma
+    wait; each consumer thread holds a third accumulator-sized register
+    set, so it is meant for narrow tiles (ggemm-select-config sets it on
+    block-scaled 8-bit tiles of at most 64 x 96 per consumer warpgroup:
+    1.05-1.16x on FP8 decode at 1-64 tokens and N <= 4096, bench/NOTES.md
+    v23). An odd block count ends with one block on its own.
+
     The attribute checks what does not depend on the element type (wgmma
     tile shapes, stage and warpgroup ranges, cluster sizes); the ops that
     carry it also check block_k against the element type and the shared
@@ -305,7 +317,8 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
                            "::mlir::ggemm::RasterOrder::along_n">:$raster,
     DefaultValuedParameter<"bool", "false">:$pingpong,
     DefaultValuedParameter<"int64_t", "1">:$swizzle,
-    DefaultValuedParameter<"int64_t", "0">:$swizzle_min_tiles);
+    DefaultValuedParameter<"int64_t", "0">:$swizzle_min_tiles,
+    DefaultValuedParameter<"bool", "false">:$promote_pairs);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

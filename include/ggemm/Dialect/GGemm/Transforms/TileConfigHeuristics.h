@@ -64,6 +64,8 @@ struct TileChoice {
   /// swizzle_min_tiles; 1 and 0: the plain raster).
   int64_t swizzle = 1;
   int64_t swizzleMinTiles = 0;
+  /// Two promoted K blocks per wgmma wait (tile_config's promote_pairs).
+  bool promotePairs = false;
 };
 
 /// The band of the 128x256 two-byte tiles walked along m, and the row

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Two FP8 K blocks per wgmma wait (NOTES v23), tried on the IR before
+changing the compiler: builds kernels to the IR that `convert-ggemm-to-nvvm`
+receives, rewrites each small tile's block-scaled K loop to take two K
+blocks per step, then runs the rest of `ggemm-to-ptx` on it (the same
+passes, from its own `--dump-pass-pipeline`) into a bundle directory that
+the GPU scripts can time as a baseline.
+
+Per step, the rewritten loop issues block i's product with one wgmma group
+left pending (`ggemm.mma {pending = 1}`), then block i + 1's into a second
+product, waits for both, and promotes them in order into the accumulator:
+
+    %p0 = ggemm.mma ... {pending = 1}
+    %p1 = ggemm.mma ...              // wgmma.wait_group 0: both done
+    %d0 = ggemm.mma_wait %p0
+    %a1 = ggemm.promote %d0 into %acc ...
+    %a2 = ggemm.promote %p1 into %a1 ...
+
+So a K block costs half a wgmma wait. Nothing reads a product while a
+wgmma group is in flight (what made ptxas serialise v9's version). The
+sum's order is the original one. Only tiles of at most 128 x 64
+accumulator elements are rewritten (a third 64-column register set fits
+there; 192x128 tiles would spill), and only loops whose trip count is
+even; the script fails on a kernel where no loop qualified.
+
+    python3 bench/kloop_pairs_experiment.py --out .device/x \
+        test/gpu/kernels_fp8/fp8_dense_n2112_k7168.mlir ...
+"""
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FOR = re.compile(r"^(\s*)(%\w+):2 = scf\.for (%\w+) = (%\w+) to (%\w+) step (%\w+) "
+                 r"iter_args\((%\w+) = (%\w+), (%\w+) = (%\w+)\) -> "
+                 r"\((!ggemm\.accumulator<(\d+)x(\d+)xf32>), index\) \{$")
+
+
+def const_values(lines):
+    values = {}
+    for line in lines:
+        m = re.match(r"^\s*(%\w+) = arith\.constant (\d+) : index$", line)
+        if m:
+            values[m.group(1)] = int(m.group(2))
+    return values
+
+
+def rewrite(text: str, max_elems: int):
+    lines = text.split("\n")
+    consts = const_values(lines)
+    out, i, rewritten, counter = [], 0, 0, 0
+    while i < len(lines):
+        m = FOR.match(lines[i])
+        body = lines[i + 1:i + 10] if m else []
+        if not m or len(body) < 9 or not body[8].strip() == "}":
+            out.append(lines[i])
+            i += 1
+            continue
+        pad, res, iv, lb, ub, step, acc, init, pos, pos0, acc_t, rows, cols = m.groups()
+        trip = consts.get(ub)
+        get, zero, mma, promote, release, c1, add, yld = (b.strip() for b in body[:8])
+        ok = (get.split(" = ")[1].startswith("ggemm.ring_get")
+              and "ggemm.zero_accumulator" in zero and "ggemm.mma " in mma
+              and "ggemm.promote" in promote and release.startswith("ggemm.ring_release")
+              and "arith.constant 1 : index" in c1 and "arith.addi" in add
+              and yld.startswith("scf.yield") and consts.get(lb) == 0
+              and consts.get(step) == 1 and trip is not None and trip % 2 == 0
+              and int(rows) * int(cols) <= max_elems)
+        if not ok:
+            out.append(lines[i])
+            i += 1
+            continue
+        counter += 1
+        s = f"kp{counter}"
+        g = get.split(" = ")[0].split(":")[0]          # %6
+        z = zero.split(" = ")[0]                         # %7
+        p = mma.split(" = ")[0]                          # %8
+        a = promote.split(" = ")[0]                      # %9
+        one = c1.split(" = ")[0]                         # %c1_4
+        nxt = add.split(" = ")[0]                        # %10
+        ring_tail = get.split(" = ", 1)[1]               # ggemm.ring_get %1[%arg10] : ...
+        ring_ty = ring_tail.split(" : ", 1)[1]
+        ring = ring_tail.split("[")[0].split()[-1]
+        mma_tail = mma.split(" = ", 1)[1]                # ggemm.mma %6#0, %6#1, %7 : ...
+        mma_ops, mma_ty = mma_tail[len("ggemm.mma "):].split(" : ", 1)
+        prom_tail = promote.split(" = ", 1)[1]
+        q = pad + "  "
+        out.append(f"{pad}%two_{s} = arith.constant 2 : index")
+        out.append(lines[i].replace(f"step {step}", f"step %two_{s}"))
+        out += [
+            f"{q}{get}",
+            f"{q}{zero}",
+            f"{q}{p} = ggemm.mma {mma_ops} {{pending = 1 : i64}} : {mma_ty}",
+            f"{q}{c1}",
+            f"{q}%pos1_{s} = arith.addi {pos}, {one} : index",
+            f"{q}%get1_{s}:4 = ggemm.ring_get {ring}[%pos1_{s}] : {ring_ty}",
+            f"{q}%zero1_{s} = {zero.split(' = ', 1)[1]}",
+            f"{q}%prod1_{s} = ggemm.mma "
+            + mma_ops.replace(g + "#", f"%get1_{s}#").replace(z, f"%zero1_{s}")
+            + f" : {mma_ty}",
+            f"{q}%done0_{s} = ggemm.mma_wait {p} : {acc_t}",
+            f"{q}{a} = " + prom_tail.replace(f"{p} into", f"%done0_{s} into", 1),
+            f"{q}%acc1_{s} = "
+            + prom_tail.replace(f"{p} into {acc}", f"%prod1_{s} into {a}", 1)
+                       .replace(g + "#", f"%get1_{s}#"),
+            f"{q}{release}",
+            f"{q}ggemm.ring_release {ring}[%pos1_{s}] : {ring_ty}",
+            f"{q}{nxt} = arith.addi %pos1_{s}, {one} : index",
+            f"{q}" + yld.replace(f"scf.yield {a},", f"scf.yield %acc1_{s},", 1),
+            lines[i + 9],
+        ]
+        rewritten += 1
+        i += 10
+    return "\n".join(out), rewritten
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("sources", nargs="+", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--max-elems", type=int, default=128 * 64)
+    parser.add_argument("--gemm-opt", default=str(ROOT / "build" / "bin" / "gemm-opt"))
+    parser.add_argument("--keep-ir", type=Path, help="write the rewritten IR here")
+    parser.add_argument("--control", action="store_true",
+                        help="rewrite nothing: the same path must give the "
+                        "ordinary cubins, byte for byte")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    for src in args.sources:
+        options = f"chip=sm_90a format=bin bundle-dir={args.out}"
+        dump = subprocess.run([args.gemm_opt, str(src), f"--ggemm-to-ptx={options}",
+                               "--dump-pass-pipeline", "-o", "/dev/null"],
+                              capture_output=True, text=True, check=True).stderr
+        pipeline = " ".join(dump.split("\n", 1)[1].split())
+        head, tail = pipeline.split("convert-ggemm-to-nvvm", 1)
+        ir = subprocess.run([args.gemm_opt, str(src), f"--ggemm-to-ptx={options}",
+                             "--mlir-print-ir-before=convert-ggemm-to-nvvm",
+                             "-o", "/dev/null"], capture_output=True, text=True,
+                            check=True).stderr
+        ir = ir.split("\n", 1)[1]  # the "// -----// IR Dump" line
+        edited, count = (ir, 0) if args.control else rewrite(ir, args.max_elems)
+        if count == 0 and not args.control:
+            raise SystemExit(f"{src}: no K loop rewritten")
+        if args.keep_ir:
+            args.keep_ir.mkdir(parents=True, exist_ok=True)
+            (args.keep_ir / src.name).write_text(edited)
+        with tempfile.NamedTemporaryFile("w", suffix=".mlir") as f:
+            f.write(edited)
+            f.flush()
+            subprocess.run([args.gemm_opt, f.name,
+                            "--pass-pipeline=builtin.module(convert-ggemm-to-nvvm" + tail,
+                            "-o", "/dev/null"], check=True)
+        print(f"{src.name}: {count} K loops rewritten")
+    (args.out / "COMMIT").write_text(
+        f"{commit}{'' if args.control else '+kloop-pairs'}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
