@@ -5,7 +5,11 @@ Loads the FP8 bundles compiled here by test/gpu/build_bundles.sh (from
 test/gpu/kernels_fp8, written by gen_fp8_kernels.py) and runs them through
 the runtime on DeepGEMM's shape lists:
 
-- dense (one segment): m in {1, 128, 4096} x DeepGEMM's (n, k) list;
+- dense (one segment): m in {1, 128, 4096} x DeepGEMM's (n, k) list; the
+  one-weight kernels (`fp8_dense_*`) at every row bucket of their
+  variants (m in {1, 16, 32, 64, 128, 129, 300, 4096}), and two kernels
+  taking two K blocks per wgmma wait (`promote_pairs`) over an odd block
+  count (`fp8_dense_n1024_k1152_*_pairs`);
 - grouped contiguous: (G, rows per group) in {(4, 8192), (8, 4096)} x its
   (n, k) list, sizes varied by +-30 %, some groups empty;
 - masked: (G, m) in {(32, 192), (6, 1024), (32, 20), (6, 20)}, max_m 4096;
@@ -446,11 +450,13 @@ def build_cases(names, rng):
         for m in (1, 128, 4096):
             cases.append((f"dense m={m} n={n} k={k}", f"fp8_seg_n{n}_k{k}_kernel",
                           ("segment", [m], n, k)))
-    # The one-weight kernels (G = 1 static) of the benchmark's dense shapes.
+    # The one-weight kernels (G = 1 static) of the benchmark's dense shapes,
+    # at every row bucket of their variants (16, 32, 64, 128, 256, more),
+    # and the promote_pairs kernels of an odd K-block count.
     for name in names:
         if name.startswith(("fp8_dense_n", "int8_dense_n")):
             n, k = (int(t[1:]) for t in name.split("_")[2:4])
-            for m in (1, 128, 129, 4096):
+            for m in (1, 16, 32, 64, 128, 129, 300, 4096):
                 cases.append((f"dense (G = 1 kernel) m={m} n={n} k={k}", name,
                               ("segment", [m], n, k)))
     for m in (1, 128, 4096):

@@ -228,6 +228,17 @@ def main():
     kernels.append(with_config(
         grouped("masked", 7168, 2048, name="fp8_masked_n7168_k2048_swap24"),
         swap_config(24, 64)))
+    # Two K blocks per wgmma wait (promote_pairs) over an odd block count
+    # (K = 1152: 9 blocks, the last one on its own), on the two tile kinds
+    # select-config gives it: a one-warpgroup swap-AB tile and 128x64.
+    for suffix, config in (
+            ("swap24_pairs", "#ggemm.tile_config<block_m = 24, block_n = 64, "
+             "block_k = 128, stages = 8, consumer_warpgroups = 1, "
+             "swap_ab = true, promote_pairs = true>"),
+            ("m128n64_pairs", "#ggemm.tile_config<block_m = 128, block_n = 64, "
+             "block_k = 128, stages = 8, promote_pairs = true>")):
+        name, args, lines, epi, _, scales = dense(1024, 1152)
+        kernels.append((f"{name}_{suffix}", args, lines, epi, config, scales))
     # Tensor-wise and per-row scales, scaled once in the epilogue: the
     # bf16 path's tiles (128x256 where N allows), every kind and mix with
     # segment, masked and batched ops, an odd N with K not a multiple of
