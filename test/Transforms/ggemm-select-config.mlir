@@ -187,7 +187,7 @@ func.func @fp8_per_row(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M
 
 // FP8 decode, one group of 16 tokens: swap-AB, 64 weight rows on one
 // consumer warpgroup (twice the CTAs of 128), and two K blocks per wgmma
-// wait (promote_pairs: 1.05-1.16x on such tiles, bench/NOTES.md v23).
+// wait (promote_pairs: up to 1.16x on such tiles, bench/NOTES.md v23).
 // With 512 rows expected, 128x64 tiles, also narrow enough for pairs.
 // CHECK-LABEL: func.func @fp8_decode(
 // CHECK: config = #ggemm.tile_config<block_m = 16, block_n = 64, block_k = 128, stages = 8, consumer_warpgroups = 1, swap_ab = true, promote_pairs = true>

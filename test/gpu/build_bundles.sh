@@ -13,6 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 out=${2:-.device/bundles}
+# The kernels are what this gemm-opt compiles: build it from the sources.
+cmake --build "$build" --target gemm-opt > /dev/null
 rm -rf "$out" && mkdir -p "$out"
 for f in test/gpu/kernels/*.mlir bench/kernels/*.mlir; do
   extra=$(sed -n 's|^// ggemm-to-ptx-options: ||p' "$f" | head -1)

@@ -12,6 +12,10 @@ out=${2:-.device/python_catalog}
 script=${3:-test/gpu/check_python.py}
 case $build in /*) ;; *) build=$PWD/$build ;; esac
 name=$(basename "$out")
+# The catalog is compiled by the compiler library, not gemm-opt: build it
+# first, or a library older than the sources compiles it (the catalogs of
+# 4d3d619 were, bench/NOTES.md v23).
+cmake --build "$build" --target GGemmCAPI > /dev/null
 mkdir -p .device
 rm -rf "$out"
 /usr/bin/python3 "$script" --write-spec ".device/${name}_spec.json"

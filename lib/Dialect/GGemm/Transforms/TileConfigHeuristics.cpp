@@ -60,10 +60,11 @@ static TileChoice chooseSwapAbConfig(const ProblemSummary &problem,
 /// Two promoted K blocks per wgmma wait for block-scaled 8-bit tiles whose
 /// consumer warpgroups hold at most 64 x 96 accumulator elements: the
 /// swap-AB decode tiles of one warpgroup (64 weight rows by the tokens)
-/// and the 128-row tiles of at most 64 columns. On an H200 that ran
-/// 1.05-1.16x as fast on DeepGEMM's dense N, K at 1-64 tokens with
-/// N <= 4096 (at 64 tokens N = 7168, K = 2048: 1.04) and level elsewhere,
-/// in two runs (bench/NOTES.md v23). Not for per-column (K-ragged) scales,
+/// and the 128-row tiles of at most 64 columns. Over DeepGEMM's dense N, K
+/// at 1-128 tokens that ran up to 1.16x as fast (1.15-1.16x at 64 tokens
+/// on N = 2112, 1.05-1.13x at 64 on N = 4096) and 0.98-1.03x on the rows
+/// it does not help, on an H100 and an H200 (bench/NOTES.md v23). Not for
+/// per-column (K-ragged) scales,
 /// gated tiles or the swap-AB tiles of two warpgroups (many groups), which
 /// were not measured.
 static void choosePromotePairs(const ProblemSummary &problem,

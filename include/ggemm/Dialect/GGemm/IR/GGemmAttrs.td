@@ -298,8 +298,10 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
     wait; each consumer thread holds a third accumulator-sized register
     set, so it is meant for narrow tiles (ggemm-select-config sets it on
     block-scaled 8-bit tiles of at most 64 x 96 per consumer warpgroup:
-    1.05-1.16x on FP8 decode at 1-64 tokens and N <= 4096, bench/NOTES.md
-    v23). An odd block count ends with one block on its own.
+    up to 1.16x on FP8 decode, 0.98-1.03x where it does not help,
+    bench/NOTES.md v23). An odd block count ends with one block on its
+    own. The CPU reference (`convert-ggemm-to-loops`) does not
+    warp-specialize; it sums the blocks in the same order.
 
     The attribute checks what does not depend on the element type (wgmma
     tile shapes, stage and warpgroup ranges, cluster sizes); the ops that
