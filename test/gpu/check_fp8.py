@@ -1061,6 +1061,11 @@ def bench(kernels, manifests, lines, baseline=None):
             timed = [ours_masked]
             if len(fns) == g:
                 timed.append(lambda: [f() for f in fns])
+            base = baseline.get(name) if baseline else None
+            if base is not None:
+                timed.append(lambda: base(x=xq.view(g, mmax, k), w=wq,
+                                          x_scale=xs3, w_scale=ws,
+                                          masked_m=masked_m, y=y))
             times = median_ms(timed)
             peer = times[1] if len(fns) == g else None
             tag = f"masked G={g} m~{m} N={n} K={k}"
@@ -1069,11 +1074,15 @@ def bench(kernels, manifests, lines, baseline=None):
                 ratios.append(peer / times[0])
                 peer_labels.add(label)
             flops = 2.0 * sum(counts) * n * k
+            base_cols = ""
+            if base is not None:
+                base_cols = (f" {flops / times[-1] / 1e9:.0f} |"
+                             f" {times[-1] / times[0]:.2f} |")
             lines.append(f"| {tag} | {times[0]:.3f} | "
                          f"{flops / times[0] / 1e9:.0f} | "
                          + (f"{peer:.3f} | {flops / peer / 1e9:.0f} | "
                             f"{peer / times[0]:.2f} |" if peer else
-                            f"{note} | | |"))
+                            f"{note} | | |") + base_cols)
             print(lines[-1], flush=True)
     lines += ["", f"Peer: {', '.join(sorted(peer_labels)) or 'none ran'} "
               "(grouped and masked shapes: one call per group)."]
