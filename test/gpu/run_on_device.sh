@@ -14,7 +14,7 @@
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [profile-pingpong] [profile-swizzle] [fp8-decode] [fp8-stride] [throughput] [clocks] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [profile-pingpong] [profile-swizzle] [fp8-decode] [fp8-stride] [throughput] [clocks] [fp8-safety] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -329,6 +329,21 @@ for step in $steps; do
       --experiments .device/bundles_fp8_decode \
       --report "$OUT/fp8-stride.md" 2>&1 | tee "$OUT/fp8-stride.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  fp8-safety)
+    # compute-sanitizer memcheck over check_fp8.py's cases of the kernels
+    # in FP8_SAFETY_BUNDLES (default .device/bundles_fp8; a subset keeps it
+    # short: the cases of kernels not there fail with KeyError, not counted
+    # as memcheck errors).
+    GGEMM_COMMIT=$(cat "${FP8_SAFETY_BUNDLES:-.device/bundles_fp8}/COMMIT" 2>/dev/null || echo "$commit") \
+    compute-sanitizer --tool memcheck --report-api-errors no \
+      python3 test/gpu/check_fp8.py --bundles "${FP8_SAFETY_BUNDLES:-.device/bundles_fp8}" \
+      --report "$OUT/fp8-safety.md" > "$OUT/fp8-safety.log" 2>&1
+    echo "compute-sanitizer: $(grep -E 'ERROR SUMMARY' "$OUT/fp8-safety.log" | tail -1)" \
+      | tee -a "$OUT/fp8-safety.md"
+    grep -E "gpu-check-fp8" "$OUT/fp8-safety.log" | tail -1
+    # Clean only if the check ran to its summary and memcheck saw nothing.
+    { grep -q "^gpu-check-fp8: " "$OUT/fp8-safety.log" &&
+      grep -q "ERROR SUMMARY: 0 errors" "$OUT/fp8-safety.log"; } || rc=1 ;;
   clocks)
     # SM clock, power and throttle reasons while GGEMM and its peer each run
     # back to back (bench/probe_clocks.py): bf16 on the throughput shapes,
