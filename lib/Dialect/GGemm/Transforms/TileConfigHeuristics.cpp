@@ -64,9 +64,9 @@ static TileChoice chooseSwapAbConfig(const ProblemSummary &problem,
 /// at 1-128 tokens that ran up to 1.16x as fast (1.15-1.16x at 64 tokens
 /// on N = 2112, 1.05-1.13x at 64 on N = 4096) and 0.98-1.03x on the rows
 /// it does not help, on an H100 and an H200 (bench/NOTES.md v23). Not for
-/// per-column (K-ragged) scales,
-/// gated tiles or the swap-AB tiles of two warpgroups (many groups), which
-/// were not measured.
+/// per-column (K-ragged) scales or gated tiles, which were not measured,
+/// nor the swap-AB tiles of two warpgroups (many groups of few rows),
+/// which ran level with and without (v23).
 static void choosePromotePairs(const ProblemSummary &problem,
                                TileChoice &choice) {
   if (!problem.blockScaled || problem.elementBytes != 1 ||
