@@ -91,6 +91,26 @@ def split_k_table(bundles: Path, experiments: Path, hbm: float) -> list:
     return lines
 
 
+def flush_control(hbm: float) -> list:
+    """torch.sum over buffers of the decode shapes' weight bytes, timed after
+    each way of evicting L2 (check_fp8.median_ms's `flush`): what a plain
+    read of that many bytes reaches when the launch before it left L2 dirty
+    (write), clean (read) or holding the buffer (none)."""
+    lines = ["## L2 eviction control: torch.sum over the weight bytes", "",
+             "| bytes MB | after a write µs (TB/s) | after a read µs (TB/s) "
+             "| no eviction µs (TB/s) |", "|---|---|---|---|"]
+    for n, k in SHAPES:
+        buf = torch.zeros(n * k // 2, device="cuda", dtype=torch.bfloat16)
+        cells = []
+        for flush in ("write", "read", "none"):
+            [t] = c.median_ms([buf.sum], flush=flush)
+            cells.append(f"{t * 1e3:.1f} ({n * k / t / 1e9:.2f})")
+        lines.append(f"| {n * k / 1e6:.1f} | " + " | ".join(cells) + " |")
+        print(lines[-1], flush=True)
+        del buf
+    return lines + [""]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundles", type=Path, required=True)
@@ -100,9 +120,14 @@ def main() -> int:
                         "kernels are timed in the same rounds (column "
                         "'was<COMMIT>')")
     parser.add_argument("--report", type=Path)
+    parser.add_argument("--flush", choices=("write", "read"),
+                        default=c.FLUSH,
+                        help="how L2 is evicted before each timed launch "
+                        "(check_fp8.FLUSH; default %(default)s)")
     parser.add_argument("--commit", default=os.environ.get("GGEMM_COMMIT",
                                                            "unknown"))
     args = parser.parse_args()
+    c.FLUSH = args.flush
     torch.manual_seed(20261126)
     props = torch.cuda.get_device_properties(0)
     hbm = c.hbm_read_tbs()
@@ -115,8 +140,10 @@ def main() -> int:
              f"- HBM read ceiling, measured in this run: {hbm:.2f} TB/s "
              "(torch.sum over 4 GiB of bf16)",
              "- timing: check_fp8.median_ms, 20 interleaved rounds, launches "
-             "queued behind a sleep kernel, L2 flushed before each; TB/s = "
-             "weight bytes / median time", ""]
+             f"queued behind a sleep kernel, L2 evicted before each by a "
+             f"{args.flush} of {c.FLUSH_BYTES >> 20} MB (check_fp8.FLUSH); "
+             "TB/s = weight bytes / median time", ""]
+    lines += flush_control(hbm)
     failures = 0
     best_share = []
     header_done = False

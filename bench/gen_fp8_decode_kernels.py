@@ -43,6 +43,20 @@ CONFIGS = {
     "m128n32s8": "block_m = 128, block_n = 32, block_k = 128, stages = 8",
     # 56 columns: N = 7168 in 128 tiles, nearly one per SM (64 columns: 112).
     "m128n56s8": "block_m = 128, block_n = 56, block_k = 128, stages = 8",
+    # 16 columns (DeepGEMM's narrowest block): N = 2112 in 132 tiles, one
+    # per SM, where 32 columns make 66; 128 token rows on two consumer
+    # warpgroups or 64 on one, with two K blocks per wgmma wait (v23), and
+    # the 32- and 56-column tiles with pairs for comparison.
+    "m128n16s8p": "block_m = 128, block_n = 16, block_k = 128, stages = 8, "
+                  "promote_pairs = true",
+    "m64n16s8p": "block_m = 64, block_n = 16, block_k = 128, stages = 8, "
+                 "consumer_warpgroups = 1, promote_pairs = true",
+    "m128n32s8p": "block_m = 128, block_n = 32, block_k = 128, stages = 8, "
+                  "promote_pairs = true",
+    "m64n32s8p": "block_m = 64, block_n = 32, block_k = 128, stages = 8, "
+                 "consumer_warpgroups = 1, promote_pairs = true",
+    "m128n56s8p": "block_m = 128, block_n = 56, block_k = 128, stages = 8, "
+                  "promote_pairs = true",
     # Swap-AB (the weight tile in wgmma's M, the tokens in its N): select-
     # config's choice for <= 64 rows is 128 weight rows over two consumer
     # warpgroups (N = 7168: 56 CTAs); 64 weight rows on one give twice the

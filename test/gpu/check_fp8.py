@@ -7,7 +7,8 @@ the runtime on DeepGEMM's shape lists:
 
 - dense (one segment): m in {1, 128, 4096} x DeepGEMM's (n, k) list; the
   one-weight kernels (`fp8_dense_*`) at every row bucket of their
-  variants (m in {1, 16, 32, 64, 128, 129, 300, 4096}), and two kernels
+  variants and partial tiles inside them (m in {1, 16, 32, 48, 64, 100,
+  128, 129, 300, 4096}), and two kernels
   taking two K blocks per wgmma wait (`promote_pairs`) over an odd block
   count (`fp8_dense_n1024_k1152_*_pairs`);
 - grouped contiguous: (G, rows per group) in {(4, 8192), (8, 4096)} x its
@@ -452,11 +453,12 @@ def build_cases(names, rng):
                           ("segment", [m], n, k)))
     # The one-weight kernels (G = 1 static) of the benchmark's dense shapes,
     # at every row bucket of their variants (16, 32, 64, 128, 256, more),
-    # and the promote_pairs kernels of an odd K-block count.
+    # with a partial row tile in the 64 and 128 buckets (48, 100 rows), and
+    # the promote_pairs kernels of an odd K-block count.
     for name in names:
         if name.startswith(("fp8_dense_n", "int8_dense_n")):
             n, k = (int(t[1:]) for t in name.split("_")[2:4])
-            for m in (1, 16, 32, 64, 128, 129, 300, 4096):
+            for m in (1, 16, 32, 48, 64, 100, 128, 129, 300, 4096):
                 cases.append((f"dense (G = 1 kernel) m={m} n={n} k={k}", name,
                               ("segment", [m], n, k)))
     for m in (1, 128, 4096):
@@ -836,16 +838,37 @@ def run_case(kernels, manifests, name, spec, rng):
 # Benchmark
 # ----------------------------------------------------------------------------
 
-# L2 is 50 MB on an H100 and 60 MB on an H200; zeroing this many bytes
-# evicts what a timed launch could otherwise find there.
+# L2 is 50 MB on an H100 and 60 MB on an H200; reading or zeroing this
+# many bytes evicts what a timed launch could otherwise find there.
 FLUSH_BYTES = 256 << 20
 # "queued" (median_ms's default) or "idle": each launch timed from an idle
 # GPU with warm caches, as before 2026-11-26 (--timing idle shows the
 # difference in one run).
 TIMING = "queued"
+# How median_ms evicts L2 before each timed launch. "read" (the default
+# since 2026-11-27) sums FLUSH_BYTES (zeroed once): L2 is left holding
+# clean lines, and whatever an earlier launch left dirty is written back
+# during the sum, before the timed launch. "write" zeroes FLUSH_BYTES (the
+# method from 2026-11-26, DeepGEMM's too): it leaves L2 full of dirty
+# lines, whose write-back then shares DRAM with the timed launch's reads;
+# on an H100 a plain 117 MB read took 56.6 µs after it against 46.4 after
+# a read (bench/NOTES.md v25). "none" does not evict (a control).
+FLUSH = "read"
 
 
-def median_ms(fns, repeats=20, warmup=3):
+def _l2_evictor(flush):
+    if flush == "none":
+        return lambda: None
+    buf = torch.empty(FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
+    if flush == "write":
+        return buf.zero_
+    if flush == "read":
+        buf.zero_()
+        return buf.sum
+    raise ValueError(f"median_ms: flush must be write, read or none, got {flush!r}")
+
+
+def median_ms(fns, repeats=20, warmup=3, flush=None):
     """Medians of CUDA-event timings of each of `fns`, in interleaved rounds
     (one launch of each per round), so that a clock drifting over the run
     weighs on ggemm and its peer alike (bench/NOTES.md: timing one
@@ -856,8 +879,9 @@ def median_ms(fns, repeats=20, warmup=3):
     host had queued it is discarded and the sleep doubled), so that no
     event pair times the host's launch overhead, which was most of a
     50-90 us launch when each launch was timed from an idle GPU
-    (bench/NOTES.md v17); L2 is flushed before each timed launch, so that
-    no launch reads the weights its predecessor left in L2; and the rounds
+    (bench/NOTES.md v17); L2 is flushed before each timed launch (`flush`,
+    default FLUSH), so that no launch reads the weights its predecessor left
+    in L2; and the rounds
     rotate which function goes first."""
     for fn in fns:
         for _ in range(warmup):
@@ -874,7 +898,7 @@ def median_ms(fns, repeats=20, warmup=3):
                 end.synchronize()
                 out.append(start.elapsed_time(end))
         return [statistics.median(t) for t in times]
-    flush = torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
+    evict = _l2_evictor(flush or FLUSH)
     sleep_cycles = 1 << 21
     times = [[] for _ in fns]
     done = 0
@@ -889,7 +913,7 @@ def median_ms(fns, repeats=20, warmup=3):
         order = [(i + done) % len(fns) for i in range(len(fns))]
         events = [None] * len(fns)
         for i in order:
-            flush.zero_()
+            evict()
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             start.record()
@@ -947,7 +971,8 @@ def bench(kernels, manifests, lines, baseline=None):
     decode = []
     lines += ["", "## Speed (same run; TFLOP/s from the median of 20 "
               "interleaved CUDA-event timings, launches queued behind a sleep "
-              "kernel, L2 flushed before each)", "",
+              f"kernel, L2 evicted before each by a {FLUSH} of "
+              f"{FLUSH_BYTES >> 20} MB)", "",
               "| shape | GGEMM ms | GGEMM TFLOP/s | cuBLAS block-scaled ms | peer TFLOP/s | ratio |"
               + (" baseline TFLOP/s | new / baseline |" if baseline else ""),
               "|---|---|---|---|---|---|" + ("---|---|" if baseline else "")]
@@ -1092,15 +1117,24 @@ def bench(kernels, manifests, lines, baseline=None):
         lines += ["", "## Decode: weight bytes per second (M <= 128 per "
                   "group)", "",
                   f"HBM read ceiling, measured in this run: {hbm:.2f} TB/s "
-                  "(median time of torch.sum over 4 GiB of bf16).", "",
+                  "(median time of torch.sum over 4 GiB of bf16). A plain "
+                  "read of the weight bytes alone: torch.sum over a buffer "
+                  "of that size, timed the same way (launch and the read's "
+                  "ramp included, as in every row).", "",
                   "| shape | weight MB | GGEMM ms | GGEMM TB/s | % of HBM read "
-                  "| peer TB/s |", "|---|---|---|---|---|---|"]
+                  "| peer TB/s | plain read TB/s | % of plain read |",
+                  "|---|---|---|---|---|---|---|---|"]
+        plain = {}
         for tag, wbytes, t, peer in decode:
             tbs = wbytes / t / 1e9
             shares.append(tbs / hbm)
+            if wbytes not in plain:
+                plain[wbytes] = plain_read_tbs(wbytes)
             lines.append(f"| {tag} | {wbytes / 1e6:.1f} | {t:.3f} | "
                          f"{tbs:.2f} | {100 * tbs / hbm:.0f} | "
-                         + (f"{wbytes / peer / 1e9:.2f} |" if peer else "|"))
+                         + (f"{wbytes / peer / 1e9:.2f} |" if peer else "|")
+                         + f" {plain[wbytes]:.2f} | "
+                         f"{100 * tbs / plain[wbytes]:.0f} |")
             print(lines[-1], flush=True)
         line = (f"fp8-decode: min share of HBM read bandwidth "
                 f"{100 * min(shares):.0f} % over {len(shares)} shapes")
@@ -1110,6 +1144,16 @@ def bench(kernels, manifests, lines, baseline=None):
                f"{len(ratios)} shapes" if ratios else "fp8-bench: no peer ran")
     lines += ["", summary]
     print(summary, flush=True)
+
+
+def plain_read_tbs(nbytes):
+    """What torch.sum reaches over `nbytes` of bf16 (TB/s), timed by
+    median_ms like the kernels: the read bandwidth a launch of that size
+    gets, fixed costs included."""
+    buf = torch.zeros(nbytes // 2, device="cuda", dtype=torch.bfloat16)
+    [t] = median_ms([buf.sum])
+    del buf
+    return nbytes / t / 1e9
 
 
 def hbm_read_tbs():
@@ -1299,6 +1343,7 @@ def bench_int8(kernels, lines, baseline=None):
 
 
 def main() -> int:
+    global TIMING, FLUSH  # noqa: PLW0603
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bundles", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=int(time.time()))
@@ -1310,6 +1355,12 @@ def main() -> int:
                         "flushed before each (default); idle: each launch "
                         "timed from an idle GPU, caches warm (the method "
                         "before 2026-11-26, to compare)")
+    parser.add_argument("--flush", choices=("write", "read"),
+                        default=FLUSH,
+                        help="how L2 is evicted before each timed launch: "
+                        "read (sum 256 MB, leaving no dirty lines; default) "
+                        "or write (zero 256 MB, the method before "
+                        "2026-11-27)")
     parser.add_argument("--skip-check", action="store_true",
                         help="with --bench: time only (no check cases)")
     parser.add_argument("--bench-kinds", nargs="+",
@@ -1321,8 +1372,8 @@ def main() -> int:
                         help="bundles of an earlier version to time in the same run")
     parser.add_argument("--commit", default=os.environ.get("GGEMM_COMMIT", "unknown"))
     args = parser.parse_args()
-    global TIMING
     TIMING = args.timing
+    FLUSH = args.flush
 
     torch.cuda.init()
     manifests = {}
@@ -1364,7 +1415,7 @@ def main() -> int:
         f"- commit: {args.commit}",
         f"- script: test/gpu/check_fp8.py --seed {args.seed}"
         + (f" --bench --bench-kinds {' '.join(args.bench_kinds)} "
-           f"--timing {args.timing}" if args.bench else "")
+           f"--timing {args.timing} --flush {args.flush}" if args.bench else "")
         + (" --skip-check" if args.skip_check else ""),
         "- inputs: normal values whose magnitude changes by 2^-3..2^3 from one "
         "scale block to the next (1x128 of x, 128x128 of w), so that each "

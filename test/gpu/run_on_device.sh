@@ -4,7 +4,8 @@
 # bundles carried in .device/bundles (.device/bundles_fp8 for the fp8 step,
 # FP8 and INT8 kernels; FP8_BENCH=1 to time them too, FP8_BENCH_KINDS="int8"
 # (block, scaled, int8) to time only some tables, FP8_BASELINE=DIR to time earlier FP8 bundles
-# in the same run; .device/bundles_kragged for the kragged step, KRAGGED_BENCH=1
+# in the same run, FP8_FLUSH=write to evict L2 by a write instead of a read
+# before each timed launch (fp8 and fp8-decode steps; bench/NOTES.md v25); .device/bundles_kragged for the kragged step, KRAGGED_BENCH=1
 # to time them against torch too, KRAGGED_BASELINE=DIR to time earlier ones in
 # the same run, with .device/bundles_kragged_ablation
 # (build_kragged_ablation.sh) to show the check fails without the mask;
@@ -66,8 +67,9 @@ for step in $steps; do
       ${FP8_BENCH:+--bench} ${FP8_BENCH_KINDS:+--bench-kinds $FP8_BENCH_KINDS} \
       ${FP8_BASELINE:+--baseline "$FP8_BASELINE"} \
       ${FP8_TIMING:+--timing $FP8_TIMING} ${FP8_SKIP_CHECK:+--skip-check} \
-      --report "$OUT/fp8${FP8_TIMING:+-$FP8_TIMING}.md" 2>&1 \
-      | tee "$OUT/fp8${FP8_TIMING:+-$FP8_TIMING}.log" \
+      ${FP8_FLUSH:+--flush $FP8_FLUSH} \
+      --report "$OUT/fp8${FP8_TIMING:+-$FP8_TIMING}${FP8_FLUSH:+-$FP8_FLUSH}.md" 2>&1 \
+      | tee "$OUT/fp8${FP8_TIMING:+-$FP8_TIMING}${FP8_FLUSH:+-$FP8_FLUSH}.log" \
       | grep -v "PASS$" || true
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   kragged)
@@ -319,7 +321,8 @@ for step in $steps; do
     python3 bench/bench_fp8_decode.py --bundles .device/bundles_fp8 \
       --experiments .device/bundles_fp8_decode \
       ${FP8_DECODE_BASELINE:+--baseline "$FP8_DECODE_BASELINE"} \
-      --report "$OUT/fp8-decode.md" 2>&1 | tee "$OUT/fp8-decode.log"
+      ${FP8_FLUSH:+--flush "$FP8_FLUSH"} \
+      --report "$OUT/fp8-decode${FP8_FLUSH:+-$FP8_FLUSH}.md" 2>&1 | tee "$OUT/fp8-decode${FP8_FLUSH:+-$FP8_FLUSH}.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   fp8-stride)
     # FP8 decode with the weight rows 16384 against 16512 bytes apart
