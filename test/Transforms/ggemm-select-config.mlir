@@ -205,6 +205,26 @@ func.func @fp8_decode(%x: memref<16x7168xf8E4M3FN>, %w: memref<1x2112x7168xf8E4M
 
 // -----
 
+// FP8 decode, one group of 64 tokens at N = 2112: 64x16 tiles on one
+// consumer warpgroup, 132 CTAs where the swap-AB tile of 64 weight rows
+// makes 33 (1.23-1.33x on an H100, bench/NOTES.md v25), with pairs. With
+// 512 rows expected, 128x64 tiles as above.
+// CHECK-LABEL: func.func @fp8_decode_64_rows(
+// CHECK: config = #ggemm.tile_config<block_m = 64, block_n = 16, block_k = 128, stages = 8, consumer_warpgroups = 1, promote_pairs = true>
+// ROWS512-LABEL: func.func @fp8_decode_64_rows(
+// ROWS512: config = #ggemm.tile_config<block_m = 128, block_n = 64, block_k = 128, stages = 8, raster = along_m, promote_pairs = true>
+func.func @fp8_decode_64_rows(%x: memref<64x7168xf8E4M3FN>, %w: memref<1x2112x7168xf8E4M3FN>,
+                              %indptr: memref<2xi32>, %xs: memref<64x56xf32>, %ws: memref<1x17x56xf32>,
+                              %y: memref<64x2112xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<64x7168xf8E4M3FN>, memref<1x2112x7168xf8E4M3FN>)
+      segments(%indptr : memref<2xi32>) scales(%xs, %ws : memref<64x56xf32>, memref<1x17x56xf32>)
+      outs(%y : memref<64x2112xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
 // A seg_indptr of dynamic size gives an unknown group count, not a wrapped
 // one (its size minus one used to overflow). Without a group count the wave
 // model has nothing to count, so even with 512 rows per group expected the

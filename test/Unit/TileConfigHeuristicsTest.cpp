@@ -482,7 +482,8 @@ TEST(ChooseTileConfig, LargeGroupsWalkInBands) {
 TEST(ChooseTileConfig, NarrowBlockScaledTilesPromotePairs) {
   // Block-scaled FP8 tiles of at most 64 x 96 per consumer warpgroup take
   // two K blocks per wgmma wait (NOTES v23): the one-warpgroup swap-AB
-  // decode tiles and the 128-row tiles of at most 64 columns.
+  // decode tiles, the 128-row tiles of at most 64 columns and the 64-row
+  // decode tiles of 16 or 32 (v25).
   auto fp8 = [](int64_t n, int64_t rows, int64_t groups) {
     ProblemSummary p = problem(n, 7168, rows, groups, 1);
     p.blockScaled = true;
@@ -492,7 +493,9 @@ TEST(ChooseTileConfig, NarrowBlockScaledTilesPromotePairs) {
     for (int64_t rows : {int64_t{1}, int64_t{16}, int64_t{64}, int64_t{128}}) {
       TileChoice c = chooseTileConfig(fp8(n, rows, 1), kH100SMs);
       bool narrow = c.swapAB ? c.consumerWarpgroups == 1 && c.blockM <= 96
-                             : c.blockM == 128 && c.blockN <= 64;
+                             : (c.blockM == 128 && c.blockN <= 64) ||
+                                   (c.blockM == 64 && c.blockN <= 32 &&
+                                    c.consumerWarpgroups == 1);
       EXPECT_TRUE(narrow) << n << " " << rows;
       EXPECT_TRUE(c.promotePairs) << n << " " << rows;
     }
@@ -515,6 +518,55 @@ TEST(ChooseTileConfig, NarrowBlockScaledTilesPromotePairs) {
       chooseTileConfig(problem(4096, 7168, 16, 1), kH100SMs).promotePairs);
   EXPECT_FALSE(
       chooseKRaggedTileConfig(fp8(4096, 4096, 8), kH100SMs).promotePairs);
+}
+
+TEST(ChooseTileConfig, NarrowDecodeTilesFillTheSMs) {
+  // Block-scaled FP8 in one group of 33-128 rows: 64-row tiles on one
+  // consumer warpgroup by 32 or 16 columns where they make more CTAs than
+  // the other tiles and still one wave (NOTES v25).
+  auto fp8 = [](int64_t n, int64_t rows, int64_t groups) {
+    ProblemSummary p = problem(n, 7168, rows, groups, 1);
+    p.blockScaled = true;
+    return p;
+  };
+  struct Expect {
+    int64_t n, rows, blockN;
+  };
+  // 64 rows: N = 2112 in 132 tiles of 16, N = 4096 in 128 of 32; 128 rows:
+  // N = 2112 in 2 x 66 tiles of 32.
+  for (Expect e : {Expect{2112, 64, 16}, Expect{4096, 64, 32},
+                   Expect{2112, 128, 32}, Expect{2112, 48, 16}}) {
+    TileChoice c = chooseTileConfig(fp8(e.n, e.rows, 1), kH100SMs);
+    EXPECT_FALSE(c.swapAB) << e.n << " " << e.rows;
+    EXPECT_EQ(c.blockM, 64) << e.n << " " << e.rows;
+    EXPECT_EQ(c.blockN, e.blockN) << e.n << " " << e.rows;
+    EXPECT_EQ(c.consumerWarpgroups, 1) << e.n << " " << e.rows;
+    EXPECT_EQ(c.stages, 8) << e.n << " " << e.rows;
+    EXPECT_TRUE(c.promotePairs) << e.n << " " << e.rows;
+  }
+  // Where the narrow tiles would take two waves the others stay: 128 rows
+  // at N = 4096 (128x32, 128 CTAs), N = 7168 (128x64; swap-AB at 64 rows).
+  TileChoice wide = chooseTileConfig(fp8(4096, 128, 1), kH100SMs);
+  EXPECT_EQ(wide.blockM, 128);
+  EXPECT_EQ(wide.blockN, 32);
+  EXPECT_EQ(chooseTileConfig(fp8(7168, 128, 1), kH100SMs).blockM, 128);
+  EXPECT_TRUE(chooseTileConfig(fp8(7168, 64, 1), kH100SMs).swapAB);
+  // 32 rows and fewer keep swap-AB (1.16-1.67x the 64-row tiles at 1 and
+  // 16 rows), and so do many groups.
+  for (int64_t rows : {int64_t{1}, int64_t{16}, int64_t{32}})
+    EXPECT_TRUE(chooseTileConfig(fp8(2112, rows, 1), kH100SMs).swapAB) << rows;
+  EXPECT_TRUE(chooseTileConfig(fp8(2112, 64, 8), kH100SMs).swapAB);
+  // Not for other scale kinds, 16-bit operands, per-column scales or an
+  // e4m3 y.
+  EXPECT_TRUE(chooseTileConfig(problem(2112, 7168, 64, 1, 1), kH100SMs).swapAB);
+  EXPECT_TRUE(chooseTileConfig(problem(2112, 7168, 64, 1), kH100SMs).swapAB);
+  ProblemSummary perColumn = fp8(2112, 128, 1);
+  perColumn.perColumnScales = true;
+  EXPECT_EQ(chooseTileConfig(perColumn, kH100SMs).blockM, 128);
+  ProblemSummary e4m3 = fp8(2112, 128, 1);
+  e4m3.fp8Output = true;
+  e4m3.noSwapAB = true;
+  EXPECT_NE(chooseTileConfig(e4m3, kH100SMs).blockN, 32);
 }
 
 namespace {

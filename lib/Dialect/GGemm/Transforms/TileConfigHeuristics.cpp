@@ -59,23 +59,73 @@ static TileChoice chooseSwapAbConfig(const ProblemSummary &problem,
 
 /// Two promoted K blocks per wgmma wait for block-scaled 8-bit tiles whose
 /// consumer warpgroups hold at most 64 x 96 accumulator elements: the
-/// swap-AB decode tiles of one warpgroup (64 weight rows by the tokens)
-/// and the 128-row tiles of at most 64 columns. Over DeepGEMM's dense N, K
-/// at 1-128 tokens that ran up to 1.16x as fast (1.15-1.16x at 64 tokens
-/// on N = 2112, 1.05-1.13x at 64 on N = 4096) and 0.98-1.03x on the rows
-/// it does not help, on an H100 and an H200 (bench/NOTES.md v23). Not for
-/// per-column (K-ragged) scales or gated tiles, which were not measured,
-/// nor the swap-AB tiles of two warpgroups (many groups of few rows),
-/// which ran level with and without (v23).
+/// swap-AB decode tiles of one warpgroup (64 weight rows by the tokens),
+/// the 128-row tiles of at most 64 columns and the one-warpgroup 64-row
+/// tiles of 16 or 32 (chooseNarrowDecodeTile's, measured with pairs). Over
+/// DeepGEMM's dense N, K at 1-128 tokens that ran up to 1.16x as fast
+/// (1.15-1.16x at 64 tokens on N = 2112, 1.05-1.13x at 64 on N = 4096) and
+/// 0.98-1.03x on the rows it does not help, on an H100 and an H200
+/// (bench/NOTES.md v23). Not for per-column (K-ragged) scales or gated tiles,
+/// which were not measured, nor the swap-AB tiles of two warpgroups (many
+/// groups of few rows), which ran level with and without (v23).
 static void choosePromotePairs(const ProblemSummary &problem,
                                TileChoice &choice) {
   if (!problem.blockScaled || problem.elementBytes != 1 ||
       problem.perColumnScales || problem.gated || problem.gateUpBlock != 0)
     return;
-  choice.promotePairs = choice.swapAB
-                            ? choice.consumerWarpgroups == 1 &&
-                                  choice.blockN == 64 && choice.blockM <= 96
-                            : choice.blockM == 128 && choice.blockN <= 64;
+  if (choice.swapAB)
+    choice.promotePairs = choice.consumerWarpgroups == 1 &&
+                          choice.blockN == 64 && choice.blockM <= 96;
+  else
+    choice.promotePairs =
+        (choice.blockM == 128 && choice.blockN <= 64) ||
+        (choice.blockM == 64 && choice.consumerWarpgroups == 1 &&
+         choice.blockN <= 32);
+}
+
+/// Block-scaled 8-bit products of a known number of groups of 33-128 rows
+/// whose tiles leave SMs idle (decode: one group, N = 2112 or 4096): 64
+/// token rows on one consumer warpgroup by 32 or 16 weight columns, the
+/// most CTAs that still fit one wave, where that is more than `choice`
+/// makes. On an H100, over DeepGEMM's dense N, K (bench/NOTES.md v25; L2
+/// evicted by a read / by a write before each launch): at 64 rows 64x16
+/// tiles (132 CTAs at N = 2112) ran 1.33x / 1.23x the swap-AB tile (33
+/// CTAs) and 64x32 (128 at N = 4096) 1.19x / 1.12x; at 128 rows 64x32 (132
+/// at N = 2112) 1.22x / 1.08x 128x32 (66). At 1 and 16 rows the swap-AB
+/// tiles ran 1.16-1.67x as fast as these, so the rule starts above 32
+/// rows. Two 64-row tiles read the same weight tile, at about the same
+/// time, so through L2. Not for per-column scales, gated tiles or an e4m3
+/// y (not measured; whole 128-column blocks needed).
+static void chooseNarrowDecodeTile(const ProblemSummary &problem,
+                                   int64_t numSMs, TileChoice &choice) {
+  if (!problem.blockScaled || problem.elementBytes != 1 ||
+      problem.perColumnScales || problem.gated || problem.gateUpBlock != 0 ||
+      problem.fp8Output || problem.weightsNMajor || problem.n <= 0 ||
+      problem.numGroups <= 0 || problem.rowsPerGroup <= 32 ||
+      problem.rowsPerGroup > 128)
+    return;
+  auto tiles = [&](int64_t blockM, int64_t blockN) {
+    return ceilDiv(problem.rowsPerGroup, blockM) * problem.numGroups *
+           ceilDiv(problem.n, blockN);
+  };
+  int64_t bestTiles = tiles(choice.blockM, choice.blockN);
+  int64_t bestN = 0;
+  for (int64_t bn : {32, 16}) {
+    int64_t count = tiles(64, bn);
+    if (count <= numSMs && count > bestTiles) {
+      bestTiles = count;
+      bestN = bn;
+    }
+  }
+  if (bestN == 0)
+    return;
+  TileChoice narrow;
+  narrow.blockM = 64;
+  narrow.blockN = bestN;
+  narrow.blockK = 128;
+  narrow.consumerWarpgroups = 1;
+  narrow.stages = chooseStages(problem, narrow);
+  choice = narrow;
 }
 
 static TileChoice chooseTileShape(const ProblemSummary &problem,
@@ -84,6 +134,7 @@ static TileChoice chooseTileShape(const ProblemSummary &problem,
 TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
                                          int64_t numSMs) {
   TileChoice choice = chooseTileShape(problem, numSMs);
+  chooseNarrowDecodeTile(problem, numSMs, choice);
   choosePromotePairs(problem, choice);
   return choice;
 }
