@@ -1020,7 +1020,15 @@ def bench(kernels, manifests, lines, baseline=None):
             base = baseline[name]
             timed.append(lambda: base(x=xq, w=wq, x_scale=xs_mn, w_scale=ws,
                                       seg_indptr=offsets, y=y))
+        # Decode rows: a plain read of the weight bytes (torch.sum) in the
+        # same rounds, what a launch reading that much reaches.
+        plain = (torch.zeros(g * n * k // 2, device="cuda",
+                             dtype=torch.bfloat16) if rows <= 128 else None)
+        if plain is not None:
+            timed.append(plain.sum)
         times = median_ms(timed)
+        t_plain = times.pop() if plain is not None else None
+        del plain
         any_g_note = ""
         if any_g is not None:
             t_any = times[2 if len(fns) == g else 1]
@@ -1037,7 +1045,7 @@ def bench(kernels, manifests, lines, baseline=None):
         tf = lambda ms: flops / ms / 1e9  # noqa: E731
         if rows <= 128:
             decode.append((f"{kind} G={g} M={m} N={n} K={k}", g * n * k,
-                           t_ours, peer))
+                           t_ours, peer, t_plain))
         if peer:
             ratio = t_ours and peer / t_ours
             ratios.append(ratio)
@@ -1091,10 +1099,15 @@ def bench(kernels, manifests, lines, baseline=None):
                 timed.append(lambda: base(x=xq.view(g, mmax, k), w=wq,
                                           x_scale=xs3, w_scale=ws,
                                           masked_m=masked_m, y=y))
+            plain = torch.zeros(g * n * k // 2, device="cuda",
+                                dtype=torch.bfloat16)
+            timed.append(plain.sum)
             times = median_ms(timed)
+            t_plain = times.pop()
+            del plain
             peer = times[1] if len(fns) == g else None
             tag = f"masked G={g} m~{m} N={n} K={k}"
-            decode.append((tag, g * n * k, times[0], peer))
+            decode.append((tag, g * n * k, times[0], peer, t_plain))
             if peer:
                 ratios.append(peer / times[0])
                 peer_labels.add(label)
@@ -1119,22 +1132,20 @@ def bench(kernels, manifests, lines, baseline=None):
                   f"HBM read ceiling, measured in this run: {hbm:.2f} TB/s "
                   "(median time of torch.sum over 4 GiB of bf16). A plain "
                   "read of the weight bytes alone: torch.sum over a buffer "
-                  "of that size, timed the same way (launch and the read's "
-                  "ramp included, as in every row).", "",
+                  "of that size, timed in the same rounds as the row's "
+                  "kernels (its launch and ramp included, as theirs are).",
+                  "",
                   "| shape | weight MB | GGEMM ms | GGEMM TB/s | % of HBM read "
                   "| peer TB/s | plain read TB/s | % of plain read |",
                   "|---|---|---|---|---|---|---|---|"]
-        plain = {}
-        for tag, wbytes, t, peer in decode:
+        for tag, wbytes, t, peer, t_plain in decode:
             tbs = wbytes / t / 1e9
             shares.append(tbs / hbm)
-            if wbytes not in plain:
-                plain[wbytes] = plain_read_tbs(wbytes)
             lines.append(f"| {tag} | {wbytes / 1e6:.1f} | {t:.3f} | "
                          f"{tbs:.2f} | {100 * tbs / hbm:.0f} | "
                          + (f"{wbytes / peer / 1e9:.2f} |" if peer else "|")
-                         + f" {plain[wbytes]:.2f} | "
-                         f"{100 * tbs / plain[wbytes]:.0f} |")
+                         + f" {wbytes / t_plain / 1e9:.2f} | "
+                         f"{100 * t_plain / t:.0f} |")
             print(lines[-1], flush=True)
         line = (f"fp8-decode: min share of HBM read bandwidth "
                 f"{100 * min(shares):.0f} % over {len(shares)} shapes")
@@ -1144,16 +1155,6 @@ def bench(kernels, manifests, lines, baseline=None):
                f"{len(ratios)} shapes" if ratios else "fp8-bench: no peer ran")
     lines += ["", summary]
     print(summary, flush=True)
-
-
-def plain_read_tbs(nbytes):
-    """What torch.sum reaches over `nbytes` of bf16 (TB/s), timed by
-    median_ms like the kernels: the read bandwidth a launch of that size
-    gets, fixed costs included."""
-    buf = torch.zeros(nbytes // 2, device="cuda", dtype=torch.bfloat16)
-    [t] = median_ms([buf.sum])
-    del buf
-    return nbytes / t / 1e9
 
 
 def hbm_read_tbs():
