@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Two FP8 K blocks per wgmma wait (NOTES v23), tried on the IR before
+"""Two (or, with --blocks 4, four: NOTES v26) FP8 K blocks per wgmma wait
+(NOTES v23), tried on the IR before
 changing the compiler: builds kernels to the IR that `convert-ggemm-to-nvvm`
 receives, rewrites each small tile's block-scaled K loop to take two K
 blocks per step, then runs the rest of `ggemm-to-ptx` on it (the same
@@ -20,8 +21,10 @@ So a K block costs half a wgmma wait. Nothing reads a product while a
 wgmma group is in flight (what made ptxas serialise v9's version). The
 sum's order is the original one. Only tiles of at most 128 x 64
 accumulator elements are rewritten (a third 64-column register set fits
-there; 192x128 tiles would spill), and only loops whose trip count is
-even; the script fails on a kernel where no loop qualified.
+there; 192x128 tiles would spill), and only loops whose trip count is a
+multiple of the blocks per step; the script fails on a kernel where no
+loop qualified. With --blocks 2 the rewrite gives the compiler's
+`promote_pairs` cubins byte for byte (checked on the 64x16 decode tile).
 
     python3 bench/kloop_pairs_experiment.py --out .device/x \
         test/gpu/kernels_fp8/fp8_dense_n2112_k7168.mlir ...
@@ -49,7 +52,7 @@ def const_values(lines):
     return values
 
 
-def rewrite(text: str, max_elems: int):
+def rewrite(text: str, max_elems: int, blocks: int = 2):
     lines = text.split("\n")
     consts = const_values(lines)
     out, i, rewritten, counter = [], 0, 0, 0
@@ -68,7 +71,7 @@ def rewrite(text: str, max_elems: int):
               and "ggemm.promote" in promote and release.startswith("ggemm.ring_release")
               and "arith.constant 1 : index" in c1 and "arith.addi" in add
               and yld.startswith("scf.yield") and consts.get(lb) == 0
-              and consts.get(step) == 1 and trip is not None and trip % 2 == 0
+              and consts.get(step) == 1 and trip is not None and trip % blocks == 0
               and int(rows) * int(cols) <= max_elems)
         if not ok:
             out.append(lines[i])
@@ -89,30 +92,47 @@ def rewrite(text: str, max_elems: int):
         mma_ops, mma_ty = mma_tail[len("ggemm.mma "):].split(" : ", 1)
         prom_tail = promote.split(" = ", 1)[1]
         q = pad + "  "
-        out.append(f"{pad}%two_{s} = arith.constant 2 : index")
-        out.append(lines[i].replace(f"step {step}", f"step %two_{s}"))
-        out += [
-            f"{q}{get}",
-            f"{q}{zero}",
-            f"{q}{p} = ggemm.mma {mma_ops} {{pending = 1 : i64}} : {mma_ty}",
-            f"{q}{c1}",
-            f"{q}%pos1_{s} = arith.addi {pos}, {one} : index",
-            f"{q}%get1_{s}:4 = ggemm.ring_get {ring}[%pos1_{s}] : {ring_ty}",
-            f"{q}%zero1_{s} = {zero.split(' = ', 1)[1]}",
-            f"{q}%prod1_{s} = ggemm.mma "
-            + mma_ops.replace(g + "#", f"%get1_{s}#").replace(z, f"%zero1_{s}")
-            + f" : {mma_ty}",
-            f"{q}%done0_{s} = ggemm.mma_wait {p} : {acc_t}",
-            f"{q}{a} = " + prom_tail.replace(f"{p} into", f"%done0_{s} into", 1),
-            f"{q}%acc1_{s} = "
-            + prom_tail.replace(f"{p} into {acc}", f"%prod1_{s} into {a}", 1)
-                       .replace(g + "#", f"%get1_{s}#"),
-            f"{q}{release}",
-            f"{q}ggemm.ring_release {ring}[%pos1_{s}] : {ring_ty}",
-            f"{q}{nxt} = arith.addi %pos1_{s}, {one} : index",
-            f"{q}" + yld.replace(f"scf.yield {a},", f"scf.yield %acc1_{s},", 1),
-            lines[i + 9],
-        ]
+        # Blocks 0 .. G-2 leave their wgmma groups in flight (a wait for
+        # at most G - 1 pending groups is a no-op there); the last block's
+        # wait_group 0 covers all G, then the products are promoted in
+        # block order.
+        pend = blocks - 1
+        out.append(f"{pad}%step_{s} = arith.constant {blocks} : index")
+        out.append(lines[i].replace(f"step {step}", f"step %step_{s}"))
+        out += [f"{q}{get}", f"{q}{zero}",
+                f"{q}{p} = ggemm.mma {mma_ops} {{pending = {pend} : i64}} : {mma_ty}",
+                f"{q}{c1}"]
+        positions, gets, prods = [pos], [g], [p]
+        for j in range(1, blocks):
+            pj, gj, zj = f"%pos{j}_{s}", f"%get{j}_{s}", f"%zero{j}_{s}"
+            out += [f"{q}{pj} = arith.addi {positions[-1]}, {one} : index",
+                    f"{q}{gj}:4 = ggemm.ring_get {ring}[{pj}] : {ring_ty}",
+                    f"{q}{zj} = {zero.split(' = ', 1)[1]}"]
+            attr = f" {{pending = {pend} : i64}}" if j < blocks - 1 else ""
+            out.append(f"{q}%prod{j}_{s} = ggemm.mma "
+                       + mma_ops.replace(g + "#", f"{gj}#").replace(z, zj)
+                       + f"{attr} : {mma_ty}")
+            positions.append(pj)
+            gets.append(gj)
+            prods.append(f"%prod{j}_{s}")
+        done = []
+        for j in range(blocks - 1):
+            out.append(f"{q}%done{j}_{s} = ggemm.mma_wait {prods[j]} : {acc_t}")
+            done.append(f"%done{j}_{s}")
+        done.append(prods[-1])
+        out.append(f"{q}{a} = " + prom_tail.replace(f"{p} into", f"{done[0]} into", 1))
+        prev = a
+        for j in range(1, blocks):
+            out.append(f"{q}%acc{j}_{s} = "
+                       + prom_tail.replace(f"{p} into {acc}", f"{done[j]} into {prev}", 1)
+                                  .replace(g + "#", f"{gets[j]}#"))
+            prev = f"%acc{j}_{s}"
+        out.append(f"{q}{release}")
+        for j in range(1, blocks):
+            out.append(f"{q}ggemm.ring_release {ring}[{positions[j]}] : {ring_ty}")
+        out += [f"{q}{nxt} = arith.addi {positions[-1]}, {one} : index",
+                f"{q}" + yld.replace(f"scf.yield {a},", f"scf.yield {prev},", 1),
+                lines[i + 9]]
         rewritten += 1
         i += 10
     return "\n".join(out), rewritten
@@ -123,6 +143,9 @@ def main() -> int:
     parser.add_argument("sources", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--max-elems", type=int, default=128 * 64)
+    parser.add_argument("--blocks", type=int, default=2,
+                        help="K blocks per wgmma wait (2: NOTES v23's pairs; "
+                        "4: v26's quads)")
     parser.add_argument("--gemm-opt", default=str(ROOT / "build" / "bin" / "gemm-opt"))
     parser.add_argument("--keep-ir", type=Path, help="write the rewritten IR here")
     parser.add_argument("--control", action="store_true",
@@ -144,7 +167,8 @@ def main() -> int:
                              "-o", "/dev/null"], capture_output=True, text=True,
                             check=True).stderr
         ir = ir.split("\n", 1)[1]  # the "// -----// IR Dump" line
-        edited, count = (ir, 0) if args.control else rewrite(ir, args.max_elems)
+        edited, count = (ir, 0) if args.control else rewrite(ir, args.max_elems,
+                                                             args.blocks)
         if count == 0 and not args.control:
             raise SystemExit(f"{src}: no K loop rewritten")
         if args.keep_ir:
@@ -158,7 +182,7 @@ def main() -> int:
                             "-o", "/dev/null"], check=True)
         print(f"{src.name}: {count} K loops rewritten")
     (args.out / "COMMIT").write_text(
-        f"{commit}{'' if args.control else '+kloop-pairs'}\n")
+        f"{commit}{'' if args.control else f'+kloop-blocks{args.blocks}'}\n")
     return 0
 
 

@@ -316,10 +316,11 @@ for step in $steps; do
   fp8-decode)
     # FP8 decode tiles: .device/bundles_fp8's dense kernels against the
     # explicit-config ones of .device/bundles_fp8_decode
-    # (bench/gen_fp8_decode_kernels.py, built by build_bundles.sh).
+    # (bench/gen_fp8_decode_kernels.py, built by build_bundles.sh), or of
+    # FP8_DECODE_EXPERIMENTS=DIR (e.g. bench/kloop_pairs_experiment.py's).
     GGEMM_COMMIT=$(cat .device/bundles_fp8/COMMIT 2>/dev/null || echo "$commit") \
     python3 bench/bench_fp8_decode.py --bundles .device/bundles_fp8 \
-      --experiments .device/bundles_fp8_decode \
+      --experiments "${FP8_DECODE_EXPERIMENTS:-.device/bundles_fp8_decode}" \
       ${FP8_DECODE_BASELINE:+--baseline "$FP8_DECODE_BASELINE"} \
       ${FP8_FLUSH:+--flush "$FP8_FLUSH"} \
       --report "$OUT/fp8-decode${FP8_FLUSH:+-$FP8_FLUSH}.md" 2>&1 | tee "$OUT/fp8-decode${FP8_FLUSH:+-$FP8_FLUSH}.log"
