@@ -17,6 +17,10 @@
 #include "mlir/IR/Threading.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#if defined(__linux__)
+#include <sys/personality.h>
+#endif
+
 namespace mlir::ggemm {
 #define GEN_PASS_DEF_GGEMMSERIALIZEKERNELS
 #include "ggemm/Dialect/GGemm/Transforms/Passes.h.inc"
@@ -26,6 +30,37 @@ using namespace mlir;
 using namespace mlir::ggemm;
 
 namespace {
+/// ptxas 13.0's code depends on where its memory lands: the same PTX,
+/// assembled ten times, gave up to four different .text sections for some
+/// kernels (a bf16 128x256 tile with an epilogue, a K-ragged one), and the
+/// same one every time with address-space randomisation off (`setarch -R`;
+/// bench/NOTES.md v26). On Linux the personality is per thread and the ptxas
+/// a serialiser spawns inherits it, so this guard turns randomisation off
+/// for the calling thread's children while it serialises, then restores the
+/// thread's personality: a kernel's cubin is a function of its IR.
+class DeterministicPtxas {
+public:
+  DeterministicPtxas() {
+#if defined(__linux__)
+    int current = personality(0xffffffff);
+    if (current != -1 && !(current & ADDR_NO_RANDOMIZE) &&
+        personality(current | ADDR_NO_RANDOMIZE) != -1)
+      previous = current;
+#endif
+  }
+  ~DeterministicPtxas() {
+#if defined(__linux__)
+    if (previous != -1)
+      personality(previous);
+#endif
+  }
+  DeterministicPtxas(const DeterministicPtxas &) = delete;
+  DeterministicPtxas &operator=(const DeterministicPtxas &) = delete;
+
+private:
+  int previous = -1;
+};
+
 struct GGemmSerializeKernels
     : public ggemm::impl::GGemmSerializeKernelsBase<GGemmSerializeKernels> {
   using Base::Base;
@@ -73,6 +108,7 @@ struct GGemmSerializeKernels
     SmallVector<SmallVector<Attribute>> objects(kernels.size());
     auto serialize = [&](size_t index) -> LogicalResult {
       gpu::GPUModuleOp kernel = kernels[index];
+      DeterministicPtxas deterministic;
       for (Attribute attr : kernel.getTargetsAttr()) {
         auto target = cast<gpu::TargetAttrInterface>(attr);
         std::optional<SmallVector<char, 0>> serialized =
