@@ -67,6 +67,17 @@ CONFIGS = {
                  "consumer_warpgroups = 1, swap_ab = true",
     "swap64n64": "block_m = 64, block_n = 64, block_k = 128, stages = 8, "
                  "consumer_warpgroups = 1, swap_ab = true",
+    # The swap-AB token tile sized to the rows without select-config's
+    # +30 % margin (a one-group call's rows are exact), with pairs: 8, 16,
+    # 32 and 64 tokens against the bucket tiles of 24, 48 and 88.
+    "swap8n64p": "block_m = 8, block_n = 64, block_k = 128, stages = 8, "
+                 "consumer_warpgroups = 1, swap_ab = true, promote_pairs = true",
+    "swap16n64p": "block_m = 16, block_n = 64, block_k = 128, stages = 8, "
+                  "consumer_warpgroups = 1, swap_ab = true, promote_pairs = true",
+    "swap32n64p": "block_m = 32, block_n = 64, block_k = 128, stages = 8, "
+                  "consumer_warpgroups = 1, swap_ab = true, promote_pairs = true",
+    "swap64n64p": "block_m = 64, block_n = 64, block_k = 128, stages = 8, "
+                  "consumer_warpgroups = 1, swap_ab = true, promote_pairs = true",
 }
 
 
