@@ -108,8 +108,9 @@ func.func @segment(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %indptr: 
 // -----
 
 // One CTA per tile: the roles keep the scf.if and count positions from 0.
+// One consumer warpgroup: the producer keeps 56 registers (40 with two).
 // CHECK-LABEL: func.func @tiles(
-// CHECK: ggemm.warp_specialize producer registers(40) {
+// CHECK: ggemm.warp_specialize producer registers(56) {
 // CHECK-NEXT: %[[Z:.+]] = arith.constant 0 : index
 // CHECK-NEXT: scf.if %{{.+}} {
 // CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %[[Z]]) -> (index) {

@@ -569,6 +569,54 @@ TEST(ChooseTileConfig, NarrowDecodeTilesFillTheSMs) {
   EXPECT_NE(chooseTileConfig(e4m3, kH100SMs).blockN, 32);
 }
 
+TEST(ChooseTileConfig, OneFp8GroupTakesItsRowsExactly) {
+  // A block-scaled 8-bit product of one group knows its rows: the swap-AB
+  // token tile is sized to them without the +30 % margin (NOTES v26).
+  auto fp8 = [](int64_t n, int64_t rows, int64_t groups) {
+    ProblemSummary p = problem(n, 7168, rows, groups, 1);
+    p.blockScaled = true;
+    return p;
+  };
+  for (int64_t rows : {int64_t{8}, int64_t{16}, int64_t{32}}) {
+    TileChoice c = chooseTileConfig(fp8(2112, rows, 1), kH100SMs);
+    EXPECT_TRUE(c.swapAB) << rows;
+    EXPECT_EQ(c.blockM, rows);
+  }
+  TileChoice n7168 = chooseTileConfig(fp8(7168, 64, 1), kH100SMs);
+  EXPECT_TRUE(n7168.swapAB);
+  EXPECT_EQ(n7168.blockM, 64);
+  // Many groups, other scale kinds and two-byte operands keep the margin.
+  EXPECT_EQ(chooseTileConfig(fp8(7168, 16, 8), kH100SMs).blockM, 24);
+  EXPECT_EQ(chooseTileConfig(problem(7168, 7168, 16, 1, 1), kH100SMs).blockM,
+            24);
+  EXPECT_EQ(chooseTileConfig(problem(7168, 7168, 16, 1), kH100SMs).blockM, 24);
+}
+
+TEST(ChooseVariants, OneFp8GroupHasAnEightRowBucket) {
+  // Dense block-scaled FP8 (one group, rows unknown): buckets of 8, 16, 32
+  // tokens on swap-AB tiles of exactly that many, then the others (v25).
+  ProblemSummary p = problem(7168, 16384, 0, 1, 1);
+  p.blockScaled = true;
+  std::vector<TileVariant> variants = chooseVariants(p, kH100SMs);
+  ASSERT_GE(variants.size(), 4u);
+  for (auto [i, bound] :
+       {std::pair<int, int64_t>{0, 8}, {1, 16}, {2, 32}, {3, 64}}) {
+    EXPECT_EQ(variants[i].maxRowsPerGroup, bound);
+    EXPECT_TRUE(variants[i].tile.swapAB);
+    EXPECT_EQ(variants[i].tile.blockM, bound);
+  }
+  // Not with several groups, nor for other kinds.
+  ProblemSummary grouped = p;
+  grouped.numGroups = 8;
+  EXPECT_EQ(chooseVariants(grouped, kH100SMs).front().maxRowsPerGroup, 16);
+  EXPECT_EQ(chooseVariants(problem(7168, 16384, 0, 1, 1), kH100SMs)
+                .front()
+                .maxRowsPerGroup,
+            16);
+  EXPECT_EQ(ArrayRef<int64_t>(variantRowBounds(grouped)),
+            ArrayRef<int64_t>(kVariantRowBounds));
+}
+
 namespace {
 
 /// The variant the host's dispatch rule picks for `rows` per group: the
@@ -663,7 +711,7 @@ TEST(ChooseVariants, FollowChooseTileConfig) {
         EXPECT_FALSE(sameTileChoice(variants[i].tile, variants[i + 1].tile))
             << describe(p);
       }
-      for (int64_t bound : kVariantRowBounds) {
+      for (int64_t bound : variantRowBounds(p)) {
         if (cap > 0 && bound >= cap)
           break;
         ProblemSummary atBound = p;

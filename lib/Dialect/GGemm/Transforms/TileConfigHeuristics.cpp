@@ -27,7 +27,15 @@ static TileChoice chooseSwapAbConfig(const ProblemSummary &problem,
   TileChoice choice;
   choice.swapAB = true;
   choice.blockK = 128 / problem.elementBytes;
-  int64_t rows = (problem.rowsPerGroup * 13 + 9) / 10;
+  // Block-scaled 8-bit products of one group (a dense call) know their
+  // rows exactly: the token tile takes them without the margin. At 64
+  // rows and N = 7168, 64 tokens ran 1.02-1.06x the 88 of the margin on an
+  // H100 and 1.08-1.22x on an H200 (bench/NOTES.md v26); at 16, 16 against
+  // 24 0.97-1.04x.
+  bool exactRows = problem.blockScaled && problem.elementBytes == 1 &&
+                   problem.numGroups == 1;
+  int64_t rows =
+      exactRows ? problem.rowsPerGroup : (problem.rowsPerGroup * 13 + 9) / 10;
   if (problem.maxRowsPerGroup > 0)
     rows = std::min(rows, problem.maxRowsPerGroup);
   // FP8 activation scales arrive as one TMA box of block_m + 4 <= 256.
@@ -322,6 +330,17 @@ bool mlir::ggemm::sameTileChoice(const TileChoice &a, const TileChoice &b) {
          a.promotePairs == b.promotePairs;
 }
 
+llvm::ArrayRef<int64_t>
+mlir::ggemm::variantRowBounds(const ProblemSummary &problem) {
+  // 1-8 rows in one block-scaled 8-bit group: 8-token swap-AB tiles ran
+  // 1.06-1.11x the 16-row bucket's 24 at one token on an H100 and
+  // 1.06-1.17x on an H200, over DeepGEMM's dense N, K (bench/NOTES.md v26).
+  if (problem.blockScaled && problem.elementBytes == 1 &&
+      problem.numGroups == 1)
+    return kDecodeVariantRowBounds;
+  return kVariantRowBounds;
+}
+
 std::vector<TileVariant>
 mlir::ggemm::chooseVariants(const ProblemSummary &problem, int64_t numSMs,
                             int64_t maxRowsPerGroup) {
@@ -337,7 +356,7 @@ mlir::ggemm::chooseVariants(const ProblemSummary &problem, int64_t numSMs,
     } else
       variants.push_back({choice, bound, representative});
   };
-  for (int64_t bound : kVariantRowBounds) {
+  for (int64_t bound : variantRowBounds(problem)) {
     if (maxRowsPerGroup > 0 && bound >= maxRowsPerGroup) {
       // The cap ends the list: its bucket is the last, unbounded one.
       addBucket(0, maxRowsPerGroup);

@@ -135,13 +135,19 @@ struct WarpSpecializePass
              << "): each consumer warpgroup computes 64 rows of the mma";
     // Budgets not given as options: with three consumer warpgroups the
     // defaults (40 + 2 x 232) would not fit, so the producer keeps 24 and
-    // the consumers share the rest (160 each).
+    // the consumers share the rest (160 each). With one, 40 is less than
+    // the registers allow (128 x (56 + 232) of 65536) and less than the
+    // producer of FP8 swap-AB tiles of 8 and 16 tokens needs: ptxas spilled
+    // 12 bytes there, none with 56 (bench/NOTES.md v26).
     int64_t producerBudget = producerRegisters,
             consumerBudget = consumerRegisters;
-    if (consumers == 3 && producerRegisters.getNumOccurrences() == 0 &&
-        consumerRegisters.getNumOccurrences() == 0) {
+    bool defaults = producerRegisters.getNumOccurrences() == 0 &&
+                    consumerRegisters.getNumOccurrences() == 0;
+    if (consumers == 3 && defaults) {
       producerBudget = 24;
       consumerBudget = (64 * 1024 / 128 - producerBudget) / consumers / 8 * 8;
+    } else if (consumers == 1 && defaults) {
+      producerBudget = 56;
     }
     int64_t registers = 128 * (producerBudget + consumers * consumerBudget);
     if (registers > 64 * 1024)

@@ -492,8 +492,8 @@ def GGemmWarpSpecialize : Pass<"ggemm-warp-specialize", "::mlir::ModuleOp"> {
     Option<"producerRegisters", "producer-registers", "int64_t",
            /*default=*/"40",
            "setmaxnreg budget of the producer warpgroup (24..256, a multiple "
-           "of 8; with three consumer warpgroups and neither budget given, "
-           "24)">,
+           "of 8; with neither budget given, 24 for three consumer "
+           "warpgroups and 56 for one)">,
     Option<"consumerRegisters", "consumer-registers", "int64_t",
            /*default=*/"232",
            "setmaxnreg budget of each consumer warpgroup (24..256, a "

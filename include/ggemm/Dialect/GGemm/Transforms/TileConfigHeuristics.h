@@ -7,6 +7,8 @@
 #ifndef GGEMM_DIALECT_GGEMM_TRANSFORMS_TILECONFIGHEURISTICS_H
 #define GGEMM_DIALECT_GGEMM_TRANSFORMS_TILECONFIGHEURISTICS_H
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <cstdint>
 #include <vector>
 
@@ -114,13 +116,21 @@ struct TileVariant {
 /// rows above the last bound form one more, unbounded bucket.
 inline constexpr int64_t kVariantRowBounds[] = {16, 32, 64, 128, 256};
 
+/// The same with a bucket of 1-8 rows, for block-scaled 8-bit products of
+/// one group (a dense call: single-token decode gets 8-token swap-AB
+/// tiles, bench/NOTES.md v26).
+inline constexpr int64_t kDecodeVariantRowBounds[] = {8, 16, 32, 64, 128, 256};
+
+/// The bucket bounds chooseVariants uses for `problem`.
+llvm::ArrayRef<int64_t> variantRowBounds(const ProblemSummary &problem);
+
 /// Whether two choices are the same kernel (every field equal).
 bool sameTileChoice(const TileChoice &a, const TileChoice &b);
 
 /// Tile variants for `problem` when its rows per group are unknown at
 /// compile time (problem.rowsPerGroup is ignored). Each bucket of
-/// kVariantRowBounds gets chooseTileConfig's choice for the bucket's upper
-/// bound (the tile must serve the bucket's largest groups; the unbounded
+/// variantRowBounds(problem) gets chooseTileConfig's choice for the bucket's
+/// upper bound (the tile must serve the bucket's largest groups; the unbounded
 /// bucket asks for unknown, i.e. many, rows); consecutive buckets with the
 /// same choice merge into one variant. `maxRowsPerGroup` > 0 bounds the
 /// rows (a masked op's Mmax): buckets above it are dropped and the last
