@@ -194,6 +194,11 @@ def GGemmSerializeKernels
     upstream's, in the same order. Without multithreading the modules are
     compiled in order on the calling thread.
 
+    On Linux, `ptxas` runs with address-space randomisation off (the
+    serialising thread's personality, restored afterwards): ptxas 13.0's
+    code otherwise varies from run to run for some kernels, so that a
+    cubin would not be a function of the IR (bench/NOTES.md v26).
+
     Before:
 
     ```mlir
