@@ -15,6 +15,10 @@ Edits (`--edit`):
   is free once the product has read it; the scale factors are already in
   registers.
 - `both`: the two together.
+- `wscale-const` (NOTES v27; a timing bound, not a kernel: its results
+  are wrong): the producer's global load of each slot's weight scale
+  replaced by the constant 1.0, to see whether that load's latency, paid
+  once per K block in the producer's loop, bounds a decode CTA.
 
 Kernels with clusters (their release is already one lane per warp and
 cluster CTA) are left as they are. Every edit is checked to have applied
@@ -81,10 +85,26 @@ def edit_early(lines):
     return lines, moved
 
 
+def edit_wscale_const(lines):
+    """The producer's (after `setmaxnreg.dec`) `ld.global.b32` whose result
+    a `st.shared.b32` stores (the weight scale into its slot) becomes a
+    `mov` of 1.0."""
+    start = next(i for i, line in enumerate(lines) if "setmaxnreg.dec" in line)
+    stored = {m.group(1) for line in lines[start:]
+              if (m := re.match(r"^\s*st\.shared\.b32\s+\[[^\]]+\],\s*(%r\d+);", line))}
+    count = 0
+    for i in range(start, len(lines)):
+        m = re.match(r"^(\s*)ld\.global\.b32\s+(%r\d+),\s*\[[^\]]+\];\s*$", lines[i])
+        if m and m.group(2) in stored:
+            lines[i] = f"{m.group(1)}mov.b32 {m.group(2)}, 0f3F800000;\n"
+            count += 1
+    return lines, count
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sources", nargs="+", type=Path)
-    parser.add_argument("--edit", choices=("lane0", "early", "both"), required=True)
+    parser.add_argument("--edit", choices=("lane0", "early", "both", "wscale-const"), required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--gemm-opt", default=str(ROOT / "build" / "bin" / "gemm-opt"))
     args = parser.parse_args()
@@ -110,6 +130,10 @@ def main() -> int:
                         lines, moved = edit_early(lines)
                     if args.edit in ("lane0", "both"):
                         lines = edit_lane0(lines)
+                    if args.edit == "wscale-const":
+                        lines, moved = edit_wscale_const(lines)
+                        if moved == 0:
+                            raise SystemExit(f"{ptx.name}: no weight-scale load")
                 ptx.write_text("".join(lines))
                 cubin = ptx.with_suffix(".cubin").name
                 # Without -v, which ptxas writes into the cubin; again with
