@@ -521,9 +521,9 @@ TEST(ChooseTileConfig, NarrowBlockScaledTilesPromotePairs) {
 }
 
 TEST(ChooseTileConfig, NarrowDecodeTilesFillTheSMs) {
-  // Block-scaled FP8 in one group of 33-128 rows: 64-row tiles on one
+  // 8-bit operands in one group of 33-128 rows: 64-row tiles on one
   // consumer warpgroup by 32 or 16 columns where they make more CTAs than
-  // the other tiles and still one wave (NOTES v25).
+  // the other tiles and still one wave (NOTES v25, v27).
   auto fp8 = [](int64_t n, int64_t rows, int64_t groups) {
     ProblemSummary p = problem(n, 7168, rows, groups, 1);
     p.blockScaled = true;
@@ -556,9 +556,17 @@ TEST(ChooseTileConfig, NarrowDecodeTilesFillTheSMs) {
   for (int64_t rows : {int64_t{1}, int64_t{16}, int64_t{32}})
     EXPECT_TRUE(chooseTileConfig(fp8(2112, rows, 1), kH100SMs).swapAB) << rows;
   EXPECT_TRUE(chooseTileConfig(fp8(2112, 64, 8), kH100SMs).swapAB);
-  // Not for other scale kinds, 16-bit operands, per-column scales or an
-  // e4m3 y.
-  EXPECT_TRUE(chooseTileConfig(problem(2112, 7168, 64, 1, 1), kH100SMs).swapAB);
+  // The other 8-bit kinds (tensor-wise or per-row FP8 scales, INT8) too,
+  // without pairs (NOTES v27); not 16-bit operands, per-column scales or
+  // an e4m3 y.
+  for (bool integer : {false, true}) {
+    ProblemSummary q = problem(2112, 7168, 128, 1, 1);
+    q.integerOperands = integer;
+    TileChoice c = chooseTileConfig(q, kH100SMs);
+    EXPECT_EQ(c.blockM, 64) << integer;
+    EXPECT_EQ(c.blockN, 32) << integer;
+    EXPECT_FALSE(c.promotePairs) << integer;
+  }
   EXPECT_TRUE(chooseTileConfig(problem(2112, 7168, 64, 1), kH100SMs).swapAB);
   ProblemSummary perColumn = fp8(2112, 128, 1);
   perColumn.perColumnScales = true;

@@ -91,10 +91,10 @@ static void choosePromotePairs(const ProblemSummary &problem,
          choice.blockN <= 32);
 }
 
-/// Block-scaled 8-bit products of a known number of groups of 33-128 rows
-/// whose tiles leave SMs idle (decode: one group, N = 2112 or 4096): 64
-/// token rows on one consumer warpgroup by 32 or 16 weight columns, the
-/// most CTAs that still fit one wave, where that is more than `choice`
+/// 8-bit products (FP8 with any scales, INT8) of a known number of groups
+/// of 33-128 rows whose tiles leave SMs idle (decode: one group, N = 2112 or
+/// 4096): 64 token rows on one consumer warpgroup by 32 or 16 weight columns,
+/// the most CTAs that still fit one wave, where that is more than `choice`
 /// makes. On an H100, over DeepGEMM's dense N, K (bench/NOTES.md v25; L2
 /// evicted by a read / by a write before each launch): at 64 rows 64x16
 /// tiles (132 CTAs at N = 2112) ran 1.33x / 1.23x the swap-AB tile (33
@@ -102,14 +102,15 @@ static void choosePromotePairs(const ProblemSummary &problem,
 /// at N = 2112) 1.22x / 1.08x 128x32 (66). At 1 and 16 rows the swap-AB
 /// tiles ran 1.16-1.67x as fast as these, so the rule starts above 32
 /// rows. Two 64-row tiles read the same weight tile, at about the same
-/// time, so through L2. Not for per-column scales, gated tiles or an e4m3
-/// y (not measured; whole 128-column blocks needed).
+/// time, so through L2. With tensor-wise scales 64x32 at 128 rows,
+/// N = 2112 ran 1.14x (FP8) and 1.21x (INT8) 128x32 (H100, v27). Not for
+/// per-column scales, gated tiles or an e4m3 y (not measured; whole
+/// 128-column blocks needed).
 static void chooseNarrowDecodeTile(const ProblemSummary &problem,
                                    int64_t numSMs, TileChoice &choice) {
-  if (!problem.blockScaled || problem.elementBytes != 1 ||
-      problem.perColumnScales || problem.gated || problem.gateUpBlock != 0 ||
-      problem.fp8Output || problem.weightsNMajor || problem.n <= 0 ||
-      problem.numGroups <= 0 || problem.rowsPerGroup <= 32 ||
+  if (problem.elementBytes != 1 || problem.perColumnScales || problem.gated ||
+      problem.gateUpBlock != 0 || problem.fp8Output || problem.weightsNMajor ||
+      problem.n <= 0 || problem.numGroups <= 0 || problem.rowsPerGroup <= 32 ||
       problem.rowsPerGroup > 128)
     return;
   auto tiles = [&](int64_t blockM, int64_t blockN) {
