@@ -31,7 +31,7 @@ using namespace mlir::ggemm;
 
 namespace {
 /// ptxas 13.0's code depends on where its memory lands: the same PTX,
-/// assembled ten times, gave up to four different .text sections for some
+/// assembled ten times, gave up to five different .text sections for some
 /// kernels (a bf16 128x256 tile with an epilogue, a K-ragged one), and the
 /// same one every time with address-space randomisation off (`setarch -R`;
 /// bench/NOTES.md v26). On Linux the personality is per thread and the ptxas
