@@ -5,14 +5,15 @@
 // serialising thread's personality, restored afterwards; bench/NOTES.md
 // v26). Four compiles must agree byte for byte (each extra compile would
 // match the first by chance about half the time without it).
-// RUN: %if ptxas %{ rm -rf %t && mkdir -p %t %}
-// RUN: %if ptxas %{ gemm-opt %s --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=%t/a" -o /dev/null %}
-// RUN: %if ptxas %{ gemm-opt %s --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=%t/b" -o /dev/null %}
-// RUN: %if ptxas %{ gemm-opt %s --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=%t/c" -o /dev/null %}
-// RUN: %if ptxas %{ gemm-opt %s --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=%t/d" -o /dev/null %}
-// RUN: %if ptxas %{ cmp %t/a/deterministic_cubin_kernel.cubin %t/b/deterministic_cubin_kernel.cubin %}
-// RUN: %if ptxas %{ cmp %t/a/deterministic_cubin_kernel.cubin %t/c/deterministic_cubin_kernel.cubin %}
-// RUN: %if ptxas %{ cmp %t/a/deterministic_cubin_kernel.cubin %t/d/deterministic_cubin_kernel.cubin %}
+// REQUIRES: ptxas
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: gemm-opt %s --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=%t/a" -o /dev/null
+// RUN: gemm-opt %s --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=%t/b" -o /dev/null
+// RUN: gemm-opt %s --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=%t/c" -o /dev/null
+// RUN: gemm-opt %s --ggemm-to-ptx="chip=sm_90a format=bin bundle-dir=%t/d" -o /dev/null
+// RUN: cmp %t/a/deterministic_cubin_kernel.cubin %t/b/deterministic_cubin_kernel.cubin
+// RUN: cmp %t/a/deterministic_cubin_kernel.cubin %t/c/deterministic_cubin_kernel.cubin
+// RUN: cmp %t/a/deterministic_cubin_kernel.cubin %t/d/deterministic_cubin_kernel.cubin
 
 // A bf16 128x256 tile of a kn weight with weight indices (one of the Python
 // catalog's kernels whose cubin varied from build to build).
