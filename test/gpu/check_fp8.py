@@ -881,8 +881,7 @@ def median_ms(fns, repeats=20, warmup=3, flush=None):
     50-90 us launch when each launch was timed from an idle GPU
     (bench/NOTES.md v17); L2 is flushed before each timed launch (`flush`,
     default FLUSH), so that no launch reads the weights its predecessor left
-    in L2; and the rounds
-    rotate which function goes first."""
+    in L2; and the rounds rotate which function goes first."""
     for fn in fns:
         for _ in range(warmup):
             fn()
