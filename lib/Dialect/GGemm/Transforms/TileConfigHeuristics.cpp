@@ -17,6 +17,14 @@ int64_t mlir::ggemm::maxStagesThatFit(int64_t stageBytes, int64_t budgetBytes) {
 
 static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// A block-scaled 8-bit product of one group (a dense call): its rows are
+/// exact, so its token tiles take no margin and its variants get a bucket of
+/// 1-8 rows (bench/NOTES.md v26).
+static bool isOneBlockScaledGroup(const ProblemSummary &problem) {
+  return problem.blockScaled && problem.elementBytes == 1 &&
+         problem.numGroups == 1;
+}
+
 /// Swap-AB for groups of at most kSwapAbMaxRows rows: the weight tile fills
 /// wgmma's M (128 rows over two consumer warpgroups) and the token tile its
 /// N, sized to the expected rows with room for +30 % (masked counts and
@@ -32,8 +40,7 @@ static TileChoice chooseSwapAbConfig(const ProblemSummary &problem,
   // rows and N = 7168, 64 tokens ran 1.02-1.06x the 88 of the margin on an
   // H100 and 1.08-1.22x on an H200 (bench/NOTES.md v26); at 16, 16 against
   // 24 0.97-1.04x.
-  bool exactRows = problem.blockScaled && problem.elementBytes == 1 &&
-                   problem.numGroups == 1;
+  bool exactRows = isOneBlockScaledGroup(problem);
   int64_t rows =
       exactRows ? problem.rowsPerGroup : (problem.rowsPerGroup * 13 + 9) / 10;
   if (problem.maxRowsPerGroup > 0)
@@ -336,8 +343,7 @@ mlir::ggemm::variantRowBounds(const ProblemSummary &problem) {
   // 1-8 rows in one block-scaled 8-bit group: 8-token swap-AB tiles ran
   // 1.06-1.11x the 16-row bucket's 24 at one token on an H100 and
   // 1.06-1.17x on an H200, over DeepGEMM's dense N, K (bench/NOTES.md v26).
-  if (problem.blockScaled && problem.elementBytes == 1 &&
-      problem.numGroups == 1)
+  if (isOneBlockScaledGroup(problem))
     return kDecodeVariantRowBounds;
   return kVariantRowBounds;
 }
