@@ -566,12 +566,28 @@ func.func @warp_specialize_registers(%i: index) {
 
 // -----
 
+func.func @warp_specialize_launch_registers(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // 384 threads get 168 registers each at launch: 64512, not 65536.
+    // expected-error @+1 {{'ggemm.warp_specialize' op expects the roles' registers to fit the 64512 a CTA of 3 warpgroups is launched with: 128 x (32 + 2 x 240) = 65536}}
+    ggemm.warp_specialize producer registers(32) {
+    } consumers(2) registers(240) {
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @warp_specialize_register_file(%i: index) {
   %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
       config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
   ggemm.launch %s grid(persistent) {
   ^bb0(%cta: index, %num_ctas: index):
-    // expected-error @+1 {{'ggemm.warp_specialize' op expects the roles' registers to fit an SM's 65536: 128 x (40 + 3 x 232) = 94208}}
+    // expected-error @+1 {{'ggemm.warp_specialize' op expects the roles' registers to fit the 65536 a CTA of 4 warpgroups is launched with: 128 x (40 + 3 x 232) = 94208}}
     ggemm.warp_specialize producer registers(40) {
     } consumers(3) registers(232) {
     }

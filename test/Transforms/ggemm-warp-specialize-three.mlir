@@ -6,14 +6,15 @@
 
 // Three consumer warpgroups (192 rows): without register options the
 // producer keeps 24 and each consumer gets 160, so that 128 x (24 + 3 x 160)
-// fits the SM's 65536 (the defaults 40 + 2 x 232 are for two).
+// fits the 65536 a CTA of four warpgroups is launched with (the defaults
+// 40 + 2 x 232 are for two).
 // CHECK-LABEL: func.func @three(
 // CHECK: ggemm.create_ring release_count(384)
 // CHECK: ggemm.warp_specialize producer registers(24) {
 // CHECK: } consumers(3) registers(160) {
 // CHECK: ggemm.mma %{{.+}} : !ggemm.tile<192x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<192x128xf32>
 // Budgets given as options are kept, and checked.
-// THREE: error: 'ggemm.launch' op expects the roles' registers to fit an SM's 65536: 128 x (40 + 3 x 232) = 94208
+// THREE: error: 'ggemm.launch' op expects the roles' registers to fit the 65536 a CTA of 4 warpgroups is launched with: 128 x (40 + 3 x 232) = 94208
 func.func @three(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %indptr: memref<5xi32>,
                    %idx: memref<4xi32>, %b: memref<4x128xf32>, %y: memref<?x128xbf16>,
                    %groups: index, %m: index, %n: index) {

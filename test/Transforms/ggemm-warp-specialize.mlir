@@ -7,9 +7,13 @@
 // RUN: gemm-opt %s -split-input-file -ggemm-warp-specialize="pending-mmas=0 producer-registers=24 consumer-registers=240" -verify-diagnostics | FileCheck %s --check-prefix=SYNC
 // RUN: not gemm-opt %s -ggemm-warp-specialize=pending-mmas=2 -o /dev/null 2>&1 | FileCheck %s --check-prefix=PENDING
 // RUN: not gemm-opt %s -ggemm-warp-specialize=consumer-registers=236 -o /dev/null 2>&1 | FileCheck %s --check-prefix=REGISTERS
+// RUN: not gemm-opt %s -split-input-file -ggemm-warp-specialize="producer-registers=32 consumer-registers=240" -o /dev/null 2>&1 | FileCheck %s --check-prefix=POOL
 
 // PENDING: error: ggemm-warp-specialize: expects pending-mmas to be 0 or 1, got 2
 // REGISTERS: error: ggemm-warp-specialize: expects consumer-registers to be a multiple of 8 in [24, 256] (setmaxnreg), got 236
+// Three warpgroups of 384 threads are launched with 168 registers a thread,
+// 64512 in all: 32 + 2 x 240 (65536) would hang in setmaxnreg.inc (NOTES v28).
+// POOL: error: 'ggemm.launch' op expects the roles' registers to fit the 64512 a CTA of 3 warpgroups is launched with: 128 x (32 + 2 x 240) = 65536
 
 // CHECK-LABEL: func.func @segment(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x128x256xbf16>, %{{.+}}: memref<5xi32>, %[[IDX:[a-z0-9]+]]: memref<4xi32>, %[[B:[a-z0-9]+]]: memref<4x128xf32>, %[[Y:[a-z0-9]+]]: memref<?x128xbf16>

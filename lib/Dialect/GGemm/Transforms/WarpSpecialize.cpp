@@ -134,26 +134,30 @@ struct WarpSpecializePass
              << mmaRows << ") to be 64 x the consumer warpgroups (" << consumers
              << "): each consumer warpgroup computes 64 rows of the mma";
     // Budgets not given as options: with three consumer warpgroups the
-    // defaults (40 + 2 x 232) would not fit, so the producer keeps 24 and
+    // defaults (40 + 3 x 232) would not fit, so the producer keeps 24 and
     // the consumers share the rest (160 each). With one, 40 is less than
-    // the registers allow (128 x (56 + 232) of 65536) and less than the
+    // the registers allow (128 x (56 + 232) of the 65536 a CTA of two
+    // warpgroups is launched with) and less than the
     // producer of FP8 swap-AB tiles of 8 and 16 tokens needs: ptxas spilled
     // 12 bytes there, none with 56 (bench/NOTES.md v26).
     int64_t producerBudget = producerRegisters,
             consumerBudget = consumerRegisters;
     bool defaults = producerRegisters.getNumOccurrences() == 0 &&
                     consumerRegisters.getNumOccurrences() == 0;
+    int64_t pool = WarpSpecializeOp::launchRegisters(consumers + 1);
     if (consumers == 3 && defaults) {
       producerBudget = 24;
-      consumerBudget = (64 * 1024 / 128 - producerBudget) / consumers / 8 * 8;
+      consumerBudget = (pool / 128 - producerBudget) / consumers / 8 * 8;
     } else if (consumers == 1 && defaults) {
       producerBudget = 56;
     }
     int64_t registers = 128 * (producerBudget + consumers * consumerBudget);
-    if (registers > 64 * 1024)
+    if (registers > pool)
       return launch.emitOpError()
-             << "expects the roles' registers to fit an SM's 65536: 128 x ("
-             << producerBudget << " + " << consumers << " x " << consumerBudget
+             << "expects the roles' registers to fit the " << pool
+             << " a CTA of " << consumers + 1
+             << " warpgroups is launched with: 128 x (" << producerBudget
+             << " + " << consumers << " x " << consumerBudget
              << ") = " << registers;
 
     Location loc = launch.getLoc();

@@ -177,7 +177,14 @@ def GGemm_WarpSpecializeOp : GGemm_Op<"warp_specialize", [
       `registers` with `setmaxnreg.inc`.
 
     The CTA has `128 * (consumers + 1)` threads; consumer warpgroup `w` is
-    threads `[128 w, 128 w + 128)`, the producer the last warpgroup. Both
+    threads `[128 w, 128 w + 128)`, the producer the last warpgroup.
+    `setmaxnreg` moves registers between the warpgroups of a CTA; it adds
+    none. A CTA is launched with as many registers a thread as fit 65536 in
+    steps of 8 (168 for 384 threads), so the budgets must fit that pool:
+    `128 * (registers + consumers * registers) <= threads * per-thread`
+    (64512 for two consumer warpgroups, not 65536). Budgets over it are
+    accepted by ptxas and hang on the GPU: the consumers' `setmaxnreg.inc`
+    waits for registers that never come free (bench/NOTES.md v28). Both
     regions capture values of the enclosing `ggemm.launch`. Written by
     `ggemm-warp-specialize`, after Triton's `ttg.warp_specialize`.
 
@@ -210,6 +217,11 @@ def GGemm_WarpSpecializeOp : GGemm_Op<"warp_specialize", [
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The registers a CTA of `warpgroups` warpgroups is launched with, which
+    /// its roles' `setmaxnreg` budgets share.
+    static int64_t launchRegisters(int64_t warpgroups);
+  }];
 }
 
 def GGemm_ConsumerWarpgroupOp : GGemm_Op<"consumer_warpgroup", [Pure]> {
