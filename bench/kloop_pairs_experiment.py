@@ -28,6 +28,15 @@ loop qualified. With --blocks 2 the rewrite gives the compiler's
 
     python3 bench/kloop_pairs_experiment.py --out .device/x \
         test/gpu/kernels_fp8/fp8_dense_n2112_k7168.mlir ...
+
+--pipeline (NOTES v28) instead overlaps each K block's promotion with
+the next block's wgmma in the same warpgroup: block i + 1's product is
+issued (`pending = 1`, so block i's group has finished) before block i's
+promotion, with two product register sets that keep their roles (the
+loop unrolled by two, so no copy reads a product in flight: v9's ptxas
+C7514). The trip count must be a compile-time constant of at least 2;
+--registers P,C sets the producer's and consumers' setmaxnreg budgets
+(three 64 x 128 register sets need the consumers' 240).
 """
 import argparse
 import re
@@ -52,28 +61,39 @@ def const_values(lines):
     return values
 
 
+def match_kloop(lines, i, consts):
+    """The block-scaled K loop at line i (ring_get, zero_accumulator, mma,
+    promote, ring_release, the position's increment, from 0 by 1 to a
+    constant), as (FOR's groups, trip count, the body's 8 lines), or None."""
+    m = FOR.match(lines[i])
+    body = lines[i + 1:i + 10] if m else []
+    if not m or len(body) < 9 or not body[8].strip() == "}":
+        return None
+    groups = m.groups()
+    lb, ub, step = groups[3], groups[4], groups[5]
+    get, zero, mma, promote, release, c1, add, yld = (b.strip() for b in body[:8])
+    ok = (get.split(" = ")[1].startswith("ggemm.ring_get")
+          and "ggemm.zero_accumulator" in zero and "ggemm.mma " in mma
+          and "ggemm.promote" in promote and release.startswith("ggemm.ring_release")
+          and "arith.constant 1 : index" in c1 and "arith.addi" in add
+          and yld.startswith("scf.yield") and consts.get(lb) == 0
+          and consts.get(step) == 1 and consts.get(ub) is not None)
+    if not ok:
+        return None
+    return groups, consts[ub], (get, zero, mma, promote, release, c1, add, yld)
+
+
 def rewrite(text: str, max_elems: int, blocks: int = 2):
     lines = text.split("\n")
     consts = const_values(lines)
     out, i, rewritten, counter = [], 0, 0, 0
     while i < len(lines):
-        m = FOR.match(lines[i])
-        body = lines[i + 1:i + 10] if m else []
-        if not m or len(body) < 9 or not body[8].strip() == "}":
-            out.append(lines[i])
-            i += 1
-            continue
-        pad, res, iv, lb, ub, step, acc, init, pos, pos0, acc_t, rows, cols = m.groups()
-        trip = consts.get(ub)
-        get, zero, mma, promote, release, c1, add, yld = (b.strip() for b in body[:8])
-        ok = (get.split(" = ")[1].startswith("ggemm.ring_get")
-              and "ggemm.zero_accumulator" in zero and "ggemm.mma " in mma
-              and "ggemm.promote" in promote and release.startswith("ggemm.ring_release")
-              and "arith.constant 1 : index" in c1 and "arith.addi" in add
-              and yld.startswith("scf.yield") and consts.get(lb) == 0
-              and consts.get(step) == 1 and trip is not None and trip % blocks == 0
-              and int(rows) * int(cols) <= max_elems)
-        if not ok:
+        found = match_kloop(lines, i, consts)
+        if found:
+            (pad, res, iv, lb, ub, step, acc, init, pos, pos0, acc_t, rows,
+             cols), trip, body = found
+            get, zero, mma, promote, release, c1, add, yld = body
+        if not found or trip % blocks or int(rows) * int(cols) > max_elems:
             out.append(lines[i])
             i += 1
             continue
@@ -138,6 +158,86 @@ def rewrite(text: str, max_elems: int, blocks: int = 2):
     return "\n".join(out), rewritten
 
 
+def sub_results(text: str, res: str, names) -> str:
+    for j, name in enumerate(names):
+        text = re.sub(re.escape(f"{res}#{j}") + r"(?!\d)", name, text)
+    return text
+
+
+def pipeline_rewrite(text: str, max_elems: int, unroll: int):
+    """The software-pipelined K loop of --pipeline (see the docstring)."""
+    lines = text.split("\n")
+    consts = const_values(lines)
+    i, counter = 0, 0
+    while i < len(lines):
+        found = match_kloop(lines, i, consts)
+        if found:
+            (pad, res, iv, lb, ub, step, acc, init, pos, pos0, acc_t, rows,
+             cols), n, body = found
+            get, zero, mma, promote, release, c1, add, yld = body
+        if not found or n < 2 or int(rows) * int(cols) > max_elems:
+            i += 1
+            continue
+        counter += 1
+        s = f"pl{counter}"
+        g = get.split(" = ")[0].split(":")[0]
+        z = zero.split(" = ")[0]
+        p = mma.split(" = ")[0]
+        ring_tail = get.split(" = ", 1)[1]
+        ring_ty = ring_tail.split(" : ", 1)[1]
+        ring = ring_tail.split("[")[0].split()[-1]
+        mma_ops, mma_ty = mma.split(" = ", 1)[1][len("ggemm.mma "):].split(" : ", 1)
+        prom_tail = promote.split(" = ", 1)[1]
+        zero_op = zero.split(" = ", 1)[1]
+        q = pad + "  "
+
+        def issue(ind, tag, at, pending=True):
+            attr = " {pending = 1 : i64}" if pending else ""
+            return [f"{ind}%g{tag}_{s}:4 = ggemm.ring_get {ring}[{at}] : {ring_ty}",
+                    f"{ind}%z{tag}_{s} = {zero_op}",
+                    f"{ind}%p{tag}_{s} = ggemm.mma "
+                    + mma_ops.replace(g + "#", f"%g{tag}_{s}#").replace(z, f"%z{tag}_{s}")
+                    + f"{attr} : {mma_ty}"]
+
+        def promote_(ind, res_, prod, into, gets):
+            return [f"{ind}{res_} = " + prom_tail.replace(f"{p} into {acc}", f"{prod} into {into}", 1)
+                    .replace(g + "#", f"{gets}#")]
+
+        # U blocks per iteration, U the largest divisor of n up to --unroll;
+        # nothing is in flight at the back edge: ptxas serialises (C7514)
+        # a product read after `wait_group 1` when its wgmma was issued
+        # before a loop header (tried: the loop carrying one product in
+        # flight), so the last block of each iteration waits for all.
+        u = max(d for d in range(1, min(n, unroll) + 1) if n % d == 0)
+        out = [f"{pad}%c1_{s} = arith.constant 1 : index",
+               f"{pad}%cu_{s} = arith.constant {u} : index",
+               f"{pad}%citers_{s} = arith.constant {n // u} : index",
+               f"{pad}%L_{s}:2 = scf.for %i_{s} = {lb} to %citers_{s} step %c1_{s} "
+               f"iter_args(%acc_{s} = {init}, %pos_{s} = {pos0}) -> ({acc_t}, index) {{"]
+        positions = [f"%pos_{s}"]
+        for j in range(1, u):
+            out.append(f"{q}%pos{j}_{s} = arith.addi %pos{j - 1 if j > 1 else ''}_{s}, %c1_{s} : index"
+                       .replace(f"%pos0_{s}", f"%pos_{s}"))
+            positions.append(f"%pos{j}_{s}")
+        out += issue(q, "b0", positions[0])
+        into = f"%acc_{s}"
+        for j in range(1, u):
+            out += issue(q, f"b{j}", positions[j])
+            out += promote_(q, f"%a{j - 1}_{s}", f"%pb{j - 1}_{s}", into, f"%gb{j - 1}_{s}")
+            out += [f"{q}ggemm.ring_release {ring}[{positions[j - 1]}] : {ring_ty}"]
+            into = f"%a{j - 1}_{s}"
+        out += [f"{q}%d_{s} = ggemm.mma_wait %pb{u - 1}_{s} : {acc_t}"]
+        out += promote_(q, f"%a{u - 1}_{s}", f"%d_{s}", into, f"%gb{u - 1}_{s}")
+        out += [f"{q}ggemm.ring_release {ring}[{positions[u - 1]}] : {ring_ty}",
+                f"{q}%next_{s} = arith.addi {positions[u - 1]}, %c1_{s} : index",
+                f"{q}scf.yield %a{u - 1}_{s}, %next_{s} : {acc_t}, index",
+                f"{pad}}}"]
+        rest = sub_results("\n".join(lines[i + 10:]), res, [f"%L_{s}#0", f"%L_{s}#1"])
+        lines = lines[:i] + out + rest.split("\n")
+        i += len(out)
+    return "\n".join(lines), counter
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sources", nargs="+", type=Path)
@@ -148,6 +248,20 @@ def main() -> int:
                         "4: v26's quads)")
     parser.add_argument("--gemm-opt", default=str(ROOT / "build" / "bin" / "gemm-opt"))
     parser.add_argument("--keep-ir", type=Path, help="write the rewritten IR here")
+    parser.add_argument("--pipeline", action="store_true",
+                        help="overlap each promotion with the next block's "
+                        "wgmma (NOTES v28) instead of the pairs")
+    parser.add_argument("--unroll", type=int, default=8,
+                        help="--pipeline: at most this many K blocks per "
+                        "iteration (the largest divisor of the block count)")
+    parser.add_argument("--registers", help="P,C: the producer's and the "
+                        "consumers' setmaxnreg budgets, written into the IR")
+    parser.add_argument("--config", help="a #ggemm.tile_config body to build the "
+                        "block-scaled kernels with instead of select-config's, as "
+                        "bench/build_fp8_tile_experiment.sh does")
+    parser.add_argument("--format", default="bin", choices=["bin", "isa"],
+                        help="isa: write PTX, to read ptxas -v's registers, "
+                        "spills and C7514 serialisation warnings")
     parser.add_argument("--control", action="store_true",
                         help="rewrite nothing: the same path must give the "
                         "ordinary cubins, byte for byte")
@@ -155,8 +269,21 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True, check=True).stdout.strip()
+    tmp = tempfile.TemporaryDirectory()
+    if args.config:
+        configured = []
+        for src in args.sources:
+            text = src.read_text()
+            marker = "w_scale_block = #ggemm.scale_block<128x128>}"
+            if marker not in text:
+                raise SystemExit(f"{src}: no 128x128 weight scales to configure")
+            dst = Path(tmp.name) / src.name
+            dst.write_text(text.replace(marker, marker[:-1]
+                                        + f", config = #ggemm.tile_config<{args.config}>}}"))
+            configured.append(dst)
+        args.sources = configured
     for src in args.sources:
-        options = f"chip=sm_90a format=bin bundle-dir={args.out}"
+        options = f"chip=sm_90a format={args.format} bundle-dir={args.out}"
         dump = subprocess.run([args.gemm_opt, str(src), f"--ggemm-to-ptx={options}",
                                "--dump-pass-pipeline", "-o", "/dev/null"],
                               capture_output=True, text=True, check=True).stderr
@@ -167,8 +294,17 @@ def main() -> int:
                              "-o", "/dev/null"], capture_output=True, text=True,
                             check=True).stderr
         ir = ir.split("\n", 1)[1]  # the "// -----// IR Dump" line
-        edited, count = (ir, 0) if args.control else rewrite(ir, args.max_elems,
-                                                             args.blocks)
+        if args.control:
+            edited, count = ir, 0
+        elif args.pipeline:
+            edited, count = pipeline_rewrite(ir, args.max_elems, args.unroll)
+        else:
+            edited, count = rewrite(ir, args.max_elems, args.blocks)
+        if args.registers:
+            prod, cons = args.registers.split(",")
+            edited = re.sub(r"producer registers\(\d+\)", f"producer registers({prod})", edited)
+            edited = re.sub(r"consumers\((\d+)\) registers\(\d+\)",
+                            rf"consumers(\1) registers({cons})", edited)
         if count == 0 and not args.control:
             raise SystemExit(f"{src}: no K loop rewritten")
         if args.keep_ir:
@@ -182,7 +318,9 @@ def main() -> int:
                             "-o", "/dev/null"], check=True)
         print(f"{src.name}: {count} K loops rewritten")
     (args.out / "COMMIT").write_text(
-        f"{commit}{'' if args.control else f'+kloop-blocks{args.blocks}'}\n")
+        f"{commit}{'' if args.control else f'+kloop-pipeline-u{args.unroll}' if args.pipeline else f'+kloop-blocks{args.blocks}'}"
+        f"{'+registers' + args.registers if args.registers else ''}"
+        f"{'+{' + args.config + '}' if args.config else ''}\n")
     return 0
 
 
