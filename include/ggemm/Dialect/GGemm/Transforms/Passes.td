@@ -420,7 +420,9 @@ def GGemmWarpSpecialize : Pass<"ggemm-warp-specialize", "::mlir::ModuleOp"> {
     K loops, so the mbarrier phases run on across tiles. The consumers split
     each tile's rows (64 per warpgroup), so `block_m` must be 64 times the
     consumer warpgroup count. The registers of the roles are `setmaxnreg`
-    budgets and must fit the SM's 64 K registers.
+    budgets and must fit the registers the CTA is launched with (64512 for
+    two consumer warpgroups, 65536 for one or three; see
+    `ggemm.warp_specialize`).
 
     With a `pingpong` tile config the two consumer warpgroups take
     alternate tiles of the CTA instead (`ggemm.consumer_warpgroup`; block_m
