@@ -932,6 +932,16 @@ def median_ms(fns, repeats=20, warmup=3, flush=None):
     return [statistics.median(t) for t in times]
 
 
+def median_ms_and_plain_read(fns, weight_bytes):
+    """median_ms of `fns` and, in the same rounds, of a plain read of
+    `weight_bytes` (torch.sum over a bf16 buffer that size): what a launch
+    reading that much reaches, the decode table's reference.
+    Returns (times of fns, time of the plain read)."""
+    plain = torch.zeros(weight_bytes // 2, device="cuda", dtype=torch.bfloat16)
+    times = median_ms(list(fns) + [plain.sum])
+    return times[:-1], times[-1]
+
+
 def blockwise_peers(xq, xs_mn, wq, ws):
     """Ways this torch may run cuBLAS's block-scaled FP8 (1x128 activation,
     128x128 weight scales); the first that runs is the peer."""
@@ -1019,15 +1029,11 @@ def bench(kernels, manifests, lines, baseline=None):
             base = baseline[name]
             timed.append(lambda: base(x=xq, w=wq, x_scale=xs_mn, w_scale=ws,
                                       seg_indptr=offsets, y=y))
-        # Decode rows: a plain read of the weight bytes (torch.sum) in the
-        # same rounds, what a launch reading that much reaches.
-        plain = (torch.zeros(g * n * k // 2, device="cuda",
-                             dtype=torch.bfloat16) if rows <= 128 else None)
-        if plain is not None:
-            timed.append(plain.sum)
-        times = median_ms(timed)
-        t_plain = times.pop() if plain is not None else None
-        del plain
+        # Decode rows: a plain read of the weight bytes in the same rounds.
+        if rows <= 128:
+            times, t_plain = median_ms_and_plain_read(timed, g * n * k)
+        else:
+            times, t_plain = median_ms(timed), None
         any_g_note = ""
         if any_g is not None:
             t_any = times[2 if len(fns) == g else 1]
@@ -1098,12 +1104,7 @@ def bench(kernels, manifests, lines, baseline=None):
                 timed.append(lambda: base(x=xq.view(g, mmax, k), w=wq,
                                           x_scale=xs3, w_scale=ws,
                                           masked_m=masked_m, y=y))
-            plain = torch.zeros(g * n * k // 2, device="cuda",
-                                dtype=torch.bfloat16)
-            timed.append(plain.sum)
-            times = median_ms(timed)
-            t_plain = times.pop()
-            del plain
+            times, t_plain = median_ms_and_plain_read(timed, g * n * k)
             peer = times[1] if len(fns) == g else None
             tag = f"masked G={g} m~{m} N={n} K={k}"
             decode.append((tag, g * n * k, times[0], peer, t_plain))
