@@ -25,7 +25,8 @@ using namespace mlir::ggemm;
 
 /// The passes both pipelines start with: problem ops to scheduled launches.
 static void addSchedulePasses(OpPassManager &pm, int64_t numSMs,
-                              GridPolicy grid, bool variants) {
+                              GridPolicy grid, bool variants,
+                              bool dependentLaunch) {
   GGemmSelectConfigOptions selectConfig;
   selectConfig.numSMs = numSMs;
   selectConfig.variants = variants;
@@ -34,12 +35,14 @@ static void addSchedulePasses(OpPassManager &pm, int64_t numSMs,
   pm.addPass(createGGemmSwapAB());
   GGemmPersistentScheduleOptions schedule;
   schedule.grid = grid;
+  schedule.dependentLaunch = dependentLaunch;
   pm.addPass(createGGemmPersistentSchedule(schedule));
 }
 
 void mlir::ggemm::buildToPtxPipeline(OpPassManager &pm,
                                      const ToPtxOptions &options) {
-  addSchedulePasses(pm, options.numSMs, options.grid, options.variants);
+  addSchedulePasses(pm, options.numSMs, options.grid, options.variants,
+                    options.dependentLaunch);
   pm.addPass(createGGemmWarpSpecialize());
   if (options.tmaStore)
     pm.addPass(createGGemmTmaStore());
@@ -95,7 +98,9 @@ void mlir::ggemm::buildToCpuPipeline(OpPassManager &pm,
                                      const ToCpuOptions &options) {
   // One config per op: the CPU program is called by its caller, which
   // could not choose between variant clones.
-  addSchedulePasses(pm, options.numSMs, options.grid, /*variants=*/false);
+  // The CPU back end runs one launch after the other.
+  addSchedulePasses(pm, options.numSMs, options.grid, /*variants=*/false,
+                    /*dependentLaunch=*/false);
   ConvertGGemmToLoopsOptions toLoops;
   toLoops.numCtas = options.numCtas;
   pm.addPass(createConvertGGemmToLoops(toLoops));

@@ -1603,7 +1603,8 @@ std::vector<Field> kernelHeadFields(const Reader &reader, Manifest &manifest,
       reader.integers("block", Required, 3, 1, 1024, manifest.block.data()),
       reader.integers("cluster", Optional, 3, 1, 16, manifest.cluster.data()),
       reader.integer("dynamic_smem", Optional, 0, int64_t(1) << 30,
-                     manifest.dynamicSmem)};
+                     manifest.dynamicSmem),
+      reader.boolean("dependent_launch", manifest.dependentLaunch)};
 }
 
 /// The checks of the head fields across keys.

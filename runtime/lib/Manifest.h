@@ -220,6 +220,9 @@ struct Manifest {
   std::array<unsigned, 3> block{1, 1, 1};
   std::array<unsigned, 3> cluster{1, 1, 1};
   unsigned dynamicSmem = 0;
+  /// Launched with programmatic stream serialization: the kernel waits for
+  /// the previous grid of its stream itself (griddepcontrol.wait).
+  bool dependentLaunch = false;
 
   ProblemSpec problem;
   int blockM = 0;

@@ -480,7 +480,7 @@ Status launch(ggemm_kernel &kernel, const ggemm_tensor *tensors, int numTensors,
     }
   }
 
-  CUlaunchAttribute attributes[1];
+  CUlaunchAttribute attributes[2];
   CUlaunchConfig config = {};
   config.gridDimX = gridX;
   config.gridDimY = 1;
@@ -500,19 +500,30 @@ Status launch(ggemm_kernel &kernel, const ggemm_tensor *tensors, int numTensors,
     attributes[0].value.clusterDim.z = 1;
     config.numAttrs = 1;
   }
+  if (manifest.dependentLaunch) {
+    // Programmatic dependent launch: the kernel may start while the
+    // previous grid of the stream finishes; it waits for it itself
+    // (griddepcontrol.wait) before touching memory.
+    CUlaunchAttribute &pdl = attributes[config.numAttrs++];
+    pdl = CUlaunchAttribute{};
+    pdl.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    pdl.value.programmaticStreamSerializationAllowed = 1;
+  }
   CUresult result =
       driver->launchKernelEx(&config, state->function, kernelParams, nullptr);
   if (result == CUDA_SUCCESS)
     return Status::success();
-  return checkResult(*driver, result,
-                     "cuLaunchKernelEx of '" + manifest.entry + "' (grid " +
-                         std::to_string(gridX) + ", block [" +
-                         std::to_string(manifest.block[0]) + ", " +
-                         std::to_string(manifest.block[1]) + ", " +
-                         std::to_string(manifest.block[2]) + "], cluster " +
-                         std::to_string(manifest.cluster[0]) +
-                         ", dynamic shared memory " +
-                         std::to_string(manifest.dynamicSmem) + " bytes)");
+  return checkResult(
+      *driver, result,
+      "cuLaunchKernelEx of '" + manifest.entry + "' (grid " +
+          std::to_string(gridX) + ", block [" +
+          std::to_string(manifest.block[0]) + ", " +
+          std::to_string(manifest.block[1]) + ", " +
+          std::to_string(manifest.block[2]) + "], cluster " +
+          std::to_string(manifest.cluster[0]) +
+          (manifest.dependentLaunch ? ", dependent launch" : "") +
+          ", dynamic shared memory " + std::to_string(manifest.dynamicSmem) +
+          " bytes)");
 }
 
 Status gridFor(const ggemm_kernel *kernel, const ggemm_tensor *tensors,

@@ -237,6 +237,7 @@ TEST_F(FakeDriver, LaunchesSegmentKernel) {
   EXPECT_EQ(record.block[0], 384u);
   EXPECT_EQ(record.block[1], 1u);
   EXPECT_EQ(record.cluster[0], 1u);
+  EXPECT_EQ(record.programmaticStreamSerialization, 0u); // not asked for
   EXPECT_EQ(record.sharedMemBytes, 132096u);
   EXPECT_EQ(record.stream, static_cast<CUstream>(stream));
   EXPECT_EQ(lastSmemAttribute(), 132096);
@@ -753,6 +754,18 @@ TEST_F(FakeDriver, ClusterLaunch) {
   EXPECT_EQ(record.cluster[1], 1u);
   EXPECT_EQ(record.cluster[2], 1u);
   EXPECT_EQ(record.grid[0], 32u * (1 + 8)); // tiles policy, already even
+}
+
+TEST_F(FakeDriver, DependentLaunch) {
+  // With a cluster too: both attributes go with the launch.
+  std::string manifest =
+      test::withManifest("\"cluster\": [1, 1, 1]",
+                         "\"cluster\": [2, 1, 1], \"dependent_launch\": true");
+  SegmentTensors t;
+  ASSERT_EQ(launch(manifest, t.get(), 4), GGEMM_OK) << lastError;
+  const FakeLaunchRecord &record = *lastLaunch();
+  EXPECT_EQ(record.programmaticStreamSerialization, 1u);
+  EXPECT_EQ(record.cluster[0], 2u);
 }
 
 TEST_F(FakeDriver, OptionalPointersArePassed) {

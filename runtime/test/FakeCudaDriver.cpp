@@ -284,12 +284,18 @@ CUresult fakeLaunchKernelEx(const CUlaunchConfig *config, CUfunction function,
   record.block[1] = config->blockDimY;
   record.block[2] = config->blockDimZ;
   record.cluster[0] = record.cluster[1] = record.cluster[2] = 1;
-  for (unsigned i = 0; i < config->numAttrs; ++i)
+  record.programmaticStreamSerialization = 0;
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
     if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) {
       record.cluster[0] = config->attrs[i].value.clusterDim.x;
       record.cluster[1] = config->attrs[i].value.clusterDim.y;
       record.cluster[2] = config->attrs[i].value.clusterDim.z;
     }
+    if (config->attrs[i].id ==
+        CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION)
+      record.programmaticStreamSerialization =
+          config->attrs[i].value.programmaticStreamSerializationAllowed;
+  }
   record.sharedMemBytes = config->sharedMemBytes;
   record.stream = config->hStream;
   record.function = function;

@@ -55,6 +55,10 @@ struct FakeLaunchRecord {
   size_t paramSizes[kFakeMaxParams];
   alignas(16) unsigned char paramBytes[kFakeMaxParams][128];
   uintptr_t paramAddresses[kFakeMaxParams];
+  /// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION's value (0 when
+  /// the launch has none). Last: the Python tests read the fields above
+  /// through ctypes.
+  unsigned programmaticStreamSerialization;
 };
 
 struct FakeEncodeRecord {

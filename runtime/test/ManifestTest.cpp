@@ -37,6 +37,7 @@ TEST(Manifest, ParsesTheDocumentedExample) {
   EXPECT_TRUE(manifest.archSpecific);
   EXPECT_EQ(manifest.block[0], 384u);
   EXPECT_EQ(manifest.cluster[0], 1u);
+  EXPECT_FALSE(manifest.dependentLaunch); // absent: false
   EXPECT_EQ(manifest.dynamicSmem, 132096u);
 
   const ProblemSpec &problem = manifest.problem;
@@ -223,6 +224,14 @@ TEST(Manifest, RejectsBadNumbers) {
                   "k.json: /block/1: expected an integer in [1, 1024], got 0");
   EXPECT_CONTAINS(parseError(withManifest("[384, 1, 1]", "[512, 4, 1]")),
                   "k.json: /block: a block has at most 1024 threads, got 2048");
+  EXPECT_TRUE(parseOk(withManifest("\"cluster\": [1, 1, 1]",
+                                   "\"cluster\": [1, 1, 1], "
+                                   "\"dependent_launch\": true"))
+                  .dependentLaunch);
+  EXPECT_CONTAINS(parseError(withManifest("\"cluster\": [1, 1, 1]",
+                                          "\"cluster\": [1, 1, 1], "
+                                          "\"dependent_launch\": 1")),
+                  "k.json: /dependent_launch: expected true or false, got 1");
   EXPECT_CONTAINS(
       parseError(
           withManifest("\"cluster\": [1, 1, 1]", "\"cluster\": [2, 2, 1]")),

@@ -10,7 +10,7 @@
 
 // Segments, K-major weights, two consumer warpgroups, 4 stages, weight
 // indices, bias and SiLU, i64 seg_indptr, a persistent grid.
-// CHECK: module attributes {ggemm.manifests = {seg_kernel = {block = [384, 1, 1], cluster = [1, 1, 1], dynamic_smem = 131136 : i64, entry = "seg_kernel", format = "ggemm-bundle", grid = {ctas_per_sm = 1 : i64, policy = "persistent"}
+// CHECK: module attributes {ggemm.manifests = {seg_kernel = {block = [384, 1, 1], cluster = [1, 1, 1], dependent_launch = false, dynamic_smem = 131136 : i64, entry = "seg_kernel", format = "ggemm-bundle", grid = {ctas_per_sm = 1 : i64, policy = "persistent"}
 // CHECK-SAME: problem = {a_dtype = "bf16", accumulate = false, activation = "silu", b_dtype = "bf16", has_bias = true, has_row_scale = false, has_weight_indices = true, index_dtype = "i64", k = 256 : i64, m = -1 : i64, n = 128 : i64, num_groups = 8 : i64, num_weights = 4 : i64, op = "segment_matmul", out_dtype = "bf16", weight_layout = "nk"}
 // CHECK-SAME: tile = {block_k = 64 : i64, block_m = 128 : i64, block_n = 128 : i64, consumer_warpgroups = 2 : i64, stages = 4 : i64, swap_ab = false}
 // CHECK-SAME: gpu.container_module
@@ -171,7 +171,7 @@ func.func @seg(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: 
 // Masked groups with a dynamic group size, an mn_major (kn) B tile: each
 // stage's B is two 64-column TMA boxes and wgmma reads B transposed (row);
 // one consumer warpgroup, f32 out, one CTA per tile.
-// CHECK: module attributes {ggemm.manifests = {masked_kn_kernel = {block = [256, 1, 1], cluster = [1, 1, 1], dynamic_smem = 49184 : i64
+// CHECK: module attributes {ggemm.manifests = {masked_kn_kernel = {block = [256, 1, 1], cluster = [1, 1, 1], dependent_launch = true, dynamic_smem = 49184 : i64
 // CHECK-SAME: grid = {ctas_per_sm = 1 : i64, policy = "tiles"}
 // CHECK-SAME: {box = [64, 64, 1], dtype = "f16", kind = "tma_descriptor", name = "b_desc"
 // CHECK-SAME: {kind = "pointer", name = "group_rows", optional = false, tensor = "masked_m"}
@@ -180,6 +180,10 @@ func.func @seg(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: 
 // CHECK-LABEL: gpu.module @masked_kn_kernel_module
 // CHECK: gpu.func @masked_kn_kernel(
 // CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
+// The wait comes first: only the parameters' stack copies before it.
+// CHECK-NOT: llvm.load
+// CHECK: nvvm.griddepcontrol wait
+// CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK: nvvm.mbarrier.arrive.expect_tx
 // CHECK-COUNT-3: nvvm.cp.async.bulk.tensor.shared.cluster.global
@@ -198,7 +202,7 @@ func.func @masked_kn(%arg0: memref<4x?x256xf16>, %arg1: memref<4x256x128xf16>, %
   %dim_1 = memref.dim %collapse_shape, %c0 : memref<?x256xf16>
   %c128 = arith.constant 128 : index
   %0 = ggemm.tile_schedule masked rows(%arg2 : memref<4xi64>) groups(%c4) rows_per_group(%dim) num_rows(%dim_1) num_cols(%c128) config(#ggemm.tile_config<block_m = 64, block_n = 128, block_k = 64, stages = 2, consumer_warpgroups = 1>)
-  ggemm.launch %0 grid(tiles) {
+  ggemm.launch %0 grid(tiles) dependent_launch {
   ^bb0(%cta: index, %num_ctas: index):
     %1 = ggemm.create_ring release_count(128) layout(#ggemm.ring_layout<stages = 2, offsets = [0, 16384], stage_bytes = [8192, 16384], barrier_offset = 49152, smem_bytes = 49184>) : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
     %2 = ggemm.tile_count %0
@@ -1384,7 +1388,7 @@ func.func @fp8_out(%arg0: memref<?x256xbf16>, %arg1: memref<2x128x256xbf16>, %ar
 // of bf16), fences the async proxy, meets again, and one thread issues the
 // TMA store; the role ends waiting for its stores. Warpgroups whose rows
 // reach past row_end keep the masked global stores.
-// CHECK: staged_kernel = {block = [384, 1, 1], cluster = [1, 1, 1], dynamic_smem = 230400 : i64
+// CHECK: staged_kernel = {block = [384, 1, 1], cluster = [1, 1, 1], dependent_launch = false, dynamic_smem = 230400 : i64
 // CHECK-SAME: {box = [64, 64], dtype = "bf16", kind = "tma_descriptor", name = "y_desc", oob_fill = "zero", rank = 2 : i64, swizzle = "128B", tensor = "y"}
 // CHECK-LABEL: gpu.func @staged_kernel(
 // CHECK-SAME: %[[YDESC:arg14]]: !llvm.ptr)

@@ -662,7 +662,7 @@ func.func @tile_uniform(%x: memref<?x512xf8E4M3FN>, %w: memref<4x128x512xf8E5M2>
 // CHECK-NEXT: scf.for %[[ID:.+]] = %[[CTA]] to %[[T]] step %[[NUM]] {
 // CHECK-NEXT: %group, %row, %row_end, %col = ggemm.map_tile %[[S]][%[[ID]]]
 // CHECK: func.func @schedule_tiles(
-// CHECK: ggemm.launch %{{.*}} grid(tiles) {
+// CHECK: ggemm.launch %{{.*}} grid(tiles) dependent_launch {
 func.func @schedule_persistent(%indptr: memref<9xi32>, %groups: index, %m: index,
                                %n: index) {
   %c0 = arith.constant 0 : index
@@ -682,7 +682,7 @@ func.func @schedule_tiles(%groups: index, %rows: index, %m: index, %n: index) {
   %sched = ggemm.tile_schedule uniform groups(%groups) rows_per_group(%rows)
       num_rows(%m) num_cols(%n)
       config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1>)
-  ggemm.launch %sched grid(tiles) {
+  ggemm.launch %sched grid(tiles) dependent_launch {
   ^bb0(%cta: index, %num_ctas: index):
     %total = ggemm.tile_count %sched
     %has = arith.cmpi ult, %cta, %total : index

@@ -18,6 +18,10 @@
 // NK: .param .align 64 .b8 seg_nk_v3_kernel_param_1[128]
 // NK: .maxntid 384, 1, 1
 // NK: .minnctapersm 1
+// Programmatic dependent launch (the default): the previous grid first.
+// NK-NOT: ld.global
+// NK: griddepcontrol.wait;
+// NK-NEXT: griddepcontrol.launch_dependents;
 // NK: mbarrier.init.shared.b64
 // NK: setmaxnreg.dec.sync.aligned.u32 40
 // NK: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
@@ -53,6 +57,7 @@ func.func @seg_nk(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
 // JSON: "format": "ggemm-bundle"
 // JSON: "problem": {
 // JSON: "variants": [
+// JSON: "dependent_launch": true
 // JSON: "entry": "seg_nk_v0_kernel"
 // JSON: "ptx": "seg_nk_v0_kernel.ptx"
 // JSON: "block_m": 24

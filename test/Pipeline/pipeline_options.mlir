@@ -6,6 +6,9 @@
 // RUN: ls '%t/{x}' | FileCheck %s --check-prefix=BRACES
 // RUN: gemm-opt %s '--ggemm-to-ptx=chip=sm_90a variants=false bundle-dir=%t/one' -o /dev/null
 // RUN: ls %t/one | FileCheck %s --check-prefix=ONE
+// RUN: gemm-opt %s '--ggemm-to-ptx=chip=sm_90a variants=false dependent-launch=false bundle-dir=%t/nodep' -o /dev/null
+// RUN: FileCheck %s --check-prefix=NODEP --input-file=%t/nodep/options_kernel.ptx
+// RUN: FileCheck %s --check-prefix=NODEP-JSON --input-file=%t/nodep/options_kernel.json
 // RUN: not gemm-opt %s '--ggemm-to-ptx=chip=sm_90a features=+ptx80}' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FEATURES
 // RUN: not gemm-opt %s '--ggemm-to-ptx=format=cubin' -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORMAT
 // RUN: not gemm-opt %s '--ggemm-to-cpu=grid=cluster' -o /dev/null 2>&1 | FileCheck %s --check-prefix=GRID
@@ -19,6 +22,10 @@
 // BRACES-NEXT: options_v1_kernel.ptx
 // ONE: options_kernel.json
 // ONE-NEXT: options_kernel.ptx
+
+// dependent-launch=false: no programmatic dependent launch.
+// NODEP-NOT: griddepcontrol
+// NODEP-JSON: "dependent_launch": false
 
 // FEATURES: for the --features option: expects a PTX ISA version from +ptx80 to +ptx90 (sm_90a needs PTX 8.0), got '+ptx80}'
 // FORMAT: for the --format option: expects one of isa, bin; got 'cubin'

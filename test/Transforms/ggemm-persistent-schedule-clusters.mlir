@@ -9,7 +9,7 @@
 // TILES: error: 'ggemm.foreach_tile' op expects grid=persistent with cluster_m = 2: a cluster's CTAs walk their tiles together
 
 // CHECK-LABEL: func.func @clustered(
-// CHECK: ggemm.launch %[[S:.+]] grid(persistent) {
+// CHECK: ggemm.launch %[[S:.+]] grid(persistent) dependent_launch {
 // CHECK-NEXT: ^bb0(%[[CTA:.+]]: index, %[[NUM:.+]]: index):
 // CHECK-NEXT: %[[T:.+]] = ggemm.tile_count %[[S]]
 // CHECK-NEXT: %[[C2:.+]] = arith.constant 2 : index

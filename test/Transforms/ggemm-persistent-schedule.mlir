@@ -1,14 +1,20 @@
 // ggemm-persistent-schedule: a tile loop becomes a tile schedule and a
 // launch whose CTAs walk the tile ids (grid=persistent) or take one tile id
 // each (grid=tiles); the tile body moves in unchanged, its arguments
-// replaced by ggemm.map_tile's results.
+// replaced by ggemm.map_tile's results. By default the launch is a
+// programmatic dependent launch (dependent_launch); dependent-launch=false
+// leaves it out.
 // RUN: gemm-opt %s -split-input-file -ggemm-persistent-schedule -verify-diagnostics | FileCheck %s
 // RUN: gemm-opt %s -split-input-file -ggemm-persistent-schedule=grid=tiles -verify-diagnostics | FileCheck %s --check-prefix=TILES
+// RUN: gemm-opt %s -split-input-file -ggemm-persistent-schedule=dependent-launch=false -verify-diagnostics | FileCheck %s --check-prefix=NODEP
+
+// NODEP-LABEL: func.func @segment(
+// NODEP: ggemm.launch %{{.+}} grid(persistent) {
 
 // CHECK-LABEL: func.func @segment(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: memref<?x256xbf16>, %[[W:[a-z0-9]+]]: memref<4x128x256xbf16>, %[[P:[a-z0-9]+]]: memref<5xi32>, %[[Y:[a-z0-9]+]]: memref<?x128xbf16>, %[[G:[a-z0-9]+]]: index, %[[M:[a-z0-9]+]]: index, %[[N:[a-z0-9]+]]: index)
 // CHECK: %[[S:.+]] = ggemm.tile_schedule segment rows(%[[P]] : memref<5xi32>) groups(%[[G]]) rows_per_group(%{{.+}}) num_rows(%[[M]]) num_cols(%[[N]]) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, raster = along_m>)
-// CHECK-NEXT: ggemm.launch %[[S]] grid(persistent) {
+// CHECK-NEXT: ggemm.launch %[[S]] grid(persistent) dependent_launch {
 // CHECK-NEXT: ^bb0(%[[CTA:.+]]: index, %[[NUM:.+]]: index):
 // CHECK-NEXT: %[[T:.+]] = ggemm.tile_count %[[S]]
 // CHECK-NEXT: scf.for %[[ID:.+]] = %[[CTA]] to %[[T]] step %[[NUM]] {
@@ -22,7 +28,7 @@
 
 // TILES-LABEL: func.func @segment(
 // TILES: %[[S:.+]] = ggemm.tile_schedule segment
-// TILES-NEXT: ggemm.launch %[[S]] grid(tiles) {
+// TILES-NEXT: ggemm.launch %[[S]] grid(tiles) dependent_launch {
 // TILES-NEXT: ^bb0(%[[CTA:.+]]: index, %{{.+}}: index):
 // TILES-NEXT: %[[T:.+]] = ggemm.tile_count %[[S]]
 // TILES-NEXT: %[[HAS:.+]] = arith.cmpi ult, %[[CTA]], %[[T]] : index

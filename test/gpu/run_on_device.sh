@@ -15,7 +15,7 @@
 # $OUT.
 # For the quantize step, the catalog in .device/quantize_catalog
 # (build_bundles.sh; QUANTIZE_BENCH=1 to time it too).
-#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [profile-pingpong] [profile-swizzle] [fp8-decode] [fp8-stride] [throughput] [clocks] [fp8-safety] | all
+#   bash test/gpu/run_on_device.sh [check] [bench] [safety] [load] [fp8] [pdl] [kragged] [kragged-fp8] [swap] [static] [latency] [peer-latency] [python] [moe] [moe-example] [ep] [quantize] [fp8out-bench] [profile] [profile-walk] [profile-fp8out] [profile-fp8-decode] [profile-pingpong] [profile-swizzle] [fp8-decode] [fp8-stride] [throughput] [clocks] [fp8-safety] | all
 # BASELINE=.device/bundles_<commit> (bench/build_baseline.sh) makes the
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
@@ -71,6 +71,15 @@ for step in $steps; do
       --report "$OUT/fp8${FP8_TIMING:+-$FP8_TIMING}${FP8_FLUSH:+-$FP8_FLUSH}.md" 2>&1 \
       | tee "$OUT/fp8${FP8_TIMING:+-$FP8_TIMING}${FP8_FLUSH:+-$FP8_FLUSH}.log" \
       | grep -v "PASS$" || true
+    [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
+  pdl)
+    # Programmatic dependent launch (bench/bench_pdl.py): the FP8 decode
+    # kernels back to back, with and without; .device/bundles_fp8_nopdl is
+    # the dense kernels compiled with dependent-launch=false.
+    GGEMM_COMMIT=$(cat .device/bundles_fp8/COMMIT 2>/dev/null || echo "$commit") \
+    python3 bench/bench_pdl.py --bundles .device/bundles_fp8 \
+      --baseline .device/bundles_fp8_nopdl --report "$OUT/pdl.md" 2>&1 \
+      | tee "$OUT/pdl.log" | tail -14
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   kragged)
     ablation=()

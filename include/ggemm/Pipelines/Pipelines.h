@@ -110,6 +110,13 @@ struct ToPtxOptions : public PassPipelineOptions<ToPtxOptions> {
                      "rows per group, when they are unknown at compile time "
                      "(ggemm-select-config's variants)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> dependentLaunch{
+      *this, "dependent-launch",
+      llvm::cl::desc("programmatic dependent launch: each kernel may start "
+                     "while the previous kernel of its stream finishes, and "
+                     "waits for it before touching memory "
+                     "(ggemm-persistent-schedule's dependent-launch)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> tmaStore{
       *this, "tma-store",
       llvm::cl::desc("stage the epilogue through shared memory and store it "

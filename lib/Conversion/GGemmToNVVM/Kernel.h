@@ -99,6 +99,10 @@ struct KernelFacts {
   /// The consumer warpgroups take alternate tiles (ggemm.warp_specialize
   /// pingpong) instead of 64-row blocks of every tile.
   bool pingpong = false;
+  /// ggemm.launch dependent_launch: the kernel waits for the previous grid
+  /// of its stream first and lets the next one launch
+  /// (programmatic dependent launch).
+  bool dependentLaunch = false;
   /// The 64-row blocks of a tile one consumer warpgroup holds: 1, or 2 for
   /// a ping-pong warpgroup's 128-row tile (its registers are the blocks'
   /// one after the other).

@@ -131,6 +131,7 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
   f.pingpong = f.roles.getPingpong();
   f.threads = 128 * (f.numConsumers + 1);
   f.clusterM = f.config.getClusterM();
+  f.dependentLaunch = launch.getDependentLaunch();
   // The consumers of one stage: every warpgroup, or one with ping-pong.
   int64_t stageConsumers = f.pingpong ? 1 : f.numConsumers;
   int64_t releaseCount =

@@ -79,6 +79,16 @@ Value KernelTranslator::load(Type type, Value address) {
 
 LogicalResult KernelTranslator::translate() {
   b.setInsertionPointToStart(&kernel.getBody().front());
+  if (facts.dependentLaunch) {
+    // Programmatic dependent launch: nothing of this kernel reads or
+    // writes global memory before the previous grid of the stream has
+    // finished (the tile count reads device data, so this comes first);
+    // then the next grid may launch, its CTAs starting as SMs free up and
+    // waiting likewise.
+    NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
+    NVVM::GriddepcontrolOp::create(b, loc,
+                                   NVVM::GridDepActionKind::launch_dependents);
+  }
   tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   warpgroup = arith::DivUIOp::create(b, loc, tid, idx(128));
   // A cooperative consumer warpgroup w computes rows [64 w, 64 w + 64) of

@@ -33,7 +33,7 @@ void inlineTileBody(RewriterBase &rewriter, ForeachTileOp loop, MapTileOp tile,
 }
 
 LogicalResult schedule(RewriterBase &rewriter, ForeachTileOp loop,
-                       GridPolicy grid) {
+                       GridPolicy grid, bool dependentLaunch) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
   auto sched = TileScheduleOp::create(
@@ -42,7 +42,8 @@ LogicalResult schedule(RewriterBase &rewriter, ForeachTileOp loop,
       loop.getNumWeights(), loop.getNumGroups(), loop.getRowsPerGroup(),
       loop.getNumRows(), loop.getNumCols(), loop.getConfigAttr());
   auto launch = LaunchOp::create(
-      rewriter, loc, sched, GridPolicyAttr::get(rewriter.getContext(), grid));
+      rewriter, loc, sched, GridPolicyAttr::get(rewriter.getContext(), grid),
+      dependentLaunch ? rewriter.getUnitAttr() : UnitAttr());
   Block *body = rewriter.createBlock(
       &launch.getBody(), {}, {rewriter.getIndexType(), rewriter.getIndexType()},
       {loc, loc});
@@ -107,7 +108,7 @@ struct PersistentSchedulePass
                            << ": a cluster's CTAs walk their tiles together";
         return signalPassFailure();
       }
-      if (failed(schedule(rewriter, loop, grid)))
+      if (failed(schedule(rewriter, loop, grid, dependentLaunch)))
         return signalPassFailure();
     }
   }

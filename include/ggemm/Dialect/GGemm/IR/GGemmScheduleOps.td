@@ -70,6 +70,18 @@ def GGemm_LaunchOp : GGemm_Op<"launch", [
     manifest's `grid.policy` is this policy. `convert-ggemm-to-loops` runs
     it as a loop over simulated CTAs.
 
+    `dependent_launch` (programmatic dependent launch, written by
+    `ggemm-persistent-schedule`): the kernel may be launched while the
+    kernel before it in its stream is still running. Every thread first
+    waits for that kernel to finish and its writes to be visible
+    (`griddepcontrol.wait`, before anything else the kernel does: the tile
+    count already reads device data), then lets the next such kernel in
+    the stream be launched (`griddepcontrol.launch_dependents`). What
+    overlaps the previous kernel's tail is this kernel's launch and its
+    CTAs' start, wherever an SM frees up. The manifest's
+    `dependent_launch` tells the runtime to launch it with programmatic
+    stream serialization; without that the wait returns at once.
+
     ```mlir
     ggemm.launch %sched grid(persistent) {
     ^bb0(%cta: index, %num_ctas: index):
@@ -82,10 +94,12 @@ def GGemm_LaunchOp : GGemm_Op<"launch", [
     ```
   }];
   let arguments = (ins GGemm_Schedule:$schedule,
-                   GGemm_GridPolicyAttr:$grid);
+                   GGemm_GridPolicyAttr:$grid,
+                   UnitAttr:$dependent_launch);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $schedule `grid` `(` custom<GridPolicy>($grid) `)` attr-dict-with-keyword
+    $schedule `grid` `(` custom<GridPolicy>($grid) `)`
+    (`dependent_launch` $dependent_launch^)? attr-dict-with-keyword
     custom<GuardedRegion>($body)
   }];
   let hasVerifier = 1;

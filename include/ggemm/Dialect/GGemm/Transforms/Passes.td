@@ -36,7 +36,10 @@ def GGemmPersistentSchedule
     one CTA per SM and each CTA strides over the tile ids from its own id;
     with `grid=tiles` every CTA computes the tile with its own id, if there
     is one. Either way each tile id is mapped to its tile on the device by
-    `ggemm.map_tile`, and the tile body is unchanged.
+    `ggemm.map_tile`, and the tile body is unchanged. With
+    `dependent-launch` (the default) the launch is `dependent_launch`: the
+    kernel may start while the previous kernel of its stream finishes
+    (see `ggemm.launch`).
 
     A config with `cluster_m = C > 1` (thread-block clusters along m, which
     share weight tiles by TMA multicast) needs the persistent grid: a tile
@@ -61,7 +64,7 @@ def GGemmPersistentSchedule
     %sched = ggemm.tile_schedule segment rows(%indptr : memref<9xi32>)
         groups(%c8) rows_per_group(%c0) num_rows(%m) num_cols(%c4096)
         config(#cfg)
-    ggemm.launch %sched grid(persistent) {
+    ggemm.launch %sched grid(persistent) dependent_launch {
     ^bb0(%cta: index, %num_ctas: index):
       %total = ggemm.tile_count %sched
       scf.for %t = %cta to %total step %num_ctas {
@@ -74,7 +77,7 @@ def GGemmPersistentSchedule
     After (`grid=tiles`):
 
     ```mlir
-    ggemm.launch %sched grid(tiles) {
+    ggemm.launch %sched grid(tiles) dependent_launch {
     ^bb0(%cta: index, %num_ctas: index):
       %total = ggemm.tile_count %sched
       %has_tile = arith.cmpi ult, %cta, %total : index
@@ -94,6 +97,10 @@ def GGemmPersistentSchedule
                           "one CTA per SM, striding over the tile ids"),
                clEnumValN(::mlir::ggemm::GridPolicy::tiles, "tiles",
                           "one CTA per tile id"))}]>,
+    Option<"dependentLaunch", "dependent-launch", "bool", /*default=*/"true",
+           "mark each ggemm.launch dependent_launch (programmatic dependent "
+           "launch: it may start while the previous kernel of its stream "
+           "finishes, and waits for it before reading anything)">,
   ];
   let dependentDialects = ["::mlir::ggemm::GGemmDialect",
                            "::mlir::arith::ArithDialect",
