@@ -14,8 +14,8 @@ beside a chain of plain reads of the same weight bytes (torch.sum).
 
 Checks first, on both bundles: each kernel against the product of the
 dequantised operands (DeepGEMM's calc_diff < 1e-3, y poisoned with NaN),
-then a chain in which every launch reads x and its scales right after a
-torch copy wrote them (a new x each time) and writes a y of its own: a
+then a chain in which every launch reads x and its scales right after
+torch kernels wrote them (a new x each time) and writes a y of its own: a
 kernel that read before the copy finished would compute with the previous
 x, which the check against each launch's own reference catches.
 
@@ -110,7 +110,8 @@ def main() -> int:
             for _ in range(2):
                 xq, xs = c.quantize_rows(torch.randn(m, k, device="cuda",
                                                      dtype=torch.bfloat16))
-                xs_list.append((xq, c.mn_major(xs), c.dequant_rows(xq, xs, k)))
+                xs_list.append((xq, c.mn_major(xs), c.dequant_rows(xq, xs, k),
+                                xs))
             refs = {}
 
             def ref(v, w):
@@ -123,7 +124,7 @@ def main() -> int:
             notes = []
             for key, kern in kernels.items():
                 # One launch.
-                xq, xs_mn, _ = xs_list[0]
+                xq, xs_mn = xs_list[0][:2]
                 ys[0].fill_(float("nan"))
                 kern(x=xq, w=weights[0][0], x_scale=xs_mn,
                      w_scale=weights[0][1], seg_indptr=indptr, y=ys[0])
@@ -132,13 +133,18 @@ def main() -> int:
                 bad = diff >= 1e-3 or bool(torch.isnan(ys[0]).any())
                 # A chain of copy-then-launch: each launch must see its x.
                 x_buf = torch.empty_like(xs_list[0][0])
-                s_buf = torch.empty_like(xs_list[0][1])
+                # MN-major, TMA-aligned like the scales it receives
+                # (empty_like would make a dense row-major copy).
+                s_buf = c.mn_major(xs_list[0][3])
                 for y in ys:
                     y.fill_(float("nan"))
                 for i in range(args.chain):
                     v, w = i % 2, i % copies
-                    x_buf.copy_(xs_list[v][0])
-                    s_buf.copy_(xs_list[v][1])
+                    # Elementwise kernels (a copy_ could be a memcpy,
+                    # not a kernel before ours).
+                    torch.bitwise_or(xs_list[v][0].view(torch.uint8), 0,
+                                     out=x_buf.view(torch.uint8))
+                    torch.mul(xs_list[v][1], 1.0, out=s_buf)
                     kern(x=x_buf, w=weights[w][0], x_scale=s_buf,
                          w_scale=weights[w][1], seg_indptr=indptr, y=ys[i])
                 torch.cuda.synchronize()
@@ -152,7 +158,7 @@ def main() -> int:
 
             def chain(kern):
                 def run():
-                    xq, xs_mn, _ = xs_list[0]
+                    xq, xs_mn = xs_list[0][:2]
                     for i in range(args.chain):
                         wq, ws = weights[i % copies]
                         kern(x=xq, w=wq, x_scale=xs_mn, w_scale=ws,
