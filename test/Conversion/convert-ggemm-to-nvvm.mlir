@@ -180,7 +180,11 @@ func.func @seg(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: 
 // CHECK-LABEL: gpu.module @masked_kn_kernel_module
 // CHECK: gpu.func @masked_kn_kernel(
 // CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
-// The wait comes first: only the parameters' stack copies before it.
+// The wait comes first: only the parameters' stack copies and thread 0's
+// prefetch of the two TMA descriptors (kernel parameters) before it.
+// CHECK-NOT: llvm.load
+// CHECK: nvvm.prefetch tensormap in_param_space, %arg0 : !llvm.ptr
+// CHECK-NEXT: nvvm.prefetch tensormap in_param_space, %arg1 : !llvm.ptr
 // CHECK-NOT: llvm.load
 // CHECK: nvvm.griddepcontrol wait
 // CHECK-NEXT: nvvm.griddepcontrol launch_dependents

@@ -18,7 +18,10 @@
 // NK: .param .align 64 .b8 seg_nk_v3_kernel_param_1[128]
 // NK: .maxntid 384, 1, 1
 // NK: .minnctapersm 1
-// Programmatic dependent launch (the default): the previous grid first.
+// Thread 0 prefetches the TMA descriptors, then programmatic dependent
+// launch (the default): the previous grid first.
+// NK-NOT: ld.global
+// NK-COUNT-2: prefetch.param.tensormap
 // NK-NOT: ld.global
 // NK: griddepcontrol.wait;
 // NK-NEXT: griddepcontrol.launch_dependents;

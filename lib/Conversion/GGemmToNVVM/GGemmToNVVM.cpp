@@ -159,16 +159,8 @@ struct ConvertGGemmToNVVMPass
       kernel->setAttr("nvvm.minctasm", b.getI32IntegerAttr(1));
       // The TMA descriptors are passed by value (__grid_constant__);
       // ggemm-finalize-kernel-abi applies this after convert-gpu-to-nvvm.
-      SmallVector<int64_t> descriptors = {kADesc, kBDesc};
-      if (facts->blockScaled())
-        descriptors.push_back(kAScaleDesc);
-      // A K-ragged kernel's b scales: a descriptor in kWScale's place.
-      if (facts->blockScaled() && facts->kRagged)
-        descriptors.push_back(kWScale);
-      if (facts->staged())
-        descriptors.push_back(facts->yDescParam());
       kernel->setAttr("ggemm.grid_constant_args",
-                      b.getDenseI64ArrayAttr(descriptors));
+                      b.getDenseI64ArrayAttr(facts->descriptorParams()));
       OpBuilder bodyBuilder(ctx);
       KernelTranslator translator(bodyBuilder, *facts, kernel, smem);
       if (failed(translator.translate()))

@@ -172,6 +172,19 @@ struct KernelFacts {
   bool epilogueScaled() const { return bool(xEpilogueScale); }
   bool blockScaled() const { return bool(aScales); }
   Type aElem() const { return aTile.getElementType(); }
+  /// The parameters that are TMA descriptors, passed by value
+  /// (__grid_constant__): a and b, the block scales' (x's, and with a
+  /// K-ragged kernel b's in kWScale's place), y's when staged.
+  SmallVector<int64_t> descriptorParams() const {
+    SmallVector<int64_t> descriptors = {kADesc, kBDesc};
+    if (blockScaled())
+      descriptors.push_back(kAScaleDesc);
+    if (blockScaled() && kRagged)
+      descriptors.push_back(kWScale);
+    if (staged())
+      descriptors.push_back(yDescParam());
+    return descriptors;
+  }
 };
 
 /// Reads the facts of `launch`, or explains why this back end cannot

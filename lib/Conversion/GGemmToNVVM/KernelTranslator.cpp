@@ -79,6 +79,26 @@ Value KernelTranslator::load(Type type, Value address) {
 
 LogicalResult KernelTranslator::translate() {
   b.setInsertionPointToStart(&kernel.getBody().front());
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  {
+    // One thread brings the TMA descriptors (by-value kernel parameters,
+    // so no earlier kernel writes them; in_param_space: the pointers are
+    // the parameters') into the descriptor cache, as CUTLASS's and
+    // DeepGEMM's kernels do, so that the first TMA copy does not wait for
+    // them; with a dependent launch this overlaps the previous grid.
+    auto first =
+        scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, tid, idx(0)),
+                          /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(first.thenBlock());
+    for (int64_t descriptor : facts.descriptorParams())
+      NVVM::PrefetchOp::create(
+          b, loc, /*cacheLevel=*/NVVM::PrefetchCacheLevelAttr(),
+          /*evictPriority=*/NVVM::CacheEvictionPriorityAttr(),
+          kernel.getArgument(descriptor), /*predicate=*/Value(),
+          /*tensormap=*/b.getUnitAttr(), /*uniform=*/UnitAttr(),
+          /*in_param_space=*/b.getUnitAttr());
+  }
   if (facts.dependentLaunch) {
     // Programmatic dependent launch: nothing of this kernel reads or
     // writes global memory before the previous grid of the stream has
@@ -89,7 +109,6 @@ LogicalResult KernelTranslator::translate() {
     NVVM::GriddepcontrolOp::create(b, loc,
                                    NVVM::GridDepActionKind::launch_dependents);
   }
-  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   warpgroup = arith::DivUIOp::create(b, loc, tid, idx(128));
   // A cooperative consumer warpgroup w computes rows [64 w, 64 w + 64) of
   // every tile; a ping-pong one all rows of its own tiles, from row 0 (a
