@@ -61,6 +61,10 @@ def main() -> int:
     parser.add_argument("--bundles", type=Path, required=True)
     parser.add_argument("--baseline", type=Path, required=True,
                         help="the same kernels without dependent_launch")
+    parser.add_argument("--also", type=Path, action="append", default=[],
+                        help="other bundles of the same kernels, timed in the "
+                        "same rounds (a column each, named by their COMMIT); "
+                        "not checked")
     parser.add_argument("--chain", type=int, default=16)
     parser.add_argument("--report", type=Path)
     parser.add_argument("--commit", default=os.environ.get("GGEMM_COMMIT",
@@ -172,25 +176,35 @@ def main() -> int:
                 for i in range(args.chain):
                     plain[i % copies].sum()
 
-            t_pdl, t_nopdl, t_plain = c.median_ms(
-                [chain(kernels["pdl"]), chain(kernels["nopdl"]), plain_chain])
+            others = [Kernel(d / name) for d in args.also
+                      if (d / name).exists()]
+            t_pdl, t_nopdl, t_plain, *t_also = c.median_ms(
+                [chain(kernels["pdl"]), chain(kernels["nopdl"]), plain_chain]
+                + [chain(kern) for kern in others])
             del plain
             per = [t * 1e3 / args.chain for t in (t_pdl, t_nopdl, t_plain)]
+            also = [t * 1e3 / args.chain for t in t_also]
             rows_out.append((f"N={n} K={k} M={m}", wbytes, copies, per,
-                             "; ".join(notes)))
+                             "; ".join(notes), also))
+    also_names = [((d / "COMMIT").read_text().strip()
+                   if (d / "COMMIT").exists() else str(d)) for d in args.also]
     lines += ["| shape | weight MB | copies | with µs/launch (TB/s) | without "
               "µs/launch (TB/s) | without / with | plain read µs (TB/s) | "
-              "with, % of plain read | checks (calc_diff: one launch, worst "
-              "of the chain) |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "with, % of plain read | "
+              + "".join(f"{a} µs/launch, over with | " for a in also_names)
+              + "checks (calc_diff: one launch, worst of the chain) |",
+              "|---|---|---|---|---|---|---|---|" + "---|" * len(also_names)
+              + "---|"]
     ratios = []
-    for shape, wbytes, copies, (a, b, p), note in rows_out:
+    for shape, wbytes, copies, (a, b, p), note, also in rows_out:
         tbs = lambda us: wbytes / us / 1e6  # noqa: E731
         ratios.append(b / a)
         lines.append(f"| {shape} | {wbytes / 1e6:.1f} | {copies} | "
                      f"{a:.1f} ({tbs(a):.2f}) | {b:.1f} ({tbs(b):.2f}) | "
                      f"{b / a:.3f} | {p:.1f} ({tbs(p):.2f}) | "
-                     f"{100 * p / a:.0f} | {note} |")
+                     f"{100 * p / a:.0f} | "
+                     + "".join(f"{t:.1f}, {t / a:.3f} | " for t in also)
+                     + f"{note} |")
     lines += ["", f"pdl-check: {2 * len(rows_out) - failures} passed, "
               f"{failures} failed"]
     if ratios:

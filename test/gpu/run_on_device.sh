@@ -75,10 +75,13 @@ for step in $steps; do
   pdl)
     # Programmatic dependent launch (bench/bench_pdl.py): the FP8 decode
     # kernels back to back, with and without; .device/bundles_fp8_nopdl is
-    # the dense kernels compiled with dependent-launch=false.
+    # the dense kernels compiled with dependent-launch=false; PDL_ALSO: more
+    # bundle directories of the same kernels, timed in the same rounds.
     GGEMM_COMMIT=$(cat .device/bundles_fp8/COMMIT 2>/dev/null || echo "$commit") \
+    also=()
+    for d in ${PDL_ALSO:-}; do also+=(--also "$d"); done
     python3 bench/bench_pdl.py --bundles .device/bundles_fp8 \
-      --baseline .device/bundles_fp8_nopdl --report "$OUT/pdl.md" 2>&1 \
+      --baseline .device/bundles_fp8_nopdl "${also[@]}" --report "$OUT/pdl.md" 2>&1 \
       | tee "$OUT/pdl.log" | tail -14
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   kragged)
