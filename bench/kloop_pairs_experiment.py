@@ -44,6 +44,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,7 +65,7 @@ def const_values(lines):
 def match_kloop(lines, i, consts):
     """The block-scaled K loop at line i (ring_get, zero_accumulator, mma,
     promote, ring_release, the position's increment, from 0 by 1 to a
-    constant), as (FOR's groups, trip count, the body's 8 lines), or None."""
+    constant), its parts by name, or None."""
     m = FOR.match(lines[i])
     body = lines[i + 1:i + 10] if m else []
     if not m or len(body) < 9 or not body[8].strip() == "}":
@@ -80,7 +81,20 @@ def match_kloop(lines, i, consts):
           and consts.get(step) == 1 and consts.get(ub) is not None)
     if not ok:
         return None
-    return groups, consts[ub], (get, zero, mma, promote, release, c1, add, yld)
+    pad, res, iv, lb, ub, step, acc, init, pos, pos0, acc_t, rows, cols = groups
+    ring_tail = get.split(" = ", 1)[1]               # ggemm.ring_get %1[%arg10] : ...
+    mma_ops, mma_ty = mma.split(" = ", 1)[1][len("ggemm.mma "):].split(" : ", 1)
+    return SimpleNamespace(
+        pad=pad, res=res, lb=lb, step=step, acc=acc, init=init, pos=pos,
+        pos0=pos0, acc_t=acc_t, elems=int(rows) * int(cols), trip=consts[ub],
+        get=get, zero=zero, mma=mma, promote=promote, release=release, c1=c1,
+        add=add, yld=yld,
+        g=get.split(" = ")[0].split(":")[0],           # %6
+        z=zero.split(" = ")[0],                          # %7
+        p=mma.split(" = ")[0],                           # %8
+        ring=ring_tail.split("[")[0].split()[-1], ring_ty=ring_tail.split(" : ", 1)[1],
+        mma_ops=mma_ops, mma_ty=mma_ty,                  # %6#0, %6#1, %7 : ...
+        prom_tail=promote.split(" = ", 1)[1])
 
 
 def rewrite(text: str, max_elems: int, blocks: int = 2):
@@ -88,29 +102,20 @@ def rewrite(text: str, max_elems: int, blocks: int = 2):
     consts = const_values(lines)
     out, i, rewritten, counter = [], 0, 0, 0
     while i < len(lines):
-        found = match_kloop(lines, i, consts)
-        if found:
-            (pad, res, iv, lb, ub, step, acc, init, pos, pos0, acc_t, rows,
-             cols), trip, body = found
-            get, zero, mma, promote, release, c1, add, yld = body
-        if not found or trip % blocks or int(rows) * int(cols) > max_elems:
+        k = match_kloop(lines, i, consts)
+        if not k or k.trip % blocks or k.elems > max_elems:
             out.append(lines[i])
             i += 1
             continue
         counter += 1
         s = f"kp{counter}"
-        g = get.split(" = ")[0].split(":")[0]          # %6
-        z = zero.split(" = ")[0]                         # %7
-        p = mma.split(" = ")[0]                          # %8
-        a = promote.split(" = ")[0]                      # %9
+        pad, step, acc, pos, acc_t = k.pad, k.step, k.acc, k.pos, k.acc_t
+        get, zero, release, c1, yld = k.get, k.zero, k.release, k.c1, k.yld
+        g, z, p, ring, ring_ty = k.g, k.z, k.p, k.ring, k.ring_ty
+        mma_ops, mma_ty, prom_tail = k.mma_ops, k.mma_ty, k.prom_tail
+        a = k.promote.split(" = ")[0]                    # %9
         one = c1.split(" = ")[0]                         # %c1_4
-        nxt = add.split(" = ")[0]                        # %10
-        ring_tail = get.split(" = ", 1)[1]               # ggemm.ring_get %1[%arg10] : ...
-        ring_ty = ring_tail.split(" : ", 1)[1]
-        ring = ring_tail.split("[")[0].split()[-1]
-        mma_tail = mma.split(" = ", 1)[1]                # ggemm.mma %6#0, %6#1, %7 : ...
-        mma_ops, mma_ty = mma_tail[len("ggemm.mma "):].split(" : ", 1)
-        prom_tail = promote.split(" = ", 1)[1]
+        nxt = k.add.split(" = ")[0]                      # %10
         q = pad + "  "
         # Blocks 0 .. G-2 leave their wgmma groups in flight (a wait for
         # at most G - 1 pending groups is a no-op there); the last block's
@@ -170,25 +175,17 @@ def pipeline_rewrite(text: str, max_elems: int, unroll: int):
     consts = const_values(lines)
     i, counter = 0, 0
     while i < len(lines):
-        found = match_kloop(lines, i, consts)
-        if found:
-            (pad, res, iv, lb, ub, step, acc, init, pos, pos0, acc_t, rows,
-             cols), n, body = found
-            get, zero, mma, promote, release, c1, add, yld = body
-        if not found or n < 2 or int(rows) * int(cols) > max_elems:
+        k = match_kloop(lines, i, consts)
+        if not k or k.trip < 2 or k.elems > max_elems:
             i += 1
             continue
         counter += 1
         s = f"pl{counter}"
-        g = get.split(" = ")[0].split(":")[0]
-        z = zero.split(" = ")[0]
-        p = mma.split(" = ")[0]
-        ring_tail = get.split(" = ", 1)[1]
-        ring_ty = ring_tail.split(" : ", 1)[1]
-        ring = ring_tail.split("[")[0].split()[-1]
-        mma_ops, mma_ty = mma.split(" = ", 1)[1][len("ggemm.mma "):].split(" : ", 1)
-        prom_tail = promote.split(" = ", 1)[1]
-        zero_op = zero.split(" = ", 1)[1]
+        pad, res, lb, acc, init, pos0, acc_t, n = (
+            k.pad, k.res, k.lb, k.acc, k.init, k.pos0, k.acc_t, k.trip)
+        g, z, p, ring, ring_ty = k.g, k.z, k.p, k.ring, k.ring_ty
+        mma_ops, mma_ty, prom_tail = k.mma_ops, k.mma_ty, k.prom_tail
+        zero_op = k.zero.split(" = ", 1)[1]
         q = pad + "  "
 
         def issue(ind, tag, at, pending=True):
