@@ -27,10 +27,11 @@ SEGMENT_NK = [(2112, 7168), (576, 7168), (24576, 1536), (32768, 512),
               (7168, 16384), (4096, 7168), (7168, 2048), (6144, 7168),
               (7168, 3072), (4096, 4096), (4096, 2048)]
 MASKED_NK = [(4096, 7168), (7168, 2048)]
-# (n, k) of the dense shapes the benchmark times, also as one-weight
+# (n, k) of DeepGEMM's dense list, which the benchmark times, also as one-weight
 # kernels (`fp8_dense_*`: G = 1 static, what a dense FP8 call of the Python
 # layer compiles), whose row-bucket variants know the group count.
-DENSE_NK = [(7168, 16384), (4096, 7168), (2112, 7168), (7168, 2048)]
+DENSE_NK = [(7168, 16384), (4096, 7168), (2112, 7168), (7168, 2048),
+            (576, 7168), (24576, 1536), (32768, 512)]
 BATCHED_NK = [(1024, 1024)]
 
 
