@@ -225,6 +225,23 @@ func.func @fp8_decode_64_rows(%x: memref<64x7168xf8E4M3FN>, %w: memref<1x2112x71
 
 // -----
 
+// FP8, one group of 128 tokens at N = 24576: 128 tiles of 128x192 fill one
+// wave of 132 SMs; as 192x128 over three consumer warpgroups they would be
+// 192 tiles, two waves, so the tile stays 128x192 on two.
+// CHECK-LABEL: func.func @fp8_one_wave(
+// CHECK: config = #ggemm.tile_config<block_m = 128, block_n = 192, block_k = 128, stages = 5, raster = along_m>
+func.func @fp8_one_wave(%x: memref<128x1536xf8E4M3FN>, %w: memref<1x24576x1536xf8E4M3FN>,
+                        %indptr: memref<2xi32>, %xs: memref<128x12xf32>, %ws: memref<1x192x12xf32>,
+                        %y: memref<128x24576xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<128x1536xf8E4M3FN>, memref<1x24576x1536xf8E4M3FN>)
+      segments(%indptr : memref<2xi32>) scales(%xs, %ws : memref<128x12xf32>, memref<1x192x12xf32>)
+      outs(%y : memref<128x24576xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
 // A seg_indptr of dynamic size gives an unknown group count, not a wrapped
 // one (its size minus one used to overflow). Without a group count the wave
 // model has nothing to count, so even with 512 rows per group expected the

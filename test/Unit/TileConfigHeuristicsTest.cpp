@@ -187,6 +187,20 @@ TEST(ChooseTileConfig, BlockScaledFp8TakesWideTilesOnlyWhereTheyPay) {
   EXPECT_EQ(width(7168, 16384, 128, 0), 128);
   // N of a few tiles: 192 would pad more than it gains.
   EXPECT_EQ(width(1024, 1024, 0, 0), 128);
+  // Known rows and groups: three warpgroups unless their 192-row tiles take
+  // more waves than 128x192 at 1.08x the time. One group of 128 rows at
+  // N = 24576: 128 tiles of 128x192 are one wave, 192 of 192x128 two.
+  TileChoice oneWave =
+      chooseTileConfig(blockScaled(problem(24576, 1536, 128, 1, 1)), kH100SMs);
+  EXPECT_EQ(oneWave.blockM, 128);
+  EXPECT_EQ(oneWave.blockN, 192);
+  EXPECT_EQ(oneWave.consumerWarpgroups, 2);
+  // Eight groups of 4096 rows at N = 6144: 64 waves of 192x128 against 63
+  // of 128x192, which the three warpgroups' speed outweighs.
+  TileChoice manyWaves =
+      chooseTileConfig(blockScaled(problem(6144, 7168, 4096, 8, 1)), kH100SMs);
+  EXPECT_EQ(manyWaves.blockM, 192);
+  EXPECT_EQ(manyWaves.consumerWarpgroups, 3);
   // Decode, one group of at most 128 rows (a dense call's <= 128-row
   // bucket): 32 columns where 64 leave SMs idle and 32 still fit one wave
   // (N = 2112: 66 CTAs instead of 33; N = 4096: 128 instead of 64), 64

@@ -155,6 +155,24 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   return choice;
 }
 
+/// Whether a block-scaled product's 128x192 tiles, as 192x128 over three
+/// consumer warpgroups, take more modelled time than as they are: waves of
+/// 192x128 tiles against waves of 128x192 tiles, each 1.08x as long (the
+/// three-warpgroup tile ran 1.02-1.15x as fast on large shapes, where
+/// waves do not count; bench/NOTES.md v18). False where the rows or groups
+/// are unknown.
+static bool threeWarpgroupsTakeMoreTime(const ProblemSummary &problem,
+                                        int64_t numSMs) {
+  if (problem.rowsPerGroup <= 0 || problem.numGroups <= 0 || problem.n <= 0)
+    return false;
+  auto waves = [&](int64_t blockM, int64_t blockN) {
+    return ceilDiv(ceilDiv(problem.rowsPerGroup, blockM) * problem.numGroups *
+                       ceilDiv(problem.n, blockN),
+                   numSMs);
+  };
+  return double(waves(192, 128)) > 1.08 * double(waves(128, 192));
+}
+
 static TileChoice chooseTileShape(const ProblemSummary &problem,
                                   int64_t numSMs) {
   bool smallGroups =
@@ -273,9 +291,13 @@ static TileChoice chooseTileShape(const ProblemSummary &problem,
   // boxes of three warpgroups. Along n, as measured (along m, the tile
   // walk's extra live values spill 64 bytes from the consumers' 160
   // registers). Not for per-column (K-ragged) scales or a gated tile,
-  // which were not measured.
+  // which were not measured. Where waves are counted (known rows and
+  // groups) and the 192-row tiles would take more of them than 128x192
+  // costs at that speed, 128x192 stays: one group of 128 rows at N = 24576
+  // makes 128 tiles of 128x192 (one wave) and 192 of 192x128 (two).
   if (problem.blockScaled && best == 192 && !problem.perColumnScales &&
-      !problem.gated && choice.blockM == 128) {
+      !problem.gated && choice.blockM == 128 &&
+      !threeWarpgroupsTakeMoreTime(problem, numSMs)) {
     choice.blockM = 192;
     choice.blockN = 128;
     choice.consumerWarpgroups = 3;
