@@ -26,7 +26,8 @@ using namespace mlir::ggemm;
 /// The passes both pipelines start with: problem ops to scheduled launches.
 static void addSchedulePasses(OpPassManager &pm, int64_t numSMs,
                               GridPolicy grid, bool variants,
-                              bool dependentLaunch) {
+                              bool dependentLaunch,
+                              int64_t dependentPrefetchBytes = 0) {
   GGemmSelectConfigOptions selectConfig;
   selectConfig.numSMs = numSMs;
   selectConfig.variants = variants;
@@ -36,13 +37,14 @@ static void addSchedulePasses(OpPassManager &pm, int64_t numSMs,
   GGemmPersistentScheduleOptions schedule;
   schedule.grid = grid;
   schedule.dependentLaunch = dependentLaunch;
+  schedule.dependentPrefetchBytes = dependentPrefetchBytes;
   pm.addPass(createGGemmPersistentSchedule(schedule));
 }
 
 void mlir::ggemm::buildToPtxPipeline(OpPassManager &pm,
                                      const ToPtxOptions &options) {
   addSchedulePasses(pm, options.numSMs, options.grid, options.variants,
-                    options.dependentLaunch);
+                    options.dependentLaunch, options.dependentPrefetchBytes);
   pm.addPass(createGGemmWarpSpecialize());
   if (options.tmaStore)
     pm.addPass(createGGemmTmaStore());

@@ -180,13 +180,24 @@ func.func @seg(%arg0: memref<?x256xbf16>, %arg1: memref<4x128x256xbf16>, %arg2: 
 // CHECK-LABEL: gpu.module @masked_kn_kernel_module
 // CHECK: gpu.func @masked_kn_kernel(
 // CHECK-SAME: nvvm.maxntid = array<i32: 256, 1, 1>
-// The wait comes first: only the parameters' stack copies and thread 0's
-// prefetch of the two TMA descriptors (kernel parameters) before it.
+// The wait is where ggemm.wait_dependency is: before it only the
+// parameters' stack copies, thread 0's prefetch of the two TMA descriptors
+// (kernel parameters), the ring's mbarriers (shared memory) and thread 0's
+// L2 prefetch of a w tile (ggemm.prefetch_tile, two 64-column boxes of the
+// mn_major tile): no load of global memory.
 // CHECK-NOT: llvm.load
 // CHECK: nvvm.prefetch tensormap in_param_space, %arg0 : !llvm.ptr
 // CHECK-NEXT: nvvm.prefetch tensormap in_param_space, %arg1 : !llvm.ptr
 // CHECK-NOT: llvm.load
-// CHECK: nvvm.griddepcontrol wait
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK-NOT: llvm.load
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %thread_id_x, %{{.+}} : index
+// CHECK-NEXT: scf.if %[[FIRST]] {
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.prefetch %arg1, box[%[[C0:.+]], %[[C1:.+]], %[[C2:.+]]] : !llvm.ptr
+// CHECK: %[[NEXT:.+]] = arith.addi %[[C0]], %c64_i32 : i32
+// CHECK-NEXT: nvvm.cp.async.bulk.tensor.prefetch %arg1, box[%[[NEXT]], %[[C1]], %[[C2]]] : !llvm.ptr
+// CHECK-NEXT: }
+// CHECK-NEXT: nvvm.griddepcontrol wait
 // CHECK-NEXT: nvvm.griddepcontrol launch_dependents
 // CHECK: nvvm.setmaxregister decrease 40
 // CHECK: nvvm.mbarrier.arrive.expect_tx
@@ -209,6 +220,10 @@ func.func @masked_kn(%arg0: memref<4x?x256xf16>, %arg1: memref<4x256x128xf16>, %
   ggemm.launch %0 grid(tiles) dependent_launch {
   ^bb0(%cta: index, %num_ctas: index):
     %1 = ggemm.create_ring release_count(128) layout(#ggemm.ring_layout<stages = 2, offsets = [0, 16384], stage_bytes = [8192, 16384], barrier_offset = 49152, smem_bytes = 49184>) : !ggemm.ring<!ggemm.tile<64x64xf16>, !ggemm.tile<128x64xf16, mn_major>>
+    %cp0 = arith.constant 0 : index
+    %cp64 = arith.constant 64 : index
+    ggemm.prefetch_tile %arg1[%cp0, %cp64, %cp0] : memref<4x256x128xf16>, !ggemm.tile<128x64xf16, mn_major>
+    ggemm.wait_dependency
     %2 = ggemm.tile_count %0
     %3 = arith.cmpi ult, %cta, %2 : index
     ggemm.warp_specialize producer registers(40) {

@@ -529,6 +529,88 @@ func.func @launch_args(%i: index) {
 
 // -----
 
+func.func @launch_dependent_without_wait(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  // expected-error @+1 {{'ggemm.launch' op expects one ggemm.wait_dependency in the body of a dependent_launch, got 0}}
+  ggemm.launch %s grid(persistent) dependent_launch {
+  ^bb0(%cta: index, %num_ctas: index):
+    %total = ggemm.tile_count %s
+  }
+  return
+}
+
+// -----
+
+func.func @launch_dependent_two_waits(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  // expected-error @+1 {{'ggemm.launch' op expects one ggemm.wait_dependency in the body of a dependent_launch, got 2}}
+  ggemm.launch %s grid(persistent) dependent_launch {
+  ^bb0(%cta: index, %num_ctas: index):
+    ggemm.wait_dependency
+    ggemm.wait_dependency
+  }
+  return
+}
+
+// -----
+
+func.func @wait_without_dependent_launch(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.wait_dependency' op expects its ggemm.launch to be dependent_launch (without it nothing runs before the previous kernel has finished)}}
+    ggemm.wait_dependency
+  }
+  return
+}
+
+// -----
+
+func.func @wait_outside_launch() {
+  // expected-error @+1 {{'ggemm.wait_dependency' op expects parent op 'ggemm.launch'}}
+  ggemm.wait_dependency
+  return
+}
+
+// -----
+
+func.func @prefetch_indices(%w: memref<1x2112x7168xf8E4M3FN>, %i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.prefetch_tile' op expects 3 indices (one per dimension of source), got 2}}
+    ggemm.prefetch_tile %w[%i, %i] : memref<1x2112x7168xf8E4M3FN>, !ggemm.tile<64x128xf8E4M3FN>
+  }
+  return
+}
+
+// -----
+
+func.func @prefetch_element_type(%w: memref<1x2112x7168xf8E4M3FN>, %i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.prefetch_tile' op expects the tile's element type 'bf16' to be source's, 'f8E4M3FN'}}
+    ggemm.prefetch_tile %w[%i, %i, %i] : memref<1x2112x7168xf8E4M3FN>, !ggemm.tile<64x64xbf16>
+  }
+  return
+}
+
+// -----
+
+func.func @prefetch_outside_launch(%w: memref<1x2112x7168xf8E4M3FN>, %i: index) {
+  // expected-error @+1 {{'ggemm.prefetch_tile' op expects to be in the body of a ggemm.launch}}
+  ggemm.prefetch_tile %w[%i, %i, %i] : memref<1x2112x7168xf8E4M3FN>, !ggemm.tile<64x128xf8E4M3FN>
+  return
+}
+
+// -----
+
 func.func @launch_grid(%i: index) {
   %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
       config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)

@@ -646,7 +646,8 @@ func.func @tile_uniform(%x: memref<?x512xf8E4M3FN>, %w: memref<4x128x512xf8E5M2>
 }
 
 //===----------------------------------------------------------------------===//
-// Schedule level: tile_schedule, launch, tile_count, map_tile,
+// Schedule level: tile_schedule, launch, wait_dependency, prefetch_tile,
+// tile_count, map_tile,
 // warp_specialize, create_ring, ring_put, ring_get, ring_release,
 // store_drain;
 // !ggemm.schedule, !ggemm.ring
@@ -661,8 +662,14 @@ func.func @tile_uniform(%x: memref<?x512xf8E4M3FN>, %w: memref<4x128x512xf8E5M2>
 // CHECK-NEXT: %[[T:.+]] = ggemm.tile_count %[[S]]
 // CHECK-NEXT: scf.for %[[ID:.+]] = %[[CTA]] to %[[T]] step %[[NUM]] {
 // CHECK-NEXT: %group, %row, %row_end, %col = ggemm.map_tile %[[S]][%[[ID]]]
+// A dependent launch: its wait, and an L2 prefetch of a weight tile
+// before it.
 // CHECK: func.func @schedule_tiles(
 // CHECK: ggemm.launch %{{.*}} grid(tiles) dependent_launch {
+// CHECK-NEXT: ^bb0(%cta: index, %num_ctas: index):
+// CHECK-NEXT: ggemm.prefetch_tile %{{.*}}[%{{.*}}, %cta, %{{.*}}] : memref<1x2112x7168xf8E4M3FN>, !ggemm.tile<64x128xf8E4M3FN>
+// CHECK-NEXT: ggemm.wait_dependency
+// CHECK-NEXT: ggemm.tile_count
 func.func @schedule_persistent(%indptr: memref<9xi32>, %groups: index, %m: index,
                                %n: index) {
   %c0 = arith.constant 0 : index
@@ -678,12 +685,15 @@ func.func @schedule_persistent(%indptr: memref<9xi32>, %groups: index, %m: index
   }
   return
 }
-func.func @schedule_tiles(%groups: index, %rows: index, %m: index, %n: index) {
+func.func @schedule_tiles(%groups: index, %rows: index, %m: index, %n: index,
+                          %w: memref<1x2112x7168xf8E4M3FN>) {
   %sched = ggemm.tile_schedule uniform groups(%groups) rows_per_group(%rows)
       num_rows(%m) num_cols(%n)
       config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1>)
   ggemm.launch %sched grid(tiles) dependent_launch {
   ^bb0(%cta: index, %num_ctas: index):
+    ggemm.prefetch_tile %w[%rows, %cta, %m] : memref<1x2112x7168xf8E4M3FN>, !ggemm.tile<64x128xf8E4M3FN>
+    ggemm.wait_dependency
     %total = ggemm.tile_count %sched
     %has = arith.cmpi ult, %cta, %total : index
     scf.if %has {

@@ -18,14 +18,17 @@
 // NK: .param .align 64 .b8 seg_nk_v3_kernel_param_1[128]
 // NK: .maxntid 384, 1, 1
 // NK: .minnctapersm 1
-// Thread 0 prefetches the TMA descriptors, then programmatic dependent
-// launch (the default): the previous grid first.
+// Thread 0 prefetches the TMA descriptors, the ring's mbarriers are set
+// up, then programmatic dependent launch (the default): the previous grid
+// before any global load. Eight groups: no weight prefetch.
 // NK-NOT: ld.global
 // NK-COUNT-2: prefetch.param.tensormap
 // NK-NOT: ld.global
+// NK: mbarrier.init.shared.b64
+// NK-NOT: ld.global
+// NK-NOT: cp.async.bulk.prefetch.tensor
 // NK: griddepcontrol.wait;
 // NK-NEXT: griddepcontrol.launch_dependents;
-// NK: mbarrier.init.shared.b64
 // NK: setmaxnreg.dec.sync.aligned.u32 40
 // NK: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
 // NK: cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes

@@ -11,6 +11,7 @@
 // CHECK-LABEL: func.func @clustered(
 // CHECK: ggemm.launch %[[S:.+]] grid(persistent) dependent_launch {
 // CHECK-NEXT: ^bb0(%[[CTA:.+]]: index, %[[NUM:.+]]: index):
+// CHECK-NEXT: ggemm.wait_dependency
 // CHECK-NEXT: %[[T:.+]] = ggemm.tile_count %[[S]]
 // CHECK-NEXT: %[[C2:.+]] = arith.constant 2 : index
 // CHECK-NEXT: %[[CL:.+]] = arith.divui %[[CTA]], %[[C2]] : index

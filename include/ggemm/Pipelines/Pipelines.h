@@ -117,6 +117,13 @@ struct ToPtxOptions : public PassPipelineOptions<ToPtxOptions> {
                      "waits for it before touching memory "
                      "(ggemm-persistent-schedule's dependent-launch)"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> dependentPrefetchBytes{
+      *this, "dependent-prefetch-bytes",
+      llvm::cl::desc("with dependent-launch, at most this many bytes of the "
+                     "first tiles' weights brought into L2 before the wait "
+                     "(ggemm-persistent-schedule's dependent-prefetch-bytes; "
+                     "0: none)"),
+      llvm::cl::init(16 << 20)};
   PassOptions::Option<bool> tmaStore{
       *this, "tma-store",
       llvm::cl::desc("stage the epilogue through shared memory and store it "

@@ -119,6 +119,9 @@ LogicalResult LoopsTranslator::translateGGemmOp(Operation *op) {
                     scheduleOf(count.getSchedule()).totalTiles(b, loc));
         return success();
       })
+      // Launches run one after the other here, and there is no L2 to fill.
+      .Case<WaitDependencyOp, PrefetchTileOp>(
+          [](Operation *) { return success(); })
       .Case([&](MapTileOp map) {
         Value rank =
             map.getClusterRank() ? lookup(map.getClusterRank(), map) : Value();

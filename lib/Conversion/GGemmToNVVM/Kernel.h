@@ -251,6 +251,11 @@ private:
   Value scalesHeader(Value buffer, ScalesType scales);
   LogicalResult translateCreateRing(CreateRingOp op);
   LogicalResult translateRingPut(RingPutOp op);
+  LogicalResult translatePrefetchTile(PrefetchTileOp op);
+  /// The TMA coordinates of the box at `indices` (`op`'s): the memref
+  /// indices translated, innermost first, as i32.
+  LogicalResult tmaCoordinates(Operation *op, ValueRange indices,
+                               SmallVectorImpl<Value> &coords);
   LogicalResult translateRingGet(RingGetOp op);
   LogicalResult translateRingRelease(RingReleaseOp op);
   LogicalResult translateWarpSpecialize(WarpSpecializeOp op);

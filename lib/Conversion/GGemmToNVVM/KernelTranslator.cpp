@@ -99,16 +99,6 @@ LogicalResult KernelTranslator::translate() {
           /*tensormap=*/b.getUnitAttr(), /*uniform=*/UnitAttr(),
           /*in_param_space=*/b.getUnitAttr());
   }
-  if (facts.dependentLaunch) {
-    // Programmatic dependent launch: nothing of this kernel reads or
-    // writes global memory before the previous grid of the stream has
-    // finished (the tile count reads device data, so this comes first);
-    // then the next grid may launch, its CTAs starting as SMs free up and
-    // waiting likewise.
-    NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
-    NVVM::GriddepcontrolOp::create(b, loc,
-                                   NVVM::GridDepActionKind::launch_dependents);
-  }
   warpgroup = arith::DivUIOp::create(b, loc, tid, idx(128));
   // A cooperative consumer warpgroup w computes rows [64 w, 64 w + 64) of
   // every tile; a ping-pong one all rows of its own tiles, from row 0 (a
@@ -198,11 +188,67 @@ Value KernelTranslator::resolveExternal(Value value, Operation *user) {
   return Value();
 }
 
+LogicalResult KernelTranslator::tmaCoordinates(Operation *op,
+                                               ValueRange indices,
+                                               SmallVectorImpl<Value> &coords) {
+  // TMA coordinates run innermost first: the memref indices reversed.
+  for (Value i : llvm::reverse(indices)) {
+    Value mapped = lookup(i, op);
+    if (!mapped)
+      return failure();
+    coords.push_back(toI32(mapped));
+  }
+  return success();
+}
+
+LogicalResult KernelTranslator::translatePrefetchTile(PrefetchTileOp op) {
+  if (op.getSource() != facts.x && op.getSource() != facts.w)
+    return op.emitOpError() << "expects to prefetch a tile of the kernel's x "
+                               "or w (the operands with TMA descriptors)";
+  SmallVector<Value> coords;
+  if (failed(tmaCoordinates(op, op.getIndices(), coords)))
+    return failure();
+  // The boxes ggemm.ring_put loads the tile in: one 128-byte swizzle row
+  // wide, several side by side along the rows of an mn_major tile.
+  TileType type = cast<TileType>(op.getTile());
+  int64_t boxElems = kSwizzleBytes / getElementBytes(type.getElementType());
+  int64_t boxes = type.isMNMajor() ? type.getRows() / boxElems : 1;
+  Value desc = param(op.getSource() == facts.x ? kADesc : kBDesc);
+  // One thread of the CTA.
+  auto first =
+      scf::IfOp::create(b, loc, cmp(arith::CmpIPredicate::eq, tid, idx(0)),
+                        /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(first.thenBlock());
+  for (int64_t j = 0; j < boxes; ++j) {
+    SmallVector<Value> at(coords);
+    if (j)
+      at[0] = arith::AddIOp::create(b, loc, coords[0], c32(j * boxElems));
+    NVVM::CpAsyncBulkTensorPrefetchOp::create(
+        b, loc, desc, at, /*im2colOffsets=*/ValueRange{},
+        NVVM::TMALoadMode::TILE, /*l2CacheHint=*/Value());
+  }
+  return success();
+}
+
 LogicalResult KernelTranslator::translateGGemmOp(Operation *op) {
   return TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](TileCountOp count) {
         mapping.map(count.getCount(), schedule->totalTiles(b, loc));
         return success();
+      })
+      .Case([&](WaitDependencyOp) {
+        // Programmatic dependent launch: every thread waits for the
+        // previous grid of the stream to finish and its writes to be
+        // visible; then the next grid may launch, its CTAs starting as SMs
+        // free up and waiting likewise.
+        NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
+        NVVM::GriddepcontrolOp::create(
+            b, loc, NVVM::GridDepActionKind::launch_dependents);
+        return success();
+      })
+      .Case([&](PrefetchTileOp prefetch) {
+        return translatePrefetchTile(prefetch);
       })
       .Case([&](MapTileOp map) {
         Value tileId = lookup(map.getTile(), map);

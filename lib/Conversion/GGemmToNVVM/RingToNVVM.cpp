@@ -257,14 +257,9 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
     // the whole box is loaded.
     TileType type = tileLoad.getType();
     Value desc = param(tileLoad.getSource() == facts.x ? kADesc : kBDesc);
-    // TMA coordinates run innermost first: the memref indices reversed.
     SmallVector<Value> coords;
-    for (Value i : llvm::reverse(tileLoad.getIndices())) {
-      Value mapped = lookup(i, tileLoad);
-      if (!mapped)
-        return failure();
-      coords.push_back(toI32(mapped));
-    }
+    if (failed(tmaCoordinates(tileLoad, tileLoad.getIndices(), coords)))
+      return failure();
     // A box is one 128-byte swizzle row wide: an mn_major tile (rows
     // contiguous) is several boxes side by side along its rows.
     int64_t elemBytes = getElementBytes(type.getElementType());

@@ -38,6 +38,29 @@ LogicalResult LaunchOp::verifyRegions() {
     return emitOpError() << "expects the body to take 2 index arguments "
                             "(cta, num_ctas), got "
                          << body.getNumArguments() << " arguments";
+  auto waits = body.getOps<WaitDependencyOp>();
+  int64_t numWaits = std::distance(waits.begin(), waits.end());
+  if (getDependentLaunch() && numWaits != 1)
+    return emitOpError() << "expects one ggemm.wait_dependency in the body of "
+                            "a dependent_launch, got "
+                         << numWaits;
+  return success();
+}
+
+LogicalResult WaitDependencyOp::verify() {
+  if (!cast<LaunchOp>((*this)->getParentOp()).getDependentLaunch())
+    return emitOpError() << "expects its ggemm.launch to be dependent_launch "
+                            "(without it nothing runs before the previous "
+                            "kernel has finished)";
+  return success();
+}
+
+LogicalResult PrefetchTileOp::verify() {
+  if (failed(verifyTileBox(*this, getSource().getType(), getIndices().size(),
+                           cast<TileType>(getTile()))))
+    return failure();
+  if (!(*this)->getParentOfType<LaunchOp>())
+    return emitOpError() << "expects to be in the body of a ggemm.launch";
   return success();
 }
 

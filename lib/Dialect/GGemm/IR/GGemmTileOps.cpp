@@ -59,22 +59,32 @@ void ForeachTileOp::getAsmBlockArgumentNames(Region &region,
 // LoadTileOp
 //===----------------------------------------------------------------------===//
 
+LogicalResult mlir::ggemm::detail::verifyTileBox(Operation *op,
+                                                 MemRefType source,
+                                                 size_t numIndices,
+                                                 TileType tile) {
+  int64_t rank = source.getRank();
+  if (rank != 2 && rank != 3)
+    return op->emitOpError() << "expects source to be a matrix or a batch of "
+                                "matrices (rank 2 or 3), got rank "
+                             << rank;
+  if (static_cast<int64_t>(numIndices) != rank)
+    return op->emitOpError()
+           << "expects " << rank
+           << " indices (one per dimension of source), got " << numIndices;
+  if (source.getElementType() != tile.getElementType())
+    return op->emitOpError()
+           << "expects the tile's element type " << tile.getElementType()
+           << " to be source's, " << source.getElementType();
+  return success();
+}
+
 LogicalResult LoadTileOp::verify() {
   MemRefType sourceType = getSource().getType();
   TileType tileType = getTile().getType();
   int64_t rank = sourceType.getRank();
-  if (rank != 2 && rank != 3)
-    return emitOpError() << "expects source to be a matrix or a batch of "
-                            "matrices (rank 2 or 3), got rank "
-                         << rank;
-  if (static_cast<int64_t>(getIndices().size()) != rank)
-    return emitOpError() << "expects " << rank
-                         << " indices (one per dimension of source), got "
-                         << getIndices().size();
-  if (sourceType.getElementType() != tileType.getElementType())
-    return emitOpError() << "expects the tile's element type "
-                         << tileType.getElementType() << " to be source's, "
-                         << sourceType.getElementType();
+  if (failed(verifyTileBox(*this, sourceType, getIndices().size(), tileType)))
+    return failure();
   if (isQuantized(tileType.getElementType()) && tileType.isMNMajor())
     return emitOpError() << "expects a k_major " << tileType.getElementType()
                          << " tile (wgmma reads FP8 and INT8 operands K-major "

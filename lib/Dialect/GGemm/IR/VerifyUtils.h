@@ -40,6 +40,12 @@ LogicalResult verifyTileHeader(Operation *op, RowMapping rowMapping,
                                Value groupRows, Value weightIndices,
                                Value numWeights, TileConfigAttr config);
 
+/// What ggemm.load_tile and ggemm.prefetch_tile check of the box they name:
+/// a matrix or a batch of matrices, one index per dimension, the tile's
+/// element type the source's.
+LogicalResult verifyTileBox(Operation *op, MemRefType source, size_t numIndices,
+                            TileType tile);
+
 } // namespace mlir::ggemm::detail
 
 #endif // GGEMM_LIB_DIALECT_GGEMM_IR_VERIFYUTILS_H

@@ -11,7 +11,10 @@
 #include "ggemm/Dialect/GGemm/Transforms/StageChecks.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::ggemm {
 #define GEN_PASS_DEF_GGEMMPERSISTENTSCHEDULE
@@ -32,8 +35,114 @@ void inlineTileBody(RewriterBase &rewriter, ForeachTileOp loop, MapTileOp tile,
   rewriter.inlineBlockBefore(&body, before, tile.getResults());
 }
 
+/// The weight load of `loop`'s K loop whose tiles can be named without
+/// device data, or null: one group (whose every column tile the product
+/// reads, whatever its rows), no weight indices, static N, no clusters, and
+/// one plain load of a weight batch (no gather, split or K bounds) indexed
+/// by the group, the column, constants and the K loop (a constant 0..KB
+/// trip) only.
+LoadTileOp prefetchableWeightLoad(ForeachTileOp loop) {
+  if (loop.getConfigAttr().getClusterM() > 1 || loop.getWeightIndices() ||
+      getConstantIntValue(loop.getNumGroups()) != std::optional<int64_t>(1) ||
+      !getConstantIntValue(loop.getNumCols()))
+    return {};
+  Block &body = loop.getBody().front();
+  LoadTileOp weights;
+  WalkResult walk = loop.walk([&](LoadTileOp load) {
+    if (load.getSource().getType().getRank() != 3)
+      return WalkResult::advance();
+    if (weights)
+      return WalkResult::interrupt();
+    weights = load;
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted() || !weights || weights.getGather() ||
+      weights.getSplit() || weights.getKEnd() || weights.getKBegin())
+    return {};
+  auto kLoop = dyn_cast<scf::ForOp>(weights->getParentOp());
+  if (!kLoop || kLoop->getParentOp() != loop ||
+      getConstantIntValue(kLoop.getLowerBound()) != std::optional<int64_t>(0) ||
+      getConstantIntValue(kLoop.getStep()) != std::optional<int64_t>(1) ||
+      !getConstantIntValue(kLoop.getUpperBound()))
+    return {};
+  // The indices may use the group and the column, not the rows.
+  SmallVector<Value> work(weights.getIndices());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (v == body.getArgument(1) || v == body.getArgument(2))
+      return {};
+    Operation *def = v.getDefiningOp();
+    if (!def || !loop->isAncestor(def))
+      continue;
+    if (!isPure(def) || def->getNumRegions())
+      return {};
+    llvm::append_range(work, def->getOperands());
+  }
+  return weights;
+}
+
+/// Before the wait of a dependent launch: CTA c below the column tile count
+/// prefetches the first K blocks of column tile c's weights into L2
+/// (prefetchableWeightLoad's), as many as keep the whole within
+/// `budgetBytes`. Between them the CTAs bring in the first blocks of every
+/// column tile, each once; L2 being shared, which CTA then reads them does
+/// not matter (with one row tile, tile c is column tile c in either
+/// raster).
+void prefetchFirstWeights(RewriterBase &rewriter, ForeachTileOp loop, Value cta,
+                          int64_t budgetBytes) {
+  LoadTileOp weights = prefetchableWeightLoad(loop);
+  if (!weights || budgetBytes <= 0)
+    return;
+  Location loc = weights.getLoc();
+  auto kLoop = cast<scf::ForOp>(weights->getParentOp());
+  int64_t kBlocks = *getConstantIntValue(kLoop.getUpperBound());
+  int64_t blockN = loop.getConfigAttr().getBlockN();
+  int64_t colTiles =
+      llvm::divideCeil(*getConstantIntValue(loop.getNumCols()), blockN);
+  int64_t tileBytes = weights.getType().getNumBytes();
+  int64_t blocks = std::min(kBlocks, budgetBytes / (colTiles * tileBytes));
+  if (blocks <= 0 || kBlocks <= 0)
+    return;
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
+  };
+  Value first = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult,
+                                      cta, cst(colTiles));
+  auto ifFirst = scf::IfOp::create(rewriter, loc, first, false);
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(ifFirst.thenBlock());
+  Block &body = loop.getBody().front();
+  IRMapping mapping;
+  mapping.map(body.getArgument(0), cst(0));
+  mapping.map(body.getArgument(3),
+              arith::MulIOp::create(rewriter, loc, cta, cst(blockN)));
+  Value lower = cst(0), upper = cst(blocks), step = cst(1);
+  auto blocksLoop = scf::ForOp::create(rewriter, loc, lower, upper, step);
+  rewriter.setInsertionPointToStart(blocksLoop.getBody());
+  mapping.map(kLoop.getInductionVar(), blocksLoop.getInductionVar());
+  // The indices' arithmetic (K offsets, the weight-scale column), cloned
+  // in order; what is defined outside the tile loop is used as it is.
+  std::function<Value(Value)> clone = [&](Value v) -> Value {
+    if (Value mapped = mapping.lookupOrNull(v))
+      return mapped;
+    Operation *def = v.getDefiningOp();
+    if (!def || !loop->isAncestor(def))
+      return v;
+    for (Value operand : def->getOperands())
+      clone(operand);
+    rewriter.clone(*def, mapping);
+    return mapping.lookup(v);
+  };
+  SmallVector<Value> indices;
+  for (Value index : weights.getIndices())
+    indices.push_back(clone(index));
+  PrefetchTileOp::create(rewriter, loc, weights.getSource(), indices,
+                         TypeAttr::get(weights.getType()));
+}
+
 LogicalResult schedule(RewriterBase &rewriter, ForeachTileOp loop,
-                       GridPolicy grid, bool dependentLaunch) {
+                       GridPolicy grid, bool dependentLaunch,
+                       int64_t prefetchBytes) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
   auto sched = TileScheduleOp::create(
@@ -48,6 +157,10 @@ LogicalResult schedule(RewriterBase &rewriter, ForeachTileOp loop,
       &launch.getBody(), {}, {rewriter.getIndexType(), rewriter.getIndexType()},
       {loc, loc});
   Value cta = launch.getCtaArg(), numCtas = launch.getNumCtasArg();
+  if (dependentLaunch) {
+    prefetchFirstWeights(rewriter, loop, cta, prefetchBytes);
+    WaitDependencyOp::create(rewriter, loc);
+  }
   Value total = TileCountOp::create(rewriter, loc, sched);
   TileConfigAttr config = loop.getConfigAttr();
   if (config.getClusterM() > 1) {
@@ -108,7 +221,13 @@ struct PersistentSchedulePass
                            << ": a cluster's CTAs walk their tiles together";
         return signalPassFailure();
       }
-      if (failed(schedule(rewriter, loop, grid, dependentLaunch)))
+      if (dependentPrefetchBytes < 0) {
+        loop.emitOpError() << "expects dependent-prefetch-bytes >= 0, got "
+                           << static_cast<int64_t>(dependentPrefetchBytes);
+        return signalPassFailure();
+      }
+      if (failed(schedule(rewriter, loop, grid, dependentLaunch,
+                          dependentPrefetchBytes)))
         return signalPassFailure();
     }
   }

@@ -72,15 +72,16 @@ def GGemm_LaunchOp : GGemm_Op<"launch", [
 
     `dependent_launch` (programmatic dependent launch, written by
     `ggemm-persistent-schedule`): the kernel may be launched while the
-    kernel before it in its stream is still running. Every thread first
-    waits for that kernel to finish and its writes to be visible
-    (`griddepcontrol.wait`, before anything else the kernel does: the tile
-    count already reads device data), then lets the next such kernel in
-    the stream be launched (`griddepcontrol.launch_dependents`). What
-    overlaps the previous kernel's tail is this kernel's launch and its
-    CTAs' start, wherever an SM frees up. The manifest's
-    `dependent_launch` tells the runtime to launch it with programmatic
-    stream serialization; without that the wait returns at once.
+    kernel before it in its stream is still running. The body then holds
+    one `ggemm.wait_dependency`, directly in it, before anything that reads
+    or writes global memory written by other kernels (the tile count
+    already reads device data): every thread waits there for that kernel
+    to finish and its writes to be visible, then lets the next such kernel
+    in the stream be launched. What overlaps the previous kernel's tail is
+    this kernel's launch, its CTAs' start, and what comes before the wait
+    (`ggemm.prefetch_tile`s of weights). The manifest's `dependent_launch`
+    tells the runtime to launch it with programmatic stream serialization;
+    without that the wait returns at once.
 
     ```mlir
     ggemm.launch %sched grid(persistent) {
@@ -111,6 +112,59 @@ def GGemm_LaunchOp : GGemm_Op<"launch", [
     /// is not defined by one).
     TileScheduleOp getScheduleOp();
   }];
+}
+
+def GGemm_WaitDependencyOp : GGemm_Op<"wait_dependency",
+                                      [HasParent<"LaunchOp">]> {
+  let summary = "wait for the previous kernel of the stream (dependent launch)";
+  let description = [{
+    In the body of a `dependent_launch` `ggemm.launch`, once: every thread
+    waits until the kernel before this one in its stream has finished and
+    its writes are visible, then lets the next dependent kernel of the
+    stream be launched. On the GPU `griddepcontrol.wait` and
+    `griddepcontrol.launch_dependents`; on the CPU (one launch after the
+    other) nothing. What comes before it must not read memory another
+    kernel may write, other than as a prefetch (`ggemm.prefetch_tile`:
+    L2 is the point of coherence, so a line it brings in is updated by the
+    previous kernel's writes).
+
+    ```mlir
+    ggemm.launch %sched grid(persistent) dependent_launch {
+    ^bb0(%cta: index, %num_ctas: index):
+      ggemm.wait_dependency
+      %total = ggemm.tile_count %sched
+      ...
+    }
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+  let hasVerifier = 1;
+}
+
+def GGemm_PrefetchTileOp : GGemm_Op<"prefetch_tile"> {
+  let summary = "bring one operand tile into L2 ahead of its load";
+  let description = [{
+    The box that `ggemm.load_tile %source[%indices]` of type `tile` would
+    read, brought into L2 and nowhere else: a hint with no result, which a
+    later load of the same box finds in L2. Elements outside `source` are
+    skipped. On the GPU one thread of the CTA issues it
+    (`cp.async.bulk.prefetch.tensor`, the operand's TMA descriptor); on the
+    CPU it does nothing. `ggemm-persistent-schedule` puts them in a
+    dependent launch before `ggemm.wait_dependency`, for the weights of the
+    CTA's first tile, so that they come in while the previous kernel
+    finishes.
+
+    ```mlir
+    ggemm.prefetch_tile %w[%c0, %col, %k] : memref<1x2112x7168xf8E4M3FN>, !ggemm.tile<64x128xf8E4M3FN>
+    ```
+  }];
+  let arguments = (ins GGemm_OperandMemref:$source,
+                   Variadic<GGemm_Index>:$indices,
+                   TypeAttrOf<GGemm_Tile>:$tile);
+  let assemblyFormat = [{
+    $source `[` $indices `]` attr-dict `:` type($source) `,` $tile
+  }];
+  let hasVerifier = 1;
 }
 
 def GGemm_TileCountOp : GGemm_Op<"tile_count", [MemoryEffects<[MemRead]>]> {

@@ -39,7 +39,33 @@ def GGemmPersistentSchedule
     `ggemm.map_tile`, and the tile body is unchanged. With
     `dependent-launch` (the default) the launch is `dependent_launch`: the
     kernel may start while the previous kernel of its stream finishes
-    (see `ggemm.launch`).
+    (see `ggemm.launch`), and its body starts with `ggemm.wait_dependency`.
+    Before the wait, where the weight tiles are known without device data
+    (one group, whose every column tile the product reads; no weight
+    indices, static N, no clusters), CTA `c < ceil(N / block_n)` brings the
+    first K blocks of column tile `c`'s weights into L2
+    (`ggemm.prefetch_tile`; L2 is shared, so which CTA reads them later
+    does not matter), as many K blocks as keep all of them within
+    `dependent-prefetch-bytes` (16 MiB by default, a third of an H100's
+    L2; 0: none): a decode launch's weights then start to arrive while the
+    kernel before it runs, on the SMs that kernel leaves idle.
+
+    ```mlir
+    ggemm.launch %sched grid(persistent) dependent_launch {
+    ^bb0(%cta: index, %num_ctas: index):
+      %first = arith.cmpi ult, %cta, %c33 : index
+      scf.if %first {
+        %col = arith.muli %cta, %c64 : index
+        scf.for %kb = %c0 to %c56 step %c1 {
+          %k = arith.muli %kb, %c128 : index
+          ggemm.prefetch_tile %w[%c0, %col, %k]
+              : memref<1x2112x7168xf8E4M3FN>, !ggemm.tile<64x128xf8E4M3FN>
+        }
+      }
+      ggemm.wait_dependency
+      ...
+    }
+    ```
 
     A config with `cluster_m = C > 1` (thread-block clusters along m, which
     share weight tiles by TMA multicast) needs the persistent grid: a tile
@@ -66,6 +92,7 @@ def GGemmPersistentSchedule
         config(#cfg)
     ggemm.launch %sched grid(persistent) dependent_launch {
     ^bb0(%cta: index, %num_ctas: index):
+      ggemm.wait_dependency
       %total = ggemm.tile_count %sched
       scf.for %t = %cta to %total step %num_ctas {
         %group, %row, %row_end, %col = ggemm.map_tile %sched[%t]
@@ -79,6 +106,7 @@ def GGemmPersistentSchedule
     ```mlir
     ggemm.launch %sched grid(tiles) dependent_launch {
     ^bb0(%cta: index, %num_ctas: index):
+      ggemm.wait_dependency
       %total = ggemm.tile_count %sched
       %has_tile = arith.cmpi ult, %cta, %total : index
       scf.if %has_tile {
@@ -101,6 +129,10 @@ def GGemmPersistentSchedule
            "mark each ggemm.launch dependent_launch (programmatic dependent "
            "launch: it may start while the previous kernel of its stream "
            "finishes, and waits for it before reading anything)">,
+    Option<"dependentPrefetchBytes", "dependent-prefetch-bytes", "int64_t",
+           /*default=*/"16 << 20",
+           "with dependent-launch, at most this many bytes of the first "
+           "tiles' weights brought into L2 before the wait (0: none)">,
   ];
   let dependentDialects = ["::mlir::ggemm::GGemmDialect",
                            "::mlir::arith::ArithDialect",
