@@ -44,7 +44,8 @@ sys.path.insert(0, str(ROOT / "test" / "gpu"))
 from ggemm.runtime import Kernel  # noqa: E402
 import check_fp8 as c  # noqa: E402
 
-SHAPES = [(2112, 7168), (7168, 2048), (4096, 7168), (7168, 16384)]
+SHAPES = [(2112, 7168), (7168, 2048), (4096, 7168), (7168, 16384), (576, 7168),
+          (24576, 1536), (32768, 512)]
 ROWS = (1, 128)
 L2_BYTES = 50 << 20
 

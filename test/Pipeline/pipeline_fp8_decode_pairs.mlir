@@ -16,9 +16,9 @@
 // RUN: FileCheck %s --check-prefix=PAIRS --input-file=%t/fp8_decode_pairs_v3_kernel.ptx
 // RUN: FileCheck %s --check-prefix=PAIRS --input-file=%t/fp8_decode_pairs_v5_kernel.ptx
 // RUN: FileCheck %s --check-prefix=SINGLE --input-file=%t/fp8_decode_pairs_v6_kernel.ptx
-// RUN: FileCheck %s --check-prefix=L2PF --input-file=%t/fp8_decode_pairs_v0_kernel.ptx
-// RUN: gemm-opt %s --ggemm-to-ptx="chip=sm_90a dependent-prefetch-bytes=0 bundle-dir=%t/nopf" -o /dev/null
-// RUN: FileCheck %s --check-prefix=NOPF --input-file=%t/nopf/fp8_decode_pairs_v0_kernel.ptx
+// RUN: FileCheck %s --check-prefix=NOPF --input-file=%t/fp8_decode_pairs_v0_kernel.ptx
+// RUN: gemm-opt %s --ggemm-to-ptx="chip=sm_90a dependent-prefetch-bytes=16777216 bundle-dir=%t/pf" -o /dev/null
+// RUN: FileCheck %s --check-prefix=L2PF --input-file=%t/pf/fp8_decode_pairs_v0_kernel.ptx
 // RUN: not gemm-opt %s --ggemm-to-ptx="chip=sm_90a dependent-prefetch-bytes=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGPF
 // RUN: gemm-opt %s -ggemm-select-config=variants=true | FileCheck %s --check-prefix=CONFIG
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fp8_decode_pairs_v0_kernel.ptx -o %t/v0.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
@@ -57,15 +57,16 @@
 // SINGLE: wgmma.wait_group.sync.aligned 0;
 // SINGLE-NOT: wgmma.wait_group.sync.aligned 1;
 
-// One group: before the dependent launch's wait, thread 0 of CTA c < 33
-// brings the 56 K blocks of column tile c's weights (64 rows) into L2,
-// with no global load before the wait.
+// One group, with ggemm-to-ptx's dependent-prefetch-bytes: before the
+// dependent launch's wait, thread 0 of CTA c < 33 brings the 56 K blocks
+// of column tile c's weights (64 rows) into L2, with no global load before
+// the wait.
 // L2PF: .entry fp8_decode_pairs_v0_kernel(
 // L2PF-NOT: ld.global
 // L2PF: cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}];
 // L2PF-NOT: ld.global
 // L2PF: griddepcontrol.wait;
-// With dependent-prefetch-bytes=0 (ggemm-to-ptx's option) the wait alone.
+// By default (dependent-prefetch-bytes=0) the wait alone.
 // NOPF-NOT: cp.async.bulk.prefetch.tensor
 // NOPF: griddepcontrol.wait;
 // NOPF-NOT: cp.async.bulk.prefetch.tensor

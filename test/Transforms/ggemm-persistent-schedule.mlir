@@ -3,14 +3,14 @@
 // each (grid=tiles); the tile body moves in unchanged, its arguments
 // replaced by ggemm.map_tile's results. By default the launch is a
 // programmatic dependent launch (dependent_launch), its body starting with
-// ggemm.wait_dependency; dependent-launch=false leaves both out. Before the
-// wait, a one-group product prefetches weight tiles into L2 (see
-// @one_group); dependent-prefetch-bytes bounds them.
+// ggemm.wait_dependency; dependent-launch=false leaves both out. With
+// dependent-prefetch-bytes (0 by default), a one-group product prefetches
+// weight tiles into L2 before the wait (see @one_group).
 // RUN: gemm-opt %s -split-input-file -ggemm-persistent-schedule -verify-diagnostics | FileCheck %s
 // RUN: gemm-opt %s -split-input-file -ggemm-persistent-schedule=grid=tiles -verify-diagnostics | FileCheck %s --check-prefix=TILES
 // RUN: gemm-opt %s -split-input-file -ggemm-persistent-schedule=dependent-launch=false -verify-diagnostics | FileCheck %s --check-prefix=NODEP
+// RUN: gemm-opt %s -split-input-file -ggemm-persistent-schedule=dependent-prefetch-bytes=16777216 -verify-diagnostics | FileCheck %s --check-prefix=PF
 // RUN: gemm-opt %s -split-input-file -ggemm-persistent-schedule=dependent-prefetch-bytes=65536 -verify-diagnostics | FileCheck %s --check-prefix=BUDGET
-// RUN: gemm-opt %s -split-input-file -ggemm-persistent-schedule=dependent-prefetch-bytes=0 -verify-diagnostics | FileCheck %s --check-prefix=NOPF
 // RUN: not gemm-opt %s -split-input-file -ggemm-persistent-schedule=dependent-prefetch-bytes=-1 -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADPF
 
 // NODEP-LABEL: func.func @segment(
@@ -73,39 +73,41 @@ func.func @segment(%x: memref<?x256xbf16>, %w: memref<4x128x256xbf16>, %indptr: 
 
 // -----
 
-// One group, static N (a dense call): before the wait, CTA c < 33 (the
-// column tiles of 64 weight rows) brings the first K blocks of column tile
-// c's weights into L2, the K loop's index arithmetic cloned, the group 0.
-// 16 MiB (the default) covers all 56 K blocks of the 33 tiles' 8 KB boxes;
-// 65536 bytes covers 65536 / (33 x 8192) = 0 (no prefetch); with a group
-// count that is not 1 (@segment) nothing is prefetched either.
+// One group, static N (a dense call). With dependent-prefetch-bytes, before
+// the wait, CTA c < 33 (the column tiles of 64 weight rows) brings the
+// first K blocks of column tile c's weights into L2, the K loop's index
+// arithmetic cloned, the group 0: 16 MiB covers all 56 K blocks of the 33
+// tiles' 8 KB boxes, 65536 bytes 65536 / (33 x 8192) = 0 of them (no
+// prefetch); by default (0) none. With a group count that is not 1
+// (@segment) nothing is prefetched either.
 // CHECK-LABEL: func.func @one_group(
-// CHECK-SAME: %[[W:[a-z0-9]+]]: memref<1x2112x7168xf8E4M3FN>
-// CHECK: ggemm.launch %{{.+}} grid(persistent) dependent_launch {
-// CHECK-NEXT: ^bb0(%[[CTA:.+]]: index, %{{.+}}: index):
-// CHECK-NEXT: %[[C33:.+]] = arith.constant 33 : index
-// CHECK-NEXT: %[[FIRST:.+]] = arith.cmpi ult, %[[CTA]], %[[C33]] : index
-// CHECK-NEXT: scf.if %[[FIRST]] {
-// CHECK-NEXT: %[[G0:.+]] = arith.constant 0 : index
-// CHECK-NEXT: %[[C64:.+]] = arith.constant 64 : index
-// CHECK-NEXT: %[[COL:.+]] = arith.muli %[[CTA]], %[[C64]] : index
-// CHECK-NEXT: %[[ZERO:.+]] = arith.constant 0 : index
-// CHECK-NEXT: %[[C56:.+]] = arith.constant 56 : index
-// CHECK-NEXT: %[[ONE:.+]] = arith.constant 1 : index
-// CHECK-NEXT: scf.for %[[KB:.+]] = %[[ZERO]] to %[[C56]] step %[[ONE]] {
-// CHECK-NEXT: %[[C128:.+]] = arith.constant 128 : index
-// CHECK-NEXT: %[[K:.+]] = arith.muli %[[KB]], %[[C128]] : index
-// CHECK-NEXT: ggemm.prefetch_tile %[[W]][%[[G0]], %[[COL]], %[[K]]] : memref<1x2112x7168xf8E4M3FN>, !ggemm.tile<64x128xf8E4M3FN>
-// CHECK-NEXT: }
-// CHECK-NEXT: }
-// CHECK-NEXT: ggemm.wait_dependency
-// CHECK-NEXT: ggemm.tile_count
+// CHECK-NOT: ggemm.prefetch_tile
+// CHECK: ggemm.wait_dependency
+// CHECK-NOT: ggemm.prefetch_tile
+// PF-LABEL: func.func @one_group(
+// PF-SAME: %[[W:[a-z0-9]+]]: memref<1x2112x7168xf8E4M3FN>
+// PF: ggemm.launch %{{.+}} grid(persistent) dependent_launch {
+// PF-NEXT: ^bb0(%[[CTA:.+]]: index, %{{.+}}: index):
+// PF-NEXT: %[[C33:.+]] = arith.constant 33 : index
+// PF-NEXT: %[[FIRST:.+]] = arith.cmpi ult, %[[CTA]], %[[C33]] : index
+// PF-NEXT: scf.if %[[FIRST]] {
+// PF-NEXT: %[[G0:.+]] = arith.constant 0 : index
+// PF-NEXT: %[[C64:.+]] = arith.constant 64 : index
+// PF-NEXT: %[[COL:.+]] = arith.muli %[[CTA]], %[[C64]] : index
+// PF-NEXT: %[[ZERO:.+]] = arith.constant 0 : index
+// PF-NEXT: %[[C56:.+]] = arith.constant 56 : index
+// PF-NEXT: %[[ONE:.+]] = arith.constant 1 : index
+// PF-NEXT: scf.for %[[KB:.+]] = %[[ZERO]] to %[[C56]] step %[[ONE]] {
+// PF-NEXT: %[[C128:.+]] = arith.constant 128 : index
+// PF-NEXT: %[[K:.+]] = arith.muli %[[KB]], %[[C128]] : index
+// PF-NEXT: ggemm.prefetch_tile %[[W]][%[[G0]], %[[COL]], %[[K]]] : memref<1x2112x7168xf8E4M3FN>, !ggemm.tile<64x128xf8E4M3FN>
+// PF-NEXT: }
+// PF-NEXT: }
+// PF-NEXT: ggemm.wait_dependency
+// PF-NEXT: ggemm.tile_count
 // BUDGET-LABEL: func.func @one_group(
 // BUDGET-NOT: ggemm.prefetch_tile
 // BUDGET: ggemm.wait_dependency
-// NOPF-LABEL: func.func @one_group(
-// NOPF-NOT: ggemm.prefetch_tile
-// NOPF: ggemm.wait_dependency
 // NODEP-LABEL: func.func @one_group(
 // NODEP-NOT: ggemm.prefetch_tile
 func.func @one_group(%x: memref<?x7168xf8E4M3FN>, %w: memref<1x2112x7168xf8E4M3FN>,

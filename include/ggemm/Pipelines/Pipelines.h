@@ -122,8 +122,8 @@ struct ToPtxOptions : public PassPipelineOptions<ToPtxOptions> {
       llvm::cl::desc("with dependent-launch, at most this many bytes of the "
                      "first tiles' weights brought into L2 before the wait "
                      "(ggemm-persistent-schedule's dependent-prefetch-bytes; "
-                     "0: none)"),
-      llvm::cl::init(16 << 20)};
+                     "0, the default: none)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> tmaStore{
       *this, "tma-store",
       llvm::cl::desc("stage the epilogue through shared memory and store it "

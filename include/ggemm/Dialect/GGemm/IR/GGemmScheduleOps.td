@@ -79,7 +79,7 @@ def GGemm_LaunchOp : GGemm_Op<"launch", [
     to finish and its writes to be visible, then lets the next such kernel
     in the stream be launched. What overlaps the previous kernel's tail is
     this kernel's launch, its CTAs' start, and what comes before the wait
-    (`ggemm.prefetch_tile`s of weights). The manifest's `dependent_launch`
+    (the ring's mbarrier setup, `ggemm.prefetch_tile`s of weights). The manifest's `dependent_launch`
     tells the runtime to launch it with programmatic stream serialization;
     without that the wait returns at once.
 
@@ -150,9 +150,10 @@ def GGemm_PrefetchTileOp : GGemm_Op<"prefetch_tile"> {
     skipped. On the GPU one thread of the CTA issues it
     (`cp.async.bulk.prefetch.tensor`, the operand's TMA descriptor); on the
     CPU it does nothing. `ggemm-persistent-schedule` puts them in a
-    dependent launch before `ggemm.wait_dependency`, for the weights of the
-    CTA's first tile, so that they come in while the previous kernel
-    finishes.
+    dependent launch before `ggemm.wait_dependency`, for the first K blocks
+    of a one-group product's weights, when its `dependent-prefetch-bytes`
+    allows (not by default: bench/NOTES.md v32), so that they come in while
+    the previous kernel finishes.
 
     ```mlir
     ggemm.prefetch_tile %w[%c0, %col, %k] : memref<1x2112x7168xf8E4M3FN>, !ggemm.tile<64x128xf8E4M3FN>

@@ -46,9 +46,11 @@ def GGemmPersistentSchedule
     first K blocks of column tile `c`'s weights into L2
     (`ggemm.prefetch_tile`; L2 is shared, so which CTA reads them later
     does not matter), as many K blocks as keep all of them within
-    `dependent-prefetch-bytes` (16 MiB by default, a third of an H100's
-    L2; 0: none): a decode launch's weights then start to arrive while the
-    kernel before it runs, on the SMs that kernel leaves idle.
+    `dependent-prefetch-bytes` (0, the default: none), so that a decode
+    launch's weights would start to arrive while the kernel before it runs.
+    Off by default: on an H100, 16 MiB of it made chains of FP8 decode
+    launches 0.77-1.05x as fast and single launches 0.83-1.00x
+    (bench/NOTES.md v32).
 
     ```mlir
     ggemm.launch %sched grid(persistent) dependent_launch {
@@ -130,9 +132,10 @@ def GGemmPersistentSchedule
            "launch: it may start while the previous kernel of its stream "
            "finishes, and waits for it before reading anything)">,
     Option<"dependentPrefetchBytes", "dependent-prefetch-bytes", "int64_t",
-           /*default=*/"16 << 20",
+           /*default=*/"0",
            "with dependent-launch, at most this many bytes of the first "
-           "tiles' weights brought into L2 before the wait (0: none)">,
+           "tiles' weights brought into L2 before the wait (0, the "
+           "default: none)">,
   ];
   let dependentDialects = ["::mlir::ggemm::GGemmDialect",
                            "::mlir::arith::ArithDialect",
