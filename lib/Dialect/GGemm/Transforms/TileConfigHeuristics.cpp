@@ -208,7 +208,7 @@ static TileChoice chooseTileShape(const ProblemSummary &problem,
   // columns take two waves (bench/NOTES.md v17, decode tiles): 0.45 makes
   // one wave of 32 beat one wave of 64 and lose to it over two.
   auto efficiency = [&](int64_t bn) {
-    if (problem.blockScaled && bn == 192)
+    if (bn == 192)
       return 0.93;
     if (bn == 32)
       return 0.45;
@@ -236,8 +236,16 @@ static TileChoice chooseTileShape(const ProblemSummary &problem,
       // 96 columns, which no weight scale block layout lines up with.
       if (problem.blockScaled && (bn > 192 || (bn == 192 && problem.gated)))
         continue;
-      // Other kinds have 256 (measured best) and no measurement at 192.
-      if (!problem.blockScaled && bn == 192)
+      // 16-bit operands have 256 (measured best) and no measurement at 192.
+      // 8-bit ones without block scales (tensor-wise or per-row FP8, INT8)
+      // take 192 where it pads less than 256: at N = 2112 (11 tiles of
+      // 192, 9 of 256 with a quarter of the last one empty) 128x192 ran
+      // 1.29x as fast as 128x256 at M = 4096 on an H100, FP8 and INT8
+      // alike (bench/NOTES.md v34); at N = 4096, where 256 divides N, the
+      // model keeps 256 (128x192 ran 0.73-0.76x there). Not for gated
+      // tiles (not measured).
+      if (!problem.blockScaled && bn == 192 &&
+          (problem.elementBytes != 1 || problem.gated))
         continue;
       // Groups of a few hundred rows in an unknown number of groups: at
       // 128 rows in one group, 128x192 FP8 tiles were 8-15 % slower than
