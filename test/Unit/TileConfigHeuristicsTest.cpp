@@ -252,6 +252,8 @@ TEST(ChooseTileConfig, EightBitTilesOf192ColumnsWherePaddingCosts) {
       EXPECT_EQ(c.blockM, 128) << integer << " rows=" << rows;
       EXPECT_EQ(c.blockN, 192) << integer << " rows=" << rows;
       EXPECT_EQ(c.consumerWarpgroups, 2) << integer << " rows=" << rows;
+      // Four stages (five would fit), for the staged epilogue's boxes.
+      EXPECT_EQ(c.stages, 4) << integer << " rows=" << rows;
       q.n = 4096;
       EXPECT_EQ(chooseTileConfig(q, kH100SMs).blockN, 256)
           << integer << " rows=" << rows;

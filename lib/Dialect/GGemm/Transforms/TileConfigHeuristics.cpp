@@ -241,9 +241,9 @@ static TileChoice chooseTileShape(const ProblemSummary &problem,
       // take 192 where it pads less than 256: at N = 2112 (11 tiles of
       // 192, 9 of 256 with a quarter of the last one empty) 128x192 ran
       // 1.29x as fast as 128x256 at M = 4096 on an H100, FP8 and INT8
-      // alike (bench/NOTES.md v34); at N = 4096, where 256 divides N, the
-      // model keeps 256 (128x192 ran 0.73-0.76x there). Not for gated
-      // tiles (not measured).
+      // alike, with four stages (bench/NOTES.md v34); at N = 4096, where
+      // 256 divides N, the model keeps 256 (128x192 ran 0.73-0.76x there).
+      // Not for gated tiles (not measured).
       if (!problem.blockScaled && bn == 192 &&
           (problem.elementBytes != 1 || problem.gated))
         continue;
@@ -314,6 +314,11 @@ static TileChoice chooseTileShape(const ProblemSummary &problem,
     return choice;
   }
   choice.stages = chooseStages(problem, choice);
+  // 8-bit 128x192 tiles without block scales: four stages, leaving room
+  // for two store boxes a consumer warpgroup (five left one): 1.09-1.10x
+  // as fast at M = 4096, N = 2112 on an H100, FP8 and INT8 (NOTES v34).
+  if (!problem.blockScaled && problem.elementBytes == 1 && best == 192)
+    choice.stages = std::min<int64_t>(4, choice.stages);
   // Large groups walk their 128x256 tiles in bands of 4 column tiles, so
   // that a wave of CTAs shares x tiles as well as weight tiles: on an H100
   // that ran 1.02-1.05x the plain walk on groups of ~8192 rows (64 row
