@@ -556,6 +556,38 @@ func.func @launch_dependent_two_waits(%i: index) {
 
 // -----
 
+func.func @launch_tile_count_before_wait(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %s grid(persistent) dependent_launch {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.tile_count' op expects to come after the launch's ggemm.wait_dependency: before it only the ring, ggemm.prefetch_tile and pure arithmetic may run (the previous kernel may still be writing memory)}}
+    %total = ggemm.tile_count %s
+    ggemm.wait_dependency
+  }
+  return
+}
+
+// -----
+
+func.func @launch_map_tile_before_wait(%i: index) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)
+  ggemm.launch %s grid(persistent) dependent_launch {
+  ^bb0(%cta: index, %num_ctas: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    scf.for %t = %c0 to %c1 step %c1 {
+      // expected-error @+1 {{'ggemm.map_tile' op expects to come after the launch's ggemm.wait_dependency}}
+      %g, %row, %row_end, %col = ggemm.map_tile %s[%t]
+    }
+    ggemm.wait_dependency
+  }
+  return
+}
+
+// -----
+
 func.func @wait_without_dependent_launch(%i: index) {
   %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
       config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)

@@ -3,6 +3,9 @@
 #include "RegionParsing.h"
 #include "VerifyUtils.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
 using namespace mlir;
 using namespace mlir::ggemm;
 using namespace mlir::ggemm::detail;
@@ -44,6 +47,29 @@ LogicalResult LaunchOp::verifyRegions() {
     return emitOpError() << "expects one ggemm.wait_dependency in the body of "
                             "a dependent_launch, got "
                          << numWaits;
+  if (numWaits == 0)
+    return success();
+  // Before the wait, nothing that touches memory another kernel may write:
+  // the ring, L2 prefetches, and the arithmetic and loops around them.
+  for (Operation &op : body) {
+    if (isa<WaitDependencyOp>(op))
+      break;
+    WalkResult early =
+        op.walk([&](Operation *inner) {
+          if (isa<CreateRingOp, PrefetchTileOp, scf::IfOp, scf::ForOp,
+                  scf::YieldOp>(inner) ||
+              isPure(inner))
+            return WalkResult::advance();
+          inner->emitOpError()
+              << "expects to come after the launch's ggemm.wait_dependency: "
+                 "before it only the ring, ggemm.prefetch_tile and pure "
+                 "arithmetic may run (the previous kernel may still be writing "
+                 "memory)";
+          return WalkResult::interrupt();
+        });
+    if (early.wasInterrupted())
+      return failure();
+  }
   return success();
 }
 

@@ -73,15 +73,17 @@ def GGemm_LaunchOp : GGemm_Op<"launch", [
     `dependent_launch` (programmatic dependent launch, written by
     `ggemm-persistent-schedule`): the kernel may be launched while the
     kernel before it in its stream is still running. The body then holds
-    one `ggemm.wait_dependency`, directly in it, before anything that reads
-    or writes global memory written by other kernels (the tile count
-    already reads device data): every thread waits there for that kernel
-    to finish and its writes to be visible, then lets the next such kernel
-    in the stream be launched. What overlaps the previous kernel's tail is
-    this kernel's launch, its CTAs' start, and what comes before the wait
-    (the ring's mbarrier setup, `ggemm.prefetch_tile`s of weights). The manifest's `dependent_launch`
-    tells the runtime to launch it with programmatic stream serialization;
-    without that the wait returns at once.
+    one `ggemm.wait_dependency`, directly in it, and before it only what
+    touches no memory another kernel may write: the ring
+    (`ggemm.create_ring`), `ggemm.prefetch_tile`s and the pure arithmetic
+    and `scf` loops and branches around them (the verifier checks it; the
+    tile count already reads device data). Every thread waits there for
+    that kernel to finish and its writes to be visible, then lets the next
+    such kernel in the stream be launched. What overlaps the previous
+    kernel's tail is this kernel's launch, its CTAs' start, and what comes
+    before the wait. The manifest's `dependent_launch` tells the runtime
+    to launch it with programmatic stream serialization; without that the
+    wait returns at once.
 
     ```mlir
     ggemm.launch %sched grid(persistent) {
