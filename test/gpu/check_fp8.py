@@ -956,15 +956,24 @@ def blockwise_peers(xq, xs_mn, wq, ws):
     return peers
 
 
+def runnable(fn, width=120):
+    """`fn` if it runs once on this torch (then synchronised), else the
+    error text (its first `width` characters): peers are optional."""
+    try:
+        fn()
+        torch.cuda.synchronize()
+        return fn
+    except Exception as error:  # noqa: BLE001 - the peer is optional
+        return f"{type(error).__name__}: {str(error)[:width]}"
+
+
 def first_peer(peers):
     errors = []
     for label, fn in peers:
-        try:
-            fn()
-            torch.cuda.synchronize()
+        result = runnable(fn, 100)
+        if callable(result):
             return label, fn, errors
-        except Exception as exc:  # noqa: BLE001
-            errors.append(f"{label}: {type(exc).__name__}: {str(exc)[:100]}")
+        errors.append(f"{label}: {result}")
     return None, None, errors
 
 
@@ -1191,12 +1200,7 @@ def scaled_mm_peer(xq, xs, wq, ws):
     b_scale = ws.reshape(1, 1) if ws.numel() == 1 else ws.reshape(1, -1)
     fn = lambda: torch._scaled_mm(xq, wq.t(), scale_a=a_scale,  # noqa: E731
                                   scale_b=b_scale, out_dtype=torch.bfloat16)
-    try:
-        fn()
-        torch.cuda.synchronize()
-        return fn
-    except Exception as error:  # noqa: BLE001 - the peer is optional
-        return f"{type(error).__name__}: {str(error)[:120]}"
+    return runnable(fn)
 
 
 def scaled_grouped_mm_peer(xq, xs, wq, ws, offsets):
@@ -1212,12 +1216,7 @@ def scaled_grouped_mm_peer(xq, xs, wq, ws, offsets):
     fn = lambda: torch._scaled_grouped_mm(  # noqa: E731
         xq, wq.transpose(-2, -1), a_scale, b_scale, offs=offsets[1:],
         out_dtype=torch.bfloat16)
-    try:
-        fn()
-        torch.cuda.synchronize()
-        return fn
-    except Exception as error:  # noqa: BLE001 - the peer is optional
-        return f"{type(error).__name__}: {str(error)[:120]}"
+    return runnable(fn)
 
 
 def dense_variants(kernels, name, g, baseline):
