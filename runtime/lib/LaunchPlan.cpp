@@ -1287,7 +1287,9 @@ Status computeGrid(const Manifest &manifest, int64_t tileBound, int smCount,
   }
   const int64_t clusterX = manifest.cluster[0];
   const int64_t maxGrid = std::numeric_limits<int32_t>::max();
+  // A split-K kernel takes split_k CTAs a tile.
   int64_t tiles = std::min(tileBound, maxGrid + clusterX);
+  tiles = std::min<int64_t>(tiles * manifest.splitK, maxGrid + clusterX);
   int64_t grid = ceilDiv(tiles, clusterX) * clusterX;
   if (manifest.gridPolicy == GridPolicy::Persistent) {
     if (smCount <= 0)

@@ -1712,9 +1712,18 @@ std::vector<Field> kernelBodyFields(const Reader &reader, Manifest &manifest) {
               reader.integer("block_n", Required, 1, 1 << 16, manifest.blockN),
               reader.integer("block_k", Optional, 1, 1 << 16, manifest.blockK),
               reader.integer("stages", Optional, 1, 64, manifest.stages),
+              reader.integer("split_k", Optional, 1, 16, manifest.splitK),
               ignored("consumer_warpgroups"), ignored("swap_ab"),
               ignored("pingpong")},
              KnownKeysOnly);
+         // A split-K tile's CTAs are one cluster (or a part of one).
+         if (status.ok() && manifest.splitK > 1 &&
+             manifest.cluster[0] % manifest.splitK != 0)
+           return reader.error(at / "split_k",
+                               "expected to divide cluster[0] (" +
+                                   std::to_string(manifest.cluster[0]) +
+                                   ": a tile's CTAs form a cluster), got " +
+                                   std::to_string(manifest.splitK));
          // An interleaved weight's tile is one block of gate and up rows:
          // the kernel pairs columns j and j + block_n / 2.
          const int64_t block = manifest.problem.gateUpBlock;

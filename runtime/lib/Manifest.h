@@ -229,6 +229,9 @@ struct Manifest {
   int blockN = 0;
   int blockK = 0;
   int stages = 0;
+  /// The CTAs of a split-K cluster that share each tile's K blocks
+  /// (tile.split_k; 1: none): the grid takes split_k CTAs a tile.
+  int splitK = 1;
   GridPolicy gridPolicy = GridPolicy::Persistent;
   int ctasPerSm = 1;
   /// quantize only: the scale blocks one CTA takes per step of its

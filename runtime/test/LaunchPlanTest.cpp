@@ -1336,6 +1336,26 @@ TEST(Grid, PersistentPolicyWithClusters) {
   EXPECT_EQ(grid, 8u);
 }
 
+TEST(Grid, SplitKTakesSplitKCtasATile) {
+  Manifest manifest = segmentManifest();
+  manifest.cluster = {8, 1, 1};
+  manifest.splitK = 8;
+  unsigned grid = 0;
+  // 9 tiles of 8 CTAs each.
+  ASSERT_TRUE(computeGrid(manifest, 9, 132, grid).ok());
+  EXPECT_EQ(grid, 72u);
+  // More than fit: as many whole clusters as there are SMs for.
+  ASSERT_TRUE(computeGrid(manifest, 33, 132, grid).ok());
+  EXPECT_EQ(grid, 128u);
+  // A huge tile bound does not overflow.
+  ASSERT_TRUE(computeGrid(manifest, INT64_MAX, 132, grid).ok());
+  EXPECT_EQ(grid, 128u);
+  manifest.cluster = {3, 1, 1};
+  manifest.splitK = 3;
+  ASSERT_TRUE(computeGrid(manifest, 33, 132, grid).ok());
+  EXPECT_EQ(grid, 99u);
+}
+
 TEST(Grid, TilesPolicy) {
   Manifest manifest = segmentManifest();
   manifest.gridPolicy = GridPolicy::Tiles;

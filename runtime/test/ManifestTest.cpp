@@ -237,6 +237,30 @@ TEST(Manifest, RejectsBadNumbers) {
           withManifest("\"cluster\": [1, 1, 1]", "\"cluster\": [2, 2, 1]")),
       "k.json: /cluster: the grid is one-dimensional, so cluster[1] and "
       "cluster[2] must be 1, got [2, 2, 1]");
+  // A split-K kernel: split_k CTAs a tile, which make (part of) a cluster.
+  const std::string splitTile =
+      "\"tile\": {\"block_m\": 128, \"block_n\": 128, \"block_k\": 64, "
+      "\"stages\": 4, \"split_k\": 4}";
+  const std::string plainTile = "\"tile\": {\"block_m\": 128, \"block_n\": "
+                                "128, \"block_k\": 64, \"stages\": 4}";
+  EXPECT_EQ(
+      parseOk(withManifest("\"cluster\": [1, 1, 1]", "\"cluster\": [4, 1, 1]"))
+          .splitK,
+      1);
+  EXPECT_EQ(parseOk(test::replaced(withManifest("\"cluster\": [1, 1, 1]",
+                                                "\"cluster\": [4, 1, 1]"),
+                                   plainTile, splitTile))
+                .splitK,
+            4);
+  EXPECT_CONTAINS(parseError(withManifest(plainTile, splitTile)),
+                  "k.json: /tile/split_k: expected to divide cluster[0] (1: a "
+                  "tile's CTAs form a cluster), got 4");
+  EXPECT_CONTAINS(
+      parseError(test::replaced(
+          withManifest("\"cluster\": [1, 1, 1]", "\"cluster\": [4, 1, 1]"),
+          plainTile,
+          test::replaced(splitTile, "\"split_k\": 4", "\"split_k\": 0"))),
+      "k.json: /tile/split_k: expected an integer in [1, 16], got 0");
   EXPECT_CONTAINS(
       parseError(
           withManifest("\"dynamic_smem\": 132096", "\"dynamic_smem\": -1")),

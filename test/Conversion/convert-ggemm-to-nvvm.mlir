@@ -1654,6 +1654,139 @@ func.func @clustered(%arg0: memref<?x256xbf16>, %arg1: memref<4x256x256xbf16>, %
 
 // -----
 
+// A split-K launch (split_k = 2): clusters of 2 CTAs in the manifest, and
+// split_k in its tile; the split-K buffer's full mbarrier counts the other
+// rank's 128 consumer threads and its empty one rank 0's 128, set up with
+// the ring's before the cluster meets. ggemm.split_k_sum: rank 0 waits
+// for the full mbarrier's phase with a cluster-scoped acquire, adds the
+// other rank's partial (16-byte loads of its slot) to its registers and,
+// when the cluster has another tile, arrives on rank 1's empty mbarrier
+// (mapa) with a cluster-scoped release; rank 1 waits for its empty
+// mbarrier after its first tile, stores its registers into rank 0's slot
+// (mapa, 16-byte stores to shared::cluster) and arrives on rank 0's full
+// mbarrier. The cluster meets again before the kernel returns.
+// CHECK: split_kernel = {block = [256, 1, 1], cluster = [2, 1, 1]
+// CHECK-SAME: tile = {block_k = 64 : i64, block_m = 64 : i64, block_n = 64 : i64, consumer_warpgroups = 1 : i64, split_k = 2 : i64
+// CHECK-LABEL: gpu.func @split_kernel(
+// CHECK: arith.constant 16384 : index
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c128_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK: arith.constant 16392 : index
+// CHECK: nvvm.mbarrier.init %{{.+}}, %c128_i32{{.*}} : !llvm.ptr<3>, i32
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK: %{{.+}} = scf.if %{{.+}} -> (!llvm.struct<(f32, {{.*}})>) {
+// CHECK-NEXT: scf.while : () -> () {
+// CHECK: nvvm.mbarrier.try_wait %{{.+}}, %{{.+}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<3>, i32 -> i1
+// CHECK: llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xf32>
+// CHECK: arith.addf
+// CHECK: scf.if %{{.+}} {
+// CHECK-NEXT: %[[ONE:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[PEER:.+]] = nvvm.mapa %{{.+}}, %[[ONE]] : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[PEER]] {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK: } else {
+// CHECK: scf.if %{{.+}} {
+// CHECK: nvvm.mbarrier.try_wait %{{.+}}, %{{.+}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<3>, i32 -> i1
+// CHECK: %[[SLOT:.+]] = nvvm.mapa %{{.+}}, %{{.+}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: llvm.store %{{.+}}, %[[SLOT]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<7>
+// CHECK: nvvm.mbarrier.arrive %{{.+}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK-NEXT: scf.yield
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK-NEXT: gpu.return
+func.func @split(%arg0: memref<?x512xbf16>, %arg1: memref<1x128x512xbf16>, %arg2: memref<2xi32>, %arg3: memref<?x128xbf16>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %c0_0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0_0 : memref<?x512xbf16>
+  %c128 = arith.constant 128 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<2xi32>) groups(%c1) rows_per_group(%c0) num_rows(%dim) num_cols(%c128) config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1, split_k = 2>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.create_ring release_count(128) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 32768], stage_bytes = [8192, 8192], barrier_offset = 65536, smem_bytes = 82000, split_k_offset = 65600, split_k_bytes = 16400>) : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16>>
+    %2 = ggemm.tile_count %0
+    %c2 = arith.constant 2 : index
+    %3 = arith.divui %cta, %c2 : index
+    %4 = arith.remui %cta, %c2 : index
+    %5 = arith.divui %num_ctas, %c2 : index
+    ggemm.warp_specialize producer registers(56) {
+      %c0_1 = arith.constant 0 : index
+      %6 = scf.for %arg4 = %3 to %2 step %5 iter_args(%arg5 = %c0_1) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg4]
+        %c8 = arith.constant 8 : index
+        %c64 = arith.constant 64 : index
+        %c1_2 = arith.constant 1 : index
+        %c2_3 = arith.constant 2 : index
+        %7 = arith.muli %4, %c8 : index
+        %8 = arith.divui %7, %c2_3 : index
+        %c1_4 = arith.constant 1 : index
+        %9 = arith.addi %4, %c1_4 : index
+        %10 = arith.muli %9, %c8 : index
+        %11 = arith.divui %10, %c2_3 : index
+        %12 = scf.for %arg6 = %8 to %11 step %c1_2 iter_args(%arg7 = %arg5) -> (index) {
+          %13 = arith.muli %arg6, %c64 : index
+          %14 = ggemm.load_tile %arg0[%row, %13] : memref<?x512xbf16> -> !ggemm.tile<64x64xbf16>
+          %15 = ggemm.load_tile %arg1[%group, %col, %13] : memref<1x128x512xbf16> -> !ggemm.tile<64x64xbf16>
+          ggemm.ring_put %1[%arg7], %14, %15 : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16>>
+          %c1_5 = arith.constant 1 : index
+          %16 = arith.addi %arg7, %c1_5 : index
+          scf.yield %16 : index
+        }
+        scf.yield %12 : index
+      }
+    } consumers(1) registers(232) {
+      %c0_1 = arith.constant 0 : index
+      %6 = scf.for %arg4 = %3 to %2 step %5 iter_args(%arg5 = %c0_1) -> (index) {
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%arg4]
+        %c8 = arith.constant 8 : index
+        %c1_2 = arith.constant 1 : index
+        %7 = ggemm.zero_accumulator : !ggemm.accumulator<64x64xf32>
+        %c2_3 = arith.constant 2 : index
+        %8 = arith.muli %4, %c8 : index
+        %9 = arith.divui %8, %c2_3 : index
+        %c1_4 = arith.constant 1 : index
+        %10 = arith.addi %4, %c1_4 : index
+        %11 = arith.muli %10, %c8 : index
+        %12 = arith.divui %11, %c2_3 : index
+        %13:2 = scf.for %arg6 = %9 to %12 step %c1_2 iter_args(%arg7 = %7, %arg8 = %arg5) -> (!ggemm.accumulator<64x64xf32>, index) {
+          %22:2 = ggemm.ring_get %1[%arg8] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16>>
+          %23 = ggemm.mma %22#0, %22#1, %arg7 {pending = 1 : i64} : !ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16> -> !ggemm.accumulator<64x64xf32>
+          %24 = arith.cmpi ugt, %arg6, %9 : index
+          scf.if %24 {
+            %c1_7 = arith.constant 1 : index
+            %26 = arith.subi %arg8, %c1_7 : index
+            ggemm.ring_release %1[%26] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16>>
+          }
+          %c1_6 = arith.constant 1 : index
+          %25 = arith.addi %arg8, %c1_6 : index
+          scf.yield %23, %25 : !ggemm.accumulator<64x64xf32>, index
+        }
+        %14 = ggemm.mma_wait %13#0 : !ggemm.accumulator<64x64xf32>
+        %15 = arith.cmpi ugt, %13#1, %arg5 : index
+        scf.if %15 {
+          %c1_6 = arith.constant 1 : index
+          %22 = arith.subi %13#1, %c1_6 : index
+          ggemm.ring_release %1[%22] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16>>
+        }
+        %16 = arith.subi %arg4, %3 : index
+        %17 = arith.divui %16, %5 : index
+        %18 = arith.addi %arg4, %5 : index
+        %19 = arith.cmpi ult, %18, %2 : index
+        %20 = ggemm.split_k_sum %14 rank(%4) round(%17) more(%19) : !ggemm.accumulator<64x64xf32>
+        %c0_5 = arith.constant 0 : index
+        %21 = arith.cmpi eq, %4, %c0_5 : index
+        scf.if %21 {
+          ggemm.store_tile %20 to %arg3 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<64x64xf32>, memref<?x128xbf16>
+        }
+        scf.yield %13#1 : index
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // A split (gate/up) weight tile needs a gated store, and a gated store a
 // split weight tile.
 func.func @split_without_gated_store(%x: memref<?x256xbf16>, %w: memref<4x256x256xbf16>,

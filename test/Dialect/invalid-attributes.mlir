@@ -192,6 +192,33 @@ func.func @tile_config_cluster_size() attributes {
 
 // -----
 
+// expected-error @+2 {{expects split_k in [1, 8] (the CTAs of a portable cluster that share a tile's K blocks), got 9}}
+func.func @tile_config_split_k_range() attributes {
+    a = #ggemm.tile_config<block_m = 8, block_n = 64, block_k = 128, consumer_warpgroups = 1,
+                           swap_ab = true, split_k = 9>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects split_k = 1 with cluster_m, cluster_n > 1 or pingpong (a split-K cluster's CTAs all compute one tile), got split_k = 2}}
+func.func @tile_config_split_k_cluster() attributes {
+    a = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, cluster_m = 2,
+                           split_k = 2>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects split_k = 1 with cluster_m, cluster_n > 1 or pingpong (a split-K cluster's CTAs all compute one tile), got split_k = 4}}
+func.func @tile_config_split_k_pingpong() attributes {
+    a = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, pingpong = true,
+                           split_k = 4>} {
+  return
+}
+
+// -----
+
 // expected-error @+3 {{expected one of [along_n, along_m] for order in which tile ids walk the (m, n) tile grid of a group, got: snake}}
 // expected-error @+2 {{failed to parse GGemm_TileConfigAttr parameter 'raster' which is to be a `::mlir::ggemm::RasterOrder`}}
 func.func @tile_config_raster() attributes {
@@ -311,6 +338,38 @@ func.func @ring_staging_end() attributes {
 // expected-error @+2 {{expects buffer 1 [1024, 2048) not to overlap the store staging [1024, 9216)}}
 func.func @ring_staging_overlap() attributes {
     a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 10240, smem_bytes = 10256, staging_offset = 1024, staging_bytes = 8192>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects a 16-byte aligned split_k_offset and a multiple of 16 split_k_bytes above 16, got 2064 bytes at offset 2056}}
+func.func @ring_split_k_align() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 2048, smem_bytes = 8192, split_k_offset = 2056, split_k_bytes = 2064>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects a 16-byte aligned split_k_offset and a multiple of 16 split_k_bytes above 16, got 16 bytes at offset 2064}}
+func.func @ring_split_k_no_slot() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 2048, smem_bytes = 8192, split_k_offset = 2064, split_k_bytes = 16>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects the split-K buffer (1 stages of 2064 bytes at offset 2064) to end within smem_bytes (4096)}}
+func.func @ring_split_k_end() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 2048, smem_bytes = 4096, split_k_offset = 2064, split_k_bytes = 2064>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects buffer 1 [1024, 2048) not to overlap the split-K buffer [1024, 3088)}}
+func.func @ring_split_k_overlap() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 4096, smem_bytes = 8192, split_k_offset = 1024, split_k_bytes = 2064>} {
   return
 }
 

@@ -1201,3 +1201,48 @@ func.func @gather_and_split(%x: memref<?x256xbf16>, %ri: memref<?xi32>, %i: inde
       : memref<?x256xbf16> -> !ggemm.tile<128x64xbf16>
   return
 }
+
+// -----
+
+func.func @split_k_sum_outside_launch(%acc: !ggemm.accumulator<64x8xf32>, %i: index,
+                                      %more: i1) {
+  // expected-error @+1 {{'ggemm.split_k_sum' op expects to be in the body of a ggemm.launch}}
+  %sum = ggemm.split_k_sum %acc rank(%i) round(%i) more(%more) : !ggemm.accumulator<64x8xf32>
+  return
+}
+
+// -----
+
+func.func @split_k_sum_without_split(%acc: !ggemm.accumulator<64x8xf32>, %i: index,
+                                     %more: i1) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 8, block_n = 64, block_k = 128,
+                                consumer_warpgroups = 1, swap_ab = true>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.split_k_sum' op expects its launch's config to have split_k > 1 (the CTAs whose partial sums it adds), got split_k = 1}}
+    %sum = ggemm.split_k_sum %acc rank(%i) round(%i) more(%more) : !ggemm.accumulator<64x8xf32>
+  }
+  return
+}
+
+// -----
+
+// Rank 0's buffer for 7 partials of 64x8 f32 (2 KB each) and two
+// mbarriers is 14352 bytes; the layout gives 2064.
+func.func @split_k_sum_buffer(%acc: !ggemm.accumulator<64x8xf32>, %i: index, %more: i1) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 8, block_n = 64, block_k = 128,
+                                consumer_warpgroups = 1, swap_ab = true, split_k = 8>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(128)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 8192],
+                                  barrier_offset = 9216, smem_bytes = 11296,
+                                  split_k_offset = 9232, split_k_bytes = 2064>)
+        : !ggemm.ring<!ggemm.tile<8x128xf8E4M3FN>, !ggemm.tile<64x128xf8E4M3FN>>
+    // expected-error @+1 {{'ggemm.split_k_sum' op expects the ring layout's split-K buffer to hold 7 partial accumulators ('!ggemm.accumulator<64x8xf32>') and two mbarriers, 14352 bytes, got split_k_bytes = 2064}}
+    %sum = ggemm.split_k_sum %acc rank(%i) round(%i) more(%more) : !ggemm.accumulator<64x8xf32>
+  }
+  return
+}

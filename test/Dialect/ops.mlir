@@ -647,7 +647,7 @@ func.func @tile_uniform(%x: memref<?x512xf8E4M3FN>, %w: memref<4x128x512xf8E5M2>
 
 //===----------------------------------------------------------------------===//
 // Schedule level: tile_schedule, launch, wait_dependency, prefetch_tile,
-// tile_count, map_tile,
+// tile_count, map_tile, split_k_sum,
 // warp_specialize, create_ring, ring_put, ring_get, ring_release,
 // store_drain;
 // !ggemm.schedule, !ggemm.ring
@@ -699,6 +699,25 @@ func.func @schedule_tiles(%groups: index, %rows: index, %m: index, %n: index,
     scf.if %has {
       %g, %row, %row_end, %col = ggemm.map_tile %sched[%cta]
     }
+  }
+  return
+}
+
+// A split-K launch: the partial sums of a cluster's CTAs added into rank 0.
+// CHECK-LABEL: func.func @split_k_sum(
+// CHECK: ggemm.launch %{{.*}} grid(persistent) {
+// CHECK: %{{.+}} = ggemm.split_k_sum %{{.+}} rank(%{{.+}}) round(%{{.+}}) more(%{{.+}}) : !ggemm.accumulator<64x8xf32>
+func.func @split_k_sum(%i: index, %more: i1) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 8, block_n = 64, block_k = 128,
+                                consumer_warpgroups = 1, swap_ab = true, split_k = 8>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %c8 = arith.constant 8 : index
+    %rank = arith.remui %cta, %c8 : index
+    %acc = ggemm.zero_accumulator : !ggemm.accumulator<64x8xf32>
+    %sum = ggemm.split_k_sum %acc rank(%rank) round(%i) more(%more)
+        : !ggemm.accumulator<64x8xf32>
   }
   return
 }

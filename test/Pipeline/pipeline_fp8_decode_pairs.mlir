@@ -10,7 +10,8 @@
 // v23). The large variant (192x128 on three warpgroups) keeps one block
 // per wait. No spills either way (the 8- and 16-token tiles spilled 12
 // bytes in the producer with its 40 registers; one consumer warpgroup now
-// leaves it 56).
+// leaves it 56). The swap-AB variants' 33 tiles split their K blocks over
+// clusters of 3 CTAs (split_k; pipeline_fp8_split_k.mlir).
 // RUN: rm -rf %t && gemm-opt %s --ggemm-to-ptx="chip=sm_90a bundle-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PAIRS --input-file=%t/fp8_decode_pairs_v0_kernel.ptx
 // RUN: FileCheck %s --check-prefix=PAIRS --input-file=%t/fp8_decode_pairs_v3_kernel.ptx
@@ -18,7 +19,7 @@
 // RUN: FileCheck %s --check-prefix=SINGLE --input-file=%t/fp8_decode_pairs_v6_kernel.ptx
 // RUN: FileCheck %s --check-prefix=NOPF --input-file=%t/fp8_decode_pairs_v0_kernel.ptx
 // RUN: gemm-opt %s --ggemm-to-ptx="chip=sm_90a dependent-prefetch-bytes=16777216 bundle-dir=%t/pf" -o /dev/null
-// RUN: FileCheck %s --check-prefix=L2PF --input-file=%t/pf/fp8_decode_pairs_v0_kernel.ptx
+// RUN: FileCheck %s --check-prefix=L2PF --input-file=%t/pf/fp8_decode_pairs_v3_kernel.ptx
 // RUN: not gemm-opt %s --ggemm-to-ptx="chip=sm_90a dependent-prefetch-bytes=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NEGPF
 // RUN: gemm-opt %s -ggemm-select-config=variants=true | FileCheck %s --check-prefix=CONFIG
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fp8_decode_pairs_v0_kernel.ptx -o %t/v0.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
@@ -28,11 +29,11 @@
 
 // CONFIG: ggemm.dispatch = {fp8_decode_pairs = {bounds = [8, 16, 32, 64, 128, 256]
 // CONFIG: func.func @fp8_decode_pairs_v0(
-// CONFIG: #ggemm.tile_config<block_m = 8, block_n = 64, {{.*}}swap_ab = true, promote_pairs = true>
+// CONFIG: #ggemm.tile_config<block_m = 8, block_n = 64, {{.*}}swap_ab = true, promote_pairs = true, split_k = 3>
 // CONFIG: func.func @fp8_decode_pairs_v1(
-// CONFIG: #ggemm.tile_config<block_m = 16, block_n = 64, {{.*}}swap_ab = true, promote_pairs = true>
+// CONFIG: #ggemm.tile_config<block_m = 16, block_n = 64, {{.*}}swap_ab = true, promote_pairs = true, split_k = 3>
 // CONFIG: func.func @fp8_decode_pairs_v2(
-// CONFIG: #ggemm.tile_config<block_m = 32, block_n = 64, {{.*}}swap_ab = true, promote_pairs = true>
+// CONFIG: #ggemm.tile_config<block_m = 32, block_n = 64, {{.*}}swap_ab = true, promote_pairs = true, split_k = 3>
 // CONFIG: func.func @fp8_decode_pairs_v3(
 // CONFIG: #ggemm.tile_config<block_m = 64, block_n = 16, block_k = 128, stages = 8, consumer_warpgroups = 1, promote_pairs = true>
 // CONFIG: func.func @fp8_decode_pairs_v4(
@@ -58,10 +59,11 @@
 // SINGLE-NOT: wgmma.wait_group.sync.aligned 1;
 
 // One group, with ggemm-to-ptx's dependent-prefetch-bytes: before the
-// dependent launch's wait, thread 0 of CTA c < 33 brings the 56 K blocks
-// of column tile c's weights (64 rows) into L2, with no global load before
-// the wait.
-// L2PF: .entry fp8_decode_pairs_v0_kernel(
+// dependent launch's wait, thread 0 of CTA c < 132 brings the 56 K blocks
+// of column tile c's weights (16 rows of the 64x16 tiles) into L2, with no
+// global load before the wait. (The split-K variants v0-v2 do not
+// prefetch.)
+// L2PF: .entry fp8_decode_pairs_v3_kernel(
 // L2PF-NOT: ld.global
 // L2PF: cp.async.bulk.prefetch.tensor.3d.L2.global.tile [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}];
 // L2PF-NOT: ld.global

@@ -188,9 +188,12 @@ func.func @fp8_per_row(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M
 // FP8 decode, one group of 16 tokens: swap-AB, 64 weight rows on one
 // consumer warpgroup (twice the CTAs of 128), and two K blocks per wgmma
 // wait (promote_pairs: up to 1.16x on such tiles, bench/NOTES.md v23).
+// Its 33 tiles split their 56 K blocks over clusters of 3 CTAs (split_k):
+// 4 would fill all 132 SMs, but 33 clusters of 4 do not fit 8 GPCs of 16
+// SMs (bench/NOTES.md v35).
 // With 512 rows expected, 128x64 tiles, also narrow enough for pairs.
 // CHECK-LABEL: func.func @fp8_decode(
-// CHECK: config = #ggemm.tile_config<block_m = 16, block_n = 64, block_k = 128, stages = 8, consumer_warpgroups = 1, swap_ab = true, promote_pairs = true>
+// CHECK: config = #ggemm.tile_config<block_m = 16, block_n = 64, block_k = 128, stages = 8, consumer_warpgroups = 1, swap_ab = true, promote_pairs = true, split_k = 3>
 // ROWS512-LABEL: func.func @fp8_decode(
 // ROWS512: config = #ggemm.tile_config<block_m = 128, block_n = 64, block_k = 128, stages = 8, raster = along_m, promote_pairs = true>
 func.func @fp8_decode(%x: memref<16x7168xf8E4M3FN>, %w: memref<1x2112x7168xf8E4M3FN>,
@@ -219,6 +222,34 @@ func.func @fp8_decode_64_rows(%x: memref<64x7168xf8E4M3FN>, %w: memref<1x2112x71
   ggemm.segment_matmul ins(%x, %w : memref<64x7168xf8E4M3FN>, memref<1x2112x7168xf8E4M3FN>)
       segments(%indptr : memref<2xi32>) scales(%xs, %ws : memref<64x56xf32>, memref<1x17x56xf32>)
       outs(%y : memref<64x2112xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
+// FP8 decode at N = 576: 9 tiles of 64 weight rows, each split over a
+// cluster of 8 CTAs (7 K blocks each), the most a portable cluster takes.
+// Short K (4 blocks) is not split: each CTA keeps at least 4 K blocks.
+// CHECK-LABEL: func.func @fp8_split_k(
+// CHECK: config = #ggemm.tile_config<block_m = 8, block_n = 64, block_k = 128, stages = 8, consumer_warpgroups = 1, swap_ab = true, promote_pairs = true, split_k = 8>
+// CHECK-LABEL: func.func @fp8_short_k(
+// CHECK: config = #ggemm.tile_config<block_m = 8, block_n = 64, block_k = 128, consumer_warpgroups = 1, swap_ab = true, promote_pairs = true>
+func.func @fp8_split_k(%x: memref<1x7168xf8E4M3FN>, %w: memref<1x576x7168xf8E4M3FN>,
+                       %indptr: memref<2xi32>, %xs: memref<1x56xf32>, %ws: memref<1x5x56xf32>,
+                       %y: memref<1x576xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<1x7168xf8E4M3FN>, memref<1x576x7168xf8E4M3FN>)
+      segments(%indptr : memref<2xi32>) scales(%xs, %ws : memref<1x56xf32>, memref<1x5x56xf32>)
+      outs(%y : memref<1x576xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+func.func @fp8_short_k(%x: memref<1x512xf8E4M3FN>, %w: memref<1x576x512xf8E4M3FN>,
+                       %indptr: memref<2xi32>, %xs: memref<1x4xf32>, %ws: memref<1x5x4xf32>,
+                       %y: memref<1x576xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<1x512xf8E4M3FN>, memref<1x576x512xf8E4M3FN>)
+      segments(%indptr : memref<2xi32>) scales(%xs, %ws : memref<1x4xf32>, memref<1x5x4xf32>)
+      outs(%y : memref<1x576xbf16>)
       {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
   return
 }

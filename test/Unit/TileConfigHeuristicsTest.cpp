@@ -454,7 +454,8 @@ public:
         c.blockM, c.blockN, c.blockK, c.stages, c.consumerWarpgroups, c.swapAB,
         clusterM, clusterN,
         c.rasterAlongM ? RasterOrder::along_m : RasterOrder::along_n,
-        /*pingpong=*/false, c.swizzle, c.swizzleMinTiles, c.promotePairs);
+        /*pingpong=*/false, c.swizzle, c.swizzleMinTiles, c.promotePairs,
+        c.splitK);
   }
 
   std::string errors;
@@ -639,6 +640,53 @@ TEST(ChooseTileConfig, OneFp8GroupTakesItsRowsExactly) {
   EXPECT_EQ(chooseTileConfig(problem(7168, 7168, 16, 1, 1), kH100SMs).blockM,
             24);
   EXPECT_EQ(chooseTileConfig(problem(7168, 7168, 16, 1), kH100SMs).blockM, 24);
+}
+
+TEST(ChooseTileConfig, SplitKWhereTilesLeaveSMsIdle) {
+  // Block-scaled FP8 of one group whose tiles leave SMs idle: each tile's K
+  // blocks over a cluster of split_k CTAs, the most whose clusters are
+  // resident at once (8 GPCs of 16 SMs on 132), with at least 4 K blocks a
+  // CTA and at most 32 KB of partial tiles (NOTES v35).
+  auto fp8 = [](int64_t n, int64_t k, int64_t rows) {
+    ProblemSummary p = problem(n, k, rows, 1, 1);
+    p.blockScaled = true;
+    return p;
+  };
+  // N = 576, one token: 9 tiles of 64 weight rows, 8 CTAs each.
+  TileChoice n576 = chooseTileConfig(fp8(576, 7168, 1), kH100SMs);
+  EXPECT_TRUE(n576.swapAB);
+  EXPECT_EQ(n576.blockN, 64);
+  EXPECT_EQ(n576.splitK, 8);
+  // N = 2112: 33 tiles. 33 clusters of 4 would fill the 132 SMs, but 8
+  // GPCs hold 32 of them; 3 a tile (measured 1.13x, 4: 0.85x).
+  EXPECT_EQ(chooseTileConfig(fp8(2112, 7168, 1), kH100SMs).splitK, 3);
+  // 32 tokens: 8 KB partials, 4 of them within 32 KB.
+  EXPECT_EQ(chooseTileConfig(fp8(576, 7168, 32), kH100SMs).splitK, 5);
+  // 64 tokens at N = 576: 36 tiles of 64 x 16, 3 CTAs each.
+  TileChoice narrow = chooseTileConfig(fp8(576, 7168, 64), kH100SMs);
+  EXPECT_EQ(narrow.blockM, 64);
+  EXPECT_EQ(narrow.blockN, 16);
+  EXPECT_EQ(narrow.splitK, 3);
+  // Tiles that fill the SMs (N = 7168: 112 of 64 weight rows), short K
+  // (N = 576, K = 512: 4 blocks), unknown rows or groups, per-column
+  // scales, gated tiles and other element kinds are not split.
+  EXPECT_EQ(chooseTileConfig(fp8(7168, 7168, 1), kH100SMs).splitK, 1);
+  EXPECT_EQ(chooseTileConfig(fp8(576, 512, 1), kH100SMs).splitK, 1);
+  EXPECT_EQ(chooseTileConfig(fp8(576, 7168, 0), kH100SMs).splitK, 1);
+  ProblemSummary groups = fp8(576, 7168, 1);
+  groups.numGroups = 0;
+  EXPECT_EQ(chooseTileConfig(groups, kH100SMs).splitK, 1);
+  ProblemSummary perColumn = fp8(576, 7168, 1);
+  perColumn.perColumnScales = true;
+  EXPECT_EQ(chooseTileConfig(perColumn, kH100SMs).splitK, 1);
+  ProblemSummary gated = fp8(576, 7168, 1);
+  gated.gated = true;
+  EXPECT_EQ(chooseTileConfig(gated, kH100SMs).splitK, 1);
+  EXPECT_EQ(chooseTileConfig(problem(576, 7168, 1, 1, 1), kH100SMs).splitK, 1);
+  EXPECT_EQ(chooseTileConfig(problem(576, 7168, 1, 1), kH100SMs).splitK, 1);
+  // Fewer SMs, fewer resident clusters: 78 SMs are 8 GPCs of 9, one
+  // cluster of 8 each, so the 9 tiles at N = 576 split over 4.
+  EXPECT_EQ(chooseTileConfig(fp8(576, 7168, 1), 78).splitK, 4);
 }
 
 TEST(ChooseVariants, OneFp8GroupHasAnEightRowBucket) {

@@ -93,6 +93,11 @@ struct KernelFacts {
   /// CTAs of a cluster along m (1: no clusters); they share the weight
   /// tile by TMA multicast.
   int64_t clusterM = 1;
+  /// CTAs of a split-K cluster (tile_config's split_k; 1: none), and the
+  /// bytes of one partial accumulator in the split-K buffer.
+  int64_t splitK = 1, splitKSlotBytes = 0;
+  /// The CTAs of a thread-block cluster, whichever kind.
+  int64_t clusterSize() const { return clusterM * splitK; }
   /// ggemm-swap-ab swapped the mma's operands: the weight tile is wgmma's A
   /// and the store transposed.
   bool swapped = false;
@@ -259,6 +264,16 @@ private:
   LogicalResult translateRingGet(RingGetOp op);
   LogicalResult translateRingRelease(RingReleaseOp op);
   LogicalResult translateWarpSpecialize(WarpSpecializeOp op);
+
+  // A split-K cluster's partial sums (SplitKToNVVM.cpp).
+  /// The ring layout's split-K buffer, and its full / empty mbarrier.
+  Value splitKBuffer();
+  Value splitKBarrier(bool empty);
+  void initSplitKBarriers();
+  /// Waits for the phase of parity `parity` of `barrier`, with the
+  /// cluster-scoped acquire that other CTAs' arrivals need.
+  void waitClusterPhase(Value barrier, Value parity);
+  LogicalResult translateSplitKSum(SplitKSumOp op);
 
   // The tile ops (TileOpsToNVVM.cpp).
   /// The thread's place in its warpgroup's share of an accumulator: its

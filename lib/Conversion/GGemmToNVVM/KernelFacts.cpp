@@ -151,6 +151,23 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
                                    "back end (the cluster size checked on a "
                                    "GPU), got "
                                 << f.clusterM;
+  f.splitK = f.config.getSplitK();
+  if (f.splitK > 1) {
+    SmallVector<SplitKSumOp> sums;
+    launch.walk([&](SplitKSumOp sum) { sums.push_back(sum); });
+    if (sums.size() != 1)
+      return launch.emitOpError()
+             << "expects one ggemm.split_k_sum in a launch of split_k = "
+             << f.splitK << ", got " << sums.size();
+    AccumulatorType acc = sums.front().getPartial().getType();
+    f.splitKSlotBytes = acc.getShape()[0] * acc.getShape()[1] * 4;
+    if (f.layout.getSplitKOffset() < 0)
+      return f.ring.emitOpError() << "expects a split-K buffer in the layout "
+                                     "of a launch of split_k = "
+                                  << f.splitK;
+    if (launch.getGrid() != GridPolicy::persistent)
+      return launch.emitOpError() << "expects a persistent grid with split_k";
+  }
   if (f.clusterM > 1) {
     std::optional<ArrayRef<int64_t>> shared = f.ring.getMulticast();
     if (!shared || shared->size() != 1 || (*shared)[0] != 1)

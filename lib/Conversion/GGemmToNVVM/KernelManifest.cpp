@@ -121,6 +121,10 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
   // Ping-pong consumers each compute a whole block_m-row tile.
   if (f.pingpong)
     tile.push_back(named("pingpong", b.getBoolAttr(true)));
+  // A split-K cluster's CTAs share each tile: the runtime launches
+  // split_k CTAs a tile.
+  if (f.splitK > 1)
+    tile.push_back(named("split_k", i(f.splitK)));
   SmallVector<NamedAttribute> grid = {
       named("policy", s(stringifyGridPolicy(f.launch.getGrid()))),
       named("ctas_per_sm", i(1))};
@@ -290,7 +294,7 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
       named("version", i(1)),
       named("entry", s(f.name)),
       named("block", arr({f.threads, 1, 1})),
-      named("cluster", arr({f.clusterM, 1, 1})),
+      named("cluster", arr({f.clusterSize(), 1, 1})),
       named("dependent_launch", b.getBoolAttr(f.dependentLaunch)),
       named("dynamic_smem", i(f.layout.getSmemBytes())),
       named("problem", b.getDictionaryAttr(problem)),

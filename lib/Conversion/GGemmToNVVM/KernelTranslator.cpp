@@ -158,9 +158,9 @@ LogicalResult KernelTranslator::translate() {
               gpu::GridDimOp::create(b, loc, gpu::Dimension::x));
   if (failed(translateBlock(facts.launch.getBody().front())))
     return failure();
-  if (facts.clusterM > 1) {
-    // No CTA leaves while a peer may still multicast into its shared
-    // memory or arrive on its mbarriers.
+  if (facts.clusterSize() > 1) {
+    // No CTA leaves while a peer may still multicast or write partial sums
+    // into its shared memory or arrive on its mbarriers.
     NVVM::ClusterArriveOp::create(b, loc, UnitAttr());
     NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
   }
@@ -318,6 +318,7 @@ LogicalResult KernelTranslator::translateGGemmOp(Operation *op) {
                   "ggemm-warp-specialize before convert-ggemm-to-nvvm";
       })
       .Case([&](PromoteOp op) { return translatePromote(op); })
+      .Case([&](SplitKSumOp op) { return translateSplitKSum(op); })
       .Case([&](CreateRingOp op) { return translateCreateRing(op); })
       .Case([&](WarpSpecializeOp op) { return translateWarpSpecialize(op); })
       .Case([&](ConsumerWarpgroupOp op) {

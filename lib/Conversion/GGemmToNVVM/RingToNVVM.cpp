@@ -77,11 +77,14 @@ LogicalResult KernelTranslator::translateCreateRing(CreateRingOp op) {
       NVVM::MBarrierInitOp::create(b, loc, ringBarrier(idx(s), true),
                                    c32(op.getReleaseCount()), Value());
     }
+    if (facts.splitK > 1)
+      initSplitKBarriers();
     NVVM::FenceMbarrierInitOp::create(b, loc);
   }
-  if (facts.clusterM > 1) {
+  if (facts.clusterSize() > 1) {
     // The peers arrive on this CTA's empty mbarriers and multicast into
-    // its slots: all must be initialised first.
+    // its slots (split-K: arrive on its split-K mbarriers and write its
+    // buffer): all must be initialised first.
     NVVM::ClusterArriveOp::create(b, loc, UnitAttr());
     NVVM::ClusterWaitOp::create(b, loc, UnitAttr());
   } else {

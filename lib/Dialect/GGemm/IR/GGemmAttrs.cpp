@@ -12,6 +12,54 @@ using namespace mlir::ggemm;
 
 #include "ggemm/Dialect/GGemm/IR/GGemmEnums.cpp.inc"
 
+/// The optional regions of #ggemm.ring_layout, each printed only when
+/// present: `, staging_offset = O, staging_bytes = B` and `, split_k_offset
+/// = O, split_k_bytes = B`, in that order.
+static ParseResult parseRingLayoutRegions(AsmParser &parser,
+                                          int64_t &stagingOffset,
+                                          int64_t &stagingBytes,
+                                          int64_t &splitKOffset,
+                                          int64_t &splitKBytes) {
+  stagingOffset = splitKOffset = -1;
+  stagingBytes = splitKBytes = 0;
+  auto field = [&](StringRef name, int64_t &value) {
+    return failure(parser.parseKeyword(name) || parser.parseEqual() ||
+                   parser.parseInteger(value));
+  };
+  bool staging = false, splitK = false;
+  while (succeeded(parser.parseOptionalComma())) {
+    if (!staging && !splitK &&
+        succeeded(parser.parseOptionalKeyword("staging_offset"))) {
+      staging = true;
+      if (parser.parseEqual() || parser.parseInteger(stagingOffset) ||
+          parser.parseComma() || failed(field("staging_bytes", stagingBytes)))
+        return failure();
+      continue;
+    }
+    if (!splitK) {
+      splitK = true;
+      if (failed(field("split_k_offset", splitKOffset)) ||
+          parser.parseComma() || failed(field("split_k_bytes", splitKBytes)))
+        return failure();
+      continue;
+    }
+    return parser.emitError(parser.getCurrentLocation(),
+                            "expected '>' after split_k_bytes");
+  }
+  return success();
+}
+
+static void printRingLayoutRegions(AsmPrinter &printer, int64_t stagingOffset,
+                                   int64_t stagingBytes, int64_t splitKOffset,
+                                   int64_t splitKBytes) {
+  if (stagingOffset != -1 || stagingBytes != 0)
+    printer << ", staging_offset = " << stagingOffset
+            << ", staging_bytes = " << stagingBytes;
+  if (splitKOffset != -1 || splitKBytes != 0)
+    printer << ", split_k_offset = " << splitKOffset
+            << ", split_k_bytes = " << splitKBytes;
+}
+
 #define GET_ATTRDEF_CLASSES
 #include "ggemm/Dialect/GGemm/IR/GGemmAttrs.cpp.inc"
 
@@ -113,11 +161,13 @@ LogicalResult EpilogueAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // TileConfigAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult TileConfigAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, int64_t blockM,
-    int64_t blockN, int64_t blockK, int64_t stages, int64_t consumerWarpgroups,
-    bool swapAB, int64_t clusterM, int64_t clusterN, RasterOrder, bool pingpong,
-    int64_t swizzle, int64_t swizzleMinTiles, bool promotePairs) {
+LogicalResult
+TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t blockM, int64_t blockN, int64_t blockK,
+                       int64_t stages, int64_t consumerWarpgroups, bool swapAB,
+                       int64_t clusterM, int64_t clusterN, RasterOrder,
+                       bool pingpong, int64_t swizzle, int64_t swizzleMinTiles,
+                       bool promotePairs, int64_t splitK) {
   if (consumerWarpgroups < 1 || consumerWarpgroups > 3)
     return emitError() << "expects 1 to 3 consumer warpgroups, got "
                        << consumerWarpgroups;
@@ -188,6 +238,15 @@ LogicalResult TileConfigAttr::verify(
     return emitError() << "expects swizzle > 1 with swizzle_min_tiles (it "
                           "says which groups are walked in bands), got "
                           "swizzle = 1";
+  if (splitK < 1 || splitK > 8)
+    return emitError() << "expects split_k in [1, 8] (the CTAs of a portable "
+                          "cluster that share a tile's K blocks), got "
+                       << splitK;
+  if (splitK > 1 && (clusterM > 1 || clusterN > 1 || pingpong))
+    return emitError() << "expects split_k = 1 with cluster_m, cluster_n > 1 "
+                          "or pingpong (a split-K cluster's CTAs all compute "
+                          "one tile), got split_k = "
+                       << splitK;
   return success();
 }
 
@@ -201,12 +260,11 @@ int64_t TileConfigAttr::getPipelineSmemBytes(int64_t elementBytes) const {
 // RingLayoutAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-RingLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                       int64_t stages, ArrayRef<int64_t> offsets,
-                       ArrayRef<int64_t> stageBytes, int64_t barrierOffset,
-                       int64_t smemBytes, int64_t stagingOffset,
-                       int64_t stagingBytes) {
+LogicalResult RingLayoutAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t stages,
+    ArrayRef<int64_t> offsets, ArrayRef<int64_t> stageBytes,
+    int64_t barrierOffset, int64_t smemBytes, int64_t stagingOffset,
+    int64_t stagingBytes, int64_t splitKOffset, int64_t splitKBytes) {
   if (stages < 1 || stages > 8)
     return emitError() << "expects 1 to 8 stages, got " << stages;
   if (offsets.empty() || offsets.size() != stageBytes.size())
@@ -257,9 +315,21 @@ RingLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     // One "stage" of all the staging bytes.
     regions.push_back({"the store staging", stagingOffset, stagingBytes, 0});
   }
+  if (splitKOffset != -1 || splitKBytes != 0) {
+    // Partials stored 16 bytes a thread at a time, then two mbarriers.
+    if (splitKOffset < 0 || splitKOffset % 16 != 0 || splitKBytes <= 16 ||
+        splitKBytes % 16 != 0)
+      return emitError() << "expects a 16-byte aligned split_k_offset and a "
+                            "multiple of 16 split_k_bytes above 16, got "
+                         << splitKBytes << " bytes at offset " << splitKOffset;
+    regions.push_back({"the split-K buffer", splitKOffset, splitKBytes, 0});
+  }
   for (Region &region : regions) {
     // Huge user-written values must not overflow.
-    int64_t times = region.name == "the store staging" ? 1 : stages;
+    int64_t times = region.name == "the store staging" ||
+                            region.name == "the split-K buffer"
+                        ? 1
+                        : stages;
     std::optional<int64_t> end =
         llvm::checkedMulAdd(times, region.bytesPerStage, region.begin);
     if (!end || *end > smemBytes)

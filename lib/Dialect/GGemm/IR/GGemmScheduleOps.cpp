@@ -363,3 +363,38 @@ void WarpSpecializeOp::print(OpAsmPrinter &printer) {
       {getProducerRegistersAttrName(), getConsumerWarpgroupsAttrName(),
        getConsumerRegistersAttrName(), getPingpongAttrName()});
 }
+
+//===----------------------------------------------------------------------===//
+// SplitKSumOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SplitKSumOp::verify() {
+  auto launch = (*this)->getParentOfType<LaunchOp>();
+  if (!launch)
+    return emitOpError() << "expects to be in the body of a ggemm.launch";
+  TileScheduleOp schedule = launch.getScheduleOp();
+  if (!schedule)
+    return success(); // LaunchOp's verifier says so
+  int64_t splitK = schedule.getConfig().getSplitK();
+  if (splitK < 2)
+    return emitOpError() << "expects its launch's config to have split_k > 1 "
+                            "(the CTAs whose partial sums it adds), got "
+                            "split_k = "
+                         << splitK;
+  // Once ggemm-stage-ring has placed the buffer, it must hold the partials
+  // and the two mbarriers.
+  AccumulatorType acc = getPartial().getType();
+  int64_t needed =
+      (splitK - 1) * acc.getShape()[0] * acc.getShape()[1] * 4 + 16;
+  for (CreateRingOp ring : launch.getBody().front().getOps<CreateRingOp>()) {
+    RingLayoutAttr layout = ring.getLayoutAttr();
+    if (layout && layout.getSplitKBytes() < needed)
+      return emitOpError() << "expects the ring layout's split-K buffer to "
+                              "hold "
+                           << splitK - 1 << " partial accumulators (" << acc
+                           << ") and two mbarriers, " << needed
+                           << " bytes, got split_k_bytes = "
+                           << layout.getSplitKBytes();
+  }
+  return success();
+}

@@ -42,7 +42,8 @@ void inlineTileBody(RewriterBase &rewriter, ForeachTileOp loop, MapTileOp tile,
 /// by the group, the column, constants and the K loop (a constant 0..KB
 /// trip) only.
 LoadTileOp prefetchableWeightLoad(ForeachTileOp loop) {
-  if (loop.getConfigAttr().getClusterM() > 1 || loop.getWeightIndices() ||
+  if (loop.getConfigAttr().getClusterM() > 1 ||
+      loop.getConfigAttr().getSplitK() > 1 || loop.getWeightIndices() ||
       getConstantIntValue(loop.getNumGroups()) != std::optional<int64_t>(1) ||
       !getConstantIntValue(loop.getNumCols()))
     return {};
@@ -140,6 +141,67 @@ void prefetchFirstWeights(RewriterBase &rewriter, ForeachTileOp loop, Value cta,
                          TypeAttr::get(weights.getType()));
 }
 
+/// Splits the K loop of the tile body just inlined into `tiles` (whose
+/// induction variable is the cluster's tile id, from `cluster` by
+/// `clusters`) over the `splitK` CTAs of a cluster: rank `rank` takes K
+/// blocks [rank KB / S, (rank + 1) KB / S); after the loop
+/// `ggemm.split_k_sum` adds the partials into rank 0, which alone stores
+/// the tile.
+LogicalResult splitTileK(RewriterBase &rewriter, ForeachTileOp loop,
+                         scf::ForOp tiles, Value rank, Value cluster,
+                         Value clusters, Value total) {
+  int64_t splitK = loop.getConfigAttr().getSplitK();
+  SmallVector<StoreTileOp> stores;
+  for (auto store : tiles.getBody()->getOps<StoreTileOp>())
+    stores.push_back(store);
+  scf::ForOp kLoop;
+  if (stores.size() == 1)
+    kLoop = stores.front().getAcc().getDefiningOp<scf::ForOp>();
+  if (!kLoop || kLoop->getBlock() != tiles.getBody() ||
+      kLoop.getNumResults() != 1 ||
+      getConstantIntValue(kLoop.getLowerBound()) != std::optional<int64_t>(0) ||
+      getConstantIntValue(kLoop.getStep()) != std::optional<int64_t>(1))
+    return loop.emitOpError()
+           << "expects, with split_k = " << splitK
+           << ", a tile body of one ggemm.store_tile of the result of an "
+              "scf.for K loop from 0 by 1 (as ggemm-tile writes it)";
+  StoreTileOp store = stores.front();
+  Location loc = kLoop.getLoc();
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
+  };
+  // The rank's share of the K blocks.
+  rewriter.setInsertionPoint(kLoop);
+  Value blocks = kLoop.getUpperBound(), size = cst(splitK);
+  auto bound = [&](Value r) -> Value {
+    return arith::DivUIOp::create(
+        rewriter, loc, arith::MulIOp::create(rewriter, loc, r, blocks), size);
+  };
+  Value lower = bound(rank);
+  Value upper = bound(arith::AddIOp::create(rewriter, loc, rank, cst(1)));
+  rewriter.modifyOpInPlace(kLoop, [&] {
+    kLoop.setLowerBound(lower);
+    kLoop.setUpperBound(upper);
+  });
+  // The partials added in rank 0, which stores the tile.
+  rewriter.setInsertionPoint(store);
+  Value tile = tiles.getInductionVar();
+  Value round = arith::DivUIOp::create(
+      rewriter, loc, arith::SubIOp::create(rewriter, loc, tile, cluster),
+      clusters);
+  Value more = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::ult,
+      arith::AddIOp::create(rewriter, loc, tile, clusters), total);
+  auto sum = SplitKSumOp::create(rewriter, loc, kLoop.getResult(0).getType(),
+                                 kLoop.getResult(0), rank, round, more);
+  Value lead = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                     rank, cst(0));
+  auto ifLead = scf::IfOp::create(rewriter, loc, lead, false);
+  rewriter.moveOpBefore(store, ifLead.thenBlock()->getTerminator());
+  rewriter.modifyOpInPlace(store, [&] { store.getAccMutable().assign(sum); });
+  return success();
+}
+
 LogicalResult schedule(RewriterBase &rewriter, ForeachTileOp loop,
                        GridPolicy grid, bool dependentLaunch,
                        int64_t prefetchBytes) {
@@ -163,19 +225,24 @@ LogicalResult schedule(RewriterBase &rewriter, ForeachTileOp loop,
   }
   Value total = TileCountOp::create(rewriter, loc, sched);
   TileConfigAttr config = loop.getConfigAttr();
-  if (config.getClusterM() > 1) {
-    // A cluster's CTAs walk the (cluster) tiles together, each taking its
-    // rank's rows of them; the runtime launches whole clusters.
-    Value size =
-        arith::ConstantIndexOp::create(rewriter, loc, config.getClusterM());
+  int64_t clusterSize = config.getClusterM() * config.getSplitK();
+  if (clusterSize > 1) {
+    // A cluster's CTAs walk the tiles together, each taking its rank's rows
+    // of them (cluster_m) or its share of their K blocks (split_k); the
+    // runtime launches whole clusters.
+    Value size = arith::ConstantIndexOp::create(rewriter, loc, clusterSize);
     Value cluster = arith::DivUIOp::create(rewriter, loc, cta, size);
     Value rank = arith::RemUIOp::create(rewriter, loc, cta, size);
     Value clusters = arith::DivUIOp::create(rewriter, loc, numCtas, size);
     auto tiles = scf::ForOp::create(rewriter, loc, cluster, total, clusters);
     rewriter.setInsertionPointToStart(tiles.getBody());
-    auto tile =
-        MapTileOp::create(rewriter, loc, sched, tiles.getInductionVar(), rank);
+    bool splitK = config.getSplitK() > 1;
+    auto tile = MapTileOp::create(rewriter, loc, sched, tiles.getInductionVar(),
+                                  splitK ? Value() : rank);
     inlineTileBody(rewriter, loop, tile, tiles.getBody()->getTerminator());
+    if (splitK && failed(splitTileK(rewriter, loop, tiles, rank, cluster,
+                                    clusters, total)))
+      return failure();
   } else if (grid == GridPolicy::persistent) {
     auto tiles = scf::ForOp::create(rewriter, loc, cta, total, numCtas);
     rewriter.setInsertionPointToStart(tiles.getBody());
@@ -213,6 +280,12 @@ struct PersistentSchedulePass
                               "tiles between CTAs along m (cluster_m), got "
                               "cluster_n = "
                            << config.getClusterN();
+        return signalPassFailure();
+      }
+      if (config.getSplitK() > 1 && grid != GridPolicy::persistent) {
+        loop.emitOpError() << "expects grid=persistent with split_k = "
+                           << config.getSplitK()
+                           << ": a cluster's CTAs walk their tiles together";
         return signalPassFailure();
       }
       if (config.getClusterM() > 1 && grid != GridPolicy::persistent) {

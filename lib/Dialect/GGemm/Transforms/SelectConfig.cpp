@@ -84,12 +84,13 @@ struct Analysis {
 };
 
 TileConfigAttr toAttr(MLIRContext *ctx, const TileChoice &c) {
-  return TileConfigAttr::get(
-      ctx, c.blockM, c.blockN, c.blockK, c.stages, c.consumerWarpgroups,
-      c.swapAB, /*cluster_m=*/1,
-      /*cluster_n=*/1,
-      c.rasterAlongM ? RasterOrder::along_m : RasterOrder::along_n,
-      /*pingpong=*/false, c.swizzle, c.swizzleMinTiles, c.promotePairs);
+  return TileConfigAttr::get(ctx, c.blockM, c.blockN, c.blockK, c.stages,
+                             c.consumerWarpgroups, c.swapAB, /*cluster_m=*/1,
+                             /*cluster_n=*/1,
+                             c.rasterAlongM ? RasterOrder::along_m
+                                            : RasterOrder::along_n,
+                             /*pingpong=*/false, c.swizzle, c.swizzleMinTiles,
+                             c.promotePairs, c.splitK);
 }
 
 struct SelectConfigPass

@@ -47,11 +47,21 @@ struct StageRingPass : public ggemm::impl::GGemmStageRingBase<StageRingPass> {
                                     : store.getAcc().getType().getShape()[0] /
                                           staging.getRows()));
     });
-    int64_t stages = std::min(
-        config.getStages(),
-        maxStagesThatFit(bytesPerStage,
-                         kMaxSmemBytesPerCta -
-                             (stagingBytes ? stagingBytes + 1024 : 0)));
+    // A split-K cluster's partials (ggemm.split_k_sum): split_k - 1
+    // accumulators in rank 0, then its full and empty mbarriers.
+    int64_t splitKBytes = 0;
+    launch.getBody().walk([&](SplitKSumOp sum) {
+      AccumulatorType acc = sum.getPartial().getType();
+      splitKBytes =
+          (config.getSplitK() - 1) * acc.getShape()[0] * acc.getShape()[1] * 4 +
+          16;
+    });
+    int64_t stages =
+        std::min(config.getStages(),
+                 maxStagesThatFit(bytesPerStage,
+                                  kMaxSmemBytesPerCta -
+                                      (stagingBytes ? stagingBytes + 1024 : 0) -
+                                      (splitKBytes ? splitKBytes + 16 : 0)));
     if (stages < 1)
       return ring.emitOpError()
              << "expects at least one stage of " << bytesPerStage
@@ -74,9 +84,14 @@ struct StageRingPass : public ggemm::impl::GGemmStageRingBase<StageRingPass> {
       stagingOffset = llvm::alignTo(smemBytes, 1024);
       smemBytes = stagingOffset + stagingBytes;
     }
-    ring.setLayoutAttr(RingLayoutAttr::get(ring.getContext(), stages, offsets,
-                                           stageBytes, barrierOffset, smemBytes,
-                                           stagingOffset, stagingBytes));
+    int64_t splitKOffset = -1;
+    if (splitKBytes) {
+      splitKOffset = llvm::alignTo(smemBytes, 16);
+      smemBytes = splitKOffset + splitKBytes;
+    }
+    ring.setLayoutAttr(RingLayoutAttr::get(
+        ring.getContext(), stages, offsets, stageBytes, barrierOffset,
+        smemBytes, stagingOffset, stagingBytes, splitKOffset, splitKBytes));
     return success();
   }
 

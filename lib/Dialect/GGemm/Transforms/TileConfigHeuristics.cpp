@@ -144,6 +144,42 @@ static void chooseNarrowDecodeTile(const ProblemSummary &problem,
   choice = narrow;
 }
 
+/// Block-scaled 8-bit products of a known number of groups and rows, static
+/// N and K, whose tiles leave SMs idle (decode: one group of a few tokens at
+/// N = 576 or 2112 makes 9 or 33 tiles of 64 weight rows): each tile's K
+/// blocks split over the CTAs of a cluster (split_k), the most that are
+/// resident at once, at most 8 (a portable cluster), with at least 4 K
+/// blocks a CTA and the S - 1 partial tiles within kMaxSplitKBytes of rank
+/// 0's shared memory. A cluster's CTAs share a GPC, so the resident
+/// clusters of S CTAs are modelled as kGpcs x floor(SMs a GPC / S) (H100:
+/// 8 GPCs of 16-18 SMs): on an H100 33 clusters of 4 (132 CTAs) ran 1.2x
+/// as long as 33 of 3, and 0.85x as fast as no split. Measured on an H100
+/// (bench/NOTES.md v35): N = 576, K = 7168 at 1-16 tokens (9 tiles, 8
+/// CTAs each) 1.5x as fast as no split, at 64 (36 tiles of 64 x 16, 3
+/// each) 1.3x; N = 2112 at one token (33 tiles, 3 each) 1.13x; N = 4096
+/// (64 tiles, 2 each) level. Not for per-column scales or gated tiles
+/// (not measured).
+static void chooseSplitK(const ProblemSummary &problem, int64_t numSMs,
+                         TileChoice &choice) {
+  if (!problem.blockScaled || problem.elementBytes != 1 ||
+      problem.perColumnScales || problem.gated || problem.gateUpBlock != 0 ||
+      problem.n <= 0 || problem.k <= 0 || problem.numGroups <= 0 ||
+      problem.rowsPerGroup <= 0)
+    return;
+  int64_t tiles = ceilDiv(problem.rowsPerGroup, choice.blockM) *
+                  problem.numGroups * ceilDiv(problem.n, choice.blockN);
+  int64_t kBlocks = ceilDiv(problem.k, choice.blockK);
+  int64_t partialBytes = choice.blockM * choice.blockN * 4;
+  int64_t smsPerGpc = numSMs / kGpcs;
+  for (int64_t splitK = 8; splitK >= 2; --splitK) {
+    if (tiles <= kGpcs * (smsPerGpc / splitK) && kBlocks >= 4 * splitK &&
+        (splitK - 1) * partialBytes <= kMaxSplitKBytes) {
+      choice.splitK = splitK;
+      return;
+    }
+  }
+}
+
 static TileChoice chooseTileShape(const ProblemSummary &problem,
                                   int64_t numSMs);
 
@@ -152,6 +188,7 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   TileChoice choice = chooseTileShape(problem, numSMs);
   chooseNarrowDecodeTile(problem, numSMs, choice);
   choosePromotePairs(problem, choice);
+  chooseSplitK(problem, numSMs, choice);
   return choice;
 }
 
@@ -370,7 +407,7 @@ bool mlir::ggemm::sameTileChoice(const TileChoice &a, const TileChoice &b) {
          a.stages == b.stages && a.consumerWarpgroups == b.consumerWarpgroups &&
          a.rasterAlongM == b.rasterAlongM && a.swapAB == b.swapAB &&
          a.swizzle == b.swizzle && a.swizzleMinTiles == b.swizzleMinTiles &&
-         a.promotePairs == b.promotePairs;
+         a.promotePairs == b.promotePairs && a.splitK == b.splitK;
 }
 
 llvm::ArrayRef<int64_t>

@@ -303,6 +303,17 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
     own. The CPU reference (`convert-ggemm-to-loops`) does not
     warp-specialize; it sums the blocks in the same order.
 
+    `split_k = S > 1` splits each tile's K blocks over the S CTAs of a
+    thread-block cluster (rank r takes blocks [r KB / S, (r + 1) KB / S)):
+    every CTA computes a partial sum of the same tile, ranks 1..S-1 write
+    theirs into rank 0's shared memory, and rank 0 adds them in rank order
+    and stores the tile (`ggemm.split_k_sum`). It gives a product with
+    fewer tiles than SMs more CTAs to stream its operands with (FP8 decode:
+    one group of a few tokens, N = 576 makes 9 tiles of 64 weight rows), at
+    the cost of S - 1 partial tiles through distributed shared memory. Not
+    with `cluster_m` or `cluster_n` > 1, nor `pingpong`; at most 8 (a
+    portable cluster).
+
     The attribute checks what does not depend on the element type (wgmma
     tile shapes, stage and warpgroup ranges, cluster sizes); the ops that
     carry it also check block_k against the element type and the shared
@@ -320,7 +331,8 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
     DefaultValuedParameter<"bool", "false">:$pingpong,
     DefaultValuedParameter<"int64_t", "1">:$swizzle,
     DefaultValuedParameter<"int64_t", "0">:$swizzle_min_tiles,
-    DefaultValuedParameter<"bool", "false">:$promote_pairs);
+    DefaultValuedParameter<"bool", "false">:$promote_pairs,
+    DefaultValuedParameter<"int64_t", "1">:$split_k);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -356,6 +368,13 @@ def GGemm_RingLayoutAttr : GGemm_Attr<"RingLayout", "ring_layout"> {
     (w * buffers + j) * rows * 128` (1024-byte aligned: the boxes are
     128-byte swizzled). Absent (offset -1) without a staged store.
 
+    When the launch has a `ggemm.split_k_sum` (a config with `split_k = S >
+    1`), `split_k_offset` and `split_k_bytes` place its buffer: S - 1 slots
+    of one accumulator's bytes (rank r's partial in slot r - 1, register i
+    of consumer thread t at byte `16 (threads (i / 4) + t) + 4 (i mod 4)`),
+    then a `full` and an `empty` mbarrier (8 bytes each). 16-byte aligned;
+    absent (offset -1) without.
+
     ```mlir
     #ggemm.ring_layout<stages = 4, offsets = [0, 65536],
                        stage_bytes = [16384, 32768], barrier_offset = 196608,
@@ -367,13 +386,15 @@ def GGemm_RingLayoutAttr : GGemm_Attr<"RingLayout", "ring_layout"> {
                     ArrayRefParameter<"int64_t">:$stage_bytes,
                     "int64_t":$barrier_offset, "int64_t":$smem_bytes,
                     DefaultValuedParameter<"int64_t", "-1">:$staging_offset,
-                    DefaultValuedParameter<"int64_t", "0">:$staging_bytes);
+                    DefaultValuedParameter<"int64_t", "0">:$staging_bytes,
+                    DefaultValuedParameter<"int64_t", "-1">:$split_k_offset,
+                    DefaultValuedParameter<"int64_t", "0">:$split_k_bytes);
   let assemblyFormat = [{
     `<` `stages` `=` $stages `,` `offsets` `=` `[` $offsets `]` `,`
     `stage_bytes` `=` `[` $stage_bytes `]` `,`
-    `barrier_offset` `=` $barrier_offset `,` `smem_bytes` `=` $smem_bytes
-    (`,` `staging_offset` `=` $staging_offset^ `,`
-     `staging_bytes` `=` $staging_bytes)? `>`
+    `barrier_offset` `=` $barrier_offset `,` `smem_bytes` `=` $smem_bytes ``
+    custom<RingLayoutRegions>($staging_offset, $staging_bytes,
+                              $split_k_offset, $split_k_bytes) `` `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

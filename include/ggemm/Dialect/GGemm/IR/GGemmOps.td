@@ -40,6 +40,7 @@ def GGemm_Fp8MatrixOrBatch
     : GGemm_Checked<MemRefRankOf<[F8E4M3FN, F8E5M2], [2, 3]>>;
 def GGemm_F32MatrixOrBatch : GGemm_Checked<MemRefRankOf<[F32], [2, 3]>>;
 def GGemm_Index : GGemm_Checked<Index>;
+def GGemm_Bool : GGemm_Checked<I1>;
 
 // Attributes and optional operands shared by the problem-level ops.
 class GGemm_ProblemOp<string mnemonic, list<Trait> traits = []>

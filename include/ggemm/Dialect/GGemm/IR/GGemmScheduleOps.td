@@ -516,4 +516,40 @@ def GGemm_StoreDrainOp : GGemm_Op<"store_drain"> {
   let assemblyFormat = "attr-dict";
 }
 
+def GGemm_SplitKSumOp : GGemm_Op<"split_k_sum", [
+    AllTypesMatch<["partial", "result"]>]> {
+  let summary = "the sum of a split-K cluster's partial tiles, in rank 0";
+  let description = [{
+    In a launch whose config has `split_k = S > 1`, the S CTAs of a
+    thread-block cluster compute partial sums of one tile, each over its
+    share of the K blocks (`ggemm-persistent-schedule` writes the split).
+    This op adds them: every consumer thread of rank `rank` > 0 writes its
+    accumulator registers into rank 0's shared memory (slot `rank - 1` of
+    the ring layout's `split_k_offset` buffer, through `mapa` and
+    `st.shared::cluster`) and arrives on rank 0's `full` mbarrier there;
+    rank 0's consumer threads wait for it, add the S - 1 partials to their
+    own in rank order (the sum does not depend on timing), and, when
+    `more` (the cluster has another tile after this one), arrive on each
+    other rank's `empty` mbarrier, after which that rank may write its
+    next partial. `round` is the tile's ordinal among the cluster's tiles
+    (0, 1, ...): the mbarriers' phase. The result is the tile's sum in rank
+    0 and this CTA's own partial in the others, which must not store it.
+    Integer accumulators (INT8) add exactly. Nothing on the CPU, whose
+    reference does not split K.
+
+    ```mlir
+    %sum = ggemm.split_k_sum %acc rank(%rank) round(%round) more(%more)
+        : !ggemm.accumulator<64x8xf32>
+    ```
+  }];
+  let arguments = (ins GGemm_Accumulator:$partial, GGemm_Index:$rank,
+                   GGemm_Index:$round, GGemm_Bool:$more);
+  let results = (outs GGemm_Accumulator:$result);
+  let assemblyFormat = [{
+    $partial `rank` `(` $rank `)` `round` `(` $round `)` `more` `(` $more `)`
+    attr-dict `:` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // GGEMM_SCHEDULE_OPS_TD

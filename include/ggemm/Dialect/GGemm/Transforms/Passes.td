@@ -76,6 +76,27 @@ def GGemmPersistentSchedule
     rank's (`cta mod C`) block_m rows: `ggemm.map_tile %sched[%t]
     cluster_rank(%rank)`. `cluster_n > 1` is rejected.
 
+    A config with `split_k = S > 1` (the persistent grid only) has the S
+    CTAs of a cluster walk the tiles together the same way, each running K
+    blocks [r KB / S, (r + 1) KB / S) of every tile's K loop (r = `cta mod
+    S`); after the loop `ggemm.split_k_sum` adds their partial sums into
+    rank 0, which alone stores the tile:
+
+    ```mlir
+    %acc = scf.for %kb = %lo to %hi step %c1 iter_args(...) { ... }
+    %round = arith.divui (%t - %cluster), %clusters
+    %more = arith.cmpi ult, %t + %clusters, %total
+    %sum = ggemm.split_k_sum %acc rank(%rank) round(%round) more(%more)
+        : !ggemm.accumulator<64x8xf32>
+    %lead = arith.cmpi eq, %rank, %c0 : index
+    scf.if %lead {
+      ggemm.store_tile %sum to %y ...
+    }
+    ```
+
+    The tile body must then be one `ggemm.store_tile` of the result of a K
+    loop from 0 by 1, as `ggemm-tile` writes it.
+
     Before:
 
     ```mlir
@@ -279,7 +300,10 @@ def GGemmStageRing : Pass<"ggemm-stage-ring", "::mlir::ModuleOp"> {
     would not fit the 227 KB budget), a buffer of stage slots per entry
     type (1024-byte aligned for tiles, 128-byte for FP8 scales, whose slots
     also hold 4 rows of alignment slack and a header) and the full/empty
-    mbarrier array behind them. A
+    mbarrier array behind them. The staged epilogue's store boxes
+    (`ggemm-tma-store`) and a split-K launch's buffer (`ggemm.split_k_sum`:
+    split_k - 1 partial accumulators and two mbarriers) go behind those,
+    and the ring's stages are what they leave. A
     layout already set is kept. `convert-ggemm-to-nvvm` then addresses slot
     `i mod stages` of each buffer and its mbarriers exactly as the layout
     says.

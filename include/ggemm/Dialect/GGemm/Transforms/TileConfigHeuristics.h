@@ -68,12 +68,23 @@ struct TileChoice {
   int64_t swizzleMinTiles = 0;
   /// Two promoted K blocks per wgmma wait (tile_config's promote_pairs).
   bool promotePairs = false;
+  /// CTAs of a cluster that split each tile's K blocks (tile_config's
+  /// split_k; 1: none).
+  int64_t splitK = 1;
 };
 
 /// The band of the 128x256 two-byte tiles walked along m, and the row
 /// tiles a group needs for it (bench/NOTES.md v20).
 constexpr int64_t kLargeGroupSwizzle = 4;
 constexpr int64_t kLargeGroupSwizzleMinTiles = 48;
+
+/// The most shared memory a split-K cluster's rank 0 gives its peers'
+/// partial tiles (tile_config's split_k).
+constexpr int64_t kMaxSplitKBytes = 32 * 1024;
+
+/// The GPCs of the target (H100: 8, of 16-18 SMs), which a thread-block
+/// cluster's CTAs never straddle.
+constexpr int64_t kGpcs = 8;
 
 /// Groups of at most this many expected rows get a swap-AB tile.
 constexpr int64_t kSwapAbMaxRows = 64;
