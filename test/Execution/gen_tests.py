@@ -130,6 +130,9 @@ class Case:
     # walk tiles of cluster_m x block_m rows together, each taking its
     # rank's block_m rows.
     cluster_m: int = 1
+    # CTAs of a split-K cluster (tile_config's split_k): each runs its share
+    # of every tile's K blocks, rank 0 adds the partial sums and stores.
+    split_k: int = 1
     # Write the tile program (foreach_tile and its K loop) by hand.
     tile_level: bool = False
     # masked/batched: dynamic group and row extents (memref<?x?x...>).
@@ -467,7 +470,8 @@ def config_attr(c: Case) -> str:
             + (", pingpong = true" if c.pingpong else "")
             + (f", swizzle = {c.swizzle}" if c.swizzle > 1 else "")
             + (f", swizzle_min_tiles = {c.swizzle_min_tiles}"
-               if c.swizzle_min_tiles else "") + ">")
+               if c.swizzle_min_tiles else "")
+            + (f", split_k = {c.split_k}" if c.split_k > 1 else "") + ">")
 
 
 def e4m3_value(code: int) -> float:
@@ -1648,6 +1652,25 @@ CASES = [
          in_type="f8E4M3FN", out_type="bf16", segments=[20, 0, 1, 45],
          rows=70, n=200, k=256, block_m=32, block_n=128,
          weight_indices=[2, 0, 1, 2], num_weights=3, swap_ab=True),
+    Case("fp8_split_k_segment", "segment",
+         "swap-AB FP8 segment_matmul split over K (split_k = 3: 1, 2 and 2 "
+         "of the 5 K blocks), two clusters walking 8 tiles (4 rounds each), "
+         "bf16 out",
+         in_type="f8E4M3FN", out_type="bf16", segments=[5, 0, 8],
+         rows=13, n=200, k=640, block_m=8, block_n=64, swap_ab=True,
+         split_k=3, num_ctas=7),
+    Case("int8_split_k_per_row", "segment",
+         "INT8 segment_matmul with per-row scales split over K (split_k = 2: "
+         "exact i32 partial sums added in rank 0), one cluster walking every "
+         "tile",
+         in_type="i8", out_type="bf16", segments=[40, 70], rows=110, n=96,
+         k=512, block_m=64, block_n=32, x_scale="per_row", w_scale="per_row",
+         split_k=2, num_ctas=2),
+    Case("segment_split_k_empty_rank", "segment",
+         "bf16 segment_matmul split over K into 4 with 3 K blocks (rank 0 "
+         "has none: its partial is zero), bias and silu after the sum",
+         segments=[30, 0, 100], rows=130, n=72, k=192, bias=True,
+         activation="silu", split_k=4, num_ctas=8),
     Case("fp8_swap_masked", "masked",
          "swap-AB FP8 masked_matmul with 64-row weight tiles (one weight "
          "scale per two tiles), row_scale and accumulate, f32 out",

@@ -13,6 +13,9 @@
 // RUN: FileCheck %s --input-file=%t/fp8_split_k_kernel.ptx
 // RUN: FileCheck %s --check-prefix=MANIFEST --input-file=%t/fp8_split_k_kernel.json
 // RUN: gemm-opt %s -ggemm-select-config | FileCheck %s --check-prefix=CONFIG
+// The CPU reference takes the same config and adds the partial sums too
+// (its numbers: test/Execution/*split_k*):
+// RUN: gemm-opt %s --ggemm-to-cpu -o /dev/null
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fp8_split_k_kernel.ptx -o %t/k.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // CONFIG: #ggemm.tile_config<block_m = 8, block_n = 64, block_k = 128, stages = 8, consumer_warpgroups = 1, swap_ab = true, promote_pairs = true, split_k = 8>

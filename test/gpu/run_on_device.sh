@@ -346,20 +346,23 @@ for step in $steps; do
       --report "$OUT/fp8-stride.md" 2>&1 | tee "$OUT/fp8-stride.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   fp8-safety)
-    # compute-sanitizer memcheck over check_fp8.py's cases of the kernels
-    # in FP8_SAFETY_BUNDLES (default .device/bundles_fp8; a subset keeps it
+    # compute-sanitizer memcheck (FP8_SAFETY_TOOL: racecheck or synccheck
+    # instead) over check_fp8.py's cases of the kernels in
+    # FP8_SAFETY_BUNDLES (default .device/bundles_fp8; a subset keeps it
     # short: the cases of kernels not there fail with KeyError, not counted
-    # as memcheck errors).
+    # as sanitizer errors).
     GGEMM_COMMIT=$(cat "${FP8_SAFETY_BUNDLES:-.device/bundles_fp8}/COMMIT" 2>/dev/null || echo "$commit") \
-    compute-sanitizer --tool memcheck --report-api-errors no \
+    compute-sanitizer --tool "${FP8_SAFETY_TOOL:-memcheck}" --report-api-errors no \
       python3 test/gpu/check_fp8.py --bundles "${FP8_SAFETY_BUNDLES:-.device/bundles_fp8}" \
-      --report "$OUT/fp8-safety.md" > "$OUT/fp8-safety.log" 2>&1
-    echo "compute-sanitizer: $(grep -E 'ERROR SUMMARY' "$OUT/fp8-safety.log" | tail -1)" \
-      | tee -a "$OUT/fp8-safety.md"
-    grep -E "gpu-check-fp8" "$OUT/fp8-safety.log" | tail -1
-    # Clean only if the check ran to its summary and memcheck saw nothing.
-    { grep -q "^gpu-check-fp8: " "$OUT/fp8-safety.log" &&
-      grep -q "ERROR SUMMARY: 0 errors" "$OUT/fp8-safety.log"; } || rc=1 ;;
+      --report "$OUT/fp8-safety${FP8_SAFETY_TOOL:+-$FP8_SAFETY_TOOL}.md" \
+      > "$OUT/fp8-safety${FP8_SAFETY_TOOL:+-$FP8_SAFETY_TOOL}.log" 2>&1
+    log="$OUT/fp8-safety${FP8_SAFETY_TOOL:+-$FP8_SAFETY_TOOL}.log"
+    echo "compute-sanitizer ${FP8_SAFETY_TOOL:-memcheck}: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)" \
+      | tee -a "$OUT/fp8-safety${FP8_SAFETY_TOOL:+-$FP8_SAFETY_TOOL}.md"
+    grep -E "gpu-check-fp8" "$log" | tail -1
+    # Clean only if the check ran to its summary and the tool saw nothing.
+    { grep -q "^gpu-check-fp8: " "$log" &&
+      grep -Eq "(ERROR|RACECHECK) SUMMARY: 0 (errors|hazards)" "$log"; } || rc=1 ;;
   clocks)
     # SM clock, power and throttle reasons while GGEMM and its peer each run
     # back to back (bench/probe_clocks.py): bf16 on the throughput shapes,

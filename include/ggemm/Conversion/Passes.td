@@ -18,7 +18,11 @@ def ConvertGGemmToLoops : Pass<"convert-ggemm-to-loops", "::mlir::ModuleOp"> {
     column masks and the epilogue arithmetic all run as they would on the
     GPU. A `persistent` grid has `num-ctas` CTAs, so each CTA walks several
     tile ids; a `tiles` grid has as many CTAs as the host-side bound the
-    runtime launches, so the CTAs past the real tile count run too.
+    runtime launches, so the CTAs past the real tile count run too. With
+    clusters (`cluster_m`, `split_k`) the persistent grid is whole clusters;
+    the ranks of a split-K cluster run from the last to 0, so that rank 0's
+    `ggemm.split_k_sum` adds the partial sums the others left in a buffer
+    of the launch.
 
     Only the hardware becomes plain loops: `ggemm.load_tile` copies into a
     buffer with TMA's zero fill written out, `ggemm.mma` sums into an f32

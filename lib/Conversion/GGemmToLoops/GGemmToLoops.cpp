@@ -2,7 +2,8 @@
 //
 // The CPU reference back end. A ggemm.launch becomes a loop over simulated
 // CTAs running its body, so the persistent schedule (or the one-CTA-per-tile
-// one) is executed exactly as written:
+// one) is executed exactly as written (with split_k, each cluster's ranks
+// from the last to 0, which adds the others' partial sums):
 //
 //   scf.for %cta = 0 to num-ctas {              // grid(persistent)
 //     %total = ...                              // TileSchedule::totalTiles
@@ -92,23 +93,110 @@ void LoopsTranslator::lowerLaunch(LaunchOp launch, LogicalResult &result) {
   Location loc = launch.getLoc();
   b.setInsertionPoint(launch);
   TileSchedule schedule = scheduleOf(launch.getSchedule());
+  int64_t clusterSize =
+      schedule.clusterM * launch.getScheduleOp().getConfig().getSplitK();
   Value gridSize;
   if (launch.getGrid() == GridPolicy::persistent)
     // Whole clusters, as the runtime launches them.
     gridSize = arith::ConstantIndexOp::create(
-        b, loc,
-        std::max(schedule.clusterM, numCtas - numCtas % schedule.clusterM));
+        b, loc, std::max(clusterSize, numCtas - numCtas % clusterSize));
   else
     // As the runtime does: one CTA per tile of a bound computed without
     // reading group_rows; the CTAs past the real tile count find no tile.
     gridSize = schedule.tileBound(b, loc);
-  auto grid =
-      scf::ForOp::create(b, loc, arith::ConstantIndexOp::create(b, loc, 0),
-                         gridSize, arith::ConstantIndexOp::create(b, loc, 1));
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  splitK = launch.getScheduleOp().getConfig().getSplitK();
+  SplitKSumOp sum;
+  launch.walk([&](SplitKSumOp op) { sum = op; });
+  if (sum) {
+    // Room for every partial sum of ranks > 0: a cluster takes at most
+    // ceil(tiles / clusters) tiles.
+    Value clusters = arith::DivUIOp::create(b, loc, gridSize, cst(splitK));
+    splitKRounds = arith::CeilDivUIOp::create(
+        b, loc, schedule.totalTiles(b, loc), clusters);
+    AccumulatorType acc = sum.getPartial().getType();
+    splitKPartials = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get(
+            {ShapedType::kDynamic, acc.getShape()[0], acc.getShape()[1]},
+            acc.getElementType()),
+        ValueRange{
+            arith::MulIOp::create(b, loc, cst(splitK - 1), splitKRounds)});
+  }
+  auto grid = scf::ForOp::create(b, loc, cst(0), gridSize, cst(1));
   b.setInsertionPoint(grid.getBody()->getTerminator());
-  mapping.map(launch.getCtaArg(), grid.getInductionVar());
+  Value cta = grid.getInductionVar();
+  if (splitK > 1) {
+    // The CTAs of a split-K cluster run from the last rank to rank 0,
+    // which adds the others' partial sums.
+    Value rank = arith::RemUIOp::create(b, loc, cta, cst(splitK));
+    cta = arith::AddIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, cta, rank),
+        arith::SubIOp::create(b, loc, cst(splitK - 1), rank));
+  }
+  mapping.map(launch.getCtaArg(), cta);
   mapping.map(launch.getNumCtasArg(), gridSize);
   result = translateBlock(launch.getBody().front());
+  if (splitKPartials) {
+    b.setInsertionPointAfter(grid);
+    memref::DeallocOp::create(b, loc, splitKPartials);
+  }
+}
+
+LogicalResult LoopsTranslator::lowerSplitKSum(SplitKSumOp op) {
+  Location loc = op.getLoc();
+  if (!splitKPartials)
+    return op.emitOpError() << "expects its launch's config to have split_k "
+                               "> 1 for convert-ggemm-to-loops";
+  Value acc = lookup(op.getPartial(), op);
+  Value rank = lookup(op.getRank(), op);
+  Value round = lookup(op.getRound(), op);
+  if (!acc || !rank || !round)
+    return failure();
+  AccumulatorType type = op.getPartial().getType();
+  bool integer = isa<IntegerType>(type.getElementType());
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  // Rank r's partial of this round: entry (r - 1) x rounds + round.
+  auto slot = [&](Value r) {
+    return arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, r, cst(1)),
+                              splitKRounds),
+        round);
+  };
+  Value lead =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rank, cst(0));
+  auto branch = scf::IfOp::create(b, loc, lead, /*withElseRegion=*/true);
+  int64_t rows = type.getShape()[0], cols = type.getShape()[1];
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    for (int64_t r = 1; r < splitK; ++r) {
+      Value at = slot(cst(r));
+      forEach2D(b, loc, rows, cols, [&](Value i, Value j) {
+        Value mine = memref::LoadOp::create(b, loc, acc, ValueRange{i, j});
+        Value theirs = memref::LoadOp::create(b, loc, splitKPartials,
+                                              ValueRange{at, i, j});
+        Value sum = integer
+                        ? Value(arith::AddIOp::create(b, loc, mine, theirs))
+                        : Value(arith::AddFOp::create(b, loc, mine, theirs));
+        memref::StoreOp::create(b, loc, sum, acc, ValueRange{i, j});
+      });
+    }
+    b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    Value at = slot(rank);
+    forEach2D(b, loc, rows, cols, [&](Value i, Value j) {
+      memref::StoreOp::create(
+          b, loc, memref::LoadOp::create(b, loc, acc, ValueRange{i, j}),
+          splitKPartials, ValueRange{at, i, j});
+    });
+  }
+  mapping.map(op.getResult(), acc);
+  return success();
 }
 
 LogicalResult LoopsTranslator::translateGGemmOp(Operation *op) {
@@ -198,6 +286,7 @@ LogicalResult LoopsTranslator::translateGGemmOp(Operation *op) {
         return success();
       })
       .Case([&](StoreTileOp store) { return lowerStore(store); })
+      .Case([&](SplitKSumOp sum) { return lowerSplitKSum(sum); })
       .Default([&](Operation *other) {
         if (isa<WarpSpecializeOp, CreateRingOp, RingPutOp, RingGetOp,
                 RingReleaseOp, StoreDrainOp>(other))

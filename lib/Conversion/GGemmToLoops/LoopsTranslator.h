@@ -57,6 +57,10 @@ private:
   LogicalResult lowerMma(MmaOp op);
   LogicalResult lowerPromote(PromoteOp op);
   LogicalResult lowerStore(StoreTileOp op);
+  /// A split-K cluster's sum: ranks > 0 keep their partial in
+  /// `splitKPartials` (one per rank and round); rank 0, which the grid
+  /// loop runs after them, adds them in rank order.
+  LogicalResult lowerSplitKSum(SplitKSumOp op);
   /// The quantised store of one row of an e4m3 y (with `y_scale`): columns
   /// `[col, colLimit)`, each value given by `epilogueAt(column, old, type)`.
   void quantizedRow(StoreTileOp op, Value y, Value yScale, Value row, Value col,
@@ -65,6 +69,10 @@ private:
 
   OpBuilder &allocas;
   int64_t numCtas;
+  /// With split_k: [(split_k - 1) x rounds, rows, cols] partial sums, the
+  /// rounds (each cluster's most tiles) and split_k.
+  Value splitKPartials, splitKRounds;
+  int64_t splitK = 1;
 };
 
 } // namespace mlir::ggemm::loops

@@ -534,8 +534,10 @@ def GGemm_SplitKSumOp : GGemm_Op<"split_k_sum", [
     next partial. `round` is the tile's ordinal among the cluster's tiles
     (0, 1, ...): the mbarriers' phase. The result is the tile's sum in rank
     0 and this CTA's own partial in the others, which must not store it.
-    Integer accumulators (INT8) add exactly. Nothing on the CPU, whose
-    reference does not split K.
+    Integer accumulators (INT8) add exactly. On the CPU reference
+    (`convert-ggemm-to-loops`) a cluster's CTAs run from the last rank to
+    rank 0: the others keep their partials in a buffer of the launch, and
+    rank 0 adds them in the same order.
 
     ```mlir
     %sum = ggemm.split_k_sum %acc rank(%rank) round(%round) more(%more)
