@@ -31,9 +31,22 @@ TILES = {
               "consumer_warpgroups = 1, promote_pairs = true",
     "m128n64": "block_m = 128, block_n = 64, block_k = 128, stages = 8, "
                "promote_pairs = true",
+    # 128 tokens at N = 576 (second round): tiles that read fewer token
+    # rows per weight byte than 64 x 16.
+    "m64n32": "block_m = 64, block_n = 32, block_k = 128, stages = 8, "
+              "consumer_warpgroups = 1, promote_pairs = true",
+    "m64n64": "block_m = 64, block_n = 64, block_k = 128, stages = 8, "
+              "consumer_warpgroups = 1, promote_pairs = true",
+    "m128n32": "block_m = 128, block_n = 32, block_k = 128, stages = 8, "
+               "promote_pairs = true",
+    "sw128": "block_m = 128, block_n = 64, block_k = 128, stages = 8, "
+             "consumer_warpgroups = 1, swap_ab = true",
 }
 SPLITS = {"sw8": (1, 2, 3, 4, 6, 8), "m64n16": (1, 2, 3, 4),
-          "m128n64": (1, 2, 4)}
+          "m128n64": (1, 2, 4), "m64n32": (1, 2, 3), "m64n64": (2, 3, 4),
+          "m128n32": (2, 3, 4), "sw128": (1, 2, 4)}
+# The second round's tiles only at N = 576.
+SECOND = ("m64n32", "m64n64", "m128n32", "sw128")
 
 
 def main() -> int:
@@ -48,6 +61,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as src:
         for n, k in SHAPES:
             for tile, config in TILES.items():
+                if tile in SECOND and n != 576:
+                    continue
                 for s in SPLITS[tile]:
                     label = tile + (f"s{s}" if s > 1 else "")
                     full = config + (f", split_k = {s}" if s > 1 else "")

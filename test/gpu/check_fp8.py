@@ -500,6 +500,16 @@ def build_cases(names, rng):
     for g, m in ((1, 1), (2, 128), (4, 300), (8, 1000), (16, 64)):
         cases.append((f"batched B={g} m={m} n=1024 k=1024", "fp8_batched_n1024_k1024_kernel",
                       ("batched", [m] * g, m, 1024, 1024)))
+    # Split-K clusters walking several tiles each (round > 0: rank 0's
+    # buffer handed back and forth): 8-token tiles over 8 CTAs (16 clusters
+    # on 132 SMs, so 9 tiles a cluster at 128 tokens), 128x32 over 3.
+    for lengths in ([1], [8], [128], [1, 0, 37, 300, 5], varied(rng, 64, 8, 0.25)):
+        cases.append((f"split_k=8 G={len(lengths)} rows {lengths[:5]} n=576 k=7168",
+                      "fp8_seg_n576_k7168_sk8_kernel", ("segment", lengths, 576, 7168)))
+    for g, m in ((32, 192), (6, 1024), (6, 20)):
+        counts = varied(rng, m, g, 0.1)
+        cases.append((f"masked split_k=3 G={g} m~{m} max_m=4096 n=4096 k=7168",
+                      "fp8_masked_n4096_k7168_sk3_kernel", ("masked", counts, 4096, 4096, 7168)))
     cases += scale_kind_cases(names, rng)
     cases += int8_cases(names, rng)
     cases += fp8_out_cases(names, rng)
@@ -772,12 +782,14 @@ def int8_cases(names, rng):
     """Cases of the INT8 kernels (those that are in the bundles): the
     shapes of the tensor-wise / per-row FP8 cases, and the exact check."""
     cases = scale_kind_cases(names, rng, "int8")
-    name = "int8_seg_n520_k1024_exact_kernel"
-    if name in names:
+    for name, what in (("int8_seg_n520_k1024_exact_kernel", ""),
+                       ("int8_seg_n520_k1024_exact_sk4_kernel", ", split_k=4")):
+        if name not in names:
+            continue
         for lengths in ([1, 0, 129, 700, 63, 5], [2000],
                         varied(rng, 300, 5, 0.2)):
             cases.append((f"int8 exact integer sums G={len(lengths)} n=520 "
-                          "k=1024", name, ("exact", lengths, 520, 1024)))
+                          f"k=1024{what}", name, ("exact", lengths, 520, 1024)))
     return cases
 
 

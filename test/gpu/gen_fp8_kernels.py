@@ -337,6 +337,23 @@ def main():
     kernels.append(with_config(
         grouped("masked", 4096, 7168, name="fp8_masked_n4096_k7168_c2"),
         cluster))
+    # Split-K clusters (split_k) with more tiles than clusters, so that each
+    # cluster walks several tiles and rank 0's buffer is handed back and
+    # forth (select-config splits only where each cluster has one tile):
+    # swap-AB 8-token tiles over 8 CTAs, 128x32 tiles over 3, and INT8's
+    # exact integer sums over 4.
+    kernels.append(with_config(
+        segment(576, 7168, name="fp8_seg_n576_k7168_sk8"),
+        swap_config(8, 64).replace(">", ", split_k = 8>")))
+    kernels.append(with_config(
+        grouped("masked", 4096, 7168, name="fp8_masked_n4096_k7168_sk3"),
+        "#ggemm.tile_config<block_m = 128, block_n = 32, block_k = 128, "
+        "stages = 8, promote_pairs = true, split_k = 3>"))
+    kernels.append(with_config(
+        segment(520, 1024, out="f32", scales=tensor,
+                name="int8_seg_n520_k1024_exact_sk4", **i8),
+        "#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 128, "
+        "stages = 2, consumer_warpgroups = 1, split_k = 4>"))
     for kernel in kernels:
         write(*kernel)
     print(f"wrote {len(kernels)} kernels to {HERE}")
