@@ -662,11 +662,23 @@ TEST(ChooseTileConfig, SplitKWhereTilesLeaveSMsIdle) {
   EXPECT_EQ(chooseTileConfig(fp8(2112, 7168, 1), kH100SMs).splitK, 3);
   // 32 tokens: 8 KB partials, 4 of them within 32 KB.
   EXPECT_EQ(chooseTileConfig(fp8(576, 7168, 32), kH100SMs).splitK, 5);
-  // 64 tokens at N = 576: 36 tiles of 64 x 16, 3 CTAs each.
+  // 64 tokens at N = 576: 36 tiles of 64 x 16, 3 CTAs each (108; 64 x 32
+  // would be 18 tiles of 5, 90).
   TileChoice narrow = chooseTileConfig(fp8(576, 7168, 64), kH100SMs);
   EXPECT_EQ(narrow.blockM, 64);
   EXPECT_EQ(narrow.blockN, 16);
   EXPECT_EQ(narrow.splitK, 3);
+  // 128 tokens: the narrow decode tile counts CTAs with the split, so 36
+  // tiles of 64 x 32 over 3 CTAs (108) beat 72 of 64 x 16 that cannot be
+  // split (72 clusters of 2 do not fit): 1.26x on an H100 (NOTES v35).
+  TileChoice rows128 = chooseTileConfig(fp8(576, 7168, 128), kH100SMs);
+  EXPECT_EQ(rows128.blockM, 64);
+  EXPECT_EQ(rows128.blockN, 32);
+  EXPECT_EQ(rows128.splitK, 3);
+  // At N = 2112 the 64 x 32 tiles fill the SMs without a split.
+  TileChoice n2112 = chooseTileConfig(fp8(2112, 7168, 128), kH100SMs);
+  EXPECT_EQ(n2112.blockN, 32);
+  EXPECT_EQ(n2112.splitK, 1);
   // Tiles that fill the SMs (N = 7168: 112 of 64 weight rows), short K
   // (N = 576, K = 512: 4 blocks), unknown rows or groups, per-column
   // scales, gated tiles and other element kinds are not split.

@@ -6,6 +6,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <optional>
 
 using namespace mlir::ggemm;
 
@@ -98,6 +99,9 @@ static void choosePromotePairs(const ProblemSummary &problem,
          choice.blockN <= 32);
 }
 
+static int64_t splitKFor(const ProblemSummary &problem, int64_t numSMs,
+                         const TileChoice &choice);
+
 /// 8-bit products (FP8 with any scales, INT8) of a known number of groups
 /// of 33-128 rows whose tiles leave SMs idle (decode: one group, N = 2112 or
 /// 4096): 64 token rows on one consumer warpgroup by 32 or 16 weight columns,
@@ -120,33 +124,39 @@ static void chooseNarrowDecodeTile(const ProblemSummary &problem,
       problem.n <= 0 || problem.numGroups <= 0 || problem.rowsPerGroup <= 32 ||
       problem.rowsPerGroup > 128)
     return;
-  auto tiles = [&](int64_t blockM, int64_t blockN) {
-    return ceilDiv(problem.rowsPerGroup, blockM) * problem.numGroups *
-           ceilDiv(problem.n, blockN);
+  // A tile's CTAs: one, or its split_k (block-scaled FP8: at 128 tokens
+  // and N = 576, 36 tiles of 64x32 over 3 CTAs each ran 1.26x as fast as
+  // 72 of 64x16 on one, on an H100; bench/NOTES.md v35).
+  auto ctas = [&](const TileChoice &tile) {
+    return ceilDiv(problem.rowsPerGroup, tile.blockM) * problem.numGroups *
+           ceilDiv(problem.n, tile.blockN) * splitKFor(problem, numSMs, tile);
   };
-  int64_t bestTiles = tiles(choice.blockM, choice.blockN);
-  int64_t bestN = 0;
+  int64_t bestCtas = ctas(choice);
+  std::optional<TileChoice> best;
   for (int64_t bn : {32, 16}) {
-    int64_t count = tiles(64, bn);
-    if (count <= numSMs && count > bestTiles) {
-      bestTiles = count;
-      bestN = bn;
+    TileChoice narrow;
+    narrow.blockM = 64;
+    narrow.blockN = bn;
+    narrow.blockK = 128;
+    narrow.consumerWarpgroups = 1;
+    // Ties go to the narrow tile (measured against the others unsplit,
+    // v25; not against a split swap-AB tile of as many CTAs).
+    int64_t count = ctas(narrow);
+    if (count <= numSMs && (count > bestCtas || (count == bestCtas && !best))) {
+      bestCtas = count;
+      best = narrow;
     }
   }
-  if (bestN == 0)
+  if (!best)
     return;
-  TileChoice narrow;
-  narrow.blockM = 64;
-  narrow.blockN = bestN;
-  narrow.blockK = 128;
-  narrow.consumerWarpgroups = 1;
-  narrow.stages = chooseStages(problem, narrow);
-  choice = narrow;
+  best->stages = chooseStages(problem, *best);
+  choice = *best;
 }
 
-/// Block-scaled 8-bit products of a known number of groups and rows, static
-/// N and K, whose tiles leave SMs idle (decode: one group of a few tokens at
-/// N = 576 or 2112 makes 9 or 33 tiles of 64 weight rows): each tile's K
+/// The split_k of `choice`'s tiles. Block-scaled 8-bit products of a known
+/// number of groups and rows, static N and K, whose tiles leave SMs idle
+/// (decode: one group of a few tokens at N = 576 or 2112 makes 9 or 33
+/// tiles of 64 weight rows): each tile's K
 /// blocks split over the CTAs of a cluster (split_k), the most that are
 /// resident at once, at most 8 (a portable cluster), with at least 4 K
 /// blocks a CTA and the S - 1 partial tiles within kMaxSplitKBytes of rank
@@ -159,25 +169,23 @@ static void chooseNarrowDecodeTile(const ProblemSummary &problem,
 /// each) 1.3x; N = 2112 at one token (33 tiles, 3 each) 1.13x; N = 4096
 /// (64 tiles, 2 each) level. Not for per-column scales or gated tiles
 /// (not measured).
-static void chooseSplitK(const ProblemSummary &problem, int64_t numSMs,
-                         TileChoice &choice) {
+static int64_t splitKFor(const ProblemSummary &problem, int64_t numSMs,
+                         const TileChoice &choice) {
   if (!problem.blockScaled || problem.elementBytes != 1 ||
       problem.perColumnScales || problem.gated || problem.gateUpBlock != 0 ||
       problem.n <= 0 || problem.k <= 0 || problem.numGroups <= 0 ||
       problem.rowsPerGroup <= 0)
-    return;
+    return 1;
   int64_t tiles = ceilDiv(problem.rowsPerGroup, choice.blockM) *
                   problem.numGroups * ceilDiv(problem.n, choice.blockN);
   int64_t kBlocks = ceilDiv(problem.k, choice.blockK);
   int64_t partialBytes = choice.blockM * choice.blockN * 4;
   int64_t smsPerGpc = numSMs / kGpcs;
-  for (int64_t splitK = 8; splitK >= 2; --splitK) {
+  for (int64_t splitK = 8; splitK >= 2; --splitK)
     if (tiles <= kGpcs * (smsPerGpc / splitK) && kBlocks >= 4 * splitK &&
-        (splitK - 1) * partialBytes <= kMaxSplitKBytes) {
-      choice.splitK = splitK;
-      return;
-    }
-  }
+        (splitK - 1) * partialBytes <= kMaxSplitKBytes)
+      return splitK;
+  return 1;
 }
 
 static TileChoice chooseTileShape(const ProblemSummary &problem,
@@ -188,7 +196,7 @@ TileChoice mlir::ggemm::chooseTileConfig(const ProblemSummary &problem,
   TileChoice choice = chooseTileShape(problem, numSMs);
   chooseNarrowDecodeTile(problem, numSMs, choice);
   choosePromotePairs(problem, choice);
-  chooseSplitK(problem, numSMs, choice);
+  choice.splitK = splitKFor(problem, numSMs, choice);
   return choice;
 }
 
