@@ -147,7 +147,7 @@ def main() -> int:
     lines += flush_control(hbm)
     failures = 0
     best_share = []
-    header_done = False
+    header = None
     for n, k in SHAPES:
         default = f"fp8_dense_n{n}_k{k}_kernel"
         names = [("select-config", args.bundles / f"{default}.json")]
@@ -161,13 +161,14 @@ def main() -> int:
             names.append((f"was{tag}", args.baseline / f"{default}.json"))
         kernels = [(label, Kernel(path)) for label, path in names
                    if path.exists()]
-        if not header_done:
-            labels = [label for label, _ in kernels]
-            lines += ["| shape | " + " | ".join(f"{x} µs (TB/s)"
-                                                 for x in labels)
+        # A table per set of kernels: the experiments differ by shape.
+        labels = [label for label, _ in kernels]
+        if labels != header:
+            lines += ["", "| shape | " + " | ".join(f"{x} µs (TB/s)"
+                                                     for x in labels)
                       + " | cuBLAS µs (TB/s) | best | best % of HBM read |",
                       "|---|" + "---|" * (len(labels) + 3)]
-            header_done = True
+            header = labels
         wq, ws = c.weights(1, n, k)
         wd = c.dequant_w(wq, ws)[0]
         for m in ROWS:
