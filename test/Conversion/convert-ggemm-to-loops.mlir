@@ -421,3 +421,90 @@ func.func @quantize_per_block(%w: memref<4x300x256xf16>, %q: memref<4x300x256xf8
       {scale_block = #ggemm.scale_block<128x128>}
   return
 }
+
+// -----
+
+// A split-K launch (split_k = 2): the grid is whole clusters (4 of the
+// 5 CTAs), a buffer of rank 1's partial sums per round (ceil(tiles /
+// clusters) rounds) lives for the launch, and each cluster's CTAs run from
+// rank 1 to rank 0 (cta = iv - iv mod 2 + (1 - iv mod 2)). split_k_sum:
+// rank 0 adds rank 1's partial of the round to its accumulator in place,
+// rank 1 copies its own into the buffer.
+// CTAS5-LABEL: func.func @split_k(
+// CTAS5: %[[ROUNDS:.+]] = arith.ceildivui %{{.+}}, %{{.+}} : index
+// CTAS5: %[[N:.+]] = arith.muli %{{.+}}, %[[ROUNDS]] : index
+// CTAS5: %[[PARTIALS:.+]] = memref.alloc(%[[N]]) : memref<?x64x64xf32>
+// CTAS5: scf.for %[[IV:.+]] = %{{.+}} to %c4 step %{{.+}} {
+// CTAS5: %[[RANK:.+]] = arith.remui %[[IV]], %{{.+}} : index
+// CTAS5: %[[FLIP:.+]] = arith.subi %{{.+}}, %[[RANK]] : index
+// CTAS5-NEXT: %[[BASE:.+]] = arith.subi %[[IV]], %[[RANK]] : index
+// CTAS5-NEXT: %{{.+}} = arith.addi %[[BASE]], %[[FLIP]] : index
+// CTAS5: scf.if %{{.+}} {
+// CTAS5: memref.load %[[PARTIALS]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<?x64x64xf32>
+// CTAS5: arith.addf
+// CTAS5: } else {
+// CTAS5: memref.store %{{.+}}, %[[PARTIALS]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<?x64x64xf32>
+// CTAS5: memref.dealloc %[[PARTIALS]] : memref<?x64x64xf32>
+func.func @split_k(%arg0: memref<?x512xbf16>, %arg1: memref<1x128x512xbf16>, %arg2: memref<2xi32>, %arg3: memref<?x128xbf16>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %c0_0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0_0 : memref<?x512xbf16>
+  %c128 = arith.constant 128 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<2xi32>) groups(%c1) rows_per_group(%c0) num_rows(%dim) num_cols(%c128) config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1, split_k = 2>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.tile_count %0
+    %c2 = arith.constant 2 : index
+    %2 = arith.divui %cta, %c2 : index
+    %3 = arith.remui %cta, %c2 : index
+    %4 = arith.divui %num_ctas, %c2 : index
+    scf.for %arg4 = %2 to %1 step %4 {
+      %group, %row, %row_end, %col = ggemm.map_tile %0[%arg4]
+      %c8 = arith.constant 8 : index
+      %c64 = arith.constant 64 : index
+      %c0_1 = arith.constant 0 : index
+      %c1_2 = arith.constant 1 : index
+      %5 = ggemm.zero_accumulator : !ggemm.accumulator<64x64xf32>
+      %c2_3 = arith.constant 2 : index
+      %6 = arith.muli %3, %c8 : index
+      %7 = arith.divui %6, %c2_3 : index
+      %c1_4 = arith.constant 1 : index
+      %8 = arith.addi %3, %c1_4 : index
+      %9 = arith.muli %8, %c8 : index
+      %10 = arith.divui %9, %c2_3 : index
+      %11 = scf.for %arg5 = %7 to %10 step %c1_2 iter_args(%arg6 = %5) -> (!ggemm.accumulator<64x64xf32>) {
+        %18 = arith.muli %arg5, %c64 : index
+        %19 = ggemm.load_tile %arg0[%row, %18] : memref<?x512xbf16> -> !ggemm.tile<64x64xbf16>
+        %20 = ggemm.load_tile %arg1[%group, %col, %18] : memref<1x128x512xbf16> -> !ggemm.tile<64x64xbf16>
+        %21 = ggemm.mma %19, %20, %arg6 : !ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16> -> !ggemm.accumulator<64x64xf32>
+        scf.yield %21 : !ggemm.accumulator<64x64xf32>
+      }
+      %12 = arith.subi %arg4, %2 : index
+      %13 = arith.divui %12, %4 : index
+      %14 = arith.addi %arg4, %4 : index
+      %15 = arith.cmpi ult, %14, %1 : index
+      %16 = ggemm.split_k_sum %11 rank(%3) round(%13) more(%15) : !ggemm.accumulator<64x64xf32>
+      %c0_5 = arith.constant 0 : index
+      %17 = arith.cmpi eq, %3, %c0_5 : index
+      scf.if %17 {
+        ggemm.store_tile %16 to %arg3 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<64x64xf32>, memref<?x128xbf16>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @split_k_tiles_grid(%acc: !ggemm.accumulator<64x8xf32>, %i: index, %more: i1) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 8, block_n = 64, block_k = 128,
+                                consumer_warpgroups = 1, swap_ab = true, split_k = 2>)
+  ggemm.launch %s grid(tiles) {
+  ^bb0(%cta: index, %num_ctas: index):
+    // expected-error @+1 {{'ggemm.split_k_sum' op expects a persistent grid with split_k > 1 for convert-ggemm-to-loops, got split_k = 2 and grid tiles}}
+    %sum = ggemm.split_k_sum %acc rank(%i) round(%i) more(%more) : !ggemm.accumulator<64x8xf32>
+  }
+  return
+}

@@ -343,6 +343,15 @@ func.func @ring_staging_overlap() attributes {
 
 // -----
 
+// The staging fields come before the split-K ones.
+// expected-error @+2 {{expected '>' after split_k_bytes}}
+func.func @ring_split_k_order() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 2048, smem_bytes = 16384, split_k_offset = 2064, split_k_bytes = 2064, staging_offset = 5120, staging_bytes = 8192>} {
+  return
+}
+
+// -----
+
 // expected-error @+2 {{expects a 16-byte aligned split_k_offset and a multiple of 16 split_k_bytes above 16, got 2064 bytes at offset 2056}}
 func.func @ring_split_k_align() attributes {
     a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 2048, smem_bytes = 8192, split_k_offset = 2056, split_k_bytes = 2064>} {

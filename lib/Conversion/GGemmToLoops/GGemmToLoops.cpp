@@ -110,6 +110,14 @@ void LoopsTranslator::lowerLaunch(LaunchOp launch, LogicalResult &result) {
   splitK = launch.getScheduleOp().getConfig().getSplitK();
   SplitKSumOp sum;
   launch.walk([&](SplitKSumOp op) { sum = op; });
+  if (sum && (splitK < 2 || launch.getGrid() != GridPolicy::persistent)) {
+    // Whole clusters walking the tiles together: what the ranks assume.
+    result = sum.emitOpError()
+             << "expects a persistent grid with split_k > 1 for "
+                "convert-ggemm-to-loops, got split_k = "
+             << splitK << " and grid " << stringifyGridPolicy(launch.getGrid());
+    return;
+  }
   if (sum) {
     // Room for every partial sum of ranks > 0: a cluster takes at most
     // ceil(tiles / clusters) tiles.
@@ -147,9 +155,6 @@ void LoopsTranslator::lowerLaunch(LaunchOp launch, LogicalResult &result) {
 
 LogicalResult LoopsTranslator::lowerSplitKSum(SplitKSumOp op) {
   Location loc = op.getLoc();
-  if (!splitKPartials)
-    return op.emitOpError() << "expects its launch's config to have split_k "
-                               "> 1 for convert-ggemm-to-loops";
   Value acc = lookup(op.getPartial(), op);
   Value rank = lookup(op.getRank(), op);
   Value round = lookup(op.getRound(), op);

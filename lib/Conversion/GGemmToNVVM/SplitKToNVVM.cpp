@@ -1,5 +1,4 @@
-//===- SplitKToNVVM.cpp - a split-K cluster's partial sums
-//-----------------===//
+//===- SplitKToNVVM.cpp - a split-K cluster's partial sums -----------===//
 //
 // ggemm.split_k_sum: the CTAs of a split-K cluster add their partial tiles
 // in rank 0's shared memory (distributed shared memory, `mapa`), with a
