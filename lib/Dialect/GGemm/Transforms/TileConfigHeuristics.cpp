@@ -463,9 +463,10 @@ TileChoice mlir::ggemm::chooseKRaggedTileConfig(ProblemSummary problem,
     problem.rowsPerGroup = 0;
   TileChoice choice = chooseTileConfig(problem, numSMs);
   // Not measured for the K-ragged tile walk: the plain raster, one K block
-  // per wait.
+  // per wait, no split-K (whose K loop the K-ragged program does not have).
   choice.swizzle = 1;
   choice.swizzleMinTiles = 0;
   choice.promotePairs = false;
+  choice.splitK = 1;
   return choice;
 }

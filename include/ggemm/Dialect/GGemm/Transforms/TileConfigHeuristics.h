@@ -94,7 +94,9 @@ constexpr int64_t kSwapAbMaxRows = 64;
 /// deepest ring that fits the 227 KB shared-memory budget (at most 6
 /// stages, and no more stages than K blocks when K is known). With
 /// `gateUpBlock` = B > 0 block_n is 2B and block_m is chosen as for any
-/// program without swap-AB.
+/// program without swap-AB. Block-scaled 8-bit tiles of known rows and
+/// groups, static N and K, that leave SMs idle split their K blocks over
+/// a cluster (`splitK`, as many CTAs as the GPCs hold; bench/NOTES.md v35).
 TileChoice chooseTileConfig(const ProblemSummary &problem, int64_t numSMs);
 
 /// The tile config of a K-ragged product (`ggemm.segment_matmul_k`): the
