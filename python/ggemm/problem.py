@@ -201,6 +201,11 @@ class TileConfig:
     #: ggemm-select-config sets it on FP8 decode tiles (NOTES v23). Not
     #: with pingpong.
     promote_pairs: bool = False
+    #: Split each tile's K blocks over this many CTAs of a thread-block
+    #: cluster (1 to 8), whose partial sums meet in the first CTA's shared
+    #: memory; for products whose tiles leave SMs idle (ggemm-select-config
+    #: sets it on FP8 decode tiles, NOTES v35). Not with pingpong.
+    split_k: int = 1
 
     def __post_init__(self) -> None:
         for field in ("block_m", "block_n", "block_k", "stages",
@@ -226,6 +231,14 @@ class TileConfig:
             if not isinstance(getattr(self, field), bool):
                 raise SpecError(f"config.{field} must be a bool; got "
                                 f"{getattr(self, field)!r}")
+        if (isinstance(self.split_k, bool) or not isinstance(self.split_k, int)
+                or not 1 <= self.split_k <= 8):
+            raise SpecError(f"config.split_k must be an integer in [1, 8] "
+                            f"(the CTAs of a portable cluster); got "
+                            f"{self.split_k!r}")
+        if self.split_k > 1 and self.pingpong:
+            raise SpecError("config.split_k does not go with pingpong (a "
+                            "split-K cluster's CTAs all compute one tile)")
 
     @classmethod
     def from_any(cls, value: Any) -> Optional["TileConfig"]:
@@ -252,6 +265,7 @@ class TileConfig:
                 f"{f', swizzle = {self.swizzle}' if self.swizzle != 1 else ''}"
                 f"{f', swizzle_min_tiles = {self.swizzle_min_tiles}' if self.swizzle_min_tiles else ''}"
                 f"{', promote_pairs = true' if self.promote_pairs else ''}"
+                f"{f', split_k = {self.split_k}' if self.split_k != 1 else ''}"
                 ">")
 
 

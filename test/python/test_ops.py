@@ -210,6 +210,10 @@ ALL_PROBLEMS = [
     Problem("segment_matmul", "bf16", n=512, k=256, groups=4,
             config=TileConfig(block_m=64, block_n=256, pingpong=True,
                               raster="along_m")),
+    Problem("segment_matmul", "f8e4m3", n=576, k=1024, groups=1,
+            config=TileConfig(block_m=8, block_n=64, block_k=128,
+                              consumer_warpgroups=1, swap_ab=True,
+                              split_k=4)),
     Problem("segment_matmul_k", "bf16", n=384, k=256, groups=6,
             out_dtype="f32"),
     Problem("segment_matmul_k", "f16", n=256, k=384, groups=3,
@@ -1103,6 +1107,20 @@ def test_tile_config_promote_pairs_is_written_into_the_ir() -> None:
         TileConfig(promote_pairs=1)
     with pytest.raises(SpecError, match="does not go with pingpong"):
         TileConfig(block_m=64, pingpong=True, promote_pairs=True)
+
+
+def test_tile_config_split_k_is_written_into_the_ir() -> None:
+    config = TileConfig(block_m=8, block_n=64, block_k=128,
+                        consumer_warpgroups=1, swap_ab=True, split_k=3)
+    assert config.mlir().endswith("raster = along_n, split_k = 3>")
+    assert "split_k" not in TileConfig().mlir()
+    assert TileConfig.from_any({"split_k": 8}).split_k == 8
+    for bad in (0, 9, True, 2.0):
+        with pytest.raises(SpecError, match="config.split_k must be an "
+                           "integer in \\[1, 8\\]"):
+            TileConfig(split_k=bad)
+    with pytest.raises(SpecError, match="does not go with pingpong"):
+        TileConfig(block_m=64, pingpong=True, split_k=2)
 
 
 def test_tile_config_pingpong_is_written_into_the_ir() -> None:
