@@ -56,6 +56,9 @@ SmallVector<Type> kernelParamTypes(MLIRContext *ctx, const KernelFacts &facts);
 /// tile box.
 constexpr int64_t kSwizzleBytes = 128;
 
+/// Spin hint for mbarrier.try_wait.
+constexpr int64_t kWaitTicks = 10000000;
+
 /// The named barrier (`bar.sync`) the consumer warpgroups meet at after a
 /// ggemm.zero_k_tail; 0 is the CTA-wide one.
 constexpr int64_t kZeroKTailBarrier = 1;

@@ -59,26 +59,6 @@ void ForeachTileOp::getAsmBlockArgumentNames(Region &region,
 // LoadTileOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::ggemm::detail::verifyTileBox(Operation *op,
-                                                 MemRefType source,
-                                                 size_t numIndices,
-                                                 TileType tile) {
-  int64_t rank = source.getRank();
-  if (rank != 2 && rank != 3)
-    return op->emitOpError() << "expects source to be a matrix or a batch of "
-                                "matrices (rank 2 or 3), got rank "
-                             << rank;
-  if (static_cast<int64_t>(numIndices) != rank)
-    return op->emitOpError()
-           << "expects " << rank
-           << " indices (one per dimension of source), got " << numIndices;
-  if (source.getElementType() != tile.getElementType())
-    return op->emitOpError()
-           << "expects the tile's element type " << tile.getElementType()
-           << " to be source's, " << source.getElementType();
-  return success();
-}
-
 LogicalResult LoadTileOp::verify() {
   MemRefType sourceType = getSource().getType();
   TileType tileType = getTile().getType();
