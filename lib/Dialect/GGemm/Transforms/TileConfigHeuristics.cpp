@@ -156,11 +156,10 @@ static void chooseNarrowDecodeTile(const ProblemSummary &problem,
 /// The split_k of `choice`'s tiles. Block-scaled 8-bit products of a known
 /// number of groups and rows, static N and K, whose tiles leave SMs idle
 /// (decode: one group of a few tokens at N = 576 or 2112 makes 9 or 33
-/// tiles of 64 weight rows): each tile's K
-/// blocks split over the CTAs of a cluster (split_k), the most that are
-/// resident at once, at most 8 (a portable cluster), with at least 4 K
-/// blocks a CTA and the S - 1 partial tiles within kMaxSplitKBytes of rank
-/// 0's shared memory. A cluster's CTAs share a GPC, so the resident
+/// tiles of 64 weight rows): each tile's K blocks split over the CTAs of a
+/// cluster, the most that are resident at once, at most 8 (a portable
+/// cluster), with at least 4 K blocks a CTA and the S - 1 partial tiles
+/// within kMaxSplitKBytes of rank 0's shared memory. A cluster's CTAs share a GPC, so the resident
 /// clusters of S CTAs are modelled as kGpcs x floor(SMs a GPC / S) (H100:
 /// 8 GPCs of 16-18 SMs): on an H100 33 clusters of 4 (132 CTAs) ran 1.2x
 /// as long as 33 of 3, and 0.85x as fast as no split. Measured on an H100
