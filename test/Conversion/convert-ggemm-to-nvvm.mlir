@@ -653,6 +653,51 @@ func.func @no_roles(%n: index) {
 
 // -----
 
+// A split_k config needs the ggemm.split_k_sum that adds the ranks' partial
+// sums.
+func.func @split_k_without_sum(%n: index) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, split_k = 2>)
+  // expected-error @+1 {{'ggemm.launch' op expects one ggemm.split_k_sum in a launch of split_k = 2, got 0}}
+  ggemm.launch %sched grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 32784>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+    } consumers(2) registers(232) {
+    }
+  }
+  return
+}
+
+// -----
+
+// The ranks of a split-K cluster walk the tiles together: not on a grid of
+// one CTA per tile.
+func.func @split_k_tiles_grid(%n: index, %acc: !ggemm.accumulator<128x128xf32>, %more: i1) {
+  %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
+      config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, split_k = 2>)
+  // expected-error @+1 {{'ggemm.launch' op expects a persistent grid with split_k}}
+  ggemm.launch %sched grid(tiles) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(256)
+        layout(#ggemm.ring_layout<stages = 1, offsets = [0, 16384], stage_bytes = [16384, 16384],
+                                  barrier_offset = 32768, smem_bytes = 131104,
+                                  split_k_offset = 32784, split_k_bytes = 65552>)
+        : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<128x64xbf16>>
+    ggemm.warp_specialize producer registers(40) {
+    } consumers(2) registers(232) {
+      %sum = ggemm.split_k_sum %acc rank(%n) round(%n) more(%more)
+          : !ggemm.accumulator<128x128xf32>
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @no_layout(%n: index) {
   %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
       config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>)

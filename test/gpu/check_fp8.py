@@ -476,27 +476,27 @@ def build_cases(names, rng):
                 lengths = varied(rng, mean, g, empty)
                 cases.append((f"grouped G={g} rows~{mean} {variant} n={n} k={k}",
                               f"fp8_seg_n{n}_k{k}_kernel", ("segment", lengths, n, k)))
-    for n, k in [(4096, 7168), (7168, 2048)]:
-        for g, m in ((32, 192), (6, 1024), (32, 20), (6, 20)):
+    def masked(label, kernel, shapes, max_m, n, k):
+        """Masked cases of `kernel`: G groups of about m valid rows each."""
+        for g, m in shapes:
             counts = varied(rng, m, g, 0.1)
-            cases.append((f"masked G={g} m~{m} max_m=4096 n={n} k={k}",
-                          f"fp8_masked_n{n}_k{k}_kernel", ("masked", counts, 4096, n, k)))
+            cases.append((f"masked {label}G={g} m~{m} max_m={max_m} n={n} k={k}",
+                          kernel, ("masked", counts, max_m, n, k)))
+
+    deepgemm_masked = ((32, 192), (6, 1024), (32, 20), (6, 20))
+    for n, k in [(4096, 7168), (7168, 2048)]:
+        masked("", f"fp8_masked_n{n}_k{k}_kernel", deepgemm_masked, 4096, n, k)
     # Swap-AB: DeepGEMM's masked shapes on a 24-row swap-AB kernel.
-    for g, m in ((32, 192), (6, 1024), (32, 20), (6, 20)):
-        counts = varied(rng, m, g, 0.1)
-        cases.append((f"masked swap-AB G={g} m~{m} max_m=1024 n=7168 k=2048",
-                      "fp8_masked_n7168_k2048_swap24_kernel",
-                      ("masked", counts, 1024, 7168, 2048)))
+    masked("swap-AB ", "fp8_masked_n7168_k2048_swap24_kernel", deepgemm_masked,
+           1024, 7168, 2048)
     # 2-CTA clusters (cluster_m = 2): 256-row cluster tiles whose second
     # CTA's rows may all lie past a segment's end.
     for g, mean in ((4, 8192), (8, 4096), (5, 300), (17, 100), (3, 129)):
         lengths = varied(rng, mean, g, 0.25)
         cases.append((f"cluster_m=2 G={g} rows~{mean} 25% empty n=4096 k=7168",
                       "fp8_seg_n4096_k7168_c2_kernel", ("segment", lengths, 4096, 7168)))
-    for g, m in ((32, 192), (6, 1024), (32, 20)):
-        counts = varied(rng, m, g, 0.1)
-        cases.append((f"masked cluster_m=2 G={g} m~{m} max_m=4096 n=4096 k=7168",
-                      "fp8_masked_n4096_k7168_c2_kernel", ("masked", counts, 4096, 4096, 7168)))
+    masked("cluster_m=2 ", "fp8_masked_n4096_k7168_c2_kernel",
+           ((32, 192), (6, 1024), (32, 20)), 4096, 4096, 7168)
     for g, m in ((1, 1), (2, 128), (4, 300), (8, 1000), (16, 64)):
         cases.append((f"batched B={g} m={m} n=1024 k=1024", "fp8_batched_n1024_k1024_kernel",
                       ("batched", [m] * g, m, 1024, 1024)))
@@ -506,10 +506,8 @@ def build_cases(names, rng):
     for lengths in ([1], [8], [128], [1, 0, 37, 300, 5], varied(rng, 64, 8, 0.25)):
         cases.append((f"split_k=8 G={len(lengths)} rows {lengths[:5]} n=576 k=7168",
                       "fp8_seg_n576_k7168_sk8_kernel", ("segment", lengths, 576, 7168)))
-    for g, m in ((32, 192), (6, 1024), (6, 20)):
-        counts = varied(rng, m, g, 0.1)
-        cases.append((f"masked split_k=3 G={g} m~{m} max_m=4096 n=4096 k=7168",
-                      "fp8_masked_n4096_k7168_sk3_kernel", ("masked", counts, 4096, 4096, 7168)))
+    masked("split_k=3 ", "fp8_masked_n4096_k7168_sk3_kernel",
+           ((32, 192), (6, 1024), (6, 20)), 4096, 4096, 7168)
     cases += scale_kind_cases(names, rng)
     cases += int8_cases(names, rng)
     cases += fp8_out_cases(names, rng)

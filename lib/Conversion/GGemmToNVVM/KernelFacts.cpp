@@ -159,12 +159,9 @@ FailureOr<KernelFacts> mlir::ggemm::nvvm::analyseLaunch(LaunchOp launch,
       return launch.emitOpError()
              << "expects one ggemm.split_k_sum in a launch of split_k = "
              << f.splitK << ", got " << sums.size();
+    // ggemm.split_k_sum's verifier has checked the layout's buffer.
     AccumulatorType acc = sums.front().getPartial().getType();
     f.splitKSlotBytes = acc.getShape()[0] * acc.getShape()[1] * 4;
-    if (f.layout.getSplitKOffset() < 0)
-      return f.ring.emitOpError() << "expects a split-K buffer in the layout "
-                                     "of a launch of split_k = "
-                                  << f.splitK;
     if (launch.getGrid() != GridPolicy::persistent)
       return launch.emitOpError() << "expects a persistent grid with split_k";
   }

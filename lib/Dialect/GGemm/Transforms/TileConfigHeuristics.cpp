@@ -159,15 +159,14 @@ static void chooseNarrowDecodeTile(const ProblemSummary &problem,
 /// tiles of 64 weight rows): each tile's K blocks split over the CTAs of a
 /// cluster, the most that are resident at once, at most 8 (a portable
 /// cluster), with at least 4 K blocks a CTA and the S - 1 partial tiles
-/// within kMaxSplitKBytes of rank 0's shared memory. A cluster's CTAs share a GPC, so the resident
-/// clusters of S CTAs are modelled as kGpcs x floor(SMs a GPC / S) (H100:
-/// 8 GPCs of 16-18 SMs): on an H100 33 clusters of 4 (132 CTAs) ran 1.2x
-/// as long as 33 of 3, and 0.85x as fast as no split. Measured on an H100
-/// (bench/NOTES.md v35): N = 576, K = 7168 at 1-16 tokens (9 tiles, 8
-/// CTAs each) 1.5x as fast as no split, at 64 (36 tiles of 64 x 16, 3
-/// each) 1.3x; N = 2112 at one token (33 tiles, 3 each) 1.13x; N = 4096
-/// (64 tiles, 2 each) level. Not for per-column scales or gated tiles
-/// (not measured).
+/// within kMaxSplitKBytes of rank 0's shared memory. A cluster's CTAs share a
+/// GPC, so the resident clusters of S CTAs are modelled as kGpcs x floor(SMs a
+/// GPC / S) (H100: 8 GPCs of 16-18 SMs): on an H100 33 clusters of 4 (132 CTAs)
+/// ran 1.2x as long as 33 of 3, and 0.85x as fast as no split. Measured on an
+/// H100 (bench/NOTES.md v35): N = 576, K = 7168 at 1-16 tokens (9 tiles, 8 CTAs
+/// each) 1.5x as fast as no split, at 64 (36 tiles of 64 x 16, 3 each) 1.3x; N
+/// = 2112 at one token (33 tiles, 3 each) 1.13x; N = 4096 (64 tiles, 2 each)
+/// level. Not for per-column scales or gated tiles (not measured).
 static int64_t splitKFor(const ProblemSummary &problem, int64_t numSMs,
                          const TileChoice &choice) {
   if (!problem.blockScaled || problem.elementBytes != 1 ||
