@@ -206,6 +206,12 @@ class TileConfig:
     #: memory; for products whose tiles leave SMs idle (ggemm-select-config
     #: sets it on FP8 decode tiles, NOTES v35). Not with pingpong.
     split_k: int = 1
+    #: With split_k > 1: split only the tiles of the persistent grid's last,
+    #: partial wave (whole tiles before, one CTA each), when they fit the
+    #: idle CTAs; decided on the device from the tile count. An option:
+    #: ggemm-select-config does not set it (on an H100 it ran 1.01-1.02x
+    #: where the tail splits and 0.95-0.98x elsewhere, NOTES v36).
+    split_k_tail: bool = False
 
     def __post_init__(self) -> None:
         for field in ("block_m", "block_n", "block_k", "stages",
@@ -227,7 +233,7 @@ class TileConfig:
             raise SpecError("config.promote_pairs does not go with pingpong "
                             "(the ping-pong consumers take one K block per "
                             "step)")
-        for field in ("swap_ab", "pingpong", "promote_pairs"):
+        for field in ("swap_ab", "pingpong", "promote_pairs", "split_k_tail"):
             if not isinstance(getattr(self, field), bool):
                 raise SpecError(f"config.{field} must be a bool; got "
                                 f"{getattr(self, field)!r}")
@@ -239,6 +245,9 @@ class TileConfig:
         if self.split_k > 1 and self.pingpong:
             raise SpecError("config.split_k does not go with pingpong (a "
                             "split-K cluster's CTAs all compute one tile)")
+        if self.split_k_tail is True and self.split_k == 1:
+            raise SpecError("config.split_k_tail needs split_k > 1 (the CTAs "
+                            "that split each tile of the last wave)")
 
     @classmethod
     def from_any(cls, value: Any) -> Optional["TileConfig"]:
@@ -266,6 +275,7 @@ class TileConfig:
                 f"{f', swizzle_min_tiles = {self.swizzle_min_tiles}' if self.swizzle_min_tiles else ''}"
                 f"{', promote_pairs = true' if self.promote_pairs else ''}"
                 f"{f', split_k = {self.split_k}' if self.split_k != 1 else ''}"
+                f"{', split_k_tail = true' if self.split_k_tail else ''}"
                 ">")
 
 

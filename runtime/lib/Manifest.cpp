@@ -1714,7 +1714,10 @@ std::vector<Field> kernelBodyFields(const Reader &reader, Manifest &manifest) {
               reader.integer("stages", Optional, 1, 64, manifest.stages),
               reader.integer("split_k", Optional, 1, 16, manifest.splitK),
               ignored("consumer_warpgroups"), ignored("swap_ab"),
-              ignored("pingpong")},
+              ignored("pingpong"),
+              // The kernel splits its last wave's tiles when they fit the
+              // grid it is given: the grid is split_k's either way.
+              ignored("split_k_tail")},
              KnownKeysOnly);
          // A split-K tile's CTAs are one cluster (or a part of one).
          if (status.ok() && manifest.splitK > 1 &&

@@ -255,6 +255,17 @@ TEST(Manifest, RejectsBadNumbers) {
   EXPECT_CONTAINS(parseError(withManifest(plainTile, splitTile)),
                   "k.json: /tile/split_k: expected to divide cluster[0] (1: a "
                   "tile's CTAs form a cluster), got 4");
+  // split_k_tail: the kernel splits its last wave only; the launch is the
+  // same (the key is known, and read as nothing).
+  EXPECT_EQ(
+      parseOk(test::replaced(withManifest("\"cluster\": [1, 1, 1]",
+                                          "\"cluster\": [4, 1, 1]"),
+                             plainTile,
+                             test::replaced(splitTile, "\"split_k\": 4",
+                                            "\"split_k\": 4, \"split_k_tail\": "
+                                            "true")))
+          .splitK,
+      4);
   EXPECT_CONTAINS(
       parseError(test::replaced(
           withManifest("\"cluster\": [1, 1, 1]", "\"cluster\": [4, 1, 1]"),

@@ -497,6 +497,87 @@ func.func @split_k(%arg0: memref<?x512xbf16>, %arg1: memref<1x128x512xbf16>, %ar
 
 // -----
 
+// A split_k_tail launch: its split_k_sum runs under `active` (the split
+// units), in place as above; whole tiles keep their own sums.
+// CTAS5-LABEL: func.func @split_k_tail(
+// CTAS5: %[[PARTIALS:.+]] = memref.alloc(%{{.+}}) : memref<?x64x64xf32>
+// CTAS5: arith.constant false
+// CTAS5-NEXT: arith.constant 0 : index
+// CTAS5-NEXT: scf.if %[[ACTIVE:.+]] {
+// CTAS5-NEXT: arith.constant 0 : index
+// CTAS5-NEXT: arith.cmpi eq
+// CTAS5-NEXT: scf.if %{{.+}} {
+// CTAS5: memref.load %[[PARTIALS]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<?x64x64xf32>
+// CTAS5: arith.addf
+// CTAS5: } else {
+// CTAS5: memref.store %{{.+}}, %[[PARTIALS]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<?x64x64xf32>
+// CTAS5: %[[WHOLE:.+]] = arith.xori %[[ACTIVE]], %{{.+}} : i1
+// CTAS5-NEXT: %[[STORES:.+]] = arith.ori %[[WHOLE]], %{{.+}} : i1
+// CTAS5-NEXT: scf.if %[[STORES]] {
+func.func @split_k_tail(%arg0: memref<?x512xbf16>, %arg1: memref<1x128x512xbf16>, %arg2: memref<2xi32>, %arg3: memref<?x128xbf16>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0 : memref<?x512xbf16>
+  %c128 = arith.constant 128 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<2xi32>) groups(%c1) rows_per_group(%c0) num_rows(%dim) num_cols(%c128) config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1, split_k = 2, split_k_tail = true>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.tile_count %0
+    %c2 = arith.constant 2 : index
+    %2 = arith.divui %1, %num_ctas : index
+    %3 = arith.muli %2, %num_ctas : index
+    %4 = arith.subi %1, %3 : index
+    %5 = arith.muli %4, %c2 : index
+    %6 = arith.cmpi ule, %5, %num_ctas : index
+    %7 = arith.addi %3, %5 : index
+    %8 = arith.select %6, %7, %1 : index
+    scf.for %arg4 = %cta to %8 step %num_ctas {
+      %9 = arith.remui %arg4, %c2 : index
+      %10 = arith.cmpi uge, %arg4, %3 : index
+      %11 = arith.andi %6, %10 : i1
+      %12 = arith.subi %arg4, %3 : index
+      %13 = arith.divui %12, %c2 : index
+      %14 = arith.addi %3, %13 : index
+      %15 = arith.select %11, %14, %arg4 : index
+      %group, %row, %row_end, %col = ggemm.map_tile %0[%15]
+      %c8 = arith.constant 8 : index
+      %c64 = arith.constant 64 : index
+      %c0_0 = arith.constant 0 : index
+      %c1_1 = arith.constant 1 : index
+      %16 = ggemm.zero_accumulator : !ggemm.accumulator<64x64xf32>
+      %17 = arith.muli %9, %c8 : index
+      %18 = arith.divui %17, %c2 : index
+      %c4 = arith.constant 4 : index
+      %19 = arith.addi %18, %c4 : index
+      %20 = arith.select %11, %18, %c0_0 : index
+      %21 = arith.subi %19, %18 : index
+      %22 = arith.select %11, %21, %c8 : index
+      %23 = scf.for %arg5 = %c0_0 to %22 step %c1_1 iter_args(%arg6 = %16) -> (!ggemm.accumulator<64x64xf32>) {
+        %28 = arith.addi %20, %arg5 : index
+        %29 = arith.muli %28, %c64 : index
+        %30 = ggemm.load_tile %arg0[%row, %29] : memref<?x512xbf16> -> !ggemm.tile<64x64xbf16>
+        %31 = ggemm.load_tile %arg1[%group, %col, %29] : memref<1x128x512xbf16> -> !ggemm.tile<64x64xbf16>
+        %32 = ggemm.mma %30, %31, %arg6 : !ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16> -> !ggemm.accumulator<64x64xf32>
+        scf.yield %32 : !ggemm.accumulator<64x64xf32>
+      }
+      %false = arith.constant false
+      %c0_2 = arith.constant 0 : index
+      %24 = ggemm.split_k_sum %23 rank(%9) round(%c0_2) more(%false) active(%11) : !ggemm.accumulator<64x64xf32>
+      %c0_3 = arith.constant 0 : index
+      %25 = arith.cmpi eq, %9, %c0_3 : index
+      %true = arith.constant true
+      %26 = arith.xori %11, %true : i1
+      %27 = arith.ori %26, %25 : i1
+      scf.if %27 {
+        ggemm.store_tile %24 to %arg3 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<64x64xf32>, memref<?x128xbf16>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @split_k_tiles_grid(%acc: !ggemm.accumulator<64x8xf32>, %i: index, %more: i1) {
   %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
       config(#ggemm.tile_config<block_m = 8, block_n = 64, block_k = 128,

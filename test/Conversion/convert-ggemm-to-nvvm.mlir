@@ -1708,7 +1708,8 @@ func.func @clustered(%arg0: memref<?x256xbf16>, %arg1: memref<4x256x256xbf16>, %
 // when the cluster has another tile, arrives on rank 1's empty mbarrier
 // (mapa) with a cluster-scoped release; rank 1 waits for its empty
 // mbarrier after its first tile, stores its registers into rank 0's slot
-// (mapa, 16-byte stores to shared::cluster) and arrives on rank 0's full
+// (one mapa, then 16-byte stores to shared::cluster at constant offsets
+// from it) and arrives on rank 0's full
 // mbarrier. The cluster meets again before the kernel returns.
 // CHECK: split_kernel = {block = [256, 1, 1], cluster = [2, 1, 1]
 // CHECK-SAME: tile = {block_k = 64 : i64, block_m = 64 : i64, block_n = 64 : i64, consumer_warpgroups = 1 : i64, split_k = 2 : i64
@@ -1733,7 +1734,8 @@ func.func @clustered(%arg0: memref<?x256xbf16>, %arg1: memref<4x256x256xbf16>, %
 // CHECK: scf.if %{{.+}} {
 // CHECK: nvvm.mbarrier.try_wait %{{.+}}, %{{.+}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<3>, i32 -> i1
 // CHECK: %[[SLOT:.+]] = nvvm.mapa %{{.+}}, %{{.+}} : !llvm.ptr<3> -> !llvm.ptr<7>
-// CHECK-NEXT: llvm.store %{{.+}}, %[[SLOT]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<7>
+// CHECK: %[[AT:.+]] = llvm.getelementptr %[[SLOT]][%{{.+}}] : (!llvm.ptr<7>, i64) -> !llvm.ptr<7>, i8
+// CHECK-NEXT: llvm.store %{{.+}}, %[[AT]] {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<7>
 // CHECK: nvvm.mbarrier.arrive %{{.+}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
 // CHECK-NEXT: scf.yield
 // CHECK: nvvm.cluster.arrive
@@ -2164,5 +2166,160 @@ func.func @quant_block_64(%x: memref<?x256xbf16>, %q: memref<?x256xf8E4M3FN>, %s
 func.func @quant_strided_x(%x: memref<?x256xbf16, strided<[512, 1]>>, %q: memref<?x256xf8E4M3FN>, %s: memref<?x2xf32>) {
   // expected-error @+1 {{'ggemm.quantize' op expects x in row-major layout for the GPU quantize kernel, got 'memref<?x256xbf16, strided<[512, 1]>>'}}
   ggemm.quantize ins(%x : memref<?x256xbf16, strided<[512, 1]>>) outs(%q, %s : memref<?x256xf8E4M3FN>, memref<?x2xf32>)
+  return
+}
+
+// -----
+
+// A split_k_tail launch: the split-K buffer overlays the ring (layout's
+// split_k_barriers), so the word after its two mbarriers is set to 0 with
+// them. ggemm.split_k_sum runs under `active` only; there the addresses
+// start from that word read back (volatile: LLVM keeps it, and what is
+// computed from it, in the tail instead of hoisting it out of the tile
+// loop). Rank 0 first tells rank 1 its ring is free (the async proxy's
+// reads fenced, then a cluster-scoped arrival on rank 1's empty mbarrier)
+// and then waits for the partial; rank 1 waits for that release in every
+// round before it writes.
+// CHECK: split_k_tail_kernel = {block = [256, 1, 1], cluster = [2, 1, 1]
+// CHECK-SAME: tile = {block_k = 64 : i64, block_m = 64 : i64, block_n = 64 : i64, consumer_warpgroups = 1 : i64, split_k = 2 : i64, split_k_tail = true
+// CHECK-LABEL: gpu.func @split_k_tail_kernel(
+// CHECK: arith.constant 65600 : index
+// CHECK: nvvm.mbarrier.init
+// CHECK: arith.constant 65608 : index
+// CHECK: nvvm.mbarrier.init
+// CHECK-NEXT: %[[WORD:.+]] = arith.constant 65616 : index
+// CHECK: %[[AT:.+]] = llvm.getelementptr %{{.+}}[%{{.+}}] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+// CHECK-NEXT: %[[ZERO:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: llvm.store %[[ZERO]], %[[AT]] : i32, !llvm.ptr<3>
+// CHECK-NEXT: nvvm.fence.mbarrier.init
+// CHECK: nvvm.cluster.arrive
+// CHECK-NEXT: nvvm.cluster.wait
+// CHECK: %{{.+}} = scf.if %{{.+}} -> (!llvm.struct<(f32, {{.*}})>) {
+// CHECK-NEXT: arith.constant 65616 : index
+// CHECK: %[[ANCHOR:.+]] = llvm.load volatile %{{.+}} {alignment = 4 : i64} : !llvm.ptr<3> -> i32
+// CHECK: %{{.+}} = scf.if %{{.+}} -> (!llvm.struct<(f32, {{.*}})>) {
+// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-NEXT: %[[ONE:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[PEER:.+]] = nvvm.mapa %{{.+}}, %[[ONE]] : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK-NEXT: nvvm.mbarrier.arrive %[[PEER]] {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK-NEXT: scf.while : () -> () {
+// CHECK: nvvm.mbarrier.try_wait %{{.+}}, %{{.+}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<3>, i32 -> i1
+// CHECK: arith.addf
+// CHECK: } else {
+// CHECK-NEXT: scf.while : () -> () {
+// CHECK: nvvm.mbarrier.try_wait %{{.+}}, %{{.+}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<3>, i32 -> i1
+// CHECK: %[[SLOT:.+]] = nvvm.mapa %{{.+}}, %{{.+}} : !llvm.ptr<3> -> !llvm.ptr<7>
+// CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<4xf32>, !llvm.ptr<7>
+// CHECK: nvvm.mbarrier.arrive %{{.+}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %{{.+}} : !llvm.struct<(f32, {{.*}})>
+func.func @split_k_tail(%arg0: memref<?x512xbf16>, %arg1: memref<1x128x512xbf16>, %arg2: memref<2xi32>, %arg3: memref<?x128xbf16>) {
+  %c1 = arith.constant 1 : index
+  %c0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0 : memref<?x512xbf16>
+  %c128 = arith.constant 128 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<2xi32>) groups(%c1) rows_per_group(%c0) num_rows(%dim) num_cols(%c128) config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 64, consumer_warpgroups = 1, split_k = 2, split_k_tail = true>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.create_ring release_count(128) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 32768], stage_bytes = [8192, 8192], barrier_offset = 65536, smem_bytes = 65632, split_k_offset = 0, split_k_bytes = 16384, split_k_barriers = 65600>) : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16>>
+    %2 = ggemm.tile_count %0
+    %c2 = arith.constant 2 : index
+    %3 = arith.divui %2, %num_ctas : index
+    %4 = arith.muli %3, %num_ctas : index
+    %5 = arith.subi %2, %4 : index
+    %6 = arith.muli %5, %c2 : index
+    %7 = arith.cmpi ule, %6, %num_ctas : index
+    %8 = arith.addi %4, %6 : index
+    %9 = arith.select %7, %8, %2 : index
+    ggemm.warp_specialize producer registers(56) {
+      %c0_0 = arith.constant 0 : index
+      %10 = scf.for %arg4 = %cta to %9 step %num_ctas iter_args(%arg5 = %c0_0) -> (index) {
+        %11 = arith.remui %arg4, %c2 : index
+        %12 = arith.cmpi uge, %arg4, %4 : index
+        %13 = arith.andi %7, %12 : i1
+        %14 = arith.subi %arg4, %4 : index
+        %15 = arith.divui %14, %c2 : index
+        %16 = arith.addi %4, %15 : index
+        %17 = arith.select %13, %16, %arg4 : index
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%17]
+        %c8 = arith.constant 8 : index
+        %c64 = arith.constant 64 : index
+        %c0_1 = arith.constant 0 : index
+        %c1_2 = arith.constant 1 : index
+        %18 = arith.muli %11, %c8 : index
+        %19 = arith.divui %18, %c2 : index
+        %c4 = arith.constant 4 : index
+        %20 = arith.addi %19, %c4 : index
+        %21 = arith.select %13, %19, %c0_1 : index
+        %22 = arith.subi %20, %19 : index
+        %23 = arith.select %13, %22, %c8 : index
+        %24 = scf.for %arg6 = %c0_1 to %23 step %c1_2 iter_args(%arg7 = %arg5) -> (index) {
+          %25 = arith.addi %21, %arg6 : index
+          %26 = arith.muli %25, %c64 : index
+          %27 = ggemm.load_tile %arg0[%row, %26] : memref<?x512xbf16> -> !ggemm.tile<64x64xbf16>
+          %28 = ggemm.load_tile %arg1[%group, %col, %26] : memref<1x128x512xbf16> -> !ggemm.tile<64x64xbf16>
+          ggemm.ring_put %1[%arg7], %27, %28 : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16>>
+          %c1_3 = arith.constant 1 : index
+          %29 = arith.addi %arg7, %c1_3 : index
+          scf.yield %29 : index
+        }
+        scf.yield %24 : index
+      }
+    } consumers(1) registers(232) {
+      %c0_0 = arith.constant 0 : index
+      %10 = scf.for %arg4 = %cta to %9 step %num_ctas iter_args(%arg5 = %c0_0) -> (index) {
+        %11 = arith.remui %arg4, %c2 : index
+        %12 = arith.cmpi uge, %arg4, %4 : index
+        %13 = arith.andi %7, %12 : i1
+        %14 = arith.subi %arg4, %4 : index
+        %15 = arith.divui %14, %c2 : index
+        %16 = arith.addi %4, %15 : index
+        %17 = arith.select %13, %16, %arg4 : index
+        %group, %row, %row_end, %col = ggemm.map_tile %0[%17]
+        %c8 = arith.constant 8 : index
+        %c0_1 = arith.constant 0 : index
+        %c1_2 = arith.constant 1 : index
+        %18 = ggemm.zero_accumulator : !ggemm.accumulator<64x64xf32>
+        %19 = arith.muli %11, %c8 : index
+        %20 = arith.divui %19, %c2 : index
+        %c4 = arith.constant 4 : index
+        %21 = arith.addi %20, %c4 : index
+        %22 = arith.subi %21, %20 : index
+        %23 = arith.select %13, %22, %c8 : index
+        %24:2 = scf.for %arg6 = %c0_1 to %23 step %c1_2 iter_args(%arg7 = %18, %arg8 = %arg5) -> (!ggemm.accumulator<64x64xf32>, index) {
+          %31:2 = ggemm.ring_get %1[%arg8] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16>>
+          %32 = ggemm.mma %31#0, %31#1, %arg7 {pending = 1 : i64} : !ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16> -> !ggemm.accumulator<64x64xf32>
+          %33 = arith.cmpi ugt, %arg6, %c0_1 : index
+          scf.if %33 {
+            %c1_6 = arith.constant 1 : index
+            %35 = arith.subi %arg8, %c1_6 : index
+            ggemm.ring_release %1[%35] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16>>
+          }
+          %c1_5 = arith.constant 1 : index
+          %34 = arith.addi %arg8, %c1_5 : index
+          scf.yield %32, %34 : !ggemm.accumulator<64x64xf32>, index
+        }
+        %25 = ggemm.mma_wait %24#0 : !ggemm.accumulator<64x64xf32>
+        %26 = arith.cmpi ugt, %24#1, %arg5 : index
+        scf.if %26 {
+          %c1_5 = arith.constant 1 : index
+          %31 = arith.subi %24#1, %c1_5 : index
+          ggemm.ring_release %1[%31] : !ggemm.ring<!ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16>>
+        }
+        %false = arith.constant false
+        %c0_3 = arith.constant 0 : index
+        %27 = ggemm.split_k_sum %25 rank(%11) round(%c0_3) more(%false) active(%13) : !ggemm.accumulator<64x64xf32>
+        %c0_4 = arith.constant 0 : index
+        %28 = arith.cmpi eq, %11, %c0_4 : index
+        %true = arith.constant true
+        %29 = arith.xori %13, %true : i1
+        %30 = arith.ori %29, %28 : i1
+        scf.if %30 {
+          ggemm.store_tile %27 to %arg3 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<64x64xf32>, memref<?x128xbf16>
+        }
+        scf.yield %24#1 : index
+      }
+    }
+  }
   return
 }

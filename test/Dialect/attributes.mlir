@@ -66,6 +66,7 @@ func.func @scale_block() attributes {
 // CHECK-SAME: pairs = #ggemm.tile_config<block_m = 16, block_n = 64, block_k = 128, consumer_warpgroups = 1, swap_ab = true, promote_pairs = true>
 // CHECK-SAME: split = #ggemm.tile_config<block_m = 8, block_n = 64, block_k = 128, stages = 8, consumer_warpgroups = 1, swap_ab = true, split_k = 8>
 // CHECK-SAME: swap = #ggemm.tile_config<block_m = 16, block_n = 128, block_k = 64, consumer_warpgroups = 1, swap_ab = true>
+// CHECK-SAME: tail = #ggemm.tile_config<block_m = 192, block_n = 128, block_k = 128, consumer_warpgroups = 3, split_k = 2, split_k_tail = true>
 // CHECK-SAME: wide = #ggemm.tile_config<block_m = 128, block_n = 256, block_k = 256, stages = 8, cluster_n = 2>
 func.func @tile_config() attributes {
     minimal = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64>,
@@ -85,17 +86,21 @@ func.func @tile_config() attributes {
     pairs = #ggemm.tile_config<block_m = 16, block_n = 64, block_k = 128,
                                consumer_warpgroups = 1, swap_ab = true, promote_pairs = true>,
     split = #ggemm.tile_config<block_m = 8, block_n = 64, block_k = 128, stages = 8,
-                               consumer_warpgroups = 1, swap_ab = true, split_k = 8>} {
+                               consumer_warpgroups = 1, swap_ab = true, split_k = 8>,
+    tail = #ggemm.tile_config<block_m = 192, block_n = 128, block_k = 128,
+                              consumer_warpgroups = 3, split_k = 2, split_k_tail = true>} {
   return
 }
 
 // Buffers in any order, stages padded to 1024 bytes, any number of tile
 // buffers; the store staging of a staged epilogue and the split-K buffer
-// are printed only when there is one.
+// are printed only when there is one, split_k_barriers only when the
+// buffer overlays the ring (split_k_tail).
 // CHECK-LABEL: func.func @ring_layout()
 // CHECK-SAME: b_first = #ggemm.ring_layout<stages = 2, offsets = [65536, 0], stage_bytes = [8192, 32768], barrier_offset = 81920, smem_bytes = 81952>
 // CHECK-SAME: ring = #ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 16384], barrier_offset = 131072, smem_bytes = 131136>
 // CHECK-SAME: split = #ggemm.ring_layout<stages = 8, offsets = [0, 8192, 73728, 74752], stage_bytes = [1024, 8192, 128, 128], barrier_offset = 75776, smem_bytes = 90256, split_k_offset = 75904, split_k_bytes = 14352>
+// CHECK-SAME: split_tail = #ggemm.ring_layout<stages = 4, offsets = [0, 98304], stage_bytes = [24576, 16384], barrier_offset = 163840, smem_bytes = 163936, split_k_offset = 0, split_k_bytes = 98304, split_k_barriers = 163904>
 // CHECK-SAME: staged = #ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 32768], barrier_offset = 196608, smem_bytes = 230400, staging_offset = 197632, staging_bytes = 32768>
 // CHECK-SAME: three = #ggemm.ring_layout<stages = 1, offsets = [0, 1024, 2048], stage_bytes = [1024, 1024, 1024], barrier_offset = 3072, smem_bytes = 3088>
 func.func @ring_layout() attributes {
@@ -112,7 +117,11 @@ func.func @ring_layout() attributes {
     split = #ggemm.ring_layout<stages = 8, offsets = [0, 8192, 73728, 74752],
                                stage_bytes = [1024, 8192, 128, 128], barrier_offset = 75776,
                                smem_bytes = 90256, split_k_offset = 75904,
-                               split_k_bytes = 14352>} {
+                               split_k_bytes = 14352>,
+    split_tail = #ggemm.ring_layout<stages = 4, offsets = [0, 98304],
+                                    stage_bytes = [24576, 16384], barrier_offset = 163840,
+                                    smem_bytes = 163936, split_k_offset = 0,
+                                    split_k_bytes = 98304, split_k_barriers = 163904>} {
   return
 }
 

@@ -210,6 +210,15 @@ func.func @tile_config_split_k_cluster() attributes {
 
 // -----
 
+// expected-error @+2 {{expects split_k > 1 with split_k_tail (the CTAs that split each tile of the last wave), got split_k = 1}}
+func.func @tile_config_split_k_tail_alone() attributes {
+    a = #ggemm.tile_config<block_m = 192, block_n = 128, block_k = 128, consumer_warpgroups = 3,
+                           split_k_tail = true>} {
+  return
+}
+
+// -----
+
 // expected-error @+2 {{expects split_k = 1 with cluster_m, cluster_n > 1 or pingpong (a split-K cluster's CTAs all compute one tile), got split_k = 4}}
 func.func @tile_config_split_k_pingpong() attributes {
     a = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 64, pingpong = true,
@@ -344,7 +353,7 @@ func.func @ring_staging_overlap() attributes {
 // -----
 
 // The staging fields come before the split-K ones.
-// expected-error @+2 {{expected '>' after split_k_bytes}}
+// expected-error @+2 {{expected '>' or split_k_barriers after split_k_bytes}}
 func.func @ring_split_k_order() attributes {
     a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 2048, smem_bytes = 16384, split_k_offset = 2064, split_k_bytes = 2064, staging_offset = 5120, staging_bytes = 8192>} {
   return
@@ -379,6 +388,32 @@ func.func @ring_split_k_end() attributes {
 // expected-error @+2 {{expects buffer 1 [1024, 2048) not to overlap the split-K buffer [1024, 3088)}}
 func.func @ring_split_k_overlap() attributes {
     a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 4096, smem_bytes = 8192, split_k_offset = 1024, split_k_bytes = 2064>} {
+  return
+}
+
+// -----
+
+// Overlaying the ring (split_k_barriers), the buffer must lie within the
+// ring's tile buffers, and the mbarriers outside everything.
+// expected-error @+2 {{expects the split-K buffer [1024, 3072) to lie within the ring's tile buffers [0, 2048) it overlays (split_k_barriers set)}}
+func.func @ring_split_k_overlay_outside() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 2048, smem_bytes = 8192, split_k_offset = 1024, split_k_bytes = 2048, split_k_barriers = 4096>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects the mbarriers [2048, 2064) not to overlap the split-K mbarriers [2048, 2080)}}
+func.func @ring_split_k_overlay_barriers() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 2048, smem_bytes = 8192, split_k_offset = 0, split_k_bytes = 2048, split_k_barriers = 2048>} {
+  return
+}
+
+// -----
+
+// expected-error @+2 {{expects a non-negative, 8-byte aligned split_k_barriers, got 4100}}
+func.func @ring_split_k_overlay_align() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 2048, smem_bytes = 8192, split_k_offset = 0, split_k_bytes = 2048, split_k_barriers = 4100>} {
   return
 }
 

@@ -1246,3 +1246,48 @@ func.func @split_k_sum_buffer(%acc: !ggemm.accumulator<64x8xf32>, %i: index, %mo
   }
   return
 }
+
+// -----
+
+// Over the ring (split_k_barriers), the partials may be written only after
+// the CTA's last tile: `more` must be a constant false.
+func.func @split_k_sum_overlay_more(%acc: !ggemm.accumulator<64x64xf32>, %i: index, %more: i1) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 128, stages = 4,
+                                consumer_warpgroups = 1, split_k = 2, split_k_tail = true>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(128)
+        layout(#ggemm.ring_layout<stages = 4, offsets = [0, 32768], stage_bytes = [8192, 8192],
+                                  barrier_offset = 65536, smem_bytes = 65632,
+                                  split_k_offset = 0, split_k_bytes = 16384,
+                                  split_k_barriers = 65600>)
+        : !ggemm.ring<!ggemm.tile<64x128xf8E4M3FN>, !ggemm.tile<64x128xf8E4M3FN>>
+    // expected-error @+1 {{'ggemm.split_k_sum' op expects `more` to be a constant false when the split-K buffer overlays the stage ring (split_k_barriers set): the ring is free only after the CTA's last tile}}
+    %sum = ggemm.split_k_sum %acc rank(%i) round(%i) more(%more) : !ggemm.accumulator<64x64xf32>
+  }
+  return
+}
+
+// -----
+
+// Over the ring the buffer holds the partials only (its mbarriers are at
+// split_k_barriers): one 64x64 f32 partial is 16384 bytes.
+func.func @split_k_sum_overlay_bytes(%acc: !ggemm.accumulator<64x64xf32>, %i: index, %tail: i1) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 128, stages = 4,
+                                consumer_warpgroups = 1, split_k = 2, split_k_tail = true>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %ring = ggemm.create_ring release_count(128)
+        layout(#ggemm.ring_layout<stages = 4, offsets = [0, 32768], stage_bytes = [8192, 8192],
+                                  barrier_offset = 65536, smem_bytes = 65632,
+                                  split_k_offset = 0, split_k_bytes = 8192,
+                                  split_k_barriers = 65600>)
+        : !ggemm.ring<!ggemm.tile<64x128xf8E4M3FN>, !ggemm.tile<64x128xf8E4M3FN>>
+    %false = arith.constant false
+    // expected-error @+1 {{'ggemm.split_k_sum' op expects the ring layout's split-K buffer to hold 1 partial accumulators ('!ggemm.accumulator<64x64xf32>'), 16384 bytes, got split_k_bytes = 8192}}
+    %sum = ggemm.split_k_sum %acc rank(%i) round(%i) more(%false) active(%tail) : !ggemm.accumulator<64x64xf32>
+  }
+  return
+}

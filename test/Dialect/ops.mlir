@@ -722,6 +722,24 @@ func.func @split_k_sum(%i: index, %more: i1) {
   return
 }
 
+// A split_k_tail launch's sum, taken only for the split units (`active`).
+// CHECK-LABEL: func.func @split_k_sum_active(
+// CHECK: %{{.+}} = ggemm.split_k_sum %{{.+}} rank(%{{.+}}) round(%{{.+}}) more(%{{.+}}) active(%{{.+}}) : !ggemm.accumulator<192x128xf32>
+func.func @split_k_sum_active(%i: index, %tail: i1) {
+  %s = ggemm.tile_schedule uniform groups(%i) rows_per_group(%i) num_rows(%i) num_cols(%i)
+      config(#ggemm.tile_config<block_m = 192, block_n = 128, block_k = 128,
+                                consumer_warpgroups = 3, split_k = 2, split_k_tail = true>)
+  ggemm.launch %s grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %c0 = arith.constant 0 : index
+    %false = arith.constant false
+    %acc = ggemm.zero_accumulator : !ggemm.accumulator<192x128xf32>
+    %sum = ggemm.split_k_sum %acc rank(%i) round(%c0) more(%false) active(%tail)
+        : !ggemm.accumulator<192x128xf32>
+  }
+  return
+}
+
 // Warp roles and a stage ring, with and without its layout.
 // CHECK-LABEL: func.func @warp_roles(
 // CHECK: %[[RING:.+]] = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 32768], barrier_offset = 196608, smem_bytes = 196672>) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>

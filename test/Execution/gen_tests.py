@@ -133,6 +133,9 @@ class Case:
     # CTAs of a split-K cluster (tile_config's split_k): each runs its share
     # of every tile's K blocks, rank 0 adds the partial sums and stores.
     split_k: int = 1
+    # With split_k: split only the tiles of the persistent grid's last,
+    # partial wave (tile_config's split_k_tail).
+    split_k_tail: bool = False
     # Write the tile program (foreach_tile and its K loop) by hand.
     tile_level: bool = False
     # masked/batched: dynamic group and row extents (memref<?x?x...>).
@@ -471,7 +474,8 @@ def config_attr(c: Case) -> str:
             + (f", swizzle = {c.swizzle}" if c.swizzle > 1 else "")
             + (f", swizzle_min_tiles = {c.swizzle_min_tiles}"
                if c.swizzle_min_tiles else "")
-            + (f", split_k = {c.split_k}" if c.split_k > 1 else "") + ">")
+            + (f", split_k = {c.split_k}" if c.split_k > 1 else "")
+            + (", split_k_tail = true" if c.split_k_tail else "") + ">")
 
 
 def e4m3_value(code: int) -> float:
@@ -1671,6 +1675,26 @@ CASES = [
          "has none: its partial is zero), bias and silu after the sum",
          segments=[30, 0, 100], rows=130, n=72, k=192, bias=True,
          activation="silu", split_k=4, num_ctas=8),
+    Case("fp8_split_k_tail_segment", "segment",
+         "FP8 segment_matmul whose last wave's tiles split over K "
+         "(split_k_tail: 12 tiles on 10 CTAs, 10 whole and 2 over clusters "
+         "of 2, 2 and 3 of the 5 K blocks), bias, bf16 out",
+         in_type="f8E4M3FN", out_type="bf16", segments=[70, 0, 50],
+         rows=120, n=200, k=640, block_m=64, block_n=64, bias=True,
+         split_k=2, split_k_tail=True, num_ctas=10),
+    Case("int8_split_k_tail_unsplit", "segment",
+         "INT8 segment_matmul with per-row scales and split_k_tail on 14 "
+         "CTAs: 12 tiles, whose 2 CTAs each would not fit, so every tile "
+         "whole",
+         in_type="i8", out_type="bf16", segments=[70, 0, 50], rows=120,
+         n=200, k=512, block_m=64, block_n=64, x_scale="per_row",
+         w_scale="per_row", split_k=2, split_k_tail=True, num_ctas=14),
+    Case("masked_split_k_tail", "masked",
+         "bf16 masked_matmul with split_k_tail over clusters of 3: 8 "
+         "tiles on 6 CTAs, 6 whole, the other 2 over 3 CTAs each (one of "
+         "the 3 K blocks each)",
+         counts=[64, 5, 128], rows_per_group=128, n=128, k=192,
+         block_m=64, block_n=64, split_k=3, split_k_tail=True, num_ctas=6),
     Case("fp8_swap_masked", "masked",
          "swap-AB FP8 masked_matmul with 64-row weight tiles (one weight "
          "scale per two tiles), row_scale and accumulate, f32 out",

@@ -3,8 +3,8 @@
 // over three consumer warpgroups (1.02-1.15x 128x192 on an H100,
 // bench/NOTES.md v18), so that one warpgroup promotes while the other two
 // issue wgmma. The kernel has 512 threads; the producer gives its registers
-// down to 24 and each consumer takes 160 (128 x (24 + 3 x 160) = 64512 of
-// the SM's 65536), enough for the K block's product and the sum (2 x 64
+// down to 32 and each consumer takes 160 (128 x (32 + 3 x 160) = 65536, the
+// SM's), enough for the K block's product and the sum (2 x 64
 // f32 per thread) without spills; the staged epilogue has a box per
 // consumer warpgroup behind the 4-stage ring.
 // RUN: rm -rf %t && gemm-opt %s --ggemm-to-ptx="chip=sm_90a variants=false bundle-dir=%t" -o /dev/null
@@ -14,12 +14,12 @@
 // RUN: gemm-opt %s -ggemm-select-config -ggemm-tile -ggemm-persistent-schedule -ggemm-warp-specialize | FileCheck %s --check-prefix=ROLES
 
 // ROLES-LABEL: func.func @fp8_three(
-// ROLES: ggemm.warp_specialize producer registers(24) {
+// ROLES: ggemm.warp_specialize producer registers(32) {
 // ROLES: } consumers(3) registers(160) {
 
 // PTX: .entry fp8_three_kernel(
 // PTX: .maxntid 512, 1, 1
-// PTX: setmaxnreg.dec.sync.aligned.u32 24;
+// PTX: setmaxnreg.dec.sync.aligned.u32 32;
 // PTX: setmaxnreg.inc.sync.aligned.u32 160;
 // PTX: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3
 // PTX-NOT: wgmma.mma_async.sync.aligned.m64n192k32

@@ -5,12 +5,12 @@
 // RUN: not gemm-opt %s -ggemm-warp-specialize="producer-registers=40 consumer-registers=232" -o /dev/null 2>&1 | FileCheck %s --check-prefix=THREE
 
 // Three consumer warpgroups (192 rows): without register options the
-// producer keeps 24 and each consumer gets 160, so that 128 x (24 + 3 x 160)
-// fits the 65536 a CTA of four warpgroups is launched with (the defaults
+// producer keeps 32 and each consumer gets 160, so that 128 x (32 + 3 x 160)
+// fills the 65536 a CTA of four warpgroups is launched with (the defaults
 // 40 + 2 x 232 are for two).
 // CHECK-LABEL: func.func @three(
 // CHECK: ggemm.create_ring release_count(384)
-// CHECK: ggemm.warp_specialize producer registers(24) {
+// CHECK: ggemm.warp_specialize producer registers(32) {
 // CHECK: } consumers(3) registers(160) {
 // CHECK: ggemm.mma %{{.+}} : !ggemm.tile<192x64xbf16>, !ggemm.tile<128x64xbf16> -> !ggemm.accumulator<192x128xf32>
 // Budgets given as options are kept, and checked.

@@ -455,7 +455,7 @@ public:
         clusterM, clusterN,
         c.rasterAlongM ? RasterOrder::along_m : RasterOrder::along_n,
         /*pingpong=*/false, c.swizzle, c.swizzleMinTiles, c.promotePairs,
-        c.splitK);
+        c.splitK, /*splitKTail=*/false);
   }
 
   std::string errors;

@@ -508,6 +508,19 @@ def build_cases(names, rng):
                       "fp8_seg_n576_k7168_sk8_kernel", ("segment", lengths, 576, 7168)))
     masked("split_k=3 ", "fp8_masked_n4096_k7168_sk3_kernel",
            ((32, 192), (6, 1024), (6, 20)), 4096, 4096, 7168)
+    # split_k_tail: 192x128 tiles, the last wave's split over clusters of 2
+    # when it fits the grid (132 CTAs on an H100 or H200): 4096 rows make
+    # 704 tiles at N = 4096 (660 whole, 44 split), 300 rows 64 (all split),
+    # one row 32; 8 groups of about 4096 rows end with a split tail or not
+    # as their sizes fall; 2 x 4096 rows 1408 tiles (1320 whole, 88 split:
+    # 176 CTAs, more than the grid, so none split).
+    for lengths in ([4096], [300], [1], [4096, 4096], [0, 700, 0, 13],
+                    varied(rng, 4096, 8, 0.25)):
+        cases.append((f"split_k_tail G={len(lengths)} rows {lengths[:5]} n=4096 k=7168",
+                      "fp8_seg_n4096_k7168_tail_kernel",
+                      ("segment", lengths, 4096, 7168)))
+    masked("split_k_tail ", "fp8_masked_n7168_k2048_tail_kernel",
+           ((32, 192), (6, 1024), (6, 20)), 4096, 7168, 2048)
     cases += scale_kind_cases(names, rng)
     cases += int8_cases(names, rng)
     cases += fp8_out_cases(names, rng)

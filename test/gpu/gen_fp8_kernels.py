@@ -330,13 +330,19 @@ def main():
                            768, 2048, gated=True))
     # 2-CTA clusters sharing the weight tile by TMA multicast (a config
     # option; ggemm-select-config does not choose it).
-    cluster = ("#ggemm.tile_config<block_m = 128, block_n = 128, "
-               "block_k = 128, stages = 6, cluster_m = 2>")
-    kernels.append(with_config(
-        segment(4096, 7168, name="fp8_seg_n4096_k7168_c2"), cluster))
-    kernels.append(with_config(
-        grouped("masked", 4096, 7168, name="fp8_masked_n4096_k7168_c2"),
-        cluster))
+    def segment_and_masked(config, seg, masked):
+        """A segment and a masked kernel of `config`: (N, K, name) each."""
+        n, k, name = seg
+        kernels.append(with_config(segment(n, k, name=name), config))
+        n, k, name = masked
+        kernels.append(with_config(grouped("masked", n, k, name=name),
+                                   config))
+
+    segment_and_masked(
+        "#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128, "
+        "stages = 6, cluster_m = 2>",
+        (4096, 7168, "fp8_seg_n4096_k7168_c2"),
+        (4096, 7168, "fp8_masked_n4096_k7168_c2"))
     # Split-K clusters (split_k) with more tiles than clusters, so that each
     # cluster walks several tiles and rank 0's buffer is handed back and
     # forth (select-config splits only where each cluster has one tile):
@@ -354,6 +360,15 @@ def main():
                 name="int8_seg_n520_k1024_exact_sk4", **i8),
         "#ggemm.tile_config<block_m = 64, block_n = 64, block_k = 128, "
         "stages = 2, consumer_warpgroups = 1, split_k = 4>"))
+    # split_k_tail (an option; select-config does not set it): the 192x128
+    # tiles of three consumer warpgroups, the last wave's tiles split over
+    # clusters of 2 whose partials meet in rank 0's idle ring.
+    segment_and_masked(
+        "#ggemm.tile_config<block_m = 192, block_n = 128, block_k = 128, "
+        "stages = 4, consumer_warpgroups = 3, split_k = 2, "
+        "split_k_tail = true>",
+        (4096, 7168, "fp8_seg_n4096_k7168_tail"),
+        (7168, 2048, "fp8_masked_n7168_k2048_tail"))
     for kernel in kernels:
         write(*kernel)
     print(f"wrote {len(kernels)} kernels to {HERE}")

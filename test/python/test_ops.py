@@ -214,6 +214,10 @@ ALL_PROBLEMS = [
             config=TileConfig(block_m=8, block_n=64, block_k=128,
                               consumer_warpgroups=1, swap_ab=True,
                               split_k=4)),
+    Problem("segment_matmul", "f8e4m3", n=1024, k=2048, groups=4,
+            config=TileConfig(block_m=192, block_n=128, block_k=128,
+                              consumer_warpgroups=3, split_k=2,
+                              split_k_tail=True)),
     Problem("segment_matmul_k", "bf16", n=384, k=256, groups=6,
             out_dtype="f32"),
     Problem("segment_matmul_k", "f16", n=256, k=384, groups=3,
@@ -1121,6 +1125,17 @@ def test_tile_config_split_k_is_written_into_the_ir() -> None:
             TileConfig(split_k=bad)
     with pytest.raises(SpecError, match="does not go with pingpong"):
         TileConfig(block_m=64, pingpong=True, split_k=2)
+
+
+def test_tile_config_split_k_tail_is_written_into_the_ir() -> None:
+    config = TileConfig(block_m=192, block_n=128, block_k=128,
+                        consumer_warpgroups=3, split_k=2, split_k_tail=True)
+    assert config.mlir().endswith("split_k = 2, split_k_tail = true>")
+    assert "split_k_tail" not in TileConfig(split_k=2).mlir()
+    with pytest.raises(SpecError, match="split_k_tail needs split_k > 1"):
+        TileConfig(split_k_tail=True)
+    with pytest.raises(SpecError, match="config.split_k_tail must be a bool"):
+        TileConfig(split_k=2, split_k_tail=1)
 
 
 def test_tile_config_pingpong_is_written_into_the_ir() -> None:

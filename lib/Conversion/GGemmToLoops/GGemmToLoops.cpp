@@ -158,8 +158,17 @@ LogicalResult LoopsTranslator::lowerSplitKSum(SplitKSumOp op) {
   Value acc = lookup(op.getPartial(), op);
   Value rank = lookup(op.getRank(), op);
   Value round = lookup(op.getRound(), op);
-  if (!acc || !rank || !round)
+  Value active = op.getActive() ? lookup(op.getActive(), op) : Value();
+  if (!acc || !rank || !round || (op.getActive() && !active))
     return failure();
+  // Inactive (a whole tile of a split_k_tail launch): the CTA's own sum,
+  // in place.
+  OpBuilder::InsertionGuard activeGuard(b);
+  if (active) {
+    auto ifActive = scf::IfOp::create(b, op.getLoc(), active,
+                                      /*withElseRegion=*/false);
+    b.setInsertionPoint(ifActive.thenBlock()->getTerminator());
+  }
   AccumulatorType type = op.getPartial().getType();
   bool integer = isa<IntegerType>(type.getElementType());
   auto cst = [&](int64_t v) {

@@ -270,8 +270,10 @@ private:
 
   // A split-K cluster's partial sums (SplitKToNVVM.cpp).
   /// The ring layout's split-K buffer, and its full / empty mbarrier.
-  Value splitKBuffer();
-  Value splitKBarrier(bool empty);
+  /// The split-K buffer and its mbarriers, from `base` (the shared
+  /// memory's start when null).
+  Value splitKBuffer(Value base = Value());
+  Value splitKBarrier(bool empty, Value base = Value());
   void initSplitKBarriers();
   /// Waits for the phase of parity `parity` of `barrier`, with the
   /// cluster-scoped acquire that other CTAs' arrivals need.

@@ -125,6 +125,10 @@ DictionaryAttr mlir::ggemm::nvvm::buildManifest(MLIRContext *ctx,
   // split_k CTAs a tile.
   if (f.splitK > 1)
     tile.push_back(named("split_k", i(f.splitK)));
+  // Only the last wave's tiles split: the kernel decides on the device, and
+  // the grid is the same (split_k CTAs a tile, at most the resident CTAs).
+  if (f.config.getSplitKTail())
+    tile.push_back(named("split_k_tail", b.getBoolAttr(true)));
   SmallVector<NamedAttribute> grid = {
       named("policy", s(stringifyGridPolicy(f.launch.getGrid()))),
       named("ctas_per_sm", i(1))};

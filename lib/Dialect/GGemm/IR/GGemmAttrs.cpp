@@ -14,13 +14,13 @@ using namespace mlir::ggemm;
 
 /// The optional regions of #ggemm.ring_layout, each printed only when
 /// present: `, staging_offset = O, staging_bytes = B` and `, split_k_offset
-/// = O, split_k_bytes = B`, in that order.
-static ParseResult parseRingLayoutRegions(AsmParser &parser,
-                                          int64_t &stagingOffset,
-                                          int64_t &stagingBytes,
-                                          int64_t &splitKOffset,
-                                          int64_t &splitKBytes) {
-  stagingOffset = splitKOffset = -1;
+/// = O, split_k_bytes = B` (then `, split_k_barriers = C` when the buffer
+/// overlays the ring), in that order.
+static ParseResult
+parseRingLayoutRegions(AsmParser &parser, int64_t &stagingOffset,
+                       int64_t &stagingBytes, int64_t &splitKOffset,
+                       int64_t &splitKBytes, int64_t &splitKBarriers) {
+  stagingOffset = splitKOffset = splitKBarriers = -1;
   stagingBytes = splitKBytes = 0;
   auto field = [&](StringRef name, int64_t &value) {
     return failure(parser.parseKeyword(name) || parser.parseEqual() ||
@@ -41,23 +41,34 @@ static ParseResult parseRingLayoutRegions(AsmParser &parser,
       if (failed(field("split_k_offset", splitKOffset)) ||
           parser.parseComma() || failed(field("split_k_bytes", splitKBytes)))
         return failure();
+      if (failed(parser.parseOptionalComma()))
+        return success();
+      if (failed(parser.parseOptionalKeyword("split_k_barriers")))
+        return parser.emitError(parser.getCurrentLocation(),
+                                "expected '>' or split_k_barriers after "
+                                "split_k_bytes");
+      if (parser.parseEqual() || parser.parseInteger(splitKBarriers))
+        return failure();
       continue;
     }
     return parser.emitError(parser.getCurrentLocation(),
-                            "expected '>' after split_k_bytes");
+                            "expected '>' after split_k_barriers");
   }
   return success();
 }
 
 static void printRingLayoutRegions(AsmPrinter &printer, int64_t stagingOffset,
                                    int64_t stagingBytes, int64_t splitKOffset,
-                                   int64_t splitKBytes) {
+                                   int64_t splitKBytes,
+                                   int64_t splitKBarriers) {
   if (stagingOffset != -1 || stagingBytes != 0)
     printer << ", staging_offset = " << stagingOffset
             << ", staging_bytes = " << stagingBytes;
-  if (splitKOffset != -1 || splitKBytes != 0)
+  if (splitKOffset != -1 || splitKBytes != 0 || splitKBarriers != -1)
     printer << ", split_k_offset = " << splitKOffset
             << ", split_k_bytes = " << splitKBytes;
+  if (splitKBarriers != -1)
+    printer << ", split_k_barriers = " << splitKBarriers;
 }
 
 #define GET_ATTRDEF_CLASSES
@@ -167,7 +178,7 @@ TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t stages, int64_t consumerWarpgroups, bool swapAB,
                        int64_t clusterM, int64_t clusterN, RasterOrder,
                        bool pingpong, int64_t swizzle, int64_t swizzleMinTiles,
-                       bool promotePairs, int64_t splitK) {
+                       bool promotePairs, int64_t splitK, bool splitKTail) {
   if (consumerWarpgroups < 1 || consumerWarpgroups > 3)
     return emitError() << "expects 1 to 3 consumer warpgroups, got "
                        << consumerWarpgroups;
@@ -247,6 +258,11 @@ TileConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "or pingpong (a split-K cluster's CTAs all compute "
                           "one tile), got split_k = "
                        << splitK;
+  if (splitKTail && splitK < 2)
+    return emitError() << "expects split_k > 1 with split_k_tail (the CTAs "
+                          "that split each tile of the last wave), got "
+                          "split_k = "
+                       << splitK;
   return success();
 }
 
@@ -260,11 +276,13 @@ int64_t TileConfigAttr::getPipelineSmemBytes(int64_t elementBytes) const {
 // RingLayoutAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult RingLayoutAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, int64_t stages,
-    ArrayRef<int64_t> offsets, ArrayRef<int64_t> stageBytes,
-    int64_t barrierOffset, int64_t smemBytes, int64_t stagingOffset,
-    int64_t stagingBytes, int64_t splitKOffset, int64_t splitKBytes) {
+LogicalResult
+RingLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t stages, ArrayRef<int64_t> offsets,
+                       ArrayRef<int64_t> stageBytes, int64_t barrierOffset,
+                       int64_t smemBytes, int64_t stagingOffset,
+                       int64_t stagingBytes, int64_t splitKOffset,
+                       int64_t splitKBytes, int64_t splitKBarriers) {
   if (stages < 1 || stages > 8)
     return emitError() << "expects 1 to 8 stages, got " << stages;
   if (offsets.empty() || offsets.size() != stageBytes.size())
@@ -315,19 +333,48 @@ LogicalResult RingLayoutAttr::verify(
     // One "stage" of all the staging bytes.
     regions.push_back({"the store staging", stagingOffset, stagingBytes, 0});
   }
-  if (splitKOffset != -1 || splitKBytes != 0) {
-    // Partials stored 16 bytes a thread at a time, then two mbarriers.
-    if (splitKOffset < 0 || splitKOffset % 16 != 0 || splitKBytes <= 16 ||
+  bool overlay = splitKBarriers != -1;
+  if (splitKOffset != -1 || splitKBytes != 0 || overlay) {
+    // Partials stored 16 bytes a thread at a time, then two mbarriers
+    // (elsewhere, when the partials overlay the ring).
+    int64_t least = overlay ? 0 : 16;
+    if (splitKOffset < 0 || splitKOffset % 16 != 0 || splitKBytes <= least ||
         splitKBytes % 16 != 0)
       return emitError() << "expects a 16-byte aligned split_k_offset and a "
-                            "multiple of 16 split_k_bytes above 16, got "
-                         << splitKBytes << " bytes at offset " << splitKOffset;
-    regions.push_back({"the split-K buffer", splitKOffset, splitKBytes, 0});
+                            "multiple of 16 split_k_bytes above "
+                         << least << ", got " << splitKBytes
+                         << " bytes at offset " << splitKOffset;
+    if (!overlay) {
+      regions.push_back({"the split-K buffer", splitKOffset, splitKBytes, 0});
+    } else {
+      // The partials overlay the ring's tile buffers; only the mbarriers
+      // need a place of their own.
+      if (splitKBarriers < 0 || splitKBarriers % 8 != 0)
+        return emitError() << "expects a non-negative, 8-byte aligned "
+                              "split_k_barriers, got "
+                           << splitKBarriers;
+      int64_t ringBegin = offsets.front(), ringEnd = 0;
+      for (auto [offset, bytes] : llvm::zip(offsets, stageBytes)) {
+        ringBegin = std::min(ringBegin, offset);
+        std::optional<int64_t> end = llvm::checkedMulAdd(stages, bytes, offset);
+        ringEnd = std::max(ringEnd, end.value_or(INT64_MAX));
+      }
+      std::optional<int64_t> end = llvm::checkedAdd(splitKOffset, splitKBytes);
+      if (splitKOffset < ringBegin || !end || *end > ringEnd)
+        return emitError() << "expects the split-K buffer [" << splitKOffset
+                           << ", " << splitKOffset + splitKBytes
+                           << ") to lie within the ring's tile buffers ["
+                           << ringBegin << ", " << ringEnd
+                           << ") it overlays (split_k_barriers set)";
+      // Two mbarriers, then a word of the lowering's (32 bytes).
+      regions.push_back({"the split-K mbarriers", splitKBarriers, 32, 0});
+    }
   }
   for (Region &region : regions) {
     // Huge user-written values must not overflow.
     int64_t times = region.name == "the store staging" ||
-                            region.name == "the split-K buffer"
+                            region.name == "the split-K buffer" ||
+                            region.name == "the split-K mbarriers"
                         ? 1
                         : stages;
     std::optional<int64_t> end =

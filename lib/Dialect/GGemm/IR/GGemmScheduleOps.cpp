@@ -4,6 +4,7 @@
 #include "VerifyUtils.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -382,19 +383,29 @@ LogicalResult SplitKSumOp::verify() {
                             "split_k = "
                          << splitK;
   // Once ggemm-stage-ring has placed the buffer, it must hold the partials
-  // and the two mbarriers.
+  // and the two mbarriers (these elsewhere when it overlays the ring).
   AccumulatorType acc = getPartial().getType();
-  int64_t needed =
-      (splitK - 1) * acc.getShape()[0] * acc.getShape()[1] * 4 + 16;
+  int64_t slots = (splitK - 1) * acc.getShape()[0] * acc.getShape()[1] * 4;
   for (CreateRingOp ring : launch.getBody().front().getOps<CreateRingOp>()) {
     RingLayoutAttr layout = ring.getLayoutAttr();
-    if (layout && layout.getSplitKBytes() < needed)
+    if (!layout)
+      continue;
+    bool overlay = layout.splitKOverlaysRing();
+    int64_t needed = slots + (overlay ? 0 : 16);
+    if (layout.getSplitKBytes() < needed)
       return emitOpError() << "expects the ring layout's split-K buffer to "
                               "hold "
                            << splitK - 1 << " partial accumulators (" << acc
-                           << ") and two mbarriers, " << needed
-                           << " bytes, got split_k_bytes = "
+                           << ")" << (overlay ? "" : " and two mbarriers")
+                           << ", " << needed << " bytes, got split_k_bytes = "
                            << layout.getSplitKBytes();
+    // Over the ring, the partials may only be written once no later tile
+    // of the CTA needs the ring.
+    if (overlay && !matchPattern(getMore(), m_Zero()))
+      return emitOpError() << "expects `more` to be a constant false when "
+                              "the split-K buffer overlays the stage ring "
+                              "(split_k_barriers set): the ring is free only "
+                              "after the CTA's last tile";
   }
   return success();
 }

@@ -147,10 +147,10 @@ void prefetchFirstWeights(RewriterBase &rewriter, ForeachTileOp loop, Value cta,
 /// blocks [rank KB / S, (rank + 1) KB / S); after the loop
 /// `ggemm.split_k_sum` adds the partials into rank 0, which alone stores
 /// the tile.
-LogicalResult splitTileK(RewriterBase &rewriter, ForeachTileOp loop,
-                         scf::ForOp tiles, Value rank, Value cluster,
-                         Value clusters, Value total) {
-  int64_t splitK = loop.getConfigAttr().getSplitK();
+/// The K loop and the store of a tile body just inlined into `tiles`, for
+/// split_k: one ggemm.store_tile of the result of an scf.for from 0 by 1.
+FailureOr<std::pair<scf::ForOp, StoreTileOp>> matchSplitBody(ForeachTileOp loop,
+                                                             scf::ForOp tiles) {
   SmallVector<StoreTileOp> stores;
   for (auto store : tiles.getBody()->getOps<StoreTileOp>())
     stores.push_back(store);
@@ -162,10 +162,20 @@ LogicalResult splitTileK(RewriterBase &rewriter, ForeachTileOp loop,
       getConstantIntValue(kLoop.getLowerBound()) != std::optional<int64_t>(0) ||
       getConstantIntValue(kLoop.getStep()) != std::optional<int64_t>(1))
     return loop.emitOpError()
-           << "expects, with split_k = " << splitK
+           << "expects, with split_k = " << loop.getConfigAttr().getSplitK()
            << ", a tile body of one ggemm.store_tile of the result of an "
               "scf.for K loop from 0 by 1 (as ggemm-tile writes it)";
-  StoreTileOp store = stores.front();
+  return std::make_pair(kLoop, stores.front());
+}
+
+LogicalResult splitTileK(RewriterBase &rewriter, ForeachTileOp loop,
+                         scf::ForOp tiles, Value rank, Value cluster,
+                         Value clusters, Value total) {
+  int64_t splitK = loop.getConfigAttr().getSplitK();
+  auto matched = matchSplitBody(loop, tiles);
+  if (failed(matched))
+    return failure();
+  auto [kLoop, store] = *matched;
   Location loc = kLoop.getLoc();
   auto cst = [&](int64_t v) {
     return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
@@ -193,12 +203,115 @@ LogicalResult splitTileK(RewriterBase &rewriter, ForeachTileOp loop,
       rewriter, loc, arith::CmpIPredicate::ult,
       arith::AddIOp::create(rewriter, loc, tile, clusters), total);
   auto sum = SplitKSumOp::create(rewriter, loc, kLoop.getResult(0).getType(),
-                                 kLoop.getResult(0), rank, round, more);
+                                 kLoop.getResult(0), rank, round, more,
+                                 /*active=*/Value());
   Value lead = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
                                      rank, cst(0));
   auto ifLead = scf::IfOp::create(rewriter, loc, lead, false);
   rewriter.moveOpBefore(store, ifLead.thenBlock()->getTerminator());
   rewriter.modifyOpInPlace(store, [&] { store.getAccMutable().assign(sum); });
+  return success();
+}
+
+/// split_k_tail: one loop over work units, striding over the CTAs. The
+/// first `whole` units (as many whole waves of the grid as the tile count
+/// holds) are tiles, one CTA each; when the `rest` tiles left over, S CTAs
+/// each, fit the grid, units whole + S j + r are rank r's share of tile
+/// whole + j (a cluster's S CTAs take tile whole + their cluster's index),
+/// and otherwise the rest are tiles too. The K loop runs the rank's blocks
+/// in a split unit, ggemm.split_k_sum adds the partials into rank 0, and
+/// only whole tiles and rank 0 store. A CTA's split unit is its last.
+LogicalResult scheduleSplitTail(RewriterBase &rewriter, ForeachTileOp loop,
+                                TileScheduleOp sched, Value cta, Value numCtas,
+                                Value total) {
+  Location loc = loop.getLoc();
+  int64_t splitK = loop.getConfigAttr().getSplitK();
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(rewriter, loc, v).getResult();
+  };
+  using arith::CmpIPredicate;
+  Value size = cst(splitK);
+  Value whole = arith::MulIOp::create(
+      rewriter, loc, arith::DivUIOp::create(rewriter, loc, total, numCtas),
+      numCtas);
+  Value rest = arith::SubIOp::create(rewriter, loc, total, whole);
+  Value restCtas = arith::MulIOp::create(rewriter, loc, rest, size);
+  Value split = arith::CmpIOp::create(rewriter, loc, CmpIPredicate::ule,
+                                      restCtas, numCtas);
+  Value units = arith::SelectOp::create(
+      rewriter, loc, split,
+      arith::AddIOp::create(rewriter, loc, whole, restCtas), total);
+  auto tiles = scf::ForOp::create(rewriter, loc, cta, units, numCtas);
+  rewriter.setInsertionPointToStart(tiles.getBody());
+  Value unit = tiles.getInductionVar();
+  // The CTA's rank, from the unit (the CTA's id modulo the grid, a multiple
+  // of S): values of the unit are not hoisted out of the tile loop, where
+  // they would hold registers across it.
+  Value rank = arith::RemUIOp::create(rewriter, loc, unit, size);
+  Value inTail = arith::AndIOp::create(
+      rewriter, loc, split,
+      arith::CmpIOp::create(rewriter, loc, CmpIPredicate::uge, unit, whole));
+  Value tailTile = arith::AddIOp::create(
+      rewriter, loc, whole,
+      arith::DivUIOp::create(rewriter, loc,
+                             arith::SubIOp::create(rewriter, loc, unit, whole),
+                             size));
+  Value id = arith::SelectOp::create(rewriter, loc, inTail, tailTile, unit);
+  auto tile = MapTileOp::create(rewriter, loc, sched, id);
+  inlineTileBody(rewriter, loop, tile, tiles.getBody()->getTerminator());
+  auto matched = matchSplitBody(loop, tiles);
+  if (failed(matched))
+    return failure();
+  auto [kLoop, store] = *matched;
+  // The unit's K blocks: all, or the rank's share (an equal one where S
+  // divides a static block count: the upper bound the lower one plus a
+  // constant).
+  rewriter.setInsertionPoint(kLoop);
+  Value blocks = kLoop.getUpperBound();
+  auto bound = [&](Value r) -> Value {
+    return arith::DivUIOp::create(
+        rewriter, loc, arith::MulIOp::create(rewriter, loc, r, blocks), size);
+  };
+  Value first = bound(rank), last;
+  std::optional<int64_t> staticBlocks = getConstantIntValue(blocks);
+  if (staticBlocks && *staticBlocks % splitK == 0)
+    last = arith::AddIOp::create(rewriter, loc, first,
+                                 cst(*staticBlocks / splitK));
+  else
+    last = bound(arith::AddIOp::create(rewriter, loc, rank, cst(1)));
+  // The loop counts the unit's blocks from 0 and its body offsets them by
+  // the first: whole tiles and split units differ in the trip count only,
+  // so that the consumers carry their ring position alone (LLVM keeps the
+  // block index and the position as two counters when the lower bound
+  // varies).
+  Value offset = arith::SelectOp::create(rewriter, loc, inTail, first,
+                                         kLoop.getLowerBound());
+  Value count = arith::SelectOp::create(
+      rewriter, loc, inTail, arith::SubIOp::create(rewriter, loc, last, first),
+      blocks);
+  rewriter.modifyOpInPlace(kLoop, [&] { kLoop.setUpperBound(count); });
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(kLoop.getBody());
+    Value iv = kLoop.getInductionVar();
+    Value block = arith::AddIOp::create(rewriter, loc, offset, iv);
+    rewriter.replaceAllUsesExcept(iv, block, block.getDefiningOp());
+  }
+  // A split unit's partials added into rank 0; no tile of the CTA follows.
+  rewriter.setInsertionPoint(store);
+  Value acc = kLoop.getResult(0);
+  Value none = arith::ConstantIntOp::create(rewriter, loc, 0, 1);
+  auto sum = SplitKSumOp::create(rewriter, loc, acc.getType(), acc, rank,
+                                 cst(0), none, inTail);
+  Value lead =
+      arith::CmpIOp::create(rewriter, loc, CmpIPredicate::eq, rank, cst(0));
+  Value notTail = arith::XOrIOp::create(
+      rewriter, loc, inTail, arith::ConstantIntOp::create(rewriter, loc, 1, 1));
+  Value stores = arith::OrIOp::create(rewriter, loc, notTail, lead);
+  auto ifStore = scf::IfOp::create(rewriter, loc, stores, false);
+  rewriter.moveOpBefore(store, ifStore.thenBlock()->getTerminator());
+  rewriter.modifyOpInPlace(
+      store, [&] { store.getAccMutable().assign(sum.getResult()); });
   return success();
 }
 
@@ -226,7 +339,10 @@ LogicalResult schedule(RewriterBase &rewriter, ForeachTileOp loop,
   Value total = TileCountOp::create(rewriter, loc, sched);
   TileConfigAttr config = loop.getConfigAttr();
   int64_t clusterSize = config.getClusterM() * config.getSplitK();
-  if (clusterSize > 1) {
+  if (config.getSplitKTail()) {
+    if (failed(scheduleSplitTail(rewriter, loop, sched, cta, numCtas, total)))
+      return failure();
+  } else if (clusterSize > 1) {
     // A cluster's CTAs walk the tiles together, each taking its rank's rows
     // of them (cluster_m) or its share of their K blocks (split_k); the
     // runtime launches whole clusters.

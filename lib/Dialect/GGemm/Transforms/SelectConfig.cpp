@@ -90,7 +90,8 @@ TileConfigAttr toAttr(MLIRContext *ctx, const TileChoice &c) {
                              c.rasterAlongM ? RasterOrder::along_m
                                             : RasterOrder::along_n,
                              /*pingpong=*/false, c.swizzle, c.swizzleMinTiles,
-                             c.promotePairs, c.splitK);
+                             c.promotePairs, c.splitK,
+                             /*split_k_tail=*/false);
 }
 
 struct SelectConfigPass

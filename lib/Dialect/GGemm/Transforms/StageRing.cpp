@@ -4,6 +4,7 @@
 #include "ggemm/Dialect/GGemm/Transforms/StageChecks.h"
 #include "ggemm/Dialect/GGemm/Transforms/TileConfigHeuristics.h"
 
+#include "mlir/IR/Matchers.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace mlir::ggemm {
@@ -50,18 +51,38 @@ struct StageRingPass : public ggemm::impl::GGemmStageRingBase<StageRingPass> {
     // A split-K cluster's partials (ggemm.split_k_sum): split_k - 1
     // accumulators in rank 0, then its full and empty mbarriers.
     int64_t splitKBytes = 0;
+    bool lastTileOnly = true;
     launch.getBody().walk([&](SplitKSumOp sum) {
       AccumulatorType acc = sum.getPartial().getType();
       splitKBytes =
           (config.getSplitK() - 1) * acc.getShape()[0] * acc.getShape()[1] * 4 +
           16;
+      lastTileOnly &= matchPattern(sum.getMore(), m_Zero());
     });
-    int64_t stages =
-        std::min(config.getStages(),
-                 maxStagesThatFit(bytesPerStage,
-                                  kMaxSmemBytesPerCta -
-                                      (stagingBytes ? stagingBytes + 1024 : 0) -
-                                      (splitKBytes ? splitKBytes + 16 : 0)));
+    auto stagesWithin = [&](int64_t reserved) {
+      return std::min(
+          config.getStages(),
+          maxStagesThatFit(bytesPerStage,
+                           kMaxSmemBytesPerCta -
+                               (stagingBytes ? stagingBytes + 1024 : 0) -
+                               reserved));
+    };
+    // Where each CTA's split tile is its last (split_k_tail), the partials
+    // may overlay rank 0's ring, idle by then; the mbarriers go elsewhere.
+    // That costs no stages where the ring's tile buffers hold the partials.
+    int64_t stages = stagesWithin(splitKBytes ? splitKBytes + 16 : 0);
+    bool overlay = false;
+    if (splitKBytes && lastTileOnly && config.getSplitKTail()) {
+      int64_t ringBytes = 0;
+      int64_t overlayStages = stagesWithin(32 + 16);
+      for (auto [entry, bytes] : llvm::zip(entries, stageBytes))
+        ringBytes = llvm::alignTo(ringBytes, getRingSlotAlignment(entry)) +
+                    overlayStages * bytes;
+      if (splitKBytes - 16 <= ringBytes) {
+        overlay = true;
+        stages = overlayStages;
+      }
+    }
     if (stages < 1)
       return ring.emitOpError()
              << "expects at least one stage of " << bytesPerStage
@@ -84,14 +105,21 @@ struct StageRingPass : public ggemm::impl::GGemmStageRingBase<StageRingPass> {
       stagingOffset = llvm::alignTo(smemBytes, 1024);
       smemBytes = stagingOffset + stagingBytes;
     }
-    int64_t splitKOffset = -1;
-    if (splitKBytes) {
+    int64_t splitKOffset = -1, splitKBarriers = -1;
+    if (overlay) {
+      splitKOffset = offsets.front();
+      splitKBytes -= 16;
+      // The two mbarriers and a word the consumers read back.
+      splitKBarriers = llvm::alignTo(smemBytes, 16);
+      smemBytes = splitKBarriers + 32;
+    } else if (splitKBytes) {
       splitKOffset = llvm::alignTo(smemBytes, 16);
       smemBytes = splitKOffset + splitKBytes;
     }
     ring.setLayoutAttr(RingLayoutAttr::get(
         ring.getContext(), stages, offsets, stageBytes, barrierOffset,
-        smemBytes, stagingOffset, stagingBytes, splitKOffset, splitKBytes));
+        smemBytes, stagingOffset, stagingBytes, splitKOffset, splitKBytes,
+        splitKBarriers));
     return success();
   }
 

@@ -134,8 +134,10 @@ struct WarpSpecializePass
              << mmaRows << ") to be 64 x the consumer warpgroups (" << consumers
              << "): each consumer warpgroup computes 64 rows of the mma";
     // Budgets not given as options: with three consumer warpgroups the
-    // defaults (40 + 3 x 232) would not fit, so the producer keeps 24 and
-    // the consumers share the rest (160 each). With one, 40 is less than
+    // defaults (40 + 3 x 232) would not fit, so the producer keeps 32 and
+    // the consumers share the rest (160 each, 128 x (32 + 3 x 160) = 65536,
+    // as with 24; the split_k_tail walk spilled in the producer's K loop
+    // at 24, none at 32; bench/NOTES.md v36). With one, 40 is less than
     // the registers allow (128 x (56 + 232) of the 65536 a CTA of two
     // warpgroups is launched with) and less than the
     // producer of FP8 swap-AB tiles of 8 and 16 tokens needs: ptxas spilled
@@ -146,7 +148,7 @@ struct WarpSpecializePass
                     consumerRegisters.getNumOccurrences() == 0;
     int64_t pool = WarpSpecializeOp::launchRegisters(consumers + 1);
     if (consumers == 3 && defaults) {
-      producerBudget = 24;
+      producerBudget = 32;
       consumerBudget = (pool / 128 - producerBudget) / consumers / 8 * 8;
     } else if (consumers == 1 && defaults) {
       producerBudget = 56;

@@ -314,6 +314,18 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
     with `cluster_m` or `cluster_n` > 1, nor `pingpong`; at most 8 (a
     portable cluster).
 
+    `split_k_tail = true` (with `split_k = S > 1`) splits only the tiles of
+    the persistent grid's last, partial wave: every CTA computes whole tiles
+    (one CTA a tile, as without `split_k`) for as many whole waves as the
+    tile count holds, and the tiles left over, when S of them fit the idle
+    CTAs (left over x S <= CTAs), are split over clusters of S. Decided on
+    the device from the tile count, so for rows unknown at compile time: at
+    M = 4096, N = 4096, 704 tiles of 192x128 are 5 whole waves of 132 CTAs
+    and 44 tiles, which then take half a tile's time over 88 CTAs instead
+    of a whole one over 44. Each CTA's split tile is its last, so rank 0's
+    partials buffer may overlay its idle stage ring (`ggemm-stage-ring`
+    places it there when the ring is the larger).
+
     The attribute checks what does not depend on the element type (wgmma
     tile shapes, stage and warpgroup ranges, cluster sizes); the ops that
     carry it also check block_k against the element type and the shared
@@ -332,7 +344,8 @@ def GGemm_TileConfigAttr : GGemm_Attr<"TileConfig", "tile_config"> {
     DefaultValuedParameter<"int64_t", "1">:$swizzle,
     DefaultValuedParameter<"int64_t", "0">:$swizzle_min_tiles,
     DefaultValuedParameter<"bool", "false">:$promote_pairs,
-    DefaultValuedParameter<"int64_t", "1">:$split_k);
+    DefaultValuedParameter<"int64_t", "1">:$split_k,
+    DefaultValuedParameter<"bool", "false">:$split_k_tail);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -373,7 +386,13 @@ def GGemm_RingLayoutAttr : GGemm_Attr<"RingLayout", "ring_layout"> {
     of one accumulator's bytes (rank r's partial in slot r - 1, register i
     of consumer thread t at byte `16 (threads (i / 4) + t) + 4 (i mod 4)`),
     then a `full` and an `empty` mbarrier (8 bytes each). 16-byte aligned;
-    absent (offset -1) without.
+    absent (offset -1) without. With `split_k_barriers = O` the buffer holds
+    the slots only and overlays the ring's tile buffers (which it must lie
+    within), and the two mbarriers are at `O` (32 bytes with a word the
+    consumers read back, 16-byte aligned), outside everything else: a
+    `split_k_tail` launch, whose split tile is each CTA's last, so that
+    rank 0's ring is idle once its K loop is done (rank 0 says so to the
+    others before they write).
 
     ```mlir
     #ggemm.ring_layout<stages = 4, offsets = [0, 65536],
@@ -388,18 +407,23 @@ def GGemm_RingLayoutAttr : GGemm_Attr<"RingLayout", "ring_layout"> {
                     DefaultValuedParameter<"int64_t", "-1">:$staging_offset,
                     DefaultValuedParameter<"int64_t", "0">:$staging_bytes,
                     DefaultValuedParameter<"int64_t", "-1">:$split_k_offset,
-                    DefaultValuedParameter<"int64_t", "0">:$split_k_bytes);
+                    DefaultValuedParameter<"int64_t", "0">:$split_k_bytes,
+                    DefaultValuedParameter<"int64_t", "-1">:$split_k_barriers);
   let assemblyFormat = [{
     `<` `stages` `=` $stages `,` `offsets` `=` `[` $offsets `]` `,`
     `stage_bytes` `=` `[` $stage_bytes `]` `,`
     `barrier_offset` `=` $barrier_offset `,` `smem_bytes` `=` $smem_bytes ``
     custom<RingLayoutRegions>($staging_offset, $staging_bytes,
-                              $split_k_offset, $split_k_bytes) `` `>`
+                              $split_k_offset, $split_k_bytes,
+                              $split_k_barriers) `` `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Bytes of the mbarrier array: a full and an empty mbarrier per stage.
     int64_t getBarrierBytes() const { return 16 * getStages(); }
+    /// Whether the split-K buffer overlays the ring's tile buffers (its
+    /// mbarriers then elsewhere, at split_k_barriers).
+    bool splitKOverlaysRing() const { return getSplitKBarriers() != -1; }
   }];
 }
 

@@ -534,7 +534,15 @@ def GGemm_SplitKSumOp : GGemm_Op<"split_k_sum", [
     next partial. `round` is the tile's ordinal among the cluster's tiles
     (0, 1, ...): the mbarriers' phase. The result is the tile's sum in rank
     0 and this CTA's own partial in the others, which must not store it.
-    Integer accumulators (INT8) add exactly. On the CPU reference
+    With `active` (a `split_k_tail` launch, whose units are whole tiles or
+    split ones), the CTAs of a cluster exchange nothing when it is false
+    (the same in all of them) and the result is the CTA's own sum.
+
+    When the ring layout's split-K buffer overlays the stage ring
+    (`split_k_barriers`, a `split_k_tail` launch), `more` must be a constant
+    false: rank 0 first tells the others, through their `empty` mbarriers,
+    that its K loop is done and its ring free, and they wait for that before
+    writing. Integer accumulators (INT8) add exactly. On the CPU reference
     (`convert-ggemm-to-loops`) a cluster's CTAs run from the last rank to
     rank 0: the others keep their partials in a buffer of the launch, and
     rank 0 adds them in the same order.
@@ -542,14 +550,17 @@ def GGemm_SplitKSumOp : GGemm_Op<"split_k_sum", [
     ```mlir
     %sum = ggemm.split_k_sum %acc rank(%rank) round(%round) more(%more)
         : !ggemm.accumulator<64x8xf32>
+    %tail = ggemm.split_k_sum %acc rank(%rank) round(%c0) more(%false)
+        active(%in_tail) : !ggemm.accumulator<64x128xf32>
     ```
   }];
   let arguments = (ins GGemm_Accumulator:$partial, GGemm_Index:$rank,
-                   GGemm_Index:$round, GGemm_Bool:$more);
+                   GGemm_Index:$round, GGemm_Bool:$more,
+                   Optional<GGemm_Bool>:$active);
   let results = (outs GGemm_Accumulator:$result);
   let assemblyFormat = [{
     $partial `rank` `(` $rank `)` `round` `(` $round `)` `more` `(` $more `)`
-    attr-dict `:` qualified(type($result))
+    (`active` `(` $active^ `)`)? attr-dict `:` qualified(type($result))
   }];
   let hasVerifier = 1;
 }

@@ -94,6 +94,30 @@ def GGemmPersistentSchedule
     }
     ```
 
+    With `split_k_tail = true` only the tiles of the last, partial wave are
+    split: the CTAs walk work units, the first `whole` (the tile count
+    rounded down to a multiple of the grid) being tiles, one CTA each, and,
+    when the `rest` tiles left over fit the grid S CTAs each, unit `whole +
+    S j + r` rank r's share of tile `whole + j` (r = unit mod S, the CTA's
+    rank). The K loop counts the unit's blocks from 0 and offsets them;
+    `ggemm.split_k_sum ... more(false) active(%in_tail)` exchanges partials
+    in split units only, and whole tiles and rank 0 store:
+
+    ```mlir
+    %whole = arith.muli (%total / %num_ctas), %num_ctas
+    %split = arith.cmpi ule, (%total - %whole) * S, %num_ctas
+    %units = arith.select %split, %whole + (%total - %whole) * S, %total
+    scf.for %u = %cta to %units step %num_ctas {
+      %in_tail = arith.andi %split, (%u >= %whole)
+      %t = arith.select %in_tail, %whole + (%u - %whole) / S, %u
+      ...
+      %acc = scf.for %kk = %c0 to %count ... { %kb = %first + %kk ... }
+      %sum = ggemm.split_k_sum %acc rank(%u mod S) round(%c0) more(%false)
+          active(%in_tail) : !ggemm.accumulator<192x128xf32>
+      scf.if (not %in_tail or rank == 0) { ggemm.store_tile %sum ... }
+    }
+    ```
+
     The tile body must then be one `ggemm.store_tile` of the result of a K
     loop from 0 by 1, as `ggemm-tile` writes it.
 
@@ -303,7 +327,11 @@ def GGemmStageRing : Pass<"ggemm-stage-ring", "::mlir::ModuleOp"> {
     mbarrier array behind them. The staged epilogue's store boxes
     (`ggemm-tma-store`) and a split-K launch's buffer (`ggemm.split_k_sum`:
     split_k - 1 partial accumulators and two mbarriers) go behind those,
-    and the ring's stages are what they leave. A
+    and the ring's stages are what they leave. Where every split_k_sum has
+    no tile after it (`more` a constant false: `split_k_tail`) and the
+    ring's tile buffers hold the partials, they overlay the ring instead
+    (`split_k_barriers`: the mbarriers behind everything) and cost no
+    stage. A
     layout already set is kept. `convert-ggemm-to-nvvm` then addresses slot
     `i mod stages` of each buffer and its mbarriers exactly as the layout
     says.
