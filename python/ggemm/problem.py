@@ -209,8 +209,9 @@ class TileConfig:
     #: With split_k > 1: split only the tiles of the persistent grid's last,
     #: partial wave (whole tiles before, one CTA each), when they fit the
     #: idle CTAs; decided on the device from the tile count. An option:
-    #: ggemm-select-config does not set it (on an H100 it ran 1.01-1.02x
-    #: where the tail splits and 0.95-0.98x elsewhere, NOTES v36).
+    #: ggemm-select-config does not set it (on an H100 it ran 1.01-1.03x
+    #: at the long-K shapes where the tail splits and 0.94-1.01x
+    #: elsewhere, NOTES v36).
     split_k_tail: bool = False
 
     def __post_init__(self) -> None:

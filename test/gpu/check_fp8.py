@@ -1436,6 +1436,10 @@ def main() -> int:
                         "2026-11-27)")
     parser.add_argument("--skip-check", action="store_true",
                         help="with --bench: time only (no check cases)")
+    parser.add_argument("--only", metavar="TEXT",
+                        help="check only the cases whose label contains TEXT "
+                        "(under a sanitizer: the random cases' large "
+                        "references do not fit its memory)")
     parser.add_argument("--bench-kinds", nargs="+",
                         choices=("block", "scaled", "int8"),
                         default=["block", "scaled", "int8"],
@@ -1457,6 +1461,8 @@ def main() -> int:
     rng = random.Random(args.seed)
     torch.manual_seed(args.seed)
     cases = build_cases(sorted(kernels), rng)
+    if args.only:
+        cases = [case for case in cases if args.only in case[0]]
     if args.skip_check:
         cases = []
     passed = failed = 0
@@ -1489,7 +1495,8 @@ def main() -> int:
         f"- script: test/gpu/check_fp8.py --seed {args.seed}"
         + (f" --bench --bench-kinds {' '.join(args.bench_kinds)} "
            f"--timing {args.timing} --flush {args.flush}" if args.bench else "")
-        + (" --skip-check" if args.skip_check else ""),
+        + (" --skip-check" if args.skip_check else "")
+        + (f" --only '{args.only}'" if args.only else ""),
         "- inputs: normal values whose magnitude changes by 2^-3..2^3 from one "
         "scale block to the next (1x128 of x, 128x128 of w), so that each "
         "block has a scale of its own",

@@ -350,10 +350,12 @@ for step in $steps; do
     # instead) over check_fp8.py's cases of the kernels in
     # FP8_SAFETY_BUNDLES (default .device/bundles_fp8; a subset keeps it
     # short: the cases of kernels not there fail with KeyError, not counted
-    # as sanitizer errors).
+    # as sanitizer errors; FP8_SAFETY_ONLY=TEXT: only the cases whose label
+    # contains TEXT).
     GGEMM_COMMIT=$(cat "${FP8_SAFETY_BUNDLES:-.device/bundles_fp8}/COMMIT" 2>/dev/null || echo "$commit") \
     compute-sanitizer --tool "${FP8_SAFETY_TOOL:-memcheck}" --report-api-errors no \
       python3 test/gpu/check_fp8.py --bundles "${FP8_SAFETY_BUNDLES:-.device/bundles_fp8}" \
+      ${FP8_SAFETY_ONLY:+--only "$FP8_SAFETY_ONLY"} \
       --report "$OUT/fp8-safety${FP8_SAFETY_TOOL:+-$FP8_SAFETY_TOOL}.md" \
       > "$OUT/fp8-safety${FP8_SAFETY_TOOL:+-$FP8_SAFETY_TOOL}.log" 2>&1
     log="$OUT/fp8-safety${FP8_SAFETY_TOOL:+-$FP8_SAFETY_TOOL}.log"
