@@ -114,9 +114,9 @@ LogicalResult KernelTranslator::translateSplitKSum(SplitKSumOp op) {
   // consumers at their 160 registers) the addresses start from a 0 read
   // back from shared memory: LLVM would otherwise hoist them (constants,
   // the thread id and mapa) out of the tile loop, and ptxas, short of the
-  // registers they then hold across the K loop, recomputed the scale
-  // addresses from the thread id in every K block (5-7 % slower, H100,
-  // bench/NOTES.md v36). A volatile load stays where it is.
+  // registers they then hold across the K loop, spilled and recomputed the
+  // scale addresses from the thread id in every K block (bench/NOTES.md
+  // v36). A volatile load stays where it is.
   Value base;
   if (overlay) {
     Value anchor = LLVM::LoadOp::create(

@@ -141,12 +141,6 @@ void prefetchFirstWeights(RewriterBase &rewriter, ForeachTileOp loop, Value cta,
                          TypeAttr::get(weights.getType()));
 }
 
-/// Splits the K loop of the tile body just inlined into `tiles` (whose
-/// induction variable is the cluster's tile id, from `cluster` by
-/// `clusters`) over the `splitK` CTAs of a cluster: rank `rank` takes K
-/// blocks [rank KB / S, (rank + 1) KB / S); after the loop
-/// `ggemm.split_k_sum` adds the partials into rank 0, which alone stores
-/// the tile.
 /// The K loop and the store of a tile body just inlined into `tiles`, for
 /// split_k: one ggemm.store_tile of the result of an scf.for from 0 by 1.
 FailureOr<std::pair<scf::ForOp, StoreTileOp>> matchSplitBody(ForeachTileOp loop,
@@ -168,6 +162,12 @@ FailureOr<std::pair<scf::ForOp, StoreTileOp>> matchSplitBody(ForeachTileOp loop,
   return std::make_pair(kLoop, stores.front());
 }
 
+/// Splits the K loop of the tile body just inlined into `tiles` (whose
+/// induction variable is the cluster's tile id, from `cluster` by
+/// `clusters`) over the `splitK` CTAs of a cluster: rank `rank` takes K
+/// blocks [rank KB / S, (rank + 1) KB / S); after the loop
+/// `ggemm.split_k_sum` adds the partials into rank 0, which alone stores
+/// the tile.
 LogicalResult splitTileK(RewriterBase &rewriter, ForeachTileOp loop,
                          scf::ForOp tiles, Value rank, Value cluster,
                          Value clusters, Value total) {
