@@ -28,6 +28,12 @@
 // CHECK: %[[PF:.+]] = llvm.alloca %{{.+}} x i64 : (i32) -> !llvm.ptr
 // CHECK: %[[CG:.+]] = llvm.alloca %{{.+}} x i64 : (i32) -> !llvm.ptr
 // CHECK: %[[CF:.+]] = llvm.alloca %{{.+}} x i64 : (i32) -> !llvm.ptr
+// The warpgroup index (thread id / 128), broadcast from lane 0 so that
+// ptxas sees it is the same in every lane of a warp.
+// CHECK: %[[TID:.+]] = gpu.thread_id x
+// CHECK: %[[WG:.+]] = arith.divui %[[TID]], %{{.+}} : index
+// CHECK: %[[WG32:.+]] = arith.index_cast %[[WG]] : index to i32
+// CHECK: nvvm.shfl.sync idx %{{.+}}, %[[WG32]], %{{.+}}, %{{.+}} : i32 -> i32
 // CHECK: %[[GW:.+]] = arith.index_cast %[[NUM_WEIGHTS]] : i32 to index
 // The launch's CTA id and count.
 // CHECK: gpu.block_id x

@@ -99,7 +99,21 @@ LogicalResult KernelTranslator::translate() {
           /*tensormap=*/b.getUnitAttr(), /*uniform=*/UnitAttr(),
           /*in_param_space=*/b.getUnitAttr());
   }
-  warpgroup = arith::DivUIOp::create(b, loc, tid, idx(128));
+  // The warpgroup index, the same in every lane of a warp: broadcast from
+  // lane 0 (shfl.sync.idx) so that ptxas sees it is warp-uniform. Derived
+  // from the thread id it is per-lane to ptxas, and so is everything
+  // computed from it: in the 192x128 FP8 kernels the A-tile descriptors
+  // and the scale addresses, which each K block then moved into uniform
+  // registers (16 R2UR) and partly recomputed from the thread id (S2R).
+  // Broadcast, the consumers' K loop keeps them in uniform registers: 120
+  // SASS instructions a K block instead of 132, 1.11-1.14x the speed at
+  // M = 4096, N = 4096, K = 7168 on an H100 (bench/NOTES.md v37). All
+  // threads are converged here.
+  warpgroup = toIndex(
+      NVVM::ShflOp::create(b, loc, i32, c32(-1),
+                           toI32(arith::DivUIOp::create(b, loc, tid, idx(128))),
+                           c32(0), c32(31), NVVM::ShflKind::idx, UnitAttr())
+          .getResult());
   // A cooperative consumer warpgroup w computes rows [64 w, 64 w + 64) of
   // every tile; a ping-pong one all rows of its own tiles, from row 0 (a
   // 128-row tile's second block: see translateMma and translateStore).
