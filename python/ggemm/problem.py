@@ -211,7 +211,7 @@ class TileConfig:
     #: idle CTAs; decided on the device from the tile count. An option:
     #: ggemm-select-config does not set it (on an H100 it ran 1.01-1.03x
     #: at the long-K shapes where the tail splits and 0.94-1.01x
-    #: elsewhere, NOTES v36).
+    #: elsewhere, NOTES v36; 0.91-0.99x since v37).
     split_k_tail: bool = False
 
     def __post_init__(self) -> None:
