@@ -411,6 +411,15 @@ func.func @ring_split_k_overlay_barriers() attributes {
 
 // -----
 
+// Nothing follows split_k_barriers.
+// expected-error @+2 {{expected '>' after split_k_barriers}}
+func.func @ring_split_k_overlay_trailing() attributes {
+    a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 2048, smem_bytes = 8192, split_k_offset = 0, split_k_bytes = 2048, split_k_barriers = 4096, staging_offset = 5120, staging_bytes = 1024>} {
+  return
+}
+
+// -----
+
 // expected-error @+2 {{expects a non-negative, 8-byte aligned split_k_barriers, got 4100}}
 func.func @ring_split_k_overlay_align() attributes {
     a = #ggemm.ring_layout<stages = 1, offsets = [0, 1024], stage_bytes = [1024, 1024], barrier_offset = 2048, smem_bytes = 8192, split_k_offset = 0, split_k_bytes = 2048, split_k_barriers = 4100>} {

@@ -74,6 +74,8 @@ struct StageRingPass : public ggemm::impl::GGemmStageRingBase<StageRingPass> {
     bool overlay = false;
     if (splitKBytes && lastTileOnly && config.getSplitKTail()) {
       int64_t ringBytes = 0;
+      // Reserved: the mbarriers and the lowering's word (32 bytes) and
+      // their 16-byte alignment.
       int64_t overlayStages = stagesWithin(32 + 16);
       for (auto [entry, bytes] : llvm::zip(entries, stageBytes))
         ringBytes = llvm::alignTo(ringBytes, getRingSlotAlignment(entry)) +
