@@ -154,6 +154,23 @@ func.func @fp8(%x: memref<?x7168xf8E4M3FN>, %w: memref<8x4096x7168xf8E4M3FN>,
 
 // -----
 
+// The same tiles where a group's weights reach 32 MiB (7168 x 16384 bytes,
+// 112 MiB): bands of 4 row tiles, so that a wave of CTAs does not read the
+// whole weight matrix (bench/NOTES.md v38).
+// CHECK-LABEL: func.func @fp8_large_weights(
+// CHECK: config = #ggemm.tile_config<block_m = 192, block_n = 128, block_k = 128, consumer_warpgroups = 3, swizzle = 4>
+func.func @fp8_large_weights(%x: memref<?x16384xf8E4M3FN>, %w: memref<1x7168x16384xf8E4M3FN>,
+               %indptr: memref<2xi32>, %xs: memref<?x128xf32>, %ws: memref<1x56x128xf32>,
+               %y: memref<?x7168xbf16>) {
+  ggemm.segment_matmul ins(%x, %w : memref<?x16384xf8E4M3FN>, memref<1x7168x16384xf8E4M3FN>)
+      segments(%indptr : memref<2xi32>) scales(%xs, %ws : memref<?x128xf32>, memref<1x56x128xf32>)
+      outs(%y : memref<?x7168xbf16>)
+      {x_scale_block = #ggemm.scale_block<1x128>, w_scale_block = #ggemm.scale_block<128x128>}
+  return
+}
+
+// -----
+
 // N = 1024: 6 tiles of 192 columns pad 128 of them; 8 of 128 cost less.
 // CHECK-LABEL: func.func @fp8_narrow(
 // CHECK: config = #ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128, stages = 6, raster = along_m>

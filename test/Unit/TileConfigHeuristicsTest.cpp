@@ -167,6 +167,44 @@ TEST(ChooseTileConfig, BlockScaledFp8) {
   }
 }
 
+TEST(ChooseTileConfig, BlockScaledFp8BandsGroupsOfLargeWeights) {
+  // The 192x128 tiles walk along n in bands of 4 row tiles where a group's
+  // weights (N x K bytes) reach 32 MiB, every group alike; plainly below
+  // that, or where N or K is unknown (bench/NOTES.md v38).
+  auto walk = [](int64_t n, int64_t k, int64_t rows, int64_t groups) {
+    ProblemSummary p = problem(n, k, rows, groups, 1);
+    p.blockScaled = true;
+    return chooseTileConfig(p, kH100SMs);
+  };
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{7168, 16384},
+                      {24576, 1536},
+                      {6144, 7168},
+                      {4096, 8192}}) {
+    TileChoice c = walk(n, k, 0, 0);
+    EXPECT_EQ(c.blockM, 192) << n << "x" << k;
+    EXPECT_FALSE(c.rasterAlongM) << n << "x" << k;
+    EXPECT_EQ(c.swizzle, kLargeWeightSwizzle) << n << "x" << k;
+    EXPECT_EQ(c.swizzleMinTiles, 0) << n << "x" << k;
+    EXPECT_EQ(walk(n, k, 4096, 8).swizzle, kLargeWeightSwizzle)
+        << n << "x" << k;
+  }
+  // 29 MB and less: the plain walk (one byte short of 32 MiB too).
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 7168},
+                      {7168, 3072},
+                      {7168, 2048},
+                      {2112, 7168},
+                      {4096, 8191}}) {
+    TileChoice c = walk(n, k, 0, 0);
+    EXPECT_EQ(c.blockM, 192) << n << "x" << k;
+    EXPECT_EQ(c.swizzle, 1) << n << "x" << k;
+  }
+  // Unknown K.
+  EXPECT_EQ(walk(24576, 0, 0, 0).swizzle, 1);
+  // Not the other 8-bit tiles (tensor-wise or per-row scales, not timed).
+  EXPECT_EQ(chooseTileConfig(problem(7168, 16384, 0, 0, 1), kH100SMs).swizzle,
+            1);
+}
+
 TEST(ChooseTileConfig, BlockScaledFp8TakesWideTilesOnlyWhereTheyPay) {
   auto blockScaled = [](ProblemSummary p) {
     p.blockScaled = true;

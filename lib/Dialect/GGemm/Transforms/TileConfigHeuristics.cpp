@@ -354,6 +354,23 @@ static TileChoice chooseTileShape(const ProblemSummary &problem,
     choice.consumerWarpgroups = 3;
     choice.rasterAlongM = false;
     choice.stages = std::min<int64_t>(4, chooseStages(problem, choice));
+    // Along n, a wave of 132 CTAs covers about 132 / (N / 128) row tiles
+    // and every column tile, so each wave reads a group's whole weight
+    // matrix; when that is larger than L2 holds, each wave reads it from
+    // DRAM again (ncu, H100: 2.7x and 3.2x the operand and output bytes at
+    // M = 4096, N = 24576, K = 1536 and G = 8, N = 4096, K = 7168). Bands
+    // of 4 row tiles, walked across the band first, make a wave 4 row
+    // tiles by ~33 column tiles. Timed against the plain walk in one H100
+    // run: 1.03-1.10x where a group's weights are 37-117 MB (N x K at
+    // N = 24576, K = 1536; N = 6144, K = 7168; N = 7168, K = 16384),
+    // 0.96-1.01x where they are 8-29 MB (bench/NOTES.md v38). So from
+    // 32 MiB of weights a group, when N and K are known.
+    if (problem.n > 0 && problem.k > 0 &&
+        problem.n * problem.k * problem.elementBytes >=
+            kLargeWeightSwizzleBytes) {
+      choice.swizzle = kLargeWeightSwizzle;
+      choice.swizzleMinTiles = 0;
+    }
     return choice;
   }
   choice.stages = chooseStages(problem, choice);

@@ -78,6 +78,12 @@ struct TileChoice {
 constexpr int64_t kLargeGroupSwizzle = 4;
 constexpr int64_t kLargeGroupSwizzleMinTiles = 48;
 
+/// The band of the block-scaled 192x128 tiles walked along n (row tiles a
+/// band), and the weight bytes of one group (N x K) from which they take it
+/// (bench/NOTES.md v38).
+constexpr int64_t kLargeWeightSwizzle = 4;
+constexpr int64_t kLargeWeightSwizzleBytes = int64_t{32} << 20;
+
 /// The most shared memory a split-K cluster's rank 0 gives its peers'
 /// partial tiles (tile_config's split_k).
 constexpr int64_t kMaxSplitKBytes = 32 * 1024;
