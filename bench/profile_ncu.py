@@ -78,9 +78,9 @@ def swizzle_cases(bundles: Path):
     return out
 
 
-def fp8_cases(bundles: Path):
+def fp8_cases(bundles: Path, shape=(8, 4096, 4096, 7168)):
     out = []
-    groups, rows, n, k = 8, 4096, 4096, 7168
+    groups, rows, n, k = shape
     kernel = Kernel(bundles / f"fp8_seg_n{n}_k{k}_kernel.json")
     m = groups * rows
     x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
@@ -90,7 +90,7 @@ def fp8_cases(bundles: Path):
     indptr = torch.arange(0, m + 1, rows, dtype=torch.int32, device="cuda")
     y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     tag = f"fp8 G={groups} M={m} N={n} K={k}"
-    out.append((f"{tag} ggemm 128x128",
+    out.append((f"{tag} ggemm",
                 lambda: kernel(x=xq, w=wq, x_scale=xs_mn, w_scale=ws,
                                seg_indptr=indptr, y=y)))
     a = xq[:rows]
@@ -161,6 +161,9 @@ def main() -> int:
     parser.add_argument("--fp8-decode", action="store_true",
                         help="with --fp8-bundles: dense FP8 at M = 128 "
                         "instead of the grouped shape")
+    parser.add_argument("--fp8-shape", default="8,4096,4096,7168",
+                        help="with --fp8-bundles: groups,rows per group,n,k "
+                        "of the grouped case (fp8_seg_n{n}_k{k}_kernel)")
     parser.add_argument("--fp8out-catalog", type=Path,
                         help="bench_fp8_out.py's catalog: bf16 vs e4m3 y")
     args = parser.parse_args()
@@ -169,8 +172,11 @@ def main() -> int:
     if args.bundles:
         cases = (swizzle_cases if args.swizzle else bf16_cases)(args.bundles)
     if args.fp8_bundles:
-        cases += (fp8_decode_cases if args.fp8_decode else fp8_cases)(
-            args.fp8_bundles)
+        if args.fp8_decode:
+            cases += fp8_decode_cases(args.fp8_bundles)
+        else:
+            shape = tuple(int(v) for v in args.fp8_shape.split(","))
+            cases += fp8_cases(args.fp8_bundles, shape)
     if args.fp8out_catalog:
         cases += fp8out_cases(args.fp8out_catalog)
     for label, fn in cases:

@@ -3,7 +3,7 @@
 # with CMake (no LLVM there), then the GPU checks and the benchmark on the
 # bundles carried in .device/bundles (.device/bundles_fp8 for the fp8 step,
 # FP8 and INT8 kernels; FP8_BENCH=1 to time them too, FP8_BENCH_KINDS="int8"
-# (block, scaled, int8) to time only some tables, FP8_BASELINE=DIR to time earlier FP8 bundles
+# (block, scaled, int8) to time only some tables, FP8_BUNDLES=DIR to check and time other FP8 bundles, FP8_BASELINE=DIR to time earlier FP8 bundles
 # in the same run, FP8_FLUSH=write to evict L2 by a write instead of a read
 # before each timed launch (fp8 and fp8-decode steps; bench/NOTES.md v25); .device/bundles_kragged for the kragged step, KRAGGED_BENCH=1
 # to time them against torch too, KRAGGED_BASELINE=DIR to time earlier ones in
@@ -62,8 +62,11 @@ for step in $steps; do
     python3 test/gpu/load_test.py --bundles .device/bundles \
       2>&1 | tee "$OUT/load.log" || rc=1 ;;
   fp8)
-    GGEMM_COMMIT=$(cat .device/bundles_fp8/COMMIT 2>/dev/null || echo "$commit") \
-    python3 test/gpu/check_fp8.py --bundles .device/bundles_fp8 \
+    # FP8_BUNDLES: another bundle directory to check and time (an experiment's
+    # kernels), .device/bundles_fp8 by default.
+    fp8_bundles=${FP8_BUNDLES:-.device/bundles_fp8}
+    GGEMM_COMMIT=$(cat "$fp8_bundles/COMMIT" 2>/dev/null || echo "$commit") \
+    python3 test/gpu/check_fp8.py --bundles "$fp8_bundles" \
       ${FP8_BENCH:+--bench} ${FP8_BENCH_KINDS:+--bench-kinds $FP8_BENCH_KINDS} \
       ${FP8_BASELINE:+--baseline "$FP8_BASELINE"} \
       ${FP8_TIMING:+--timing $FP8_TIMING} ${FP8_SKIP_CHECK:+--skip-check} \
@@ -274,23 +277,30 @@ for step in $steps; do
       "$OUT/profile-fp8out.txt" | head -150 ;;
   profile-fp8)
     # The FP8 kernel and its cuBLAS peer only, with every section's
-    # details (stall reasons, instruction mix) and the kernel's SASS.
+    # details (stall reasons, instruction mix) and the kernel's SASS;
+    # PROFILE_FP8_SHAPE="G,rows,N,K" picks the grouped shape (8,4096,4096,7168).
     cuobjdump -sass .device/bundles_fp8/fp8_seg_n4096_k7168_v3_kernel.cubin \
       > "$OUT/fp8_seg_n4096_k7168_v3.sass" 2>&1
-    ncu --clock-control none --profile-from-start off --target-processes all \
+    # The tensor pipe's busy share and the L2 bytes where this ncu knows them.
+    extra=()
+    want=sm__pipe_tensor_op_gmma_cycles_active
+    ncu --query-metrics --chip gh100 2>/dev/null | grep -q "^$want " &&
+      extra=(--metrics "$want.avg.pct_of_peak_sustained_active,lts__t_bytes.sum.per_second")
+    ncu --clock-control none --profile-from-start off --target-processes all "${extra[@]}" \
       --section SpeedOfLight --section ComputeWorkloadAnalysis \
       --section MemoryWorkloadAnalysis --section WarpStateStats \
       --section SchedulerStats --section InstructionStats --print-details all \
       python3 bench/profile_ncu.py --fp8-bundles .device/bundles_fp8 \
+      ${PROFILE_FP8_SHAPE:+--fp8-shape "$PROFILE_FP8_SHAPE"} \
       > "$OUT/profile-fp8.txt" 2>&1 || rc=1
-    grep -E "profiling:|Duration|Stall|Issue Slots|Tensor|L2 Cache Throughput" \
+    grep -E "profiling:|Duration|Stall|Issue Slots|Tensor|L2 Cache Throughput|SM Frequency|gmma|lts__t_bytes" \
       "$OUT/profile-fp8.txt" | head -80
     # Warp-stall samples per SASS instruction of the GGEMM kernel (the
     # source page as CSV, compressed).
     ncu --clock-control none --profile-from-start off --target-processes all \
       --section SourceCounters -k regex:fp8_seg -o "$OUT/fp8-source" \
       python3 bench/profile_ncu.py --fp8-bundles .device/bundles_fp8 \
-      > /dev/null 2>&1 &&
+      ${PROFILE_FP8_SHAPE:+--fp8-shape "$PROFILE_FP8_SHAPE"} > /dev/null 2>&1 &&
       ncu --import "$OUT/fp8-source.ncu-rep" --page source --csv \
         --print-source sass 2> /dev/null | xz -9 > "$OUT/fp8-source.csv.xz" || rc=1
     rm -f "$OUT/fp8-source.ncu-rep" ;;
@@ -368,9 +378,10 @@ for step in $steps; do
   clocks)
     # SM clock, power and throttle reasons while GGEMM and its peer each run
     # back to back (bench/probe_clocks.py): bf16 on the throughput shapes,
-    # FP8 on check_fp8's large ones. CLOCKS_ONLY filters shape labels.
+    # FP8 on check_fp8's large ones (FP8_BUNDLES: another bundle directory).
+    # CLOCKS_ONLY filters shape labels.
     python3 bench/probe_clocks.py --bundles .device/bundles \
-      --fp8-bundles .device/bundles_fp8 ${CLOCKS_ONLY:+--only "$CLOCKS_ONLY"} \
+      --fp8-bundles "${FP8_BUNDLES:-.device/bundles_fp8}" ${CLOCKS_ONLY:+--only "$CLOCKS_ONLY"} \
       --report "$OUT/clocks.md" 2>&1 | tee "$OUT/clocks.log"
     [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1 ;;
   profile-fp8-decode)
