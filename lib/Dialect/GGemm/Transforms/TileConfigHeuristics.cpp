@@ -363,7 +363,7 @@ static TileChoice chooseTileShape(const ProblemSummary &problem,
     // tiles by ~33 column tiles. Timed against the plain walk in one H100
     // run: 1.03-1.10x where a group's weights are 37-117 MB (N x K at
     // N = 24576, K = 1536; N = 6144, K = 7168; N = 7168, K = 16384),
-    // 0.96-1.01x where they are 8-29 MB (bench/NOTES.md v38). So from
+    // 0.96-1.02x where they are 8-29 MB (bench/NOTES.md v38). So from
     // 32 MiB of weights a group, when N and K are known.
     if (problem.n > 0 && problem.k > 0 &&
         problem.n * problem.k * problem.elementBytes >=
