@@ -279,8 +279,10 @@ for step in $steps; do
     # The FP8 kernel and its cuBLAS peer only, with every section's
     # details (stall reasons, instruction mix) and the kernel's SASS;
     # PROFILE_FP8_SHAPE="G,rows,N,K" picks the grouped shape (8,4096,4096,7168).
-    cuobjdump -sass .device/bundles_fp8/fp8_seg_n4096_k7168_v3_kernel.cubin \
-      > "$OUT/fp8_seg_n4096_k7168_v3.sass" 2>&1
+    # The SASS of the kernel's last variant (the large-row tile).
+    IFS=, read -r _ _ pn pk <<< "${PROFILE_FP8_SHAPE:-8,4096,4096,7168}"
+    cubin=$(ls .device/bundles_fp8/fp8_seg_n${pn}_k${pk}_*kernel.cubin | sort -V | tail -1)
+    cuobjdump -sass "$cubin" > "$OUT/$(basename "$cubin" .cubin).sass" 2>&1
     # The tensor pipe's busy share and the L2 bytes where this ncu knows them.
     extra=()
     want=sm__pipe_tensor_op_gmma_cycles_active
