@@ -281,7 +281,8 @@ for step in $steps; do
     # PROFILE_FP8_SHAPE="G,rows,N,K" picks the grouped shape (8,4096,4096,7168).
     # The SASS of the kernel's last variant (the large-row tile).
     IFS=, read -r _ _ pn pk <<< "${PROFILE_FP8_SHAPE:-8,4096,4096,7168}"
-    cubin=$(ls .device/bundles_fp8/fp8_seg_n${pn}_k${pk}_*kernel.cubin | sort -V | tail -1)
+    cubin=$(ls .device/bundles_fp8/fp8_seg_n${pn}_k${pk}_v[0-9]*_kernel.cubin \
+      .device/bundles_fp8/fp8_seg_n${pn}_k${pk}_kernel.cubin 2>/dev/null | sort -V | tail -1)
     cuobjdump -sass "$cubin" > "$OUT/$(basename "$cubin" .cubin).sass" 2>&1
     # The tensor pipe's busy share and the L2 bytes where this ncu knows them.
     extra=()
