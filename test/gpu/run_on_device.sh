@@ -284,19 +284,14 @@ for step in $steps; do
     cubin=$(ls .device/bundles_fp8/fp8_seg_n${pn}_k${pk}_v[0-9]*_kernel.cubin \
       .device/bundles_fp8/fp8_seg_n${pn}_k${pk}_kernel.cubin 2>/dev/null | sort -V | tail -1)
     cuobjdump -sass "$cubin" > "$OUT/$(basename "$cubin" .cubin).sass" 2>&1
-    # The tensor pipe's busy share and the L2 bytes where this ncu knows them.
-    extra=()
-    want=sm__pipe_tensor_op_gmma_cycles_active
-    ncu --query-metrics --chip gh100 2>/dev/null | grep -q "^$want " &&
-      extra=(--metrics "$want.avg.pct_of_peak_sustained_active,lts__t_bytes.sum.per_second")
-    ncu --clock-control none --profile-from-start off --target-processes all "${extra[@]}" \
+    ncu --clock-control none --profile-from-start off --target-processes all \
       --section SpeedOfLight --section ComputeWorkloadAnalysis \
       --section MemoryWorkloadAnalysis --section WarpStateStats \
       --section SchedulerStats --section InstructionStats --print-details all \
       python3 bench/profile_ncu.py --fp8-bundles .device/bundles_fp8 \
       ${PROFILE_FP8_SHAPE:+--fp8-shape "$PROFILE_FP8_SHAPE"} \
       > "$OUT/profile-fp8.txt" 2>&1 || rc=1
-    grep -E "profiling:|Duration|Stall|Issue Slots|Tensor|L2 Cache Throughput|SM Frequency|gmma|lts__t_bytes" \
+    grep -E "profiling:|Duration|Stall|Issue Slots|Tensor|L2 Cache Throughput|SM Frequency|DRAM Throughput" \
       "$OUT/profile-fp8.txt" | head -80
     # Warp-stall samples per SASS instruction of the GGEMM kernel (the
     # source page as CSV, compressed).
