@@ -2105,12 +2105,14 @@ func.func @route_too_many_experts(%ids: memref<?xi32>, %indptr: memref<2001xi32>
 
 // -----
 
-// ggemm.quantize, 1x128: a grid-stride loop of 256-thread CTAs, each warp
-// two (row, 128-column) units at a time, four such steps' 16-byte loads
-// first; the block maxima by shfl.sync.bfly within a half-warp; pairs of
-// values packed by cvt.rn.satfinite.e4m3x2.f32 and stored 8 bytes a
-// thread; the scale at the caller's strides (MN-major here).
-// CHECK: ggemm.manifests = {quant_kernel = {block = [256, 1, 1], cluster = [1, 1, 1], dynamic_smem = 0 : i64, entry = "quant_kernel", format = "ggemm-bundle", grid = {ctas_per_sm = 4 : i64, policy = "persistent", units_per_cta = 64 : i64}, params = [{kind = "pointer", name = "x", tensor = "x"}, {kind = "pointer", name = "q", tensor = "q"}, {kind = "pointer", name = "scale", tensor = "scale"}, {dtype = "i64", kind = "scalar", name = "num_groups", value = "num_groups"}, {dtype = "i64", kind = "scalar", name = "rows", value = "rows_per_group"}, {dtype = "i64", kind = "scalar", name = "k", value = "k"}, {dtype = "i64", kind = "scalar", name = "scale_stride_group", value = "scale_stride_group"}, {dtype = "i64", kind = "scalar", name = "scale_stride_row", value = "scale_stride_row"}, {dtype = "i64", kind = "scalar", name = "scale_stride_col", value = "scale_stride_col"}], problem = {op = "quantize", q_dtype = "f8e4m3", rank = 2 : i64, scale_block = "1x128", x_dtype = "bf16"}, version = 1 : i64}}
+// ggemm.quantize, 1x128: a grid-stride loop of 256-thread CTAs over tasks
+// of eight rows of one 128-column block a warp, the two halves on
+// consecutive rows, the task's four 16-byte loads first; the block maxima
+// by shfl.sync.bfly within a half-warp; pairs of values packed by
+// cvt.rn.satfinite.e4m3x2.f32 and stored 8 bytes a thread; the task's
+// eight scales gathered by shfl.sync.idx and stored together at the
+// caller's strides (MN-major here).
+// CHECK: ggemm.manifests = {quant_kernel = {block = [256, 1, 1], cluster = [1, 1, 1], dynamic_smem = 0 : i64, entry = "quant_kernel", format = "ggemm-bundle", grid = {ctas_per_sm = 4 : i64, policy = "persistent", units_per_cta = 8 : i64}, params = [{kind = "pointer", name = "x", tensor = "x"}, {kind = "pointer", name = "q", tensor = "q"}, {kind = "pointer", name = "scale", tensor = "scale"}, {dtype = "i64", kind = "scalar", name = "num_groups", value = "num_groups"}, {dtype = "i64", kind = "scalar", name = "rows", value = "rows_per_group"}, {dtype = "i64", kind = "scalar", name = "k", value = "k"}, {dtype = "i64", kind = "scalar", name = "scale_stride_group", value = "scale_stride_group"}, {dtype = "i64", kind = "scalar", name = "scale_stride_row", value = "scale_stride_row"}, {dtype = "i64", kind = "scalar", name = "scale_stride_col", value = "scale_stride_col"}], problem = {op = "quantize", q_dtype = "f8e4m3", rank = 2 : i64, scale_block = "1x128", x_dtype = "bf16"}, version = 1 : i64}}
 // CHECK-LABEL: gpu.module @quant_kernel_module
 // CHECK: gpu.func @quant_kernel(%{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64) kernel attributes {nvvm.minctasm = 4 : i32, nvvm.reqntid = array<i32: 256, 1, 1>}
 // CHECK: gpu.grid_dim x
@@ -2120,6 +2122,8 @@ func.func @route_too_many_experts(%ids: memref<?xi32>, %indptr: memref<2001xi32>
 // CHECK: arith.divf
 // CHECK: nvvm.convert.f32x2.to.f8x2 %{{.+}}, %{{.+}} {rnd = #nvvm.fp_rnd_mode<rn>, sat = #nvvm.sat_mode<satfinite>} : i16(f8E4M3FN)
 // CHECK: llvm.store %{{.+}}, %{{.+}} {alignment = 8 : i64} : vector<2xi32>, !llvm.ptr<1>
+// CHECK-COUNT-3: nvvm.shfl.sync idx
+// CHECK: llvm.store %{{.+}}, %{{.+}} : f32, !llvm.ptr<1>
 // CHECK-NOT: func.func @quant
 func.func @quant(%x: memref<?x7168xbf16>, %q: memref<?x7168xf8E4M3FN>,
                  %s: memref<?x56xf32, strided<[1, ?]>>) {

@@ -16,7 +16,10 @@ bit patterns), in the layouts the FP8 GEMMs read: 1x128 scales MN-major
 [(G,) ceil(N / 128), K / 128]. The outputs start poisoned (NaN bytes and
 scales), so an element the kernel does not write fails.
 
-Cases: 1x128 with rows 1, 7, 4096, 16384 and K 7168, 2048; f16 input;
+Cases: 1x128 with rows 1, 7, 300, 4096, 16384 and K 7168, 2048; 1x128
+over [G, rows, K] through the kernel directly (the Python op takes
+[M, K]), MN-major scales per group whose padding rows must stay
+poisoned; f16 input;
 all-zero blocks (some -0.0), blocks below the 1e-4 floor, one huge value
 among tiny ones (FP8 subnormals), values that scale onto rounding ties;
 128x128 weights [N, K] and [G, N, K] with a partial last row block; an
@@ -24,14 +27,17 @@ empty x; a CUDA-graph replay with x changed in place; and K = 7000 (not a
 multiple of 128), which must raise ``ggemm.ArgumentError`` naming K.
 
 With ``--bench`` it times the kernel against the torch path (medians of
-CUDA-graph replays timed with CUDA events) at the large sizes, and reports
+CUDA-graph replays timed with CUDA events) at the large sizes (and, for
+latency, at 1, 16 and 128 rows), and reports
 GB/s of the bytes moved (x read, q and the scales written) and that as a
 fraction of a device-to-device copy of the same number of bytes measured
-in the same run.
+in the same run, and as a fraction of a plain cast of x to e4m3 (torch's
+elementwise copy: the same x and q streams, no scales).
 
 Prints a line per case, ``gpu-check-quantize: N passed, M failed`` and,
 with ``--bench``, ``quantize-bench: min fraction of copy bandwidth F over S
-sizes``.
+sizes`` and ``quantize-bench: min fraction of an e4m3 cast's bandwidth F
+over S sizes``.
 
 The GPU host has no LLVM: the kernels come from a catalog built on the CPU
 machine from this script's spec (``bash test/gpu/build_bundles.sh``, or
@@ -67,6 +73,8 @@ def spec() -> dict:
     return {"format": "bin", "kernels": [
         {"op": "quantize", "x_dtype": ["bf16", "f16"],
          "scale_block": "1x128", "rank": 2},
+        {"op": "quantize", "x_dtype": "bf16", "scale_block": "1x128",
+         "rank": 3},
         {"op": "quantize", "x_dtype": "bf16", "scale_block": "128x128",
          "rank": [2, 3]},
     ]}
@@ -185,6 +193,33 @@ def check_one(x, block):
     return f"{q.numel()} bytes, {s.numel()} scales bitwise equal"
 
 
+def check_grouped_tokens(x):
+    """1x128 over [G, rows, K] (the masked layout's activations), through
+    the kernel directly (the Python op takes [M, K]): each group's scales
+    MN-major in a buffer padded to a multiple of 4 rows, whose pad must
+    stay poisoned; each group against the torch path of its [rows, K]."""
+    import torch
+    import ggemm
+    from ggemm.cache import kernel_for
+    from ggemm.problem import QuantizeProblem
+    g, rows, k = x.shape
+    pad = -(-rows // 4) * 4
+    q = torch.empty(x.shape, dtype=torch.float8_e4m3fn, device="cuda")
+    buf = torch.empty(g, k // 128, pad, device="cuda")
+    s = buf.transpose(1, 2)[:, :rows]
+    poison(q, buf)
+    kernel = kernel_for(QuantizeProblem("bf16", "1x128", rank=3))
+    kernel.launch({"x": x, "q": q, "scale": s})
+    torch.cuda.synchronize()
+    for i in range(g):
+        tq, ts = ggemm.quantize(x[i], method="torch")
+        same_bytes(f"group {i} q vs torch path", q[i], tq)
+        same_scales(f"group {i} scales vs torch path", s[i], ts)
+    if pad > rows and not torch.isnan(buf[:, :, rows:]).all():
+        raise Failure("a scale of the padding rows was written")
+    return f"{q.numel()} bytes, {g * rows * (k // 128)} scales bitwise equal"
+
+
 # -- inputs --------------------------------------------------------------------
 
 def fresh(shape, gen, dtype=None):
@@ -251,6 +286,12 @@ def run_checks(lines, seed):
              lambda x=x: check_one(x, (1, 128)))
     case("1x128 no rows [0, 7168]",
          lambda: check_one(fresh((0, 7168), gen), (1, 128)))
+    x = fresh((300, 2048), gen)
+    case("1x128 bf16 [300, 2048]", lambda: check_one(x, (1, 128)))
+    for shape in ((3, 13, 2048), (4, 300, 7168)):
+        x = fresh(shape, gen)
+        case(f"1x128 bf16 groups {list(shape)}",
+             lambda x=x: check_grouped_tokens(x))
     for shape in ((4096, 7168), (7168, 2048), (300, 256), (4, 2112, 7168),
                   (8, 384, 2048)):
         x = fresh(shape, gen)
@@ -325,6 +366,7 @@ def run_bench(lines, seed):
     gen.manual_seed(seed + 1)
     rows_out = []
     fractions = []
+    cast_fractions = []
     sizes = [((rows, k), (1, 128)) for rows in (4096, 16384) for k in KS]
     sizes += [((7168, 2048), (128, 128)), ((8, 2048, 7168), (128, 128))]
     for shape, block in sizes:
@@ -337,6 +379,11 @@ def run_bench(lines, seed):
         dst = torch.empty_like(src)
         # A copy that reads and writes `moved` bytes in all.
         copy_ms = time_ms(lambda: dst.copy_(src))
+        # A plain cast of x to e4m3 (no scaling): the same read and write
+        # streams as the kernel's x and q, without the scales.
+        cast_out = torch.empty(shape, dtype=torch.float8_e4m3fn,
+                               device="cuda")
+        cast_ms = time_ms(lambda: cast_out.copy_(x))
         kernel_ms = time_ms(
             lambda: ggemm.quantize(x, block=block, method="kernel"))
         torch_ms = time_ms(
@@ -344,22 +391,43 @@ def run_bench(lines, seed):
         gbps = moved / kernel_ms / 1e6
         fraction = copy_ms / kernel_ms
         fractions.append(fraction)
+        cast_moved = 3 * numel
+        cast_gbps = cast_moved / cast_ms / 1e6
+        cast_fractions.append(gbps / cast_gbps)
         row = (f"| {block[0]}x{block[1]} | {list(shape)} | {moved / 1e6:.1f} "
                f"| {kernel_ms * 1e3:.1f} | {gbps:.0f} | "
                f"{moved / copy_ms / 1e6:.0f} | {fraction:.2f} | "
+               f"{cast_gbps:.0f} | {gbps / cast_gbps:.2f} | "
                f"{torch_ms * 1e3:.1f} | {torch_ms / kernel_ms:.1f}x |")
         rows_out.append(row)
         print(row, flush=True)
-        del src, dst, x
+        del src, dst, x, cast_out
         torch.cuda.empty_cache()
     header = ["| block | x | MB moved | kernel µs | kernel GB/s | copy GB/s "
-              "| fraction of copy | torch µs | speedup |",
-              "|" + "---|" * 9]
+              "| fraction of copy | e4m3 cast GB/s | fraction of cast "
+              "| torch µs | speedup |",
+              "|" + "---|" * 11]
     lines += header + rows_out
     summary = (f"quantize-bench: min fraction of copy bandwidth "
                f"{min(fractions):.2f} over {len(fractions)} sizes")
-    lines += ["", summary]
+    cast_summary = (f"quantize-bench: min fraction of an e4m3 cast's "
+                    f"bandwidth {min(cast_fractions):.2f} over "
+                    f"{len(cast_fractions)} sizes")
+    lines += ["", summary, cast_summary]
     print(summary, flush=True)
+    print(cast_summary, flush=True)
+    # Decode-sized inputs: a launch's latency, not bandwidth.
+    lines += ["", "Few tokens (1x128; latency, no bandwidth claim):", "",
+              "| x | kernel µs | torch µs |", "|---|---|---|"]
+    for rows in (1, 16, 128):
+        x = fresh((rows, 7168), gen)
+        kernel_ms = time_ms(
+            lambda: ggemm.quantize(x, block=(1, 128), method="kernel"))
+        torch_ms = time_ms(
+            lambda: ggemm.quantize(x, block=(1, 128), method="torch"))
+        lines.append(f"| [{rows}, 7168] | {kernel_ms * 1e3:.1f} | "
+                     f"{torch_ms * 1e3:.1f} |")
+        print(lines[-1], flush=True)
 
 
 def main() -> int:

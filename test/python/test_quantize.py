@@ -189,7 +189,7 @@ def _compile(problem: QuantizeProblem, tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("problem, units, ctas", [
-    (QuantizeProblem("bf16", "1x128"), 64, 4),
+    (QuantizeProblem("bf16", "1x128"), 8, 4),
     (QuantizeProblem("f16", "128x128", 3), 1, 2)])
 def test_compiled_bundle_is_what_the_runtime_reads(
         tmp_path: Path, problem: QuantizeProblem, units: int,

@@ -5,10 +5,15 @@
 //
 // - each thread moves 16 bytes (8 bf16/f16) per load, so a 128-column
 //   block of a row is 16 lanes (half a warp) and 256 contiguous bytes;
-// - `1x128`: a half-warp per (row, block) unit, the two halves of a warp
-//   on consecutive units; a warp takes kUnitsPerStep unit pairs per step
-//   of its grid-stride loop and issues all their loads before it uses the
-//   first. The block's maximum is four shfl.sync.bfly within the half;
+// - `1x128`: a half-warp per (row, block) unit; a warp's task is
+//   kTaskRows rows of one 128-column block (kUnitsPerStep unit pairs, the
+//   two halves on consecutive rows), whose loads it issues before it uses
+//   the first, over a grid-stride loop of tasks, column blocks fastest.
+//   The block's maximum is four shfl.sync.bfly within the half; the
+//   task's scales are gathered into lanes 0..kTaskRows-1 by shfl.sync.idx
+//   and stored together: with MN-major scales one or two 32-byte sectors
+//   a task, where a store per (row, block) unit cost about 20 % of the
+//   bandwidth on an H200 (bench/NOTES.md, "The FP8 quantize kernel");
 // - `128x128`: a CTA of kThreads threads per block (grid-stride over the
 //   blocks); thread t holds rows t / 16 + 16 i (i < 8) of column chunk
 //   t % 16, loaded together; the maximum is shuffled within each warp and
@@ -48,6 +53,9 @@ constexpr int64_t kChunk = 8;
 constexpr int64_t kBlockCols = 16 * kChunk;
 /// 1x128: unit pairs a warp loads before it uses the first.
 constexpr int64_t kUnitsPerStep = 4;
+/// 1x128: the rows of one column block a warp quantises as one task (its
+/// unit pairs of one step), whose scales it stores together.
+constexpr int64_t kTaskRows = 2 * kUnitsPerStep;
 /// 128x128: the rows of one column chunk a thread holds.
 constexpr int64_t kRowsPerThread = 128 * 16 / kThreads;
 /// CTAs per SM the grid asks for, which bounds the registers (64 a thread
@@ -214,39 +222,54 @@ void QuantizeKernelBuilder::buildPerToken() {
           div(tid, idx(32)));
   Value numWarps =
       mul(gpu::GridDimOp::create(b, loc, gpu::Dimension::x), warpsPerCta);
-  Value units = mul(mul(toIndex(param(kLead)), rows), colBlocks);
-  Value pairStride = mul(numWarps, idx(2));
+  Value rowTiles = div(add(rows, idx(kTaskRows - 1)), idx(kTaskRows));
+  Value tasks = mul(mul(toIndex(param(kLead)), rowTiles), colBlocks);
   Value laneOffset = mul(sub, idx(kChunk));
+  // Lane l < kTaskRows gathers the scale of the task's row l: row 2 j + h
+  // of the task is unit pair j's half h, whose 16 lanes all hold it after
+  // the shuffles.
+  Value laneRowPair = div(lane, idx(2));
+  Value sourceLane = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(), mul(rem(lane, idx(2)), idx(16)));
   // The loop is warp-uniform: every lane takes part in the shuffles.
-  forRange(mul(warp, idx(2)), units, mul(pairStride, idx(kUnitsPerStep)),
-           [&](Value base) {
-             SmallVector<Value> unit, valid, element, chunk;
-             for (int64_t j = 0; j < kUnitsPerStep; ++j) {
-               Value u = add(add(base, mul(pairStride, idx(j))), half);
-               Value ok = ult(u, units);
-               // A unit past the end reads unit 0, which exists.
-               Value safe = select(ok, u, idx(0));
-               unit.push_back(safe);
-               valid.push_back(ok);
-               // x is [units, 128] row-major (K = 128 K blocks): unit u
-               // starts at element 128 u, no division needed.
-               element.push_back(add(mul(safe, idx(kBlockCols)), laneOffset));
-               chunk.push_back(loadChunk(element.back()));
-             }
-             for (int64_t j = 0; j < kUnitsPerStep; ++j) {
-               Value amax = shuffleMax(chunkMax(chunk[j]), 16);
-               SmallVector<Value> values = toF32(chunk[j]);
-               auto [scale, factor] = scaleAndFactor(amax);
-               ifThen(valid[j], [&] {
-                 storeQuantized(values, factor, element[j]);
-                 ifThen(eq(sub, idx(0)), [&] {
-                   Value flatRow = div(unit[j], colBlocks);
-                   storeScale(scale, div(flatRow, rows), rem(flatRow, rows),
-                              rem(unit[j], colBlocks));
-                 });
-               });
-             }
-           });
+  forRange(warp, tasks, numWarps, [&](Value task) {
+    // Column blocks fastest: the warps of a wave read neighbouring
+    // 256-byte blocks of the same rows.
+    Value colBlock = rem(task, colBlocks), rest = div(task, colBlocks);
+    Value lead = div(rest, rowTiles);
+    Value row0 = mul(rem(rest, rowTiles), idx(kTaskRows));
+    // Element 0 of the task's first row and column block.
+    Value first =
+        add(mul(add(mul(lead, rows), row0), k), mul(colBlock, idx(kBlockCols)));
+    SmallVector<Value> valid, element, chunk;
+    for (int64_t j = 0; j < kUnitsPerStep; ++j) {
+      Value inTask = add(idx(2 * j), half);
+      Value ok = ult(add(row0, inTask), rows);
+      valid.push_back(ok);
+      // A row past the end reads the task's first, which exists.
+      Value offset = select(ok, mul(inTask, k), idx(0));
+      element.push_back(add(add(first, offset), laneOffset));
+      chunk.push_back(loadChunk(element.back()));
+    }
+    Value scale = cf(0.0);
+    for (int64_t j = 0; j < kUnitsPerStep; ++j) {
+      Value amax = shuffleMax(chunkMax(chunk[j]), 16);
+      SmallVector<Value> values = toF32(chunk[j]);
+      auto [unitScale, factor] = scaleAndFactor(amax);
+      Value gathered =
+          NVVM::ShflOp::create(b, loc, f32, c32(-1), unitScale, sourceLane,
+                               c32(31), NVVM::ShflKind::idx, UnitAttr())
+              .getResult();
+      scale = select(eq(laneRowPair, idx(j)), gathered, scale);
+      ifThen(valid[j], [&] { storeQuantized(values, factor, element[j]); });
+    }
+    // The task's scales, one a lane: kTaskRows contiguous floats (one or
+    // two 32-byte sectors) where the scale's row stride is 1 (MN-major).
+    Value row = add(row0, lane);
+    ifThen(arith::AndIOp::create(b, loc, ult(lane, idx(kTaskRows)),
+                                 ult(row, rows)),
+           [&] { storeScale(scale, lead, row, colBlock); });
+  });
 }
 
 void QuantizeKernelBuilder::buildPerBlock() {
@@ -370,7 +393,10 @@ mlir::ggemm::nvvm::buildQuantizeKernel(QuantizeOp op, ModuleOp module,
       m.scalar("scale_stride_col", "scale_stride_col")};
   // Units of the grid-stride loop one CTA takes per step: unit pairs of
   // each of its warps (1x128), or one block (128x128).
-  int64_t unitsPerCta = perToken ? kThreads / 32 * 2 * kUnitsPerStep : 1;
+  // 1x128: one unit a warp, so that few rows (decode) still spread over
+  // a CTA per task group rather than a few warps walking many tasks; the
+  // runtime caps the grid at ctas_per_sm per SM.
+  int64_t unitsPerCta = perToken ? kThreads / 32 : 1;
   return m.manifest(
       name, kThreads, perToken ? 0 : kThreads / 32 * 4,
       m.dict({m.named("policy", m.s("persistent")),
