@@ -30,14 +30,18 @@ SHAPES = [(7168, 16384), (4096, 7168), (2112, 7168), (7168, 2048),
 ROWS = (1, 16, 64, 128)
 
 
-def split_k_table(bundles: Path, experiments: Path, hbm: float) -> list:
+def split_k_table(bundles: Path, experiments: Path, hbm: float,
+                  strided: bool = False) -> list:
     """Split-K, emulated: the S K-slices of each dense problem as one
     batched FP8 matmul (`fp8_splitk_*`, 128x128 tiles, S x N / 128 CTAs),
     timed against the dense kernel in the same rounds. The partial products
     (bf16 here, f32 in a real split-K) are checked by their sum and not
     reduced in the timing: the table bounds what a split-K main loop with
-    wide weight tiles would reach."""
-    lines = ["", "## Split-K, emulated (main loop only, no reduction)", "",
+    wide weight tiles would reach. With `strided` the weight slices are
+    strided views of the dense weights (each row's S pieces K / S bytes
+    apart, as a split-K kernel reads them) instead of contiguous copies."""
+    lines = ["", "## Split-K, emulated (main loop only, no reduction"
+             + ("; strided slices" if strided else "") + ")", "",
              "| shape | S | CTAs | dense kernel µs (TB/s) | S slices µs (TB/s) "
              "| % of HBM read | partial bytes (f32) MB | check |",
              "|---|---|---|---|---|---|---|---|"]
@@ -51,12 +55,14 @@ def split_k_table(bundles: Path, experiments: Path, hbm: float) -> list:
         ks, kbs = k // split, k // split // 128
         wq, ws = c.weights(1, n, k)
         wd = c.dequant_w(wq, ws)[0]
-        w3 = wq[0].view(n, split, ks).permute(1, 0, 2).contiguous()
+        w3 = wq[0].view(n, split, ks).permute(1, 0, 2)
+        w3 = w3 if strided else w3.contiguous()
         ws3 = ws[0].view(-1, split, kbs).permute(1, 0, 2).contiguous()
         for m in (16, 128):
             x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
             xq, xs = c.quantize_rows(x)
             xs_mn = c.mn_major(xs)
+            # (The runtime wants a batched x packed: its slices stay copies.)
             x3 = xq.view(m, split, ks).permute(1, 0, 2).contiguous()
             # MN-major over all S x M rows (the runtime wants the groups'
             # rows back to back).
@@ -121,6 +127,10 @@ def main() -> int:
                         "kernels are timed in the same rounds (column "
                         "'was<COMMIT>')")
     parser.add_argument("--report", type=Path)
+    parser.add_argument("--split-strided", action="store_true",
+                        help="time the emulated split-K again on strided "
+                        "views of the dense weights (the memory a split-K "
+                        "kernel reads)")
     parser.add_argument("--flush", choices=("write", "read"),
                         default=c.FLUSH,
                         help="how L2 is evicted before each timed launch "
@@ -208,6 +218,9 @@ def main() -> int:
                          f"{100 * tbs[best] / hbm:.0f} |")
             print(lines[-1], flush=True)
     lines += split_k_table(args.bundles, args.experiments, hbm)
+    if args.split_strided:
+        lines += split_k_table(args.bundles, args.experiments, hbm,
+                               strided=True)
     summary = (f"fp8-decode-tiles: best share of HBM read bandwidth "
                f"{100 * min(best_share):.0f}-{100 * max(best_share):.0f} % "
                f"over {len(best_share)} shapes, {failures} check failures")

@@ -61,6 +61,12 @@ CONFIGS = {
     # config's choice for <= 64 rows is 128 weight rows over two consumer
     # warpgroups (N = 7168: 56 CTAs); 64 weight rows on one give twice the
     # CTAs.
+    # 128 x 128 tiles whose K blocks split over a 2-CTA cluster (v41): at
+    # M = 128 the 128 x 64 tile takes 3 bytes into each SM per weight byte
+    # (16 KB of tokens, 8 KB of weights a K block), this one 2; N = 7168
+    # keeps 112 CTAs.
+    "m128n128k2": "block_m = 128, block_n = 128, block_k = 128, stages = 4, "
+                  "split_k = 2",
     "swap8n64": "block_m = 8, block_n = 64, block_k = 128, stages = 8, "
                 "consumer_warpgroups = 1, swap_ab = true",
     "swap24n64": "block_m = 24, block_n = 64, block_k = 128, stages = 8, "
