@@ -378,9 +378,9 @@ def test_launch_through_a_built_catalog_and_the_runtime(
                           cache_dir=tmp_path / "cache")
     per_token, per_block = run_with_fake_driver(LAUNCH_SCRIPT,
                                                 tmp_path / "cat")
-    # 100 rows of 4 blocks, 64 a CTA; the MN-major scales [100, 4] have
-    # strides (1, 100).
-    assert per_token["count"] == 1 and per_token["grid"] == 7
+    # 100 rows of 4 blocks, one a warp (8 a CTA); the MN-major scales
+    # [100, 4] have strides (1, 100).
+    assert per_token["count"] == 1 and per_token["grid"] == 50
     assert per_token["smem"] == 0
     assert per_token["params"] == per_token["tensors"] + [1, 100, 512, 0, 1,
                                                           100]
