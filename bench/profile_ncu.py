@@ -83,11 +83,8 @@ def fp8_cases(bundles: Path, shape=(8, 4096, 4096, 7168)):
     groups, rows, n, k = shape
     kernel = Kernel(bundles / f"fp8_seg_n{n}_k{k}_kernel.json")
     m = groups * rows
-    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-    xq, xs = check_fp8.quantize_rows(x)
-    wq, ws = check_fp8.weights(groups, n, k)
-    xs_mn = check_fp8.mn_major(xs)
-    indptr = torch.arange(0, m + 1, rows, dtype=torch.int32, device="cuda")
+    xq, xs, xs_mn, wq, ws, indptr = check_fp8.grouped_operands(groups, rows,
+                                                               n, k)
     y = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     tag = f"fp8 G={groups} M={m} N={n} K={k}"
     out.append((f"{tag} ggemm",

@@ -45,11 +45,7 @@ def main() -> int:
     torch.manual_seed(20261127)
     kern = Kernel(args.bundles / f"fp8_seg_n{n}_k{k}_kernel.json")
     m = g * rows
-    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
-    xq, xs = c.quantize_rows(x)
-    wq, ws = c.weights(g, n, k)
-    xs_mn = c.mn_major(xs)
-    offsets = torch.arange(0, m + 1, rows, dtype=torch.int32, device="cuda")
+    xq, _, xs_mn, wq, ws, offsets = c.grouped_operands(g, rows, n, k)
     full = torch.zeros(m, n + SPARE, device="cuda", dtype=torch.bfloat16)
     y = full[:, :n]
     for _ in range(3):  # warm up (clocks, caches)

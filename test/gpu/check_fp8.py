@@ -128,6 +128,18 @@ def mn_major(scales: torch.Tensor) -> torch.Tensor:
     return storage.t()[:m]
 
 
+def grouped_operands(groups: int, rows: int, n: int, k: int):
+    """Fresh block-scaled operands of `groups` equal groups of `rows` rows:
+    x quantised per row with its scales MN-major (kept row-major too), the
+    weights with 128x128 scales, and seg_indptr."""
+    m = groups * rows
+    x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    xq, xs = quantize_rows(x)
+    wq, ws = weights(groups, n, k)
+    indptr = torch.arange(0, m + 1, rows, dtype=torch.int32, device="cuda")
+    return xq, xs, mn_major(xs), wq, ws, indptr
+
+
 def scale_blocks(manifest):
     """The (x, w) scale blocks of a kernel's manifest."""
     p = manifest["problem"]
