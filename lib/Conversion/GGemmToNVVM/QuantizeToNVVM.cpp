@@ -13,7 +13,7 @@
 //   task's scales are gathered into lanes 0..kTaskRows-1 by shfl.sync.idx
 //   and stored together: with MN-major scales one or two 32-byte sectors
 //   a task, where a store per (row, block) unit cost about 20 % of the
-//   bandwidth on an H200 (bench/NOTES.md, "The FP8 quantize kernel");
+//   bandwidth on an H200 (bench/NOTES.md v41);
 // - `128x128`: a CTA of kThreads threads per block (grid-stride over the
 //   blocks); thread t holds rows t / 16 + 16 i (i < 8) of column chunk
 //   t % 16, loaded together; the maximum is shuffled within each warp and
@@ -391,11 +391,10 @@ mlir::ggemm::nvvm::buildQuantizeKernel(QuantizeOp op, ModuleOp module,
       m.scalar("scale_stride_group", "scale_stride_group"),
       m.scalar("scale_stride_row", "scale_stride_row"),
       m.scalar("scale_stride_col", "scale_stride_col")};
-  // Units of the grid-stride loop one CTA takes per step: unit pairs of
-  // each of its warps (1x128), or one block (128x128).
-  // 1x128: one unit a warp, so that few rows (decode) still spread over
-  // a CTA per task group rather than a few warps walking many tasks; the
-  // runtime caps the grid at ctas_per_sm per SM.
+  // The scale blocks per CTA the runtime sizes the grid by (it caps the
+  // grid at ctas_per_sm per SM): 1x128 one a warp, so that a few rows
+  // (decode) spread over about a warp per task instead of a few warps
+  // walking many tasks; 128x128 one block (a CTA's step).
   int64_t unitsPerCta = perToken ? kThreads / 32 : 1;
   return m.manifest(
       name, kThreads, perToken ? 0 : kThreads / 32 * 4,
