@@ -16,7 +16,6 @@ stride of N + 2048; row r holds CTA r's stamps), and summarises them:
 """
 import argparse
 import datetime
-import os
 import statistics
 import sys
 from pathlib import Path
@@ -57,13 +56,17 @@ def main() -> int:
     ctas = min(props.multi_processor_count, m)
     stamps = full[:ctas, n:n + 3 * 128 * 4].contiguous().view(torch.int32)
     stamps = stamps.view(ctas, 3, 128, 2).cpu().to(torch.int64) & 0xFFFFFFFF
+    commit_file = args.bundles / "COMMIT"
+    commit = (commit_file.read_text().strip() if commit_file.exists()
+              else "unknown")
     lines = ["# Consumer warpgroup timelines (bench/trace_fp8_phase.py)", "",
              f"- device: {props.name} ({props.multi_processor_count} SMs), "
              f"torch {torch.__version__}",
              f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
-             f"- kernels: {args.bundles} ({(args.bundles / 'COMMIT').read_text().strip() if (args.bundles / 'COMMIT').exists() else 'unknown'})",
+             f"- commit: {commit} (kernels: {args.bundles})",
              f"- shape: G = {g}, {rows} rows a group, N = {n}, K = {k}; one "
              "launch after three warm-up launches; SM clock cycles", ""]
+    header = len(lines)
     spreads, waits, periods, orders = [], [], [], {}
     used = 0
     for cta in range(ctas):
@@ -110,7 +113,7 @@ def main() -> int:
                "(count): " + ", ".join(f"{o}: {n_}" for o, n_ in
                                        sorted(orders.items(),
                                               key=lambda t: -t[1])), ""]
-    lines[7:7] = summary
+    lines[header:header] = summary
     print("\n".join(summary))
     if args.report:
         args.report.write_text("\n".join(lines) + "\n")
