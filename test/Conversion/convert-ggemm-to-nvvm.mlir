@@ -1056,6 +1056,14 @@ func.func @cluster_n(%n: index) {
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg0,
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg1,
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %[[ASD]], %{{.+}}, box[%{{.+}}, %{{.+}}]
+// The consumers find each block's scales at the ring_get's scale offsets:
+// the only shared-memory loads between the full wait and the wgmma are the
+// scales themselves.
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK-NOT: llvm.load %{{.+}} : !llvm.ptr<3> -> i32
+// CHECK: llvm.load %{{.+}} : !llvm.ptr<3> -> f32
+// CHECK-NOT: llvm.load %{{.+}} : !llvm.ptr<3> -> i32
+// CHECK: nvvm.wgmma.fence.aligned
 // CHECK: nvvm.wgmma.mma_async %{{.+}}, %{{.+}}, %{{.+}}, <m = 64, n = 128, k = 32>, D[<f32>, <zero>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
 // CHECK-COUNT-3: nvvm.wgmma.mma_async %{{.+}}, %{{.+}}, %{{.+}}, <m = 64, n = 128, k = 32>, D[<f32>, <one>], A[<e4m3>, <one>, <row>], B[<e4m3>, <one>, <col>]
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
@@ -1100,9 +1108,11 @@ func.func @fp8(%arg0: memref<?x256xf8E4M3FN>, %arg1: memref<2x256x256xf8E4M3FN>,
         %c2_2 = arith.constant 2 : index
         %c0_3 = arith.constant 0 : index
         %c1 = arith.constant 1 : index
+        %c4_s = arith.constant 4 : index
+        %scale_offset = arith.remui %row, %c4_s : index
         %4 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
         %5:2 = scf.for %arg8 = %c0_3 to %c2_2 step %c1 iter_args(%arg9 = %4, %arg10 = %arg7) -> (!ggemm.accumulator<128x128xf32>, index) {
-          %6:4 = ggemm.ring_get %1[%arg10] : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<1>>
+          %6:4 = ggemm.ring_get %1[%arg10] scale_offsets(%scale_offset, %c0_3) : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<1>>
           %7 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
           %8 = ggemm.mma %6#0, %6#1, %7 : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN> -> !ggemm.accumulator<128x128xf32>
           %9 = ggemm.promote %8 into %arg9 a_scales(%6#2 : !ggemm.scales<128>) b_scales(%6#3 : !ggemm.scales<1>) : !ggemm.accumulator<128x128xf32>
@@ -1165,9 +1175,11 @@ func.func @fp8_weight_scale_count(%arg0: memref<?x256xf8E4M3FN>, %arg1: memref<2
         %c2_2 = arith.constant 2 : index
         %c0_3 = arith.constant 0 : index
         %c1 = arith.constant 1 : index
+        %c4_s = arith.constant 4 : index
+        %scale_offset = arith.remui %row, %c4_s : index
         %4 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
         %5:2 = scf.for %arg8 = %c0_3 to %c2_2 step %c1 iter_args(%arg9 = %4, %arg10 = %arg7) -> (!ggemm.accumulator<128x128xf32>, index) {
-          %6:4 = ggemm.ring_get %1[%arg10] : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<2>>
+          %6:4 = ggemm.ring_get %1[%arg10] scale_offsets(%scale_offset, %c0_3) : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<2>>
           %7 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
           %8 = ggemm.mma %6#0, %6#1, %7 : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN> -> !ggemm.accumulator<128x128xf32>
           %9 = ggemm.promote %8 into %arg9 a_scales(%6#2 : !ggemm.scales<128>) b_scales(%6#3 : !ggemm.scales<2>) : !ggemm.accumulator<128x128xf32>

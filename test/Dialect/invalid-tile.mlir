@@ -902,8 +902,8 @@ func.func @create_ring_scales_slot(%n: index) {
       config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>)
   ggemm.launch %s grid(persistent) {
   ^bb0(%cta: index, %num_ctas: index):
-    // 128 scales need 128 + 4 of slack and a 16-byte header: 544 bytes.
-    // expected-error @+1 {{'ggemm.create_ring' op expects stage slots of at least 544 bytes for tile 0 ('!ggemm.scales<128>'), got 512}}
+    // 128 scales need 128 + 4 of slack: 528 bytes.
+    // expected-error @+1 {{'ggemm.create_ring' op expects stage slots of at least 528 bytes for tile 0 ('!ggemm.scales<128>'), got 512}}
     %r = ggemm.create_ring release_count(256)
         layout(#ggemm.ring_layout<stages = 1, offsets = [0], stage_bytes = [512],
                                   barrier_offset = 512, smem_bytes = 528>)
@@ -1025,6 +1025,38 @@ func.func @ring_get_types(%r: !ggemm.ring<!ggemm.tile<64x64xbf16>>, %i: index) {
   %a, %b = "ggemm.ring_get"(%r, %i)
       : (!ggemm.ring<!ggemm.tile<64x64xbf16>>, index)
       -> (!ggemm.tile<64x64xbf16>, !ggemm.tile<64x64xbf16>)
+  return
+}
+
+// -----
+
+// The consumers find each scales entry in its slot by its offset: one per
+// scales entry, none for a ring of tiles only.
+func.func @ring_get_scale_offsets(
+    %r: !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<1>>,
+    %i: index) {
+  // expected-error @+1 {{'ggemm.ring_get' op expects one scale offset per !ggemm.scales entry of the ring (2), got 1}}
+  %t, %a, %w = ggemm.ring_get %r[%i] scale_offsets(%i)
+      : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<1>>
+  return
+}
+
+// -----
+
+func.func @ring_get_scale_offsets_missing(
+    %r: !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>>, %i: index) {
+  // expected-error @+1 {{'ggemm.ring_get' op expects one scale offset per !ggemm.scales entry of the ring (1), got 0}}
+  %t, %a = ggemm.ring_get %r[%i]
+      : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>>
+  return
+}
+
+// -----
+
+func.func @ring_get_scale_offsets_no_scales(%r: !ggemm.ring<!ggemm.tile<64x64xbf16>>,
+                                            %i: index) {
+  // expected-error @+1 {{'ggemm.ring_get' op expects one scale offset per !ggemm.scales entry of the ring (0), got 1}}
+  %t = ggemm.ring_get %r[%i] scale_offsets(%i) : !ggemm.ring<!ggemm.tile<64x64xbf16>>
   return
 }
 

@@ -744,6 +744,7 @@ func.func @split_k_sum_active(%i: index, %tail: i1) {
 // CHECK-LABEL: func.func @warp_roles(
 // CHECK: %[[RING:.+]] = ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536], stage_bytes = [16384, 32768], barrier_offset = 196608, smem_bytes = 196672>) : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
 // CHECK-NEXT: %{{.+}} = ggemm.create_ring release_count(128) : !ggemm.ring<!ggemm.tile<64x64xbf16>>
+// CHECK-NEXT: %[[SCALED:.+]] = ggemm.create_ring release_count(256) : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<1>>
 // CHECK-NEXT: ggemm.warp_specialize producer registers(40) {
 // CHECK: ggemm.ring_put %[[RING]][%{{.+}}], %{{.+}}, %{{.+}} : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
 // CHECK: } consumers(2) registers(232) {
@@ -751,6 +752,7 @@ func.func @split_k_sum_active(%i: index, %tail: i1) {
 // CHECK-NEXT: %{{.+}}:2 = ggemm.zero_k_tail %[[T]]#0, %[[T]]#1 valid(%{{.+}}) : !ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>
 // CHECK-NEXT: %{{.+}} = ggemm.zero_k_tail %[[T]]#1 valid(%{{.+}}) : !ggemm.tile<256x64xbf16>
 // CHECK-NEXT: ggemm.ring_release %[[RING]][%{{.+}}] : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+// CHECK-NEXT: %{{.+}}:3 = ggemm.ring_get %[[SCALED]][%[[I:.+]]] scale_offsets(%[[I]], %[[I]]) : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<1>>
 // CHECK-NEXT: ggemm.store_drain
 // CHECK-NEXT: }
 func.func @warp_roles(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
@@ -766,6 +768,8 @@ func.func @warp_roles(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
                                   barrier_offset = 196608, smem_bytes = 196672>)
         : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
     %other = ggemm.create_ring release_count(128) : !ggemm.ring<!ggemm.tile<64x64xbf16>>
+    %scaled = ggemm.create_ring release_count(256)
+        : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<1>>
     ggemm.warp_specialize producer registers(40) {
       %ta = ggemm.load_tile %x[%cta, %i] : memref<?x7168xbf16> -> !ggemm.tile<128x64xbf16>
       %tb = ggemm.load_tile %w[%cta, %cta, %i]
@@ -780,6 +784,8 @@ func.func @warp_roles(%x: memref<?x7168xbf16>, %w: memref<8x4096x7168xbf16>,
       %mc = ggemm.zero_k_tail %tb valid(%i) : !ggemm.tile<256x64xbf16>
       ggemm.ring_release %ring[%i]
           : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+      %sx, %sa, %sw = ggemm.ring_get %scaled[%i] scale_offsets(%i, %i)
+          : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<1>>
       ggemm.store_drain
     }
   }

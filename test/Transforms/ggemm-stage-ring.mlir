@@ -175,9 +175,8 @@ func.func @no_ring(%n: index) {
 // -----
 
 // FP8 block scales: after the two tile buffers (1024-byte aligned), the
-// activation scales (128 + 4 slack f32 and a 16-byte header: 544 bytes, in
-// 640-byte slots) and the weight scales (one f32: 128-byte slots), both
-// 128-byte aligned.
+// activation scales (128 + 4 slack f32: 528 bytes, in 640-byte slots) and
+// the weight scales (one f32: 128-byte slots), both 128-byte aligned.
 // CHECK-LABEL: func.func @fp8(
 // CHECK: ggemm.create_ring release_count(256) layout(#ggemm.ring_layout<stages = 4, offsets = [0, 65536, 131072, 133632], stage_bytes = [16384, 16384, 640, 128], barrier_offset = 134144, smem_bytes = 134208>)
 func.func @fp8(%arg0: memref<?x256xf8E4M3FN>, %arg1: memref<2x256x256xf8E4M3FN>, %arg2: memref<3xi32>, %arg3: memref<?x2xf32, strided<[1, ?]>>, %arg4: memref<2x2x2xf32>, %arg5: memref<?x256xbf16>) {
@@ -221,9 +220,11 @@ func.func @fp8(%arg0: memref<?x256xf8E4M3FN>, %arg1: memref<2x256x256xf8E4M3FN>,
         %c2_2 = arith.constant 2 : index
         %c0_3 = arith.constant 0 : index
         %c1 = arith.constant 1 : index
+        %c4_s = arith.constant 4 : index
+        %scale_offset = arith.remui %row, %c4_s : index
         %4 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
         %5:2 = scf.for %arg8 = %c0_3 to %c2_2 step %c1 iter_args(%arg9 = %4, %arg10 = %arg7) -> (!ggemm.accumulator<128x128xf32>, index) {
-          %6:4 = ggemm.ring_get %1[%arg10] : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<1>>
+          %6:4 = ggemm.ring_get %1[%arg10] scale_offsets(%scale_offset, %c0_3) : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<1>>
           %7 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
           %8 = ggemm.mma %6#0, %6#1, %7 : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN> -> !ggemm.accumulator<128x128xf32>
           %9 = ggemm.promote %8 into %arg9 a_scales(%6#2 : !ggemm.scales<128>) b_scales(%6#3 : !ggemm.scales<1>) : !ggemm.accumulator<128x128xf32>

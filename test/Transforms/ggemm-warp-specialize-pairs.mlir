@@ -25,11 +25,14 @@
 // CHECK-NEXT: %[[SPAN:.+]] = arith.muli %[[PAIRS]], %[[STEP2]] : index
 // CHECK-NEXT: %[[PAIRED_END:.+]] = arith.addi %[[LB:.+]], %[[SPAN]] : index
 // CHECK-NEXT: %[[LOOP:.+]]:2 = scf.for %[[KB:.+]] = %[[LB]] to %[[PAIRED_END]] step %[[STEP2]] iter_args(%[[ACC:.+]] = %[[ZERO]], %[[POS:.+]] = %{{.+}})
-// CHECK-NEXT: %[[G0:.+]]:4 = ggemm.ring_get %[[RING]][%[[POS]]]
+// CHECK-NEXT: %[[FOUR:.+]] = arith.constant 4 : index
+// CHECK-NEXT: %[[OFF0:.+]] = arith.remui %row, %[[FOUR]] : index
+// CHECK-NEXT: %[[WOFF0:.+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[G0:.+]]:4 = ggemm.ring_get %[[RING]][%[[POS]]] scale_offsets(%[[OFF0]], %[[WOFF0]])
 // CHECK-NEXT: %[[Z0:.+]] = ggemm.zero_accumulator
 // CHECK-NEXT: %[[P0:.+]] = ggemm.mma %[[G0]]#0, %[[G0]]#1, %[[Z0]] {pending = 1 : i64}
 // CHECK: %[[POS1:.+]] = arith.addi %[[POS]], %{{.+}} : index
-// CHECK: %[[G1:.+]]:4 = ggemm.ring_get %[[RING]][%[[POS1]]]
+// CHECK: %[[G1:.+]]:4 = ggemm.ring_get %[[RING]][%[[POS1]]] scale_offsets(%{{.+}}, %{{.+}})
 // CHECK-NEXT: %[[Z1:.+]] = ggemm.zero_accumulator
 // CHECK-NEXT: %[[P1:.+]] = ggemm.mma %[[G1]]#0, %[[G1]]#1, %[[Z1]] :
 // CHECK-NEXT: %[[DONE0:.+]] = ggemm.mma_wait %[[P0]]
@@ -41,7 +44,7 @@
 // CHECK-NEXT: scf.yield %[[A1]], %[[NEXT]]
 // CHECK: %[[ODD:.+]] = arith.cmpi ult, %[[PAIRED_END]], %{{.+}} : index
 // CHECK-NEXT: %[[LAST:.+]]:2 = scf.if %[[ODD]] -> (!ggemm.accumulator<128x128xf32>, index) {
-// CHECK-NEXT: %[[G2:.+]]:4 = ggemm.ring_get %[[RING]][%[[LOOP]]#1]
+// CHECK: %[[G2:.+]]:4 = ggemm.ring_get %[[RING]][%[[LOOP]]#1] scale_offsets(%{{.+}}, %{{.+}})
 // CHECK-NEXT: %[[Z2:.+]] = ggemm.zero_accumulator
 // CHECK-NEXT: %[[P2:.+]] = ggemm.mma %[[G2]]#0, %[[G2]]#1, %[[Z2]] :
 // CHECK-NEXT: %[[A2:.+]] = ggemm.promote %[[P2]] into %[[LOOP]]#0

@@ -230,7 +230,10 @@ func.func @unscheduled(%n: index) {
 // FP8 block scales: the ring carries the K block's scales with its tiles;
 // the consumers start each block's product from zero, promote it with the
 // block's scales, and release the position after the promotion. A promoted
-// product is never left pending (no `pending` on the mma).
+// product is never left pending (no `pending` on the mma). The consumers
+// compute where each scales entry starts in its slot: the activation
+// scales from the tile's first row (row % 4, the slot being loaded from the
+// 16-byte-aligned row), the weight scales at 0.
 // CHECK-LABEL: func.func @fp8(
 // CHECK: %[[RING:.+]] = ggemm.create_ring release_count(256) : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>, !ggemm.scales<1>>
 // CHECK: ggemm.warp_specialize producer
@@ -240,7 +243,11 @@ func.func @unscheduled(%n: index) {
 // CHECK: %[[SB:.+]] = ggemm.load_scales
 // CHECK-NEXT: ggemm.ring_put %[[RING]][%{{.+}}], %[[TA]], %[[TB]], %[[SA]], %[[SB]]
 // CHECK: consumers(2)
-// CHECK: %[[GET:.+]]:4 = ggemm.ring_get %[[RING]][%[[POS:.+]]]
+// CHECK: %{{.+}}, %[[ROW:.+]], %{{.+}}, %{{.+}} = ggemm.map_tile
+// CHECK: %[[FOUR:.+]] = arith.constant 4 : index
+// CHECK-NEXT: %[[AOFF:.+]] = arith.remui %[[ROW]], %[[FOUR]] : index
+// CHECK-NEXT: %[[WOFF:.+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[GET:.+]]:4 = ggemm.ring_get %[[RING]][%[[POS:.+]]] scale_offsets(%[[AOFF]], %[[WOFF]])
 // CHECK-NEXT: %[[Z:.+]] = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
 // CHECK-NEXT: %[[P:.+]] = ggemm.mma %[[GET]]#0, %[[GET]]#1, %[[Z]] : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN> -> !ggemm.accumulator<128x128xf32>
 // CHECK-NEXT: %[[NEXT:.+]] = ggemm.promote %[[P]] into %{{.+}} a_scales(%[[GET]]#2 : !ggemm.scales<128>) b_scales(%[[GET]]#3 : !ggemm.scales<1>)

@@ -256,7 +256,6 @@ private:
   Value ringParity(Value position);
   Value ringBarrier(Value slot, bool empty);
   Value ringBuffer(unsigned tile, Value slot);
-  Value scalesHeader(Value buffer, ScalesType scales);
   LogicalResult translateCreateRing(CreateRingOp op);
   LogicalResult translateRingPut(RingPutOp op);
   LogicalResult translatePrefetchTile(PrefetchTileOp op);

@@ -89,17 +89,16 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
                                         emptyParity, c32(kWaitTicks));
   Value full = ringBarrier(slot, false);
   // Stores to the slot before the arrival are visible to the consumers once
-  // the full barrier completes (the arrival releases them). A scales slot
-  // ends with the index of its first scale (see getRingSlotBytes).
+  // the full barrier completes (the arrival releases them). Weight scales
+  // start the slot (a scale offset of 0 in ggemm.ring_get).
   for (auto [entry, values] : llvm::zip(weightScales, weightScaleValues)) {
     Value dst = ringBuffer(entry.second, slot);
-    LLVM::StoreOp::create(b, loc, c32(0),
-                          scalesHeader(dst, entry.first.getType()));
     for (auto [i, value] : llvm::enumerate(values))
       LLVM::StoreOp::create(b, loc, value, elementAddress(dst, f32, idx(i)));
   }
   // Activation scales: TMA starts at the 16-byte-aligned row at or below
-  // the tile's first row; the header holds the difference.
+  // the tile's first row (the consumers' ggemm.ring_get has the difference
+  // as its scale offset).
   DenseMap<unsigned, Value> alignedRows;
   for (auto [index, entry] : llvm::enumerate(op.getTiles())) {
     auto scales = entry.getDefiningOp<LoadScalesOp>();
@@ -108,11 +107,8 @@ LogicalResult KernelTranslator::translateRingPut(RingPutOp op) {
     Value row = lookup(scales.getIndices()[0], scales);
     if (!row)
       return failure();
-    Value aligned = arith::AndIOp::create(b, loc, row, idx(-kScalesSlackRows));
-    LLVM::StoreOp::create(
-        b, loc, toI32(arith::SubIOp::create(b, loc, row, aligned)),
-        scalesHeader(ringBuffer(index, slot), scales.getType()));
-    alignedRows[index] = aligned;
+    alignedRows[index] =
+        arith::AndIOp::create(b, loc, row, idx(-kScalesSlackRows));
   }
   int64_t txBytes = 0;
   for (Value entry : op.getTiles()) {

@@ -46,12 +46,6 @@ Value KernelTranslator::ringBarrier(Value slot, bool empty) {
       smem, add(idx(facts.layout.getBarrierOffset()), mul(index, idx(8))));
 }
 
-Value KernelTranslator::scalesHeader(Value buffer, ScalesType scales) {
-  // After the scales: TMA writes them from the slot's 128-byte-aligned
-  // start.
-  return byteOffset(buffer, idx(4 * (scales.getCount() + kScalesSlackRows)));
-}
-
 Value KernelTranslator::ringBuffer(unsigned tile, Value slot) {
   RingLayoutAttr layout = facts.layout;
   return byteOffset(smem, add(idx(layout.getOffsets()[tile]),
@@ -139,11 +133,16 @@ LogicalResult KernelTranslator::translateRingGet(RingGetOp op) {
         b, loc, NVVM::ProxyKind::async_shared,
         NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
   // A tile is the address of its slot's buffer; scales are the address of
-  // their first scale, which the slot's header gives.
+  // their first scale, `scale_offsets` into the slot (computed by the
+  // consumers themselves: a load from the slot would put a shared-memory
+  // round trip between the wait and the wgmma's issue).
+  auto offsets = op.getScaleOffsets().begin();
   for (auto [index, tile] : llvm::enumerate(op.getTiles())) {
     Value buffer = ringBuffer(index, slot);
-    if (auto scales = dyn_cast<ScalesType>(tile.getType())) {
-      Value first = toIndex(load(i32, scalesHeader(buffer, scales)));
+    if (isa<ScalesType>(tile.getType())) {
+      Value first = lookup(*offsets++, op);
+      if (!first)
+        return failure();
       buffer = byteOffset(buffer, mul(first, idx(4)));
     }
     mapping.map(tile, buffer);

@@ -57,7 +57,7 @@ Type mlir::ggemm::getAccumulatorElementType(Type operand) {
 
 int64_t mlir::ggemm::getRingSlotBytes(Type entry) {
   if (auto scales = dyn_cast<ScalesType>(entry))
-    return kScalesHeaderBytes + 4 * (scales.getCount() + kScalesSlackRows);
+    return 4 * (scales.getCount() + kScalesSlackRows);
   return getRingEntryBytes(entry);
 }
 

@@ -257,8 +257,16 @@ LogicalResult RingPutOp::verify() {
 }
 
 LogicalResult RingGetOp::verify() {
-  return verifyRingTiles(*this, getRing().getType(), getTiles().getTypes(),
-                         "results");
+  if (failed(verifyRingTiles(*this, getRing().getType(), getTiles().getTypes(),
+                             "results")))
+    return failure();
+  int64_t scales = llvm::count_if(getRing().getType().getTiles(),
+                                  [](Type t) { return isa<ScalesType>(t); });
+  if (int64_t(getScaleOffsets().size()) != scales)
+    return emitOpError() << "expects one scale offset per !ggemm.scales entry "
+                            "of the ring ("
+                         << scales << "), got " << getScaleOffsets().size();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

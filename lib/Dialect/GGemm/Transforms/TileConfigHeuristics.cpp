@@ -406,8 +406,7 @@ int64_t mlir::ggemm::chooseStages(const ProblemSummary &problem,
   // The block's scales: one f32 per row, and the weight scales (or one per
   // column), each in a 128-byte-aligned slot.
   auto scalesSlot = [](int64_t count) {
-    return llvm::alignTo(kScalesHeaderBytes + 4 * (count + kScalesSlackRows),
-                         128);
+    return llvm::alignTo(4 * (count + kScalesSlackRows), 128);
   };
   if (problem.blockScaled)
     stageBytes += scalesSlot(choice.blockM) +

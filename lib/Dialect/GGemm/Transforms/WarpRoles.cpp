@@ -212,7 +212,8 @@ private:
     SmallVector<Type> entryTypes;
     for (Operation *load : p.loads)
       entryTypes.push_back(load->getResult(0).getType());
-    auto get = RingGetOp::create(b, loc, entryTypes, ring, position);
+    auto get =
+        RingGetOp::create(b, loc, entryTypes, ring, position, scaleOffsets());
     for (auto [load, entry] : llvm::zip(p.loads, get.getResults()))
       map.map(load->getResult(0), entry);
     bool masked = false;
@@ -232,6 +233,45 @@ private:
         clone->setAttr("pending", b.getI64IntegerAttr(pending));
     }
     return deferUpdate ? Value() : map.lookup(p.update->getResult(0));
+  }
+
+  /// Where each scales entry's first scale lies in its ring slot (see
+  /// ggemm.ring_get): a 2-D scale tensor's slot is loaded from the
+  /// 16-byte-aligned row at or below the load's first row r, so r %
+  /// kScalesSlackRows; weight scales start the slot. Computed here, in the
+  /// consumers, from the load's own row index (cloned with what it depends
+  /// on in the K loop), so that no consumer reads it from shared memory.
+  SmallVector<Value> scaleOffsets() {
+    SmallVector<Value> offsets;
+    for (Operation *op : p.loads) {
+      auto load = dyn_cast<LoadScalesOp>(op);
+      if (!load)
+        continue;
+      if (load.getSource().getType().getRank() != 2) {
+        offsets.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+        continue;
+      }
+      Value row = materialize(load.getIndices()[0]);
+      offsets.push_back(arith::RemUIOp::create(
+          b, loc, row,
+          arith::ConstantIndexOp::create(b, loc, kScalesSlackRows)));
+    }
+    return offsets;
+  }
+
+  /// `value` in the consumers: its mapped copy, or, for a value the K loop
+  /// body computes, a clone of its computation (the body's own clone
+  /// follows the ring_get).
+  Value materialize(Value value) {
+    if (Value mapped = map.lookupOrNull(value))
+      return mapped;
+    Operation *def = value.getDefiningOp();
+    if (!def || def->getBlock() != p.kLoop.getBody())
+      return value;
+    for (Value operand : def->getOperands())
+      materialize(operand);
+    b.clone(*def, map);
+    return map.lookup(value);
   }
 
   /// The consumers' K loop with two promoted K blocks per step: block i's

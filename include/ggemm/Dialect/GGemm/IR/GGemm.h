@@ -81,10 +81,11 @@ Type getAccumulatorElementType(Type operand);
 /// `!ggemm.scales`.
 int64_t getRingEntryBytes(Type entry);
 /// Bytes a stage slot needs for `entry` on the GPU. A `!ggemm.scales<N>`
-/// slot holds N + 4 scales and a 16-byte header (the index of the first
-/// scale): TMA reads them from the 16-byte-aligned row at or below the
-/// first (a box must start 16-byte aligned along its contiguous dimension),
-/// into the slot's 128-byte-aligned start.
+/// slot holds N + 4 scales: TMA reads them from the 16-byte-aligned row at
+/// or below the first (a box must start 16-byte aligned along its
+/// contiguous dimension), into the slot's 128-byte-aligned start; the
+/// consumers' ggemm.ring_get has the first scale's index (its scale
+/// offset).
 int64_t getRingSlotBytes(Type entry);
 /// Alignment of the stage slots of `entry` in shared memory: 1024 bytes
 /// for 128-byte-swizzled tiles, 128 for scales (TMA writes them
@@ -94,8 +95,9 @@ int64_t getRingSlotAlignment(Type entry);
 /// out as ggemm-stage-ring lays it: each entry's aligned slots side by
 /// side, then a full and an empty mbarrier per stage.
 int64_t getRingSmemBytes(ArrayRef<Type> entries, int64_t stages);
-/// The header of a scales slot, and the rows of alignment slack after it.
-constexpr int64_t kScalesHeaderBytes = 16;
+/// The rows of alignment slack in a scales slot: a 2-D scale tensor's slot
+/// is loaded by TMA from the 16-byte-aligned row at or below the tile's
+/// first row (ggemm.ring_get's scale offsets).
 constexpr int64_t kScalesSlackRows = 4;
 } // namespace mlir::ggemm
 

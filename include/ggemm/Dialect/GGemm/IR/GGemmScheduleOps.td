@@ -411,16 +411,31 @@ def GGemm_RingGetOp : GGemm_Op<"ring_get"> {
     on the slot's `full` mbarrier) and returns them; on the GPU they are the
     slot's shared-memory buffers, valid until the position is released.
 
+    `scale_offsets` holds one index per `!ggemm.scales` entry of the ring,
+    in entry order, and is required when there are any: the position of
+    the entry's first scale in its slot. A scales slot of a 2-D (MN-major)
+    scale tensor is loaded by TMA from the 16-byte-aligned row at or below
+    the tile's first row `r`, so its offset is `r % 4`; weight scales (3-D)
+    are stored from the slot's start, offset 0. `ggemm-warp-specialize`
+    computes them in the consumers from the same indices the producer's
+    `ggemm.load_scales` reads, so no consumer waits on a shared-memory load
+    to find its scales.
+
     ```mlir
     %a, %b = ggemm.ring_get %ring[%i]
         : !ggemm.ring<!ggemm.tile<128x64xbf16>, !ggemm.tile<256x64xbf16>>
+    %x, %w, %xs, %ws = ggemm.ring_get %ring[%i] scale_offsets(%off, %c0)
+        : !ggemm.ring<!ggemm.tile<128x128xf8E4M3FN>,
+                      !ggemm.tile<128x128xf8E4M3FN>, !ggemm.scales<128>,
+                      !ggemm.scales<1>>
     ```
   }];
-  let arguments = (ins GGemm_Ring:$ring, GGemm_Index:$position);
+  let arguments = (ins GGemm_Ring:$ring, GGemm_Index:$position,
+                       Variadic<GGemm_Index>:$scale_offsets);
   let results = (outs Variadic<GGemm_RingEntry>:$tiles);
   let assemblyFormat = [{
-    $ring `[` $position `]` attr-dict `:`
-    custom<RingTiles>(qualified(type($ring)), type($tiles))
+    $ring `[` $position `]` (`scale_offsets` `(` $scale_offsets^ `)`)?
+    attr-dict `:` custom<RingTiles>(qualified(type($ring)), type($tiles))
   }];
   let hasVerifier = 1;
 }

@@ -323,7 +323,7 @@ def GGemmStageRing : Pass<"ggemm-stage-ring", "::mlir::ModuleOp"> {
     the number of stages (the tile config's `stages`, lowered when they
     would not fit the 227 KB budget), a buffer of stage slots per entry
     type (1024-byte aligned for tiles, 128-byte for FP8 scales, whose slots
-    also hold 4 rows of alignment slack and a header) and the full/empty
+    also hold 4 rows of alignment slack) and the full/empty
     mbarrier array behind them. The staged epilogue's store boxes
     (`ggemm-tma-store`) and a split-K launch's buffer (`ggemm.split_k_sum`:
     split_k - 1 partial accumulators and two mbarriers) go behind those,
