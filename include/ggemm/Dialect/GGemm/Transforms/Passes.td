@@ -505,6 +505,11 @@ def GGemmWarpSpecialize : Pass<"ggemm-warp-specialize", "::mlir::ModuleOp"> {
       (`ggemm.ring_release`); after the K loop they wait for the last mma
       (`ggemm.mma_wait`) and store the tile.
 
+    Block scales travel through the ring with the tiles; the consumers'
+    `ggemm.ring_get` gets each scales entry's offset in its slot, computed
+    from the producer load's own row index (`row % 4` for a 2-D scale
+    tensor, loaded from the 16-byte-aligned row; 0 for weight scales).
+
     A load with a `k_end` (the K-ragged program of `ggemm.segment_matmul_k`)
     is put into the ring whole, since TMA cannot stop at a segment's end;
     the consumers then zero its K rows at or past `k_end` in the ring slot
