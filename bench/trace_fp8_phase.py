@@ -88,11 +88,13 @@ def main() -> int:
         used += 1
         base = int(s[s > 0].min())
         rel = (s - base) % (1 << 32)
+        # A stamp of 0 was never written (a position the CTA did not reach).
+        written = s != 0
         ready, arrived, issued, done = (rel[:3, :, i] for i in range(4))
         prod = rel[3]
         serial = []  # (done, issue, position, warpgroup) of every product
         for pos in range(0, 128):
-            if min(int(done[w, pos]) for w in range(3)) == 0:
+            if not bool(written[:3, pos].all()):
                 continue
             for w in range(3):
                 serial.append((int(done[w, pos]), int(issued[w, pos]), pos, w))
@@ -107,13 +109,13 @@ def main() -> int:
             waits.extend(x - y for x, y in zip(d, i_))
             data_waits.extend(x - y for x, y in zip(a, r))
             prev = [int(done[w, pos - 1]) for w in range(3)]
-            if min(prev) > 0:
+            if bool(written[:3, pos - 1, 3].all()):
                 periods.extend(x - y for x, y in zip(d, prev))
                 between.extend(x - y for x, y in zip(r, prev))
             order = "".join(str(w) for w in sorted(range(3), key=lambda w: d[w]))
             orders[order] = orders.get(order, 0) + 1
             t0, t1, t2, t3 = (int(prod[pos, j]) for j in range(4))
-            if t3 == 0:
+            if not bool(written[3, pos].all()):
                 continue
             empty_waits.append(t1 - t0)
             scale_loads.append(t2 - t1)
