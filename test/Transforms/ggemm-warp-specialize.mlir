@@ -292,6 +292,56 @@ func.func @fp8(%arg0: memref<?x256xf8E4M3FN>, %arg1: memref<2x256x256xf8E4M3FN>,
 
 // -----
 
+// A scales row index the K loop computes (here any index that depends on the
+// K block): the consumers compute it (a clone of its ops) before the
+// ring_get that needs its scale offset.
+// CHECK-LABEL: func.func @fp8_scale_row_in_k_loop(
+// CHECK: consumers(2)
+// CHECK: scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) -> (!ggemm.accumulator<128x128xf32>, index) {
+// CHECK-NEXT: %[[R:.+]] = arith.addi %{{.+}}, %[[K]] : index
+// CHECK-NEXT: %[[FOUR:.+]] = arith.constant 4 : index
+// CHECK-NEXT: %[[OFF:.+]] = arith.remui %[[R]], %[[FOUR]] : index
+// CHECK-NEXT: %[[WOFF:.+]] = arith.constant 0 : index
+// CHECK-NEXT: ggemm.ring_get %{{.+}}[%{{.+}}] scale_offsets(%[[OFF]], %[[WOFF]])
+func.func @fp8_scale_row_in_k_loop(%arg0: memref<?x256xf8E4M3FN>, %arg1: memref<2x256x256xf8E4M3FN>, %arg2: memref<3xi32>, %arg3: memref<?x2xf32, strided<[1, ?]>>, %arg4: memref<2x2x2xf32>, %arg5: memref<?x256xbf16>) {
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  %c0_0 = arith.constant 0 : index
+  %dim = memref.dim %arg0, %c0_0 : memref<?x256xf8E4M3FN>
+  %c256 = arith.constant 256 : index
+  %0 = ggemm.tile_schedule segment rows(%arg2 : memref<3xi32>) groups(%c2) rows_per_group(%c0) num_rows(%dim) num_cols(%c256) config(#ggemm.tile_config<block_m = 128, block_n = 128, block_k = 128>)
+  ggemm.launch %0 grid(persistent) {
+  ^bb0(%cta: index, %num_ctas: index):
+    %1 = ggemm.tile_count %0
+    scf.for %arg6 = %cta to %1 step %num_ctas {
+      %group, %row, %row_end, %col = ggemm.map_tile %0[%arg6]
+      %c2_1 = arith.constant 2 : index
+      %c0_2 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c128 = arith.constant 128 : index
+      %2 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+      %3 = scf.for %arg7 = %c0_2 to %c2_1 step %c1 iter_args(%arg8 = %2) -> (!ggemm.accumulator<128x128xf32>) {
+        %4 = arith.muli %arg7, %c128 : index
+        %5 = ggemm.load_tile %arg0[%row, %4] : memref<?x256xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN>
+        %6 = ggemm.load_tile %arg1[%group, %col, %4] : memref<2x256x256xf8E4M3FN> -> !ggemm.tile<128x128xf8E4M3FN>
+        %r = arith.addi %row, %arg7 : index
+        %7 = ggemm.load_scales %arg3[%r, %arg7] : memref<?x2xf32, strided<[1, ?]>> -> !ggemm.scales<128>
+        %c128_3 = arith.constant 128 : index
+        %8 = arith.divui %col, %c128_3 : index
+        %9 = ggemm.load_scales %arg4[%group, %8, %arg7] : memref<2x2x2xf32> -> !ggemm.scales<1>
+        %10 = ggemm.zero_accumulator : !ggemm.accumulator<128x128xf32>
+        %11 = ggemm.mma %5, %6, %10 : !ggemm.tile<128x128xf8E4M3FN>, !ggemm.tile<128x128xf8E4M3FN> -> !ggemm.accumulator<128x128xf32>
+        %12 = ggemm.promote %11 into %arg8 a_scales(%7 : !ggemm.scales<128>) b_scales(%9 : !ggemm.scales<1>) : !ggemm.accumulator<128x128xf32>
+        scf.yield %12 : !ggemm.accumulator<128x128xf32>
+      }
+      ggemm.store_tile %3 to %arg5 row(%row) row_end(%row_end) col(%col) : !ggemm.accumulator<128x128xf32>, memref<?x256xbf16>
+    }
+  }
+  return
+}
+
+// -----
+
 // A swap_ab config whose tile program ggemm-swap-ab has not swapped.
 func.func @swap_ab_unswapped(%x: memref<?x64xbf16>, %w: memref<4x128x64xbf16>, %y: memref<?x128xbf16>, %n: index) {
   %sched = ggemm.tile_schedule uniform groups(%n) rows_per_group(%n) num_rows(%n) num_cols(%n)
