@@ -1624,8 +1624,9 @@ func.func @staged_unplaced(%arg0: memref<?x256xbf16>, %arg1: memref<4x256x256xbf
 // cluster meets (peers arrive on this CTA's mbarriers and multicast into
 // its slots); each producer multicasts its half of the weight tile into
 // both CTAs (mask 0b11), its A tile only into its own; lane r < 2 of every
-// consumer warp releases a slot on CTA r (mapa, arrive on shared::cluster);
-// the cluster meets again before the kernel returns.
+// consumer warp releases a slot on CTA r (mapa, arrive on shared::cluster)
+// after a warp barrier, which orders the other lanes' reads of the slot
+// before that arrival; the cluster meets again before the kernel returns.
 // CHECK: clustered_kernel = {block = [384, 1, 1], cluster = [2, 1, 1]
 // CHECK-SAME: {box = [64, 128, 1], dtype = "bf16", kind = "tma_descriptor", name = "b_desc"
 // CHECK-LABEL: gpu.func @clustered_kernel(
@@ -1637,6 +1638,7 @@ func.func @staged_unplaced(%arg0: memref<?x256xbf16>, %arg1: memref<4x256x256xbf
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg0, %{{.+}}, box[%{{.+}}, %{{.+}}] : !llvm.ptr<7>, !llvm.ptr
 // CHECK: %[[MASK:.+]] = arith.constant 3 : i16
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg1, %{{.+}}, box[%{{.+}}, %{{.+}}, %{{.+}}] multicast_mask = %[[MASK]] : !llvm.ptr<7>, !llvm.ptr
+// CHECK: nvvm.bar.warp.sync %{{.+}} : i32
 // CHECK: %[[LANE:.+]] = arith.remui %{{.+}}, %{{.+}} : index
 // CHECK: scf.if %{{.+}} {
 // CHECK: %[[REMOTE:.+]] = nvvm.mapa %{{.+}}, %{{.+}} : !llvm.ptr<3> -> !llvm.ptr<7>

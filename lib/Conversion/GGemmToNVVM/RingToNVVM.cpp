@@ -167,6 +167,12 @@ LogicalResult KernelTranslator::translateRingRelease(RingReleaseOp op) {
   // cluster-scoped release costs a fence.acq_rel.cluster per arrival (seen
   // on an H100: the consumers then stalled on it, the tensor pipe 50 %
   // busy instead of 87 %).
+  // The other lanes' own reads of the slot (the scales' loads, every
+  // lane) are ordered before the arrival by a warp barrier first: without
+  // it only the arriving lane's accesses are released, and the producer's
+  // next write to the slot races with the rest (compute-sanitizer
+  // racecheck reported it on the FP8 cluster kernel: bench/NOTES.md v44).
+  NVVM::SyncWarpOp::create(b, loc, c32(-1));
   Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
   auto sender = scf::IfOp::create(
       b, loc, cmp(arith::CmpIPredicate::ult, lane, idx(facts.clusterM)), false);
