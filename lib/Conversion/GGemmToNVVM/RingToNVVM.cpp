@@ -168,10 +168,13 @@ LogicalResult KernelTranslator::translateRingRelease(RingReleaseOp op) {
   // on an H100: the consumers then stalled on it, the tensor pipe 50 %
   // busy instead of 87 %).
   // The other lanes' own reads of the slot (the scales' loads, every
-  // lane) are ordered before the arrival by a warp barrier first: without
-  // it only the arriving lane's accesses are released, and the producer's
-  // next write to the slot races with the rest (compute-sanitizer
-  // racecheck reported it on the FP8 cluster kernel: bench/NOTES.md v44).
+  // lane) are ordered before the arrival by a warp barrier first: an
+  // arrival releases only its own thread's accesses, so without it the
+  // producer's next write to the slot would race, by the PTX memory model,
+  // with the other lanes' loads. (compute-sanitizer racecheck reports a
+  // hazard between those stores and loads in the FP8 cluster kernel with
+  // and without the barrier, and with a CTA-local arrival for the own
+  // CTA; not understood: bench/NOTES.md v44.)
   NVVM::SyncWarpOp::create(b, loc, c32(-1));
   Value lane = arith::RemUIOp::create(b, loc, tid, idx(32));
   auto sender = scf::IfOp::create(
