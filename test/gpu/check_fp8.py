@@ -1450,8 +1450,8 @@ def main() -> int:
                         help="with --bench: time only (no check cases)")
     parser.add_argument("--only", metavar="TEXT",
                         help="check only the cases whose label contains TEXT "
-                        "(under a sanitizer: the random cases' large "
-                        "references do not fit its memory)")
+                        "(a shorter sanitizer run: racecheck takes minutes "
+                        "a case)")
     parser.add_argument("--bench-kinds", nargs="+",
                         choices=("block", "scaled", "int8"),
                         default=["block", "scaled", "int8"],

@@ -20,6 +20,10 @@
 # benchmark time those kernels against the new ones in the same run,
 # REPEATS (default 5) times each, alternating. CASES (default 240) and
 # SAFETY_CASES (default 300) set the number of random cases.
+# The sanitizer steps show device backtraces only: with host backtraces (the
+# default) compute-sanitizer 2025.3 keeps the Python frames of the checks
+# alive, and with them every tensor they held (bench/NOTES.md v44: 1.3 GB
+# after 3 FP8 cases, the H200's 139 GB after 162).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 steps=${*:-all}
@@ -54,7 +58,7 @@ for step in $steps; do
       ${TP_EXTRA:+--extra "$TP_EXTRA"} \
       2>&1 | tee "$OUT/throughput.log" || rc=1 ;;
   safety)
-    compute-sanitizer --tool memcheck --report-api-errors no \
+    compute-sanitizer --tool memcheck --show-backtrace device --report-api-errors no \
       python3 test/gpu/check_safety.py --bundles .device/bundles \
       --cases "${SAFETY_CASES:-300}" > "$OUT/safety.log" 2>&1 || rc=1
     grep -v "PASS$" "$OUT/safety.log" | tail -20 ;;
@@ -208,7 +212,7 @@ for step in $steps; do
   moe-safety)
     # compute-sanitizer memcheck of the MoE kernels on the small layer
     # (gathered and scattered indices outside x and y included).
-    compute-sanitizer --tool memcheck --report-api-errors no \
+    compute-sanitizer --tool memcheck --show-backtrace device --report-api-errors no \
       python3 test/gpu/check_moe.py --catalog .device/moe_catalog \
       --models small > "$OUT/moe-safety.log" 2>&1 || rc=1
     grep -E "gpu-check-moe|ERROR SUMMARY|FAIL" "$OUT/moe-safety.log" | tail -5 ;;
@@ -361,7 +365,8 @@ for step in $steps; do
     # as sanitizer errors; FP8_SAFETY_ONLY=TEXT: only the cases whose label
     # contains TEXT).
     GGEMM_COMMIT=$(cat "${FP8_SAFETY_BUNDLES:-.device/bundles_fp8}/COMMIT" 2>/dev/null || echo "$commit") \
-    compute-sanitizer --tool "${FP8_SAFETY_TOOL:-memcheck}" --report-api-errors no \
+    compute-sanitizer --tool "${FP8_SAFETY_TOOL:-memcheck}" --show-backtrace device \
+      --report-api-errors no \
       python3 test/gpu/check_fp8.py --bundles "${FP8_SAFETY_BUNDLES:-.device/bundles_fp8}" \
       ${FP8_SAFETY_ONLY:+--only "$FP8_SAFETY_ONLY"} \
       --report "$OUT/fp8-safety${FP8_SAFETY_TOOL:+-$FP8_SAFETY_TOOL}.md" \
