@@ -77,7 +77,7 @@ _TORCH_DTYPE_NAMES = () if torch is None else (
     (torch.float8_e4m3fn, "f8e4m3"), (torch.float8_e5m2, "f8e5m2"),
     (torch.int8, "s8"))
 #: Operand dtypes of x and w (s8: torch.int8, INT8 with scales).
-_OPERAND_DTYPES = ("bf16", "f16", "f8e4m3", "s8")
+_OPERAND_DTYPES = ("bf16", "f16", "f8e4m3", "f8e5m2", "s8")
 #: Output dtypes: float ones (every op's), and those of the forward ops,
 #: which may also write e4m3 with its 1x128 scales.
 _FLOAT_OUT_DTYPES = ("bf16", "f16", "f32")
@@ -447,7 +447,6 @@ def _check_operands(x: Any, x_rank: int, x_shape: str, w: Any,
                     weight_layout: str, x_scale: Any, w_scale: Any):
     """Checks x, w (same dtype and device) and the presence of the FP8 or
     INT8 scales; returns (dtype name, device, layout)."""
-    _not_lowered_dtype(x)
     dtype = _check("x", x, x_rank, _OPERAND_DTYPES, x_shape)
     device = x.device
     layout = _layout(weight_layout)
@@ -622,12 +621,6 @@ def _default_out(dtype: str) -> str:
     return "bf16" if dtype in SCALED_DTYPES else dtype
 
 
-def _not_lowered_dtype(x: Any) -> None:
-    if hasattr(x, "dtype") and dtype_name(x) == "f8e5m2":
-        raise NotLoweredError("x: float8_e5m2 operands are not lowered yet "
-                              "(FP8 is e4m3 only: torch.float8_e4m3fn)")
-
-
 def _check_scaled(dtype: str, x: Any, layout: str, x_scale: Any,
                   w_scale: Any) -> None:
     """What FP8 and INT8 need and what is not lowered yet, named by
@@ -637,7 +630,8 @@ def _check_scaled(dtype: str, x: Any, layout: str, x_scale: Any,
         for name, scale in (("x_scale", x_scale), ("w_scale", w_scale)):
             if scale is not None:
                 raise ArgumentError(f"{name}: scales apply to FP8 "
-                                    f"(float8_e4m3fn) and INT8 (int8) "
+                                    f"(float8_e4m3fn, float8_e5m2) and "
+                                    f"INT8 (int8) "
                                     f"operands only; x is {x.dtype}")
         return
     int8 = dtype in INT8_DTYPES
@@ -1108,7 +1102,8 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
     - ``config``: a :class:`~ggemm.problem.TileConfig` or dict to override
       the compiler's tile choice; ``catalog``: a catalog directory (default
       ``$GGEMM_CATALOG``; see :mod:`ggemm.cache`).
-    - FP8: ``x`` and ``w`` ``torch.float8_e4m3fn`` (K a multiple of 128,
+    - FP8: ``x`` and ``w`` ``torch.float8_e4m3fn`` (or both
+      ``torch.float8_e5m2``; K a multiple of 128,
       ``weight_layout="nk"``) with ``x_scale`` ``[M, ceil(K/128)]`` f32
       (1x128 blocks) and ``w_scale`` ``[Gw, ceil(N/128), ceil(K/128)]`` f32
       (128x128 blocks, contiguous): ``x ≈ x_q * x_scale`` per block. The
@@ -1119,8 +1114,9 @@ def segment_matmul(x: Any, w: Any, seg_indptr: Any, *,
       or ``[M]`` (per token), ``w_scale`` ``[Gw]`` (per weight) or ``[Gw,
       N]`` (per output channel), in any mix; ``y = act((x_q @ w_qᵀ) *
       x_scale[m] * w_scale[g, n] + bias) * row_scale``. The kind follows
-      from the shapes. e5m2, ``"kn"``, ``row_indices`` and block scales on
-      one operand only raise :class:`NotLoweredError`. FP8 calls are not
+      from the shapes. ``"kn"``, ``row_indices`` and block scales on one
+      operand only raise :class:`NotLoweredError`; w's FP8 type must be
+      x's (:class:`ArgumentError`). FP8 calls are not
       differentiable and not registered for ``torch.compile`` yet.
     - INT8: ``x`` and ``w`` ``torch.int8`` (K a multiple of 16,
       ``weight_layout="nk"``) with the scales FP8 applies in the epilogue,

@@ -56,7 +56,7 @@ KRAGGED_DTYPES = ("bf16", "f16")
 #: with one f32 scale per row and 128-token block (DeepGEMM's
 #: ``k_grouped_fp8_gemm_nt_contiguous``). e5m2 is in the IR but not on the
 #: GPU.
-KRAGGED_FP8_DTYPES = ("f8e4m3",)
+KRAGGED_FP8_DTYPES = ("f8e4m3", "f8e5m2")
 #: Epilogue activations of ``#ggemm.epilogue``. ``swiglu`` is gated: w
 #: holds 2N rows per weight (gate rows ``[0, N)``, then up rows ``[N, 2N)``,
 #: vLLM's ``w13``) and ``y = silu(gate) * up`` has N columns.
@@ -64,17 +64,18 @@ ACTIVATIONS = ("none", "relu", "gelu", "silu", "swiglu")
 #: The fields only ``segment_matmul`` takes: gather-A (``row_indices``),
 #: scatter (``scatter``), atomic scatter-adds (``atomic``).
 SEGMENT_ONLY = ("row_indices", "scatter", "atomic")
-#: Operand (x, w) element types: bf16/fp16, FP8 e4m3 with scales, and INT8
-#: (s8) with tensor-wise or per-row scales.
-INPUT_DTYPES = ("bf16", "f16", "f8e4m3", "s8")
+#: Operand (x, w) element types: bf16/fp16, FP8 (e4m3 or e5m2, x and w
+#: alike) with scales, and INT8 (s8) with tensor-wise or per-row scales.
+INPUT_DTYPES = ("bf16", "f16", "f8e4m3", "f8e5m2", "s8")
 #: FP8 operand types; INT8 ones (s8 x s8 -> exact int32 accumulator,
 #: dequantised in the epilogue); the one-byte operand types, which take
 #: ``x_scale`` and ``w_scale``; the ggemm IR element type of every operand
 #: type.
-FP8_DTYPES = ("f8e4m3",)
+FP8_DTYPES = ("f8e4m3", "f8e5m2")
 INT8_DTYPES = ("s8",)
 SCALED_DTYPES = FP8_DTYPES + INT8_DTYPES
-MLIR_TYPES = {"bf16": "bf16", "f16": "f16", "f8e4m3": "f8E4M3FN", "s8": "i8"}
+MLIR_TYPES = {"bf16": "bf16", "f16": "f16", "f8e4m3": "f8E4M3FN",
+              "f8e5m2": "f8E5M2", "s8": "i8"}
 #: The FP8 scale granularities that are lowered (``#ggemm.scale_block``):
 #: 1x128 activation blocks (one f32 per row and 128 K) with 128x128 weight
 #: blocks, promoted per K block; or, applied once in the epilogue,
@@ -358,9 +359,10 @@ class Problem(_Named):
 
     def __post_init__(self) -> None:
         _choice("op", self.op, OPS)
-        if self.dtype == "f8e5m2":
-            raise SpecError("dtype: f8e5m2 is not lowered yet (FP8 is e4m3 "
-                            "only: dtype 'f8e4m3')")
+        if self.dtype == "f8e5m2" and self.op == "segment_matmul_k":
+            raise SpecError("dtype: f8e5m2 is not lowered yet for "
+                            "segment_matmul_k (the FP8 K-ragged kernel "
+                            "reads e4m3: dtype 'f8e4m3')")
         _choice("dtype", self.dtype, INPUT_DTYPES)
         scaled = self.dtype in SCALED_DTYPES
         kragged = self.op == "segment_matmul_k"

@@ -109,6 +109,11 @@ def spec() -> dict:
         # FlashInfer's bmm_fp8: tensor-wise scales
         dict(bat, dtype="f8e4m3", n=N, k=K, groups=2, x_scale_block="tensor",
              w_scale_block="tensor"),
+        # e5m2 operands (x and w alike): block scales, and bmm_fp8's
+        # tensor-wise ones
+        dict(seg, dtype="f8e5m2", n=N, k=K, groups=G),
+        dict(bat, dtype="f8e5m2", n=N, k=K, groups=2, x_scale_block="tensor",
+             w_scale_block="tensor"),
         # INT8 (s8, exact int32 sums): the ops with per-row and tensor-wise
         # scales, and aiter's int8_gemm (one batch, bf16 and f32 out)
         dict(seg, dtype="s8", n=N, k=K, groups=G, x_scale_block="per_row",
@@ -694,16 +699,38 @@ def cases(check: Checker) -> None:
         return fp8_check(z, torch.bmm(xd, f8.dequant_w(wq, ws)
                                       .transpose(1, 2)))
 
-    def flashinfer_bmm_fp8_case():
+    def fp8_e5m2_segment_case():
+        offsets, rows = segments(rng, G)
+        xq, xs = f8.quantize_rows(torch.randn(rows, K, device=dev, dtype=bf),
+                                  "f8e5m2")
+        wq, ws = f8.quantize_blocks(torch.randn(G, N, K, device=dev,
+                                                dtype=bf), "f8e5m2")
+        if (xq.dtype, wq.dtype) != (torch.float8_e5m2,) * 2:
+            raise AssertionError(f"operands {xq.dtype}, {wq.dtype}")
+        seg = torch.tensor(offsets, dtype=torch.int32, device=dev)
+        y = ggemm.segment_matmul(xq, wq, seg, x_scale=xs, w_scale=ws)
+        torch.cuda.synchronize()
+        xd, wd = f8.dequant_rows(xq, xs, K), f8.dequant_w(wq, ws)
+        for g in range(G):
+            b, e = offsets[g], offsets[g + 1]
+            if e > b:
+                fp8_check(y[b:e], xd[b:e] @ wd[g].t(), f"group {g}")
+        if bool((y[:offsets[0]] != 0).any()) or \
+                bool((y[offsets[-1]:] != 0).any()):
+            raise AssertionError("rows outside the segments not zero")
+        return f"rows={rows}"
+
+    def flashinfer_bmm_fp8_case(dtype=torch.float8_e4m3fn):
         from ggemm.compat import flashinfer
         batch, m = 2, rng.choice([1, 64, 200])
         a = torch.randn(batch, m, K, device=dev) * 3
         b = torch.randn(batch, N, K, device=dev)
         # Tensor-wise scales, FlashInfer's convention: x = q * scale.
-        a_scale = (a.abs().amax() / 448).reshape(1)
-        b_scale = (b.abs().amax() / 448).reshape(1)
-        aq = (a / a_scale).to(torch.float8_e4m3fn)
-        bq = (b / b_scale).to(torch.float8_e4m3fn)
+        f8_max = torch.finfo(dtype).max
+        a_scale = (a.abs().amax() / f8_max).reshape(1)
+        b_scale = (b.abs().amax() / f8_max).reshape(1)
+        aq = (a / a_scale).to(dtype)
+        bq = (b / b_scale).to(dtype)
         out = torch.full((batch, m, N), float("nan"), device=dev, dtype=bf)
         # B as FlashInfer passes it: [b, k, n], column-major.
         flashinfer.bmm_fp8(aq, bq.transpose(-2, -1), a_scale, b_scale,
@@ -740,6 +767,10 @@ def cases(check: Checker) -> None:
     check.run("e4m3 y (out_dtype) -> next FP8 segment_matmul", fp8_out_case)
     check.run("fp8 segment_matmul (row-major x_scale)", fp8_segment_case)
     check.run("flashinfer bmm_fp8 (tensor-wise)", flashinfer_bmm_fp8_case)
+    check.run("fp8 e5m2 segment_matmul (1x128 / 128x128)",
+              fp8_e5m2_segment_case)
+    check.run("flashinfer bmm_fp8 e5m2 (tensor-wise)",
+              lambda: flashinfer_bmm_fp8_case(torch.float8_e5m2))
     check.run("deep_gemm gemm_fp8_fp8_bf16_nt", fp8_dense_case)
     check.run("deep_gemm m_grouped fp8 contiguous", fp8_contiguous_case)
     check.run("deep_gemm m_grouped fp8 masked", fp8_masked_case)

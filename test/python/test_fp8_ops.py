@@ -96,6 +96,10 @@ FP8_PROBLEMS = [
             x_scale_block="per_row", w_scale_block="tensor"),
     Problem("batched_matmul", "f8e4m3", n=136, k=128, groups=2,
             x_scale_block="tensor", w_scale_block="tensor"),
+    # e5m2 operands (x and w alike): block scales and tensor-wise ones.
+    Problem("segment_matmul", "f8e5m2", n=384, k=512, groups=8),
+    Problem("batched_matmul", "f8e5m2", n=136, k=128, groups=2,
+            x_scale_block="tensor", w_scale_block="per_row"),
 ]
 
 
@@ -123,6 +127,15 @@ def test_fp8_compiles_through_the_disk_cache(tmp_path: Path,
 
 
 # -- argument checks ---------------------------------------------------------
+
+def test_fp8_e5m2_plan(copies: List[Any]) -> None:
+    e5m2 = "float8_e5m2"
+    plan = seg_fp8(x=FakeTensor((1000, 512), e5m2),
+                   w=FakeTensor((8, 384, 512), e5m2))
+    assert plan.problem.dtype == "f8e5m2"
+    assert "f8E5M2" in plan.problem.mlir()
+    assert plan.key != seg_fp8().key
+
 
 def test_fp8_segment_plan(copies: List[Any]) -> None:
     plan = seg_fp8()
@@ -161,8 +174,8 @@ def test_fp8_row_major_scales_are_copied(copies: List[Any]) -> None:
     ({"w_scale": None}, ops.ArgumentError, "w_scale: FP8 operands need"),
     ({"w": FakeTensor((8, 384, 512))}, ops.ArgumentError,
      "w: dtype torch.bfloat16 differs from x's torch.float8_e4m3fn"),
-    ({"x": FakeTensor((1000, 512), "float8_e5m2")}, ggemm.NotLoweredError,
-     "x: float8_e5m2 operands are not lowered yet"),
+    ({"x": FakeTensor((1000, 512), "float8_e5m2")}, ops.ArgumentError,
+     "w: dtype torch.float8_e4m3fn differs from x's torch.float8_e5m2"),
     ({"w": FakeTensor((8, 512, 384), F8), "weight_layout": "kn"},
      ggemm.NotLoweredError, "weight_layout: 'kn' with FP8 operands is not "
      "lowered yet"),
@@ -342,9 +355,15 @@ def test_bmm_fp8(monkeypatch) -> None:
     with pytest.raises(ops.ArgumentError, match=r"A_scale: expected one f32 "
                        r"scale \(shape \[\] or \[1\]\), got shape \[3\]"):
         flashinfer.bmm_fp8(a, b, FakeTensor((3,), "float32"), sb, "bf16")
-    with pytest.raises(ggemm.NotLoweredError, match="float8_e5m2"):
+    with pytest.raises(ggemm.NotLoweredError, match="A, B: e4m3 with e5m2 "
+                       "is not lowered yet"):
         flashinfer.bmm_fp8(FakeTensor((3, 64, 256), "float8_e5m2"), b, sa, sb,
                            "bf16")
+    # Both e5m2: passed on to the op as they are.
+    b52 = FakeTensor((3, 256, 136), "float8_e5m2", strides=(256 * 136, 1, 256))
+    a52 = FakeTensor((3, 64, 256), "float8_e5m2")
+    assert flashinfer.bmm_fp8(a52, b52, sa, sb, "bf16") == "y"
+    assert calls[-1][0] is a52
 
 
 # -- compat ------------------------------------------------------------------

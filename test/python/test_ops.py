@@ -139,7 +139,6 @@ def test_keys_are_canonical() -> None:
 @pytest.mark.parametrize("fields, message", [
     ({"op": "conv"}, "op must be one of"),
     ({"dtype": "i8"}, "dtype must be one of bf16, f16, f8e4m3"),
-    ({"dtype": "f8e5m2"}, "dtype: f8e5m2 is not lowered yet"),
     ({"dtype": "f8e4m3", "k": 192}, r"k \(192\) must be a multiple of 128"),
     ({"dtype": "f8e4m3", "weight_layout": "kn"},
      "weight_layout: 'kn' with FP8 operands is not lowered yet"),
@@ -378,7 +377,7 @@ def test_catalog_build_reports_failures(tmp_path: Path, monkeypatch) -> None:
 @pytest.mark.parametrize("overrides, message", [
     ({"x": FakeTensor((1000, 512, 1))}, r"x: expected 2 dimensions \[M, K\]"),
     ({"x": FakeTensor((1000, 512), "float32")},
-     "x: expected dtype bf16 or f16 or f8e4m3 or s8, got torch.float32"),
+     "x: expected dtype bf16 or f16 or f8e4m3 or f8e5m2 or s8, got torch.float32"),
     ({"w": FakeTensor((8, 256, 512), "float16")},
      "w: dtype torch.float16 differs from x's torch.bfloat16"),
     ({"w": FakeTensor((8, 256, 384))},
@@ -922,7 +921,7 @@ def test_a_repeated_call_is_not_checked_again(eager) -> None:
     ({"x": DeviceTensor((1000, 512), strides=(1, 1000))},
      "x: the last dimension must be contiguous"),
     ({"x": DeviceTensor((1000, 512), "float32")},
-     "x: expected dtype bf16 or f16 or f8e4m3 or s8, got torch.float32"),
+     "x: expected dtype bf16 or f16 or f8e4m3 or f8e5m2 or s8, got torch.float32"),
     ({"w": DeviceTensor((8, 256, 512), device="cuda:1")},
      "w: on cuda:1, but x is on cuda:0"),
     ({"x": DeviceTensor((1000, 512), device="cpu"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import ops
-from . import ArgumentError
+from . import ArgumentError, NotLoweredError
 
 __all__ = ["SegmentGEMMWrapper", "bmm_fp8"]
 
@@ -68,7 +68,8 @@ def bmm_fp8(A: Any, B: Any, A_scale: Any, B_scale: Any, dtype: Any,
     B_scale`` in ``dtype`` (torch.bfloat16 or torch.float16), through
     ``ggemm.batched_matmul`` with tensor-wise scales.
 
-    ``A``: ``[b, m, k]`` float8_e4m3fn; ``B``: ``[b, k, n]`` float8_e4m3fn,
+    ``A``: ``[b, m, k]`` float8_e4m3fn (or both A and B float8_e5m2;
+    e4m3 with e5m2 is not lowered); ``B``: ``[b, k, n]`` float8_e4m3fn,
     column-major as FlashInfer wants it (``B.transpose(-2, -1)`` contiguous:
     wgmma reads FP8 operands K-major, and GGEMM makes no copy); ``A_scale``
     and ``B_scale``: one f32 each (shape ``[]`` or ``[1]``; a ``[b]``
@@ -80,7 +81,12 @@ def bmm_fp8(A: Any, B: Any, A_scale: Any, B_scale: Any, dtype: Any,
         y = bmm_fp8(a_fp8, b_fp8.transpose(-2, -1), a_scale, b_scale,
                     torch.bfloat16)
     """
-    ops._not_lowered_dtype(A)
+    kinds = {ops.dtype_name(t) for t in (A, B) if hasattr(t, "dtype")}
+    if kinds == {"f8e4m3", "f8e5m2"}:
+        raise NotLoweredError("A, B: e4m3 with e5m2 is not lowered yet "
+                              "(GGEMM's FP8 ops take one type for both "
+                              "operands); pass both as torch.float8_e4m3fn "
+                              "or both as torch.float8_e5m2")
     if not hasattr(B, "transpose") or getattr(B, "dim", lambda: 0)() != 3:
         raise ArgumentError(f"B: expected a [b, k, n] tensor, got "
                             f"{getattr(B, 'shape', type(B).__name__)}")
