@@ -56,7 +56,7 @@ KRAGGED_DTYPES = ("bf16", "f16")
 #: with one f32 scale per row and 128-token block (DeepGEMM's
 #: ``k_grouped_fp8_gemm_nt_contiguous``). e5m2 is in the IR but not on the
 #: GPU.
-KRAGGED_FP8_DTYPES = ("f8e4m3", "f8e5m2")
+KRAGGED_FP8_DTYPES = ("f8e4m3",)
 #: Epilogue activations of ``#ggemm.epilogue``. ``swiglu`` is gated: w
 #: holds 2N rows per weight (gate rows ``[0, N)``, then up rows ``[N, 2N)``,
 #: vLLM's ``w13``) and ``y = silu(gate) * up`` has N columns.

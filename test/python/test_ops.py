@@ -377,7 +377,8 @@ def test_catalog_build_reports_failures(tmp_path: Path, monkeypatch) -> None:
 @pytest.mark.parametrize("overrides, message", [
     ({"x": FakeTensor((1000, 512, 1))}, r"x: expected 2 dimensions \[M, K\]"),
     ({"x": FakeTensor((1000, 512), "float32")},
-     "x: expected dtype bf16 or f16 or f8e4m3 or f8e5m2 or s8, got torch.float32"),
+     "x: expected dtype bf16 or f16 or f8e4m3 or f8e5m2 or s8, got "
+     "torch.float32"),
     ({"w": FakeTensor((8, 256, 512), "float16")},
      "w: dtype torch.float16 differs from x's torch.bfloat16"),
     ({"w": FakeTensor((8, 256, 384))},
@@ -921,7 +922,8 @@ def test_a_repeated_call_is_not_checked_again(eager) -> None:
     ({"x": DeviceTensor((1000, 512), strides=(1, 1000))},
      "x: the last dimension must be contiguous"),
     ({"x": DeviceTensor((1000, 512), "float32")},
-     "x: expected dtype bf16 or f16 or f8e4m3 or f8e5m2 or s8, got torch.float32"),
+     "x: expected dtype bf16 or f16 or f8e4m3 or f8e5m2 or s8, got "
+     "torch.float32"),
     ({"w": DeviceTensor((8, 256, 512), device="cuda:1")},
      "w: on cuda:1, but x is on cuda:0"),
     ({"x": DeviceTensor((1000, 512), device="cpu"),
