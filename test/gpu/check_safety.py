@@ -25,7 +25,8 @@ ERROR SUMMARY says 0 errors. The script prints one line per case and, last,
 `gpu-safety: N passed, M failed`.
 
 Example (on the GPU machine):
-    compute-sanitizer --tool memcheck python3 test/gpu/check_safety.py \\
+    compute-sanitizer --tool memcheck --show-backtrace device \\
+        python3 test/gpu/check_safety.py \\
         --bundles .device/bundles --cases 300
 """
 import argparse

@@ -57,12 +57,12 @@ Type mlir::ggemm::getAccumulatorElementType(Type operand) {
 
 int64_t mlir::ggemm::getRingSlotBytes(Type entry) {
   if (auto scales = dyn_cast<ScalesType>(entry))
-    return 4 * (scales.getCount() + kScalesSlackRows);
+    return getScalesSlotBytes(scales.getCount());
   return getRingEntryBytes(entry);
 }
 
 int64_t mlir::ggemm::getRingSlotAlignment(Type entry) {
-  return isa<ScalesType>(entry) ? 128 : 1024;
+  return isa<ScalesType>(entry) ? kScalesSlotAlignment : 1024;
 }
 
 int64_t mlir::ggemm::getRingSmemBytes(ArrayRef<Type> entries, int64_t stages) {

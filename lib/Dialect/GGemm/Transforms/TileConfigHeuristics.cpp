@@ -406,11 +406,12 @@ int64_t mlir::ggemm::chooseStages(const ProblemSummary &problem,
   // The block's scales: one f32 per row, and the weight scales (or one per
   // column), each in a 128-byte-aligned slot.
   auto scalesSlot = [](int64_t count) {
-    return llvm::alignTo(4 * (count + kScalesSlackRows), 128);
+    return llvm::alignTo(getScalesSlotBytes(count), kScalesSlotAlignment);
   };
   if (problem.blockScaled)
-    stageBytes += scalesSlot(choice.blockM) +
-                  (problem.perColumnScales ? scalesSlot(choice.blockN) : 128);
+    stageBytes +=
+        scalesSlot(choice.blockM) +
+        scalesSlot(problem.perColumnScales ? choice.blockN : /*weight*/ 1);
   // At most 6 stages, 8 for 8-bit operands (FP8, INT8): block-scaled FP8's
   // narrow decode tiles (128x64, 128x32, swap-AB with 64 weight rows,
   // 11-25 KB a stage) ran 1.00-1.10x as fast with 8 on an H100

@@ -99,6 +99,13 @@ int64_t getRingSmemBytes(ArrayRef<Type> entries, int64_t stages);
 /// is loaded by TMA from the 16-byte-aligned row at or below the tile's
 /// first row (ggemm.ring_get's scale offsets).
 constexpr int64_t kScalesSlackRows = 4;
+/// Bytes of a stage slot holding `count` scales (getRingSlotBytes of a
+/// `!ggemm.scales<count>`), and the slots' alignment: also for callers
+/// without an MLIR context (the stage-count heuristic).
+constexpr int64_t getScalesSlotBytes(int64_t count) {
+  return 4 * (count + kScalesSlackRows);
+}
+constexpr int64_t kScalesSlotAlignment = 128;
 } // namespace mlir::ggemm
 
 #endif // GGEMM_DIALECT_GGEMM_IR_GGEMM_H
